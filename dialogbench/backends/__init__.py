@@ -1,0 +1,50 @@
+"""Backends behind one interface; ``get_backend`` builds (and reuses) the one a model config names."""
+
+from __future__ import annotations
+
+import threading
+
+from dialogbench.backends.base import Backend, BackendError, BatchStats, Completion, Conversation, Sampling
+from dialogbench.config import ModelConfig
+from dialogbench.keys import fingerprint
+
+__all__ = ["Backend", "BackendError", "BatchStats", "Completion", "Conversation", "Sampling",
+           "get_backend", "sampling_for", "clear_backends"]
+
+_cache: dict[str, Backend] = {}
+_lock = threading.Lock()
+
+
+def _build(model: ModelConfig) -> Backend:
+    if model.backend == "transformers":
+        from dialogbench.backends.transformers_backend import TransformersBackend
+        return TransformersBackend(model)
+    if model.backend == "vllm":
+        from dialogbench.backends.vllm_backend import VLLMBackend
+        return VLLMBackend(model)
+    if model.backend == "openai":
+        from dialogbench.backends.openai_backend import OpenAIBackend
+        return OpenAIBackend(model)
+    if model.backend == "scripted":
+        from dialogbench.backends.scripted import ScriptedBackend
+        return ScriptedBackend(model)
+    raise BackendError(f"model {model.name!r}: unknown backend {model.backend!r}")
+
+
+def get_backend(model: ModelConfig) -> Backend:
+    """One backend per model config per process: weights load once and serve every stage."""
+    key = fingerprint(model.model_dump())
+    with _lock:
+        if key not in _cache:
+            _cache[key] = _build(model)
+        return _cache[key]
+
+
+def clear_backends() -> None:
+    with _lock:
+        _cache.clear()
+
+
+def sampling_for(model: ModelConfig) -> Sampling:
+    return Sampling(temperature=model.sampling.temperature, top_p=model.sampling.top_p,
+                    max_tokens=model.max_tokens, seed=model.sampling.seed)

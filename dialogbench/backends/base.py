@@ -1,0 +1,63 @@
+"""The one interface every backend implements: a batch of conversations in, texts + token counts out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
+Conversation = list[Message]
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling settings for one backend call (the same for every conversation of the batch)."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 64
+    seed: int | None = None
+
+
+@dataclass
+class Completion:
+    """One conversation's result. ``error`` is set (and ``text`` is None) when it failed."""
+
+    text: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.text is not None
+
+
+@dataclass
+class BatchStats:
+    """Counters a backend keeps so benchmarks can compare pipeline and raw throughput."""
+
+    calls: int = 0
+    conversations: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    per_call: list[int] = field(default_factory=list)
+
+
+class Backend(Protocol):
+    """What the pipeline needs from a model server."""
+
+    stats: BatchStats
+
+    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
+        """Generate one assistant reply per conversation, in order. Never raises for one bad item."""
+        ...
+
+    def count_tokens(self, conversation: Conversation) -> int:
+        """Prompt tokens of ``conversation`` as the model would see it (used to fit the context window)."""
+        ...
+
+
+class BackendError(RuntimeError):
+    """A backend could not be built or called at all (bad weights, missing extra, dead server)."""

@@ -1,0 +1,134 @@
+"""Any OpenAI-compatible chat endpoint (vLLM serve, llama.cpp server, a hosted API).
+
+One HTTP request per conversation, ``model.concurrency`` in flight at most, our own retries
+(exponential backoff with jitter on 429, 5xx, timeouts and connection errors; none on other 4xx).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Sequence, TypeVar
+
+import openai
+
+from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling
+from dialogbench.backends.chat_format import adapt_conversation
+from dialogbench.config import ModelConfig
+from dialogbench.tokenizers import count_cl100k
+
+T = TypeVar("T")
+TOKENS_PER_MESSAGE = 4  # role markers and separators the chat format adds around each message
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """429, 5xx, timeouts and connection errors are worth another try; other errors are not."""
+    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is a subclass
+        return True
+    return isinstance(exc, openai.APIStatusError) and (exc.status_code == 429 or exc.status_code >= 500)
+
+
+def with_retries(call: Callable[[], T], *, max_retries: int, base_s: float = 0.5, cap_s: float = 20.0,
+                 sleep: Callable[[float], None] = time.sleep) -> T:
+    """Run ``call``; on a retryable error wait ``min(cap, base * 2**n)`` (half of it jittered) and
+    try again, ``max_retries`` times at most. The last error is raised as is."""
+    for attempt in range(max_retries + 1):
+        try:
+            return call()
+        except Exception as exc:
+            if attempt == max_retries or not is_retryable(exc):
+                raise
+            delay = min(cap_s, base_s * 2**attempt)
+            sleep(delay / 2 + random.uniform(0, delay / 2))
+    raise AssertionError("unreachable")
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line message: status code and the server's own message where there is one."""
+    if isinstance(exc, openai.APITimeoutError):
+        return "request timed out"
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else None
+        return f"HTTP {exc.status_code}: {message or exc.message}"
+    if isinstance(exc, openai.APIConnectionError):
+        return f"connection error: {exc.__cause__ or exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class OpenAIBackend:
+    def __init__(self, model: ModelConfig, *, client: Any = None,
+                 backoff_base_s: float = 0.5, backoff_cap_s: float = 20.0) -> None:
+        self.model = model
+        self.stats = BatchStats()
+        self.attempts = 0  # HTTP requests sent, retries included
+        self._lock = threading.Lock()
+        self._backoff = (backoff_base_s, backoff_cap_s)
+        # For a remote API there is no template to probe: ``auto`` means native for both.
+        self._system_native = model.chat_template.system != "merge"
+        self._leading_native = model.chat_template.leading_assistant != "user_filler"
+        if client is None:
+            base_url = os.environ.get(model.base_url_env)
+            if not base_url:
+                raise BackendError(f"model {model.name!r}: environment variable {model.base_url_env} "
+                                   "is not set (the endpoint's base URL, e.g. http://host:8000/v1)")
+            api_key = os.environ.get(model.api_key_env) or "EMPTY"
+            client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=model.timeout_s)
+        self.client = client
+
+    def _adapt(self, conversation: Conversation) -> Conversation:
+        return adapt_conversation(conversation, system_native=self._system_native,
+                                  leading_assistant_native=self._leading_native,
+                                  filler=self.model.chat_template.filler)
+
+    def count_tokens(self, conversation: Conversation) -> int:
+        """A CL100K estimate: the served model's own tokenizer is not available here."""
+        return sum(count_cl100k(m["content"]) + TOKENS_PER_MESSAGE for m in self._adapt(conversation))
+
+    def _request(self, messages: Conversation, sampling: Sampling) -> Any:
+        with self._lock:
+            self.attempts += 1
+        extra = {} if sampling.seed is None else {"seed": sampling.seed}
+        return self.client.chat.completions.create(
+            model=self.model.weights, messages=messages, temperature=sampling.temperature,
+            top_p=sampling.top_p, max_tokens=sampling.max_tokens, **extra)
+
+    def _one(self, conversation: Conversation, sampling: Sampling) -> Completion:
+        messages = self._adapt(conversation)
+        tries = 0
+
+        def attempt() -> Any:
+            nonlocal tries
+            tries += 1
+            return self._request(messages, sampling)
+
+        try:
+            response = with_retries(attempt, max_retries=self.model.max_retries,
+                                    base_s=self._backoff[0], cap_s=self._backoff[1])
+            text = response.choices[0].message.content or ""
+        except Exception as exc:  # one bad item never fails the batch
+            suffix = f" (after {tries} attempts)" if tries > 1 else ""
+            return Completion(text=None, error=describe_error(exc) + suffix)
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            return Completion(text=text, prompt_tokens=usage.prompt_tokens or 0,
+                              completion_tokens=usage.completion_tokens or 0)
+        return Completion(text=text, prompt_tokens=self.count_tokens(conversation),
+                          completion_tokens=count_cl100k(text))
+
+    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
+        start = time.perf_counter()
+        workers = max(1, min(self.model.concurrency, len(conversations)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
+            results = list(pool.map(lambda c: self._one(c, sampling), conversations))
+        self.stats.calls += 1
+        self.stats.conversations += len(conversations)
+        self.stats.per_call.append(len(conversations))
+        self.stats.prompt_tokens += sum(r.prompt_tokens for r in results)
+        self.stats.completion_tokens += sum(r.completion_tokens for r in results)
+        self.stats.seconds += time.perf_counter() - start
+        return results

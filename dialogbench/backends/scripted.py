@@ -1,0 +1,46 @@
+"""A deterministic backend for tests only: replies come from the config's ``script``, cycled.
+
+Special replies: ``!error:MSG`` makes that conversation fail with MSG; ``{n}`` is replaced by
+the number of non-system messages it was given (handy to see what a step received).
+Never a default, never presented as a model under test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Sequence
+
+from dialogbench.backends.base import BatchStats, Completion, Conversation, Sampling
+from dialogbench.config import ModelConfig
+
+
+class ScriptedBackend:
+    def __init__(self, model: ModelConfig) -> None:
+        self.model = model
+        self._replies = itertools.cycle(model.script or [""])
+        self.stats = BatchStats()
+
+    def count_tokens(self, conversation: Conversation) -> int:
+        return sum(len(m["content"].split()) + 4 for m in conversation)
+
+    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
+        start = time.perf_counter()
+        results = []
+        for conversation in conversations:
+            reply = next(self._replies)
+            prompt_tokens = self.count_tokens(conversation)
+            if reply.startswith("!error:"):
+                results.append(Completion(text=None, prompt_tokens=prompt_tokens, error=reply[len("!error:"):]))
+                continue
+            text = reply.replace("{n}", str(sum(m["role"] != "system" for m in conversation)))
+            words = text.split()[: sampling.max_tokens]
+            text = " ".join(words) if len(text.split()) > sampling.max_tokens else text
+            results.append(Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(words)))
+        self.stats.calls += 1
+        self.stats.conversations += len(conversations)
+        self.stats.per_call.append(len(conversations))
+        self.stats.prompt_tokens += sum(r.prompt_tokens for r in results)
+        self.stats.completion_tokens += sum(r.completion_tokens for r in results)
+        self.stats.seconds += time.perf_counter() - start
+        return results

@@ -1,0 +1,112 @@
+"""Hugging Face transformers on CPU or CUDA: batched greedy/sampled ``generate``; the embedded default."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from typing import Sequence
+
+from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling
+from dialogbench.backends.chat_format import adapt_conversation, probe_template
+from dialogbench.backends.weights import resolve_weights
+from dialogbench.config import ModelConfig
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str, gguf_file: str | None, revision: str | None, device: str, dtype: str | None):
+    """Weights load once per process, shared by every model config that names them."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+    if revision:
+        kwargs["revision"] = revision
+    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+    if dtype:
+        model = model.to(getattr(torch, dtype))
+    model = model.to(device).eval()
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer, model
+
+
+class TransformersBackend:
+    def __init__(self, model: ModelConfig) -> None:
+        import torch
+
+        self.model = model
+        self.stats = BatchStats()
+        try:
+            weights = resolve_weights(model.weights or "")
+        except FileNotFoundError as exc:
+            raise BackendError(f"model {model.name!r}: weights: {exc}") from None
+        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if model.device == "auto" else model.device
+        self.tokenizer, self.lm = _load(weights.path, weights.gguf_file, model.revision, self.device,
+                                        model.engine.get("dtype"))
+        if not self.tokenizer.chat_template:
+            raise BackendError(f"model {model.name!r}: the tokenizer has no chat template")
+        self._lock = threading.Lock()  # one generate at a time per process: torch threads are shared
+        system, leading = probe_template(self._render)
+        template = model.chat_template
+        self.system_native = system if template.system == "auto" else template.system == "native"
+        self.leading_native = leading if template.leading_assistant == "auto" else template.leading_assistant == "native"
+
+    def _render(self, conversation: Conversation) -> str:
+        return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+
+    def _adapt(self, conversation: Conversation) -> Conversation:
+        return adapt_conversation(conversation, system_native=self.system_native,
+                                  leading_assistant_native=self.leading_native,
+                                  filler=self.model.chat_template.filler)
+
+    def count_tokens(self, conversation: Conversation) -> int:
+        return len(self.tokenizer(self._render(self._adapt(conversation)), add_special_tokens=False)["input_ids"])
+
+    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
+        start = time.perf_counter()
+        prompts = [self._render(self._adapt(c)) for c in conversations]
+        results: list[Completion | None] = [None] * len(prompts)
+        # Sort by length so each micro-batch pads little; results go back to input order.
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        with self._lock:
+            for lo in range(0, len(order), self.model.batch_size):
+                idx = order[lo: lo + self.model.batch_size]
+                try:
+                    batch = self._generate_batch([prompts[i] for i in idx], sampling)
+                except Exception as exc:  # an OOM or a bad prompt fails this micro-batch only
+                    batch = [Completion(text=None, error=f"{type(exc).__name__}: {exc}") for _ in idx]
+                for i, completion in zip(idx, batch):
+                    results[i] = completion
+        done = [r for r in results if r is not None]
+        self.stats.calls += 1
+        self.stats.conversations += len(done)
+        self.stats.per_call.append(len(done))
+        self.stats.prompt_tokens += sum(r.prompt_tokens for r in done)
+        self.stats.completion_tokens += sum(r.completion_tokens for r in done)
+        self.stats.seconds += time.perf_counter() - start
+        return done
+
+    def _generate_batch(self, prompts: list[str], sampling: Sampling) -> list[Completion]:
+        import torch
+
+        enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        kwargs = dict(max_new_tokens=sampling.max_tokens, pad_token_id=self.tokenizer.pad_token_id)
+        if sampling.temperature > 0:
+            if sampling.seed is not None:
+                torch.manual_seed(sampling.seed)
+            kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        with torch.inference_mode():
+            out = self.lm.generate(**enc, **kwargs)
+        new = out[:, enc["input_ids"].shape[1]:]
+        stop = {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
+        results = []
+        for row, mask in zip(new.tolist(), enc["attention_mask"].tolist()):
+            n = next((k for k, t in enumerate(row) if t in stop), len(row))
+            text = self.tokenizer.decode(row[:n], skip_special_tokens=True).strip()
+            results.append(Completion(text=text, prompt_tokens=int(sum(mask)), completion_tokens=n))
+        return results

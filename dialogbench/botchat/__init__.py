@@ -1,0 +1,1 @@
+"""BotChat (Algorithm 1 generation, UniEval) as pure functions over cells."""

@@ -1,0 +1,58 @@
+"""BotChat stages as the Prefect tasks call them: config in, lake written, a StageReport out."""
+
+from __future__ import annotations
+
+import logging
+
+from dialogbench.botchat import generate_stage, unieval, unieval_stage
+from dialogbench.botchat.seeds import read_seeds
+from dialogbench.config import Config
+from dialogbench.lake import Lake
+from dialogbench.runs import StageReport
+
+log = logging.getLogger("dialogbench.botchat")
+
+
+def extract_seeds(config: Config) -> StageReport:
+    """Read and validate the dataset, write the ``seeds`` table (replacing the previous one)."""
+    lake = Lake(config.lake)
+    seeds = read_seeds(config.botchat.dataset)
+    lake.write("seeds", seeds, partition={"dataset": "mutual_test"}, name="seeds.parquet")
+    with_gt = sum(n >= 4 for n in seeds.column("n_utterances").to_pylist())
+    log.info("seeds: %d ChatSEEDs (%d with >= 4 human utterances)", seeds.num_rows, with_gt)
+    return StageReport("extract_seeds", planned=seeds.num_rows, computed=seeds.num_rows,
+                       detail={"with_4_or_more": with_gt})
+
+
+def selected_seeds(config: Config):
+    seeds = Lake(config.lake).read("seeds").sort_by("line")
+    return seeds.slice(0, config.botchat.limit) if config.botchat.limit else seeds
+
+
+def generate(config: Config, model_name: str, run_id: str) -> StageReport:
+    lake = Lake(config.lake)
+    model = config.model(model_name)
+    plan = generate_stage.plan_generation(lake=lake, seeds=selected_seeds(config), model=model,
+                                          system_prompt=config.botchat.system_prompt, n_target=config.botchat.n_max)
+    return generate_stage.run_generation(lake=lake, plan=plan, model=model,
+                                         system_prompt=config.botchat.system_prompt, run_id=run_id)
+
+
+def plan_unieval(config: Config) -> tuple[list[list[unieval_stage.JudgeCell]], StageReport]:
+    """Missing UniEval cells, cut into chunks of ``judge_chunk_size`` (one Prefect task each)."""
+    examples = unieval.load_examples(config.botchat.unieval_examples)
+    cells, planned, cached = unieval_stage.plan_unieval(
+        lake=Lake(config.lake), models=config.botchat_models(), judge=config.model(config.botchat.judge),
+        item_ids=selected_seeds(config).column("seed_id").to_pylist(), n_judged=config.botchat.n_max,
+        version=unieval.protocol_version(examples))
+    size = config.botchat.judge_chunk_size
+    chunks = [cells[i: i + size] for i in range(0, len(cells), size)]
+    log.info("unieval: %d planned, %d cached, %d to judge in %d chunks", planned, cached, len(cells), len(chunks))
+    return chunks, StageReport(unieval_stage.PROTOCOL, planned=planned, cached=cached)
+
+
+def judge_unieval(config: Config, cells: list[unieval_stage.JudgeCell], run_id: str) -> StageReport:
+    examples = unieval.load_examples(config.botchat.unieval_examples)
+    return unieval_stage.judge_unieval_chunk(
+        lake=Lake(config.lake), cells=cells, judge=config.model(config.botchat.judge), examples=examples,
+        n_judged=config.botchat.n_max, version=unieval.protocol_version(examples), run_id=run_id)

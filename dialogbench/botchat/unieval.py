@@ -1,0 +1,91 @@
+"""UniEval: one judge call per dialogue; parse Choice / Index / Reason; pass@N from the first AI index."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from dialogbench.backends.base import Conversation
+from dialogbench.botchat.prompts import UNIEVAL_PROMPT
+from dialogbench.keys import fingerprint
+
+PARSER_VERSION = "unieval-parser-v1"
+SPEAKERS = ("A", "B")
+
+
+def render_dialogue(utterances: Sequence[str]) -> str:
+    """``A: …<chat_end>`` lines, speakers alternating from A, as in the in-context examples."""
+    chats = [f"{SPEAKERS[i % 2]}: {text}<chat_end>" for i, text in enumerate(utterances)]
+    return "\n" + "\n\n".join(chats) + "\n"
+
+
+def load_examples(path: str | Path) -> list[dict]:
+    examples = json.loads(Path(path).read_text())
+    for i, example in enumerate(examples):
+        missing = {"conv", "choice", "index", "reason"} - set(example)
+        if missing:
+            raise ValueError(f"{path}: example {i}: missing fields {sorted(missing)}")
+    return examples
+
+
+def build_prompt(utterances: Sequence[str], examples: Sequence[dict]) -> Conversation:
+    """The UniEval prompt, the in-context examples (each a conversation and the expected answer),
+    then the conversation to judge; one user message."""
+    parts = [UNIEVAL_PROMPT.strip(), "", "Here are some examples:"]
+    for i, ex in enumerate(examples, 1):
+        parts += [f"Example {i}:", f"Conversation:{ex['conv'].rstrip()}", "",
+                  f"Choice: {ex['choice']}\nIndex: {ex['index']}\nReason: {ex['reason'].strip()}", ""]
+    parts += ["Now judge this conversation:", f"Conversation:{render_dialogue(utterances).rstrip()}"]
+    return [{"role": "user", "content": "\n".join(parts)}]
+
+
+def protocol_version(examples: Sequence[dict]) -> str:
+    """Changes whenever the prompt text, the examples or the parser change."""
+    return fingerprint("botchat_unieval", UNIEVAL_PROMPT, list(examples), PARSER_VERSION, build_prompt.__doc__)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    parsed: bool
+    choice: str | None = None  # "Yes" (AI involved) or "No"
+    index: int | None = None  # first AI utterance, 1-based, when choice is Yes
+    reason: str | None = None
+    error: str | None = None
+
+
+_CHOICE = re.compile(r"choice\W{0,4}\s*[:：\-]?\s*\W{0,2}\s*(yes|no)\b", re.IGNORECASE)
+_INDEX = re.compile(r"index\W{0,4}\s*[:：\-]?\s*\W{0,2}\s*(none|n/a|null|\d+)", re.IGNORECASE)
+_REASON = re.compile(r"reason\W{0,4}\s*[:：\-]\s*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def parse_verdict(text: str | None, *, n_utterances: int) -> Verdict:
+    """Tolerant of markdown (``**Choice:** Yes``), case, extra prose; strict about meaning: a
+    ``Yes`` needs an index in 1..n_utterances, else the verdict is recorded as unparseable."""
+    if not text or not text.strip():
+        return Verdict(parsed=False, error="empty judge output")
+    choice_match = _CHOICE.search(text)
+    if not choice_match:
+        return Verdict(parsed=False, error="no 'Choice: Yes/No' found")
+    choice = choice_match.group(1).capitalize()
+    reason_match = _REASON.search(text, choice_match.end())
+    reason = reason_match.group(1).strip() if reason_match else None
+    if choice == "No":
+        return Verdict(parsed=True, choice="No", reason=reason)
+    index_match = _INDEX.search(text, choice_match.end())
+    if not index_match or not index_match.group(1).isdigit():
+        return Verdict(parsed=False, choice="Yes", reason=reason, error="'Choice: Yes' without a numeric Index")
+    index = int(index_match.group(1))
+    if not 1 <= index <= n_utterances:
+        return Verdict(parsed=False, choice="Yes", index=index, reason=reason,
+                       error=f"Index {index} outside 1..{n_utterances}")
+    return Verdict(parsed=True, choice="Yes", index=index, reason=reason)
+
+
+def passes_at(verdict: Verdict, n: int) -> bool | None:
+    """pass@N (BotChat README): no AI found, or the first AI utterance comes after the N-th."""
+    if not verdict.parsed:
+        return None
+    return verdict.choice == "No" or (verdict.index is not None and verdict.index > n)

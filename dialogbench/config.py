@@ -1,0 +1,205 @@
+"""Run configuration: YAML in, validated objects out; every error names its file and field."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from dialogbench.botchat.prompts import SYSTEM_PROMPT
+
+BACKENDS = ("transformers", "vllm", "openai", "scripted")
+
+
+class ConfigError(ValueError):
+    """A configuration problem found before any compute; the message names the file and field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChatTemplateConfig(_Strict):
+    """How conversations are fitted to a model's chat template.
+
+    ``system``: ``native`` sends a system message, ``merge`` folds it into the first user message,
+    ``auto`` probes the template (transformers, vllm) and falls back to ``merge``.
+    ``leading_assistant``: ``native`` lets a conversation start with an assistant message,
+    ``user_filler`` puts a user message first (the system text when merged, else ``filler``).
+    """
+
+    system: Literal["auto", "native", "merge"] = "auto"
+    leading_assistant: Literal["auto", "native", "user_filler"] = "auto"
+    filler: str = "(The conversation continues.)"
+
+
+class SamplingConfig(_Strict):
+    temperature: float = Field(0.0, ge=0.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    seed: int | None = 0
+
+
+class ModelConfig(_Strict):
+    """One model (a chatbot under test or a judge) and how to reach it."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    backend: str
+    weights: str | None = None
+    revision: str | None = None
+    chat_template: ChatTemplateConfig = ChatTemplateConfig()
+    sampling: SamplingConfig = SamplingConfig()
+    max_tokens: int = Field(64, ge=1)
+    context_window: int = Field(2048, ge=16)
+    # Engine settings: passed through, not part of the cell key (they do not change outputs).
+    batch_size: int = Field(16, ge=1)
+    device: str = "auto"
+    engine: dict[str, Any] = Field(default_factory=dict)
+    base_url_env: str = "DIALOGBENCH_OPENAI_BASE_URL"
+    api_key_env: str = "DIALOGBENCH_OPENAI_API_KEY"
+    concurrency: int = Field(8, ge=1)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+    # scripted backend only (tests): the replies, cycled.
+    script: list[str] | None = None
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        if value not in BACKENDS:
+            raise ValueError(f"unknown backend {value!r} (expected one of: {', '.join(BACKENDS)})")
+        return value
+
+    @model_validator(mode="after")
+    def _needs_weights(self) -> "ModelConfig":
+        if self.backend in ("transformers", "vllm", "openai") and not self.weights:
+            raise ValueError(f"backend {self.backend!r} needs 'weights' (a path, pkg:// file or model name)")
+        if self.backend == "scripted" and not self.script:
+            raise ValueError("backend 'scripted' needs 'script' (a list of replies)")
+        return self
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        """What determines this model's outputs (engine settings and endpoints left out)."""
+        return self.model_dump(include={"name", "backend", "weights", "revision", "chat_template",
+                                        "sampling", "max_tokens", "context_window", "script"})
+
+
+class BotChatConfig(_Strict):
+    enabled: bool = True
+    dataset: str = "data_lake/raw/botchat/mutual_test.jsonl"
+    unieval_examples: str = "data_lake/raw/botchat/unieval_examples.json"
+    models: list[str] | None = None  # default: every model in `models`
+    judge: str | None = None
+    n: list[int] = Field(default_factory=lambda: [4, 8, 16], min_length=1)
+    limit: int | None = Field(None, ge=1)
+    system_prompt: str = SYSTEM_PROMPT
+    judge_chunk_size: int = Field(64, ge=1)
+
+    @field_validator("n")
+    @classmethod
+    def _n_at_least_3(cls, values: list[int]) -> list[int]:
+        for value in values:
+            if value < 3:
+                raise ValueError(f"N must be >= 3 (a ChatSEED already has 2 utterances), got {value}")
+        return sorted(set(values))
+
+    @property
+    def n_max(self) -> int:
+        return max(self.n)
+
+
+class Config(_Strict):
+    lake: str = "data_lake"
+    models: list[ModelConfig] = Field(min_length=1)
+    judges: list[ModelConfig] = Field(default_factory=list)
+    botchat: BotChatConfig = BotChatConfig()
+
+    @model_validator(mode="after")
+    def _references(self) -> "Config":
+        names = [m.name for m in [*self.models, *self.judges]]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate model names: {', '.join(dupes)} (names must be unique across models and judges)")
+        known = {m.name for m in self.models}
+        for name in self.botchat.models or []:
+            if name not in known:
+                raise ValueError(f"botchat.models: {name!r} is not in models ({', '.join(sorted(known))})")
+        if self.botchat.enabled:
+            judges = {m.name for m in [*self.judges, *self.models]}
+            if not self.botchat.judge:
+                raise ValueError("botchat.judge: name the judge model (one of judges or models)")
+            if self.botchat.judge not in judges:
+                raise ValueError(f"botchat.judge: {self.botchat.judge!r} is not a configured model ({', '.join(sorted(judges))})")
+        return self
+
+    def model(self, name: str) -> ModelConfig:
+        for model in [*self.models, *self.judges]:
+            if model.name == name:
+                return model
+        raise KeyError(name)
+
+    def botchat_models(self) -> list[ModelConfig]:
+        names = self.botchat.models or [m.name for m in self.models]
+        return [self.model(n) for n in names]
+
+
+def _format_errors(source: str, error: ValidationError) -> str:
+    lines = []
+    for item in error.errors():
+        loc = ""
+        for part in item["loc"]:
+            loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
+        msg = item["msg"].removeprefix("Value error, ")
+        lines.append(f"{source}: {loc or '(top level)'}: {msg}")
+    return "\n".join(lines)
+
+
+def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """Apply CLI flags (``limit``, ``models``, ``n``, ``judge``, ``lake``) on top of the YAML mapping."""
+    raw = {**raw, "botchat": dict(raw.get("botchat") or {})}
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key == "lake":
+            raw["lake"] = value
+        elif key in ("limit", "models", "n", "judge"):
+            raw["botchat"][key] = value
+        else:
+            raise ConfigError(f"unknown override {key!r}")
+    return raw
+
+
+def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None, *, root: Path | None = None) -> Config:
+    """Read, override and validate a YAML config; relative paths resolve against ``root`` (cwd)."""
+    source = str(path)
+    try:
+        raw = yaml.safe_load(Path(path).read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: config file not found") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level")
+    try:
+        config = Config.model_validate(apply_overrides(raw, overrides))
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(source, exc)) from None
+    return _resolve_paths(config, root or Path.cwd(), source)
+
+
+def _resolve_paths(config: Config, root: Path, source: str) -> Config:
+    def resolve(value: str) -> str:
+        return value if os.path.isabs(value) else str((root / value).resolve())
+
+    botchat = config.botchat.model_copy(update={
+        "dataset": resolve(config.botchat.dataset),
+        "unieval_examples": resolve(config.botchat.unieval_examples),
+    })
+    if botchat.enabled:
+        for key in ("dataset", "unieval_examples"):
+            path = Path(getattr(botchat, key))
+            if not path.is_file() or not os.access(path, os.R_OK):
+                raise ConfigError(f"{source}: botchat.{key}: cannot read dataset file {path}")
+    return config.model_copy(update={"lake": resolve(config.lake), "botchat": botchat})

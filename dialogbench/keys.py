@@ -1,0 +1,13 @@
+"""Fingerprints and cell keys: stable hashes of what determines a result."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def fingerprint(*parts: Any) -> str:
+    """A 32-hex-digit SHA-256 of the canonical JSON of ``parts`` (order of dict keys ignored)."""
+    payload = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]

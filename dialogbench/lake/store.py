@@ -1,0 +1,108 @@
+"""Hive-partitioned Parquet tables under one root, written atomically, read with DuckDB."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Mapping
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+TMP_SUFFIX = ".parquet.tmp"
+
+
+class Lake:
+    """``root/<table>/<key>=<value>/…/part-<id>.parquet``. Partition values are also stored as
+    columns, so readers never depend on the directory names."""
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        self.root = Path(root)
+
+    def table_dir(self, table: str) -> Path:
+        return self.root / table
+
+    def files(self, table: str) -> list[Path]:
+        return sorted(self.table_dir(table).rglob("*.parquet"))
+
+    def has(self, table: str) -> bool:
+        return bool(self.files(table))
+
+    def glob(self, table: str) -> str:
+        return str(self.table_dir(table) / "**" / "*.parquet")
+
+    def write(self, table: str, data: pa.Table, *, partition: Mapping[str, str] | None = None,
+              name: str | None = None) -> Path | None:
+        """Write ``data`` as one new file (or replace ``name``) atomically: temp file, fsync, rename.
+        A reader or a killed writer never sees a partial file."""
+        if data.num_rows == 0 and name is None:
+            return None
+        directory = self.table_dir(table)
+        for key, value in (partition or {}).items():
+            directory = directory / f"{key}={_safe(value)}"
+        directory.mkdir(parents=True, exist_ok=True)
+        final = directory / (name or f"part-{uuid.uuid4().hex}.parquet")
+        tmp = directory / f".{final.stem}-{uuid.uuid4().hex[:8]}{TMP_SUFFIX}"
+        with open(tmp, "wb") as handle:
+            pq.write_table(data, handle, compression="zstd")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, final)
+        _fsync_dir(directory)
+        return final
+
+    def clean_temp_files(self) -> int:
+        """Remove leftovers of writers killed before their rename; returns how many."""
+        removed = 0
+        if self.root.exists():
+            for tmp in self.root.rglob(f"*{TMP_SUFFIX}"):
+                tmp.unlink(missing_ok=True)
+                removed += 1
+        return removed
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        return duckdb.connect()
+
+    def relation_sql(self, table: str, schema: pa.Schema | None = None) -> str:
+        """A SQL expression for the table: its files, or a typed empty relation when it has none."""
+        if self.has(table):
+            return f"read_parquet('{self.glob(table)}', union_by_name=true, hive_partitioning=false)"
+        if schema is None:
+            raise FileNotFoundError(f"lake table {table!r} has no files under {self.table_dir(table)}")
+        cols = ", ".join(f"CAST(NULL AS {_duck_type(f.type)}) AS \"{f.name}\"" for f in schema)
+        return f"(SELECT {cols} WHERE false)"
+
+    def read(self, table: str, schema: pa.Schema | None = None, where: str = "") -> pa.Table:
+        with self.connect() as con:
+            sql = f"SELECT * FROM {self.relation_sql(table, schema)} {('WHERE ' + where) if where else ''}"
+            return con.sql(sql).to_arrow_table()
+
+
+def _safe(value: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in str(value))
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _duck_type(arrow_type: pa.DataType) -> str:
+    if pa.types.is_list(arrow_type):
+        return _duck_type(arrow_type.value_type) + "[]"
+    if pa.types.is_string(arrow_type):
+        return "VARCHAR"
+    if pa.types.is_boolean(arrow_type):
+        return "BOOLEAN"
+    if pa.types.is_integer(arrow_type):
+        return "BIGINT"
+    if pa.types.is_floating(arrow_type):
+        return "DOUBLE"
+    if pa.types.is_timestamp(arrow_type):
+        return "TIMESTAMP WITH TIME ZONE" if arrow_type.tz else "TIMESTAMP"
+    raise TypeError(f"no DuckDB type for {arrow_type}")

@@ -1,0 +1,55 @@
+"""Run bookkeeping: a run id, per-stage counts (planned / cached / computed / failed), the runs table."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from dataclasses import asdict, dataclass, field
+
+import pyarrow as pa
+
+from dialogbench.lake import Lake
+from dialogbench.lake.schemas import RUNS
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def new_run_id() -> str:
+    return now().strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
+
+
+@dataclass
+class StageReport:
+    stage: str
+    planned: int = 0
+    cached: int = 0
+    computed: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    detail: dict = field(default_factory=dict)
+
+    def merge(self, other: "StageReport") -> "StageReport":
+        """Add a chunk's counts (computed / failed / time) to this stage's."""
+        return StageReport(self.stage, self.planned, self.cached, self.computed + other.computed,
+                           self.failed + other.failed, self.seconds + other.seconds,
+                           {**self.detail, **other.detail})
+
+    def line(self) -> str:
+        return (f"{self.stage:<22} planned {self.planned:>6}  cached {self.cached:>6}  "
+                f"computed {self.computed:>6}  failed {self.failed:>4}  {self.seconds:8.1f}s")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def record_stage(lake: Lake, *, run_id: str, report: StageReport, started_at: dt.datetime, config: str) -> None:
+    """One row per (run, stage), its own file: a killed run keeps the stages it finished."""
+    row = {"run_id": run_id, "stage": report.stage, "planned": report.planned, "cached": report.cached,
+           "computed": report.computed, "failed": report.failed, "seconds": report.seconds,
+           "started_at": started_at, "finished_at": now(), "config": config,
+           "detail": json.dumps(report.detail, sort_keys=True, default=str)}
+    lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},
+               name=f"{report.stage}.parquet")
