@@ -45,11 +45,21 @@ class StageReport:
         return asdict(self)
 
 
-def record_stage(lake: Lake, *, run_id: str, report: StageReport, started_at: dt.datetime, config: str) -> None:
+def sum_reports(reports: list[StageReport]) -> StageReport:
+    """A stage's report from its chunks' reports (the first one carries planned / cached)."""
+    total = reports[0]
+    for report in reports[1:]:
+        total = total.merge(report)
+    return total
+
+
+def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str) -> None:
     """One row per (run, stage), its own file: a killed run keeps the stages it finished."""
+    finished = now()
+    started_at = finished - dt.timedelta(seconds=report.seconds)
     row = {"run_id": run_id, "stage": report.stage, "planned": report.planned, "cached": report.cached,
            "computed": report.computed, "failed": report.failed, "seconds": report.seconds,
-           "started_at": started_at, "finished_at": now(), "config": config,
+           "started_at": started_at, "finished_at": finished, "config": config,
            "detail": json.dumps(report.detail, sort_keys=True, default=str)}
     lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},
                name=f"{report.stage}.parquet")

@@ -1,0 +1,41 @@
+"""The pass@N leaderboard, read from the ``botchat_unieval`` view, for the configured models and N."""
+
+from __future__ import annotations
+
+from dialogbench.config import Config
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect
+
+
+def unieval_leaderboard(config: Config) -> list[dict]:
+    """One row per model: pass@N for each configured N, dialogues judged, passed, unparseable."""
+    models = [m.name for m in config.botchat_models()]
+    ns = config.botchat.n
+    with connect(Lake(config.lake)) as con:
+        rows = con.execute(
+            "select * from botchat_unieval where judge = ? and list_contains(?, model) and list_contains(?, n)",
+            [config.botchat.judge, models, ns]).fetchall()
+        columns = [d[0] for d in con.description]
+    by_model: dict[str, dict] = {}
+    for row in (dict(zip(columns, r)) for r in rows):
+        entry = by_model.setdefault(row["model"], {"model": row["model"], "judge": row["judge"],
+                                                   "dialogues": row["dialogues"], "unparsed": row["unparsed"]})
+        entry[f"pass@{row['n']}"] = row["pass_rate"]
+        entry[f"passed@{row['n']}"] = row["passed"]
+    top = f"pass@{max(ns)}"
+    return sorted(by_model.values(), key=lambda e: (-(e.get(top) or -1), e["model"]))
+
+
+def format_leaderboard(rows: list[dict], ns: list[int]) -> str:
+    if not rows:
+        return "(no UniEval judgments yet)"
+    header = ["model", *[f"pass@{n}" for n in ns], "judged", "unparsed"]
+    lines = [header]
+    for row in rows:
+        rates = [f"{row[f'pass@{n}']:.3f}" if row.get(f"pass@{n}") is not None else "-" for n in ns]
+        lines.append([row["model"], *rates, str(row["dialogues"]), str(row["unparsed"])])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+           for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return f"UniEval pass@N (judge: {rows[0]['judge']})\n" + "\n".join(out)

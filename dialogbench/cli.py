@@ -1,0 +1,146 @@
+"""``dialogbench``: run the pipeline, query the lake, rebuild the catalog, check a config."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+PREFECT_DEFAULTS = {
+    # Prefect's temporary local API can take > 20 s to start on a 2-core machine.
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    # Our own progress lines (dialogbench.* loggers) show up in the Prefect UI.
+    "PREFECT_LOGGING_EXTRA_LOGGERS": "dialogbench",
+}
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _ints(value: str) -> list[int]:
+    try:
+        return [int(v) for v in _csv(value)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {value!r}") from None
+
+
+def _overrides(args) -> dict:
+    return {"limit": args.limit, "models": args.models, "n": args.n, "judge": args.judge, "lake": args.lake}
+
+
+def cmd_run(args) -> int:
+    from dialogbench.botchat.leaderboard import format_leaderboard
+    from dialogbench.config import load_config
+    from dialogbench.preflight import preflight
+
+    config = load_config(args.config, _overrides(args))  # fail fast, before Prefect starts
+    preflight(config, source=args.config)
+    for key, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    from flows.botchat import botchat
+    from dialogbench.runs import StageReport
+
+    start = time.perf_counter()
+    result = botchat(config_path=args.config, **{k: v for k, v in _overrides(args).items() if v is not None})
+    print(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']})")
+    for stage in result["stages"]:
+        print("  " + StageReport(**stage).line())
+    print("\n" + format_leaderboard(result["leaderboard"], config.botchat.n))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2, default=str))
+    failed = sum(s["failed"] for s in result["stages"])
+    if failed:
+        print(f"\n{failed} cell(s) failed; see `dialogbench query \"select * from failures\"`. A rerun retries them.")
+    return 0
+
+
+def cmd_query(args) -> int:
+    from dialogbench.lake import Lake
+    from dialogbench.lake.catalog import connect
+
+    with connect(Lake(args.lake or "data_lake")) as con:
+        relation = con.sql(args.sql)
+        if relation is None:
+            return 0
+        if args.format == "csv":
+            relation.write_csv("/dev/stdout")
+        elif args.format == "json":
+            cols = relation.columns
+            print(json.dumps([dict(zip(cols, r)) for r in relation.fetchall()], indent=2, default=str))
+        else:
+            relation.show(max_rows=args.max_rows, max_width=10_000)
+    return 0
+
+
+def cmd_catalog(args) -> int:
+    from dialogbench.lake import Lake
+    from dialogbench.lake.catalog import build_catalog
+
+    path = build_catalog(Lake(args.lake or "data_lake"))
+    print(path or "catalog not rebuilt (see warning)")
+    return 0 if path else 1
+
+
+def cmd_validate(args) -> int:
+    from dialogbench.config import ConfigError, load_config
+    from dialogbench.preflight import preflight
+
+    config = load_config(args.config, _overrides(args))
+    print(f"{args.config}: valid ({len(config.models)} models, judge {config.botchat.judge}, "
+          f"N {config.botchat.n}, seeds {config.botchat.limit or 'all'})")
+    try:
+        preflight(config, source=args.config)
+    except ConfigError as exc:
+        print(f"not runnable on this machine yet:\n{exc}")
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dialogbench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in (("run", "run the pipeline (a Prefect flow) for a config"),
+                            ("validate", "check a config without computing anything")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("--config", required=True, help="YAML config, e.g. configs/demo.yaml")
+        p.add_argument("--limit", type=int, help="only the first K seeds")
+        p.add_argument("--models", type=_csv, help="comma-separated subset of the config's models")
+        p.add_argument("--n", type=_ints, help="comma-separated N values for pass@N (generation runs to the largest)")
+        p.add_argument("--judge", help="judge model name (one of the config's judges or models)")
+        p.add_argument("--lake", help="lake directory (default: the config's, data_lake)")
+        if name == "run":
+            p.add_argument("--json", help="also write the run summary as JSON to this file")
+    q = sub.add_parser("query", help="run SQL over the lake's views (seeds, generations, judgments, runs, …)")
+    q.add_argument("sql")
+    q.add_argument("--lake", help="lake directory (default: data_lake)")
+    q.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    q.add_argument("--max-rows", type=int, default=100)
+    c = sub.add_parser("catalog", help="rebuild <lake>/catalog.duckdb (views for plain `duckdb`)")
+    c.add_argument("--lake", help="lake directory (default: data_lake)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from dialogbench.botchat.seeds import DatasetError
+    from dialogbench.config import ConfigError
+
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    for noisy in ("httpx", "httpcore", "transformers", "prefect.server"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate}
+    try:
+        return handlers[args.command](args)
+    except (ConfigError, DatasetError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

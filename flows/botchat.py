@@ -1,0 +1,29 @@
+"""The BotChat flow: seeds → dialogues (per model) → UniEval (chunks) → runs, catalog, leaderboard.
+
+It only wires tasks; every decision lives in ``dialogbench``.
+"""
+
+from __future__ import annotations
+
+from prefect import flow, unmapped
+
+from tasks.botchat import extract_seeds, generate_dialogues, judge_unieval_chunk, plan_unieval
+from tasks.config import load_run_config, start_run
+from tasks.lake import catalog, check_lake, leaderboard, record
+
+
+@flow(name="botchat", log_prints=True)
+def botchat(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
+            n: list[int] | None = None, judge: str | None = None, lake: str | None = None) -> dict:
+    config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake})
+    run_id = start_run()
+    stages = [record(config, run_id, [extract_seeds(config)], config_path)]
+    for model in config.botchat_models():  # one model at a time: each holds the accelerator
+        stages.append(record(config, run_id, [generate_dialogues(config, model.name, run_id)], config_path))
+    chunks, planned = plan_unieval(config)
+    judged = judge_unieval_chunk.map(unmapped(config), chunks, unmapped(run_id)).result()
+    stages.append(record(config, run_id, [planned, *judged], config_path))
+    catalog(config)
+    check_lake(config)
+    return {"run_id": run_id, "lake": config.lake, "stages": [s.to_dict() for s in stages],
+            "leaderboard": leaderboard(config)}

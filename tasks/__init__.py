@@ -1,0 +1,1 @@
+"""Prefect tasks: one unit of orchestrated work each, thin wrappers over ``dialogbench``."""

@@ -1,0 +1,20 @@
+"""Load and check the run config before anything is computed."""
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from dialogbench.config import Config, load_config
+from dialogbench.preflight import preflight
+from dialogbench.runs import new_run_id
+
+
+@task(name="load-config", cache_policy=NO_CACHE)
+def load_run_config(config_path: str, overrides: dict) -> Config:
+    config = load_config(config_path, overrides)
+    preflight(config, source=config_path)
+    return config
+
+
+@task(name="new-run-id", cache_policy=NO_CACHE)
+def start_run() -> str:
+    return new_run_id()

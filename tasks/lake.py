@@ -1,0 +1,36 @@
+"""Lake tasks: record a stage in ``runs``, rebuild the catalog, run the SQL data tests, read metrics."""
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from dialogbench.botchat.leaderboard import unieval_leaderboard
+from dialogbench.config import Config
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import build_catalog, data_tests
+from dialogbench.runs import StageReport, record_stage, sum_reports
+
+
+@task(name="record-stage", cache_policy=NO_CACHE)
+def record(config: Config, run_id: str, reports: list[StageReport], config_path: str) -> StageReport:
+    report = sum_reports(reports)
+    record_stage(Lake(config.lake), run_id=run_id, report=report, config=config_path)
+    return report
+
+
+@task(name="build-catalog", cache_policy=NO_CACHE)
+def catalog(config: Config) -> str | None:
+    path = build_catalog(Lake(config.lake))
+    return str(path) if path else None
+
+
+@task(name="sql-data-tests", cache_policy=NO_CACHE)
+def check_lake(config: Config) -> dict[str, int]:
+    failing = data_tests(Lake(config.lake))
+    if failing:
+        raise RuntimeError(f"SQL data tests failed (rows returned): {failing}")
+    return failing
+
+
+@task(name="unieval-leaderboard", cache_policy=NO_CACHE)
+def leaderboard(config: Config) -> list[dict]:
+    return unieval_leaderboard(config)

@@ -1,0 +1,91 @@
+"""A stand-in for the ``vllm`` module: the documented offline API, no GPU, no weights.
+
+Inject it with ``monkeypatch.setitem(sys.modules, "vllm", fake_vllm)``. Every ``LLM`` built is
+kept in ``LLM.instances`` (call ``reset()`` between tests); each records its constructor kwargs
+and its ``chat`` calls. Class switches: ``LLM.rejects_system`` / ``LLM.rejects_leading_assistant``
+make the chat template raise like a real Jinja template does; ``LLM.fail_with`` makes ``chat`` raise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+class SamplingParams:
+    """Keeps whatever it was given, like vLLM's (which validates more)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+
+
+@dataclass
+class CompletionOutput:
+    text: str
+    token_ids: list[int]
+    index: int = 0
+
+
+@dataclass
+class RequestOutput:
+    prompt_token_ids: list[int]
+    outputs: list[CompletionOutput] = field(default_factory=list)
+
+
+class FakeTokenizer:
+    def __init__(self, *, rejects_system: bool, rejects_leading_assistant: bool) -> None:
+        self.rejects_system = rejects_system
+        self.rejects_leading_assistant = rejects_leading_assistant
+
+    def apply_chat_template(self, conversation: list[dict[str, str]], *, tokenize: bool = True,
+                            add_generation_prompt: bool = False, **_: Any) -> str | list[int]:
+        roles = [m["role"] for m in conversation]
+        if self.rejects_system and "system" in roles:
+            raise ValueError("System role not supported")
+        if self.rejects_leading_assistant and roles and roles[0] == "assistant":
+            raise ValueError("Conversation roles must alternate user/assistant/user/assistant/...")
+        text = "".join(f"<|{m['role']}|> {m['content']}\n" for m in conversation)
+        text += "<|assistant|>" if add_generation_prompt else ""
+        return list(range(len(text.split()))) if tokenize else text
+
+
+class LLM:
+    instances: ClassVar[list["LLM"]] = []
+    rejects_system: ClassVar[bool] = False
+    rejects_leading_assistant: ClassVar[bool] = False
+    fail_with: ClassVar[BaseException | None] = None
+
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        self.init_kwargs = {"model": model, **kwargs}
+        self.chat_calls: list[tuple[Any, SamplingParams | None, bool]] = []
+        self._tokenizer = FakeTokenizer(rejects_system=self.rejects_system,
+                                        rejects_leading_assistant=self.rejects_leading_assistant)
+        LLM.instances.append(self)
+
+    def get_tokenizer(self) -> FakeTokenizer:
+        return self._tokenizer
+
+    def chat(self, messages: Any, sampling_params: SamplingParams | None = None, use_tqdm: bool = True,
+             **_: Any) -> list[RequestOutput]:
+        """One conversation (a list of messages) or a list of them, like vLLM's ``LLM.chat``."""
+        self.chat_calls.append((messages, sampling_params, use_tqdm))
+        if LLM.fail_with is not None:
+            raise LLM.fail_with
+        batch = [messages] if messages and isinstance(messages[0], dict) else messages
+        max_tokens = getattr(sampling_params, "max_tokens", 16)
+        outputs = []
+        for i, conversation in enumerate(batch):
+            prompt = self._tokenizer.apply_chat_template(conversation, tokenize=True, add_generation_prompt=True)
+            words = f"reply {i} to: {conversation[-1]['content']}".split()[:max_tokens]
+            outputs.append(RequestOutput(prompt_token_ids=list(prompt), outputs=[
+                CompletionOutput(text=" ".join(words), token_ids=list(range(len(words))))]))
+        return outputs
+
+
+def reset() -> None:
+    LLM.instances = []
+    LLM.rejects_system = False
+    LLM.rejects_leading_assistant = False
+    LLM.fail_with = None
