@@ -62,8 +62,9 @@ class ModelConfig(_Strict):
     concurrency: int = Field(8, ge=1)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(5, ge=0)
-    # scripted backend only (tests): the replies, cycled.
+    # scripted backend only (tests): the replies, cycled, and a pause per backend call.
     script: list[str] | None = None
+    script_delay_s: float = Field(0.0, ge=0.0)
 
     @field_validator("backend")
     @classmethod

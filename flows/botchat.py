@@ -16,7 +16,7 @@ from tasks.lake import catalog, check_lake, leaderboard, record
 def botchat(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
             n: list[int] | None = None, judge: str | None = None, lake: str | None = None) -> dict:
     config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake})
-    run_id = start_run()
+    run_id = start_run(config)
     stages = [record(config, run_id, [extract_seeds(config)], config_path)]
     for model in config.botchat_models():  # one model at a time: each holds the accelerator
         stages.append(record(config, run_id, [generate_dialogues(config, model.name, run_id)], config_path))

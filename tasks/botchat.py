@@ -4,7 +4,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from dialogbench.botchat import stages
-from dialogbench.botchat.unieval_stage import JudgeCell
+from dialogbench.botchat.stages import JudgeChunk
 from dialogbench.config import Config
 from dialogbench.runs import StageReport
 
@@ -22,10 +22,12 @@ def generate_dialogues(config: Config, model_name: str, run_id: str) -> StageRep
 
 
 @task(name="plan-unieval", cache_policy=NO_CACHE)
-def plan_unieval(config: Config) -> tuple[list[list[JudgeCell]], StageReport]:
+def plan_unieval(config: Config) -> tuple[list[JudgeChunk], StageReport]:
     return stages.plan_unieval(config)
 
 
-@task(name="judge-unieval-chunk", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[10, 60])
-def judge_unieval_chunk(config: Config, cells: list[JudgeCell], run_id: str) -> StageReport:
-    return stages.judge_unieval(config, cells, run_id)
+@task(name="judge-unieval-chunk", task_run_name="judge-unieval-{chunk.index}-of-{chunk.total}",
+      cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[10, 60])
+def judge_unieval_chunk(config: Config, chunk: JudgeChunk, run_id: str) -> StageReport:
+    """One backend call for a chunk of UniEval cells (retried: judges are usually remote endpoints)."""
+    return stages.judge_unieval(config, chunk, run_id)

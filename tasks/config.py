@@ -4,6 +4,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from dialogbench.config import Config, load_config
+from dialogbench.lake import Lake
 from dialogbench.preflight import preflight
 from dialogbench.runs import new_run_id
 
@@ -15,6 +16,8 @@ def load_run_config(config_path: str, overrides: dict) -> Config:
     return config
 
 
-@task(name="new-run-id", cache_policy=NO_CACHE)
-def start_run() -> str:
+@task(name="start-run", cache_policy=NO_CACHE)
+def start_run(config: Config) -> str:
+    """A new run id; temp files left by a killed writer are removed first."""
+    Lake(config.lake).clean_temp_files()
     return new_run_id()

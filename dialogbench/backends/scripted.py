@@ -2,6 +2,7 @@
 
 Special replies: ``!error:MSG`` makes that conversation fail with MSG; ``{n}`` is replaced by
 the number of non-system messages it was given (handy to see what a step received).
+``script_delay_s`` pauses each call (to kill a run mid-stage in tests).
 Never a default, never presented as a model under test.
 """
 
@@ -26,6 +27,7 @@ class ScriptedBackend:
 
     def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
         start = time.perf_counter()
+        time.sleep(self.model.script_delay_s)
         results = []
         for conversation in conversations:
             reply = next(self._replies)

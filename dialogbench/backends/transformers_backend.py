@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import functools
+import gc
 import threading
 import time
 from typing import Sequence
@@ -13,9 +13,30 @@ from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import ModelConfig
 
 
-@functools.lru_cache(maxsize=4)
+_weights: dict[tuple, tuple] = {}  # loaded (tokenizer, model) by (path, file, revision, device, dtype)
+_users: dict[tuple, int] = {}
+
+
 def _load(path: str, gguf_file: str | None, revision: str | None, device: str, dtype: str | None):
     """Weights load once per process, shared by every model config that names them."""
+    key = (path, gguf_file, revision, device, dtype)
+    if key not in _weights:
+        _weights[key] = _load_uncached(path, gguf_file, revision, device, dtype)
+    _users[key] = _users.get(key, 0) + 1
+    return key, _weights[key]
+
+
+def _unload(key: tuple) -> None:
+    _users[key] -= 1
+    if _users[key] == 0:
+        del _weights[key], _users[key]
+        gc.collect()
+        import torch
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def _load_uncached(path: str, gguf_file: str | None, revision: str | None, device: str, dtype: str | None):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -44,8 +65,8 @@ class TransformersBackend:
         except FileNotFoundError as exc:
             raise BackendError(f"model {model.name!r}: weights: {exc}") from None
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if model.device == "auto" else model.device
-        self.tokenizer, self.lm = _load(weights.path, weights.gguf_file, model.revision, self.device,
-                                        model.engine.get("dtype"))
+        self._key, (self.tokenizer, self.lm) = _load(weights.path, weights.gguf_file, model.revision,
+                                                     self.device, model.engine.get("dtype"))
         if not self.tokenizer.chat_template:
             raise BackendError(f"model {model.name!r}: the tokenizer has no chat template")
         self._lock = threading.Lock()  # one generate at a time per process: torch threads are shared
@@ -53,6 +74,13 @@ class TransformersBackend:
         template = model.chat_template
         self.system_native = system if template.system == "auto" else template.system == "native"
         self.leading_native = leading if template.leading_assistant == "auto" else template.leading_assistant == "native"
+
+    def close(self) -> None:
+        """Let go of the weights; they are freed when no other model config shares them."""
+        if self._key is not None:
+            self.tokenizer = self.lm = None
+            _unload(self._key)
+            self._key = None
 
     def _render(self, conversation: Conversation) -> str:
         return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)

@@ -60,6 +60,19 @@ class VLLMBackend:
         self._system_native = probed[0] if system == "auto" else system == "native"
         self._leading_native = probed[1] if leading == "auto" else leading == "native"
 
+    def close(self) -> None:
+        """Free the engine's GPU memory so the next model can load (one model at a time per GPU)."""
+        import gc
+
+        self.llm = self.tokenizer = None
+        gc.collect()
+        try:
+            import torch
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        except ImportError:
+            pass
+
     def _render(self, conversation: Conversation) -> str:
         return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
 

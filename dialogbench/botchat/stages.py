@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
+from dialogbench.backends import release_backend
 from dialogbench.botchat import generate_stage, unieval, unieval_stage
 from dialogbench.botchat.seeds import read_seeds
 from dialogbench.config import Config
 from dialogbench.lake import Lake
+from dialogbench.preflight import models_in_use
 from dialogbench.runs import StageReport
 
 log = logging.getLogger("dialogbench.botchat")
@@ -30,15 +33,31 @@ def selected_seeds(config: Config):
 
 
 def generate(config: Config, model_name: str, run_id: str) -> StageReport:
+    """All missing dialogues of one model. Its backend is released afterwards (one model at a time
+    on the accelerator) unless another model of the run shares its weights, which then stay loaded."""
     lake = Lake(config.lake)
     model = config.model(model_name)
     plan = generate_stage.plan_generation(lake=lake, seeds=selected_seeds(config), model=model,
                                           system_prompt=config.botchat.system_prompt, n_target=config.botchat.n_max)
-    return generate_stage.run_generation(lake=lake, plan=plan, model=model,
-                                         system_prompt=config.botchat.system_prompt, run_id=run_id)
+    try:
+        return generate_stage.run_generation(lake=lake, plan=plan, model=model,
+                                             system_prompt=config.botchat.system_prompt, run_id=run_id)
+    finally:
+        if not any(m.name != model.name and (m.backend, m.weights) == (model.backend, model.weights)
+                   for m in models_in_use(config)):
+            release_backend(model)
 
 
-def plan_unieval(config: Config) -> tuple[list[list[unieval_stage.JudgeCell]], StageReport]:
+@dataclass(frozen=True)
+class JudgeChunk:
+    """A slice of the missing judgments: one Prefect task, one backend call."""
+
+    index: int
+    total: int
+    cells: list[unieval_stage.JudgeCell]
+
+
+def plan_unieval(config: Config) -> tuple[list[JudgeChunk], StageReport]:
     """Missing UniEval cells, cut into chunks of ``judge_chunk_size`` (one Prefect task each)."""
     examples = unieval.load_examples(config.botchat.unieval_examples)
     cells, planned, cached = unieval_stage.plan_unieval(
@@ -46,13 +65,16 @@ def plan_unieval(config: Config) -> tuple[list[list[unieval_stage.JudgeCell]], S
         item_ids=selected_seeds(config).column("seed_id").to_pylist(), n_judged=config.botchat.n_max,
         version=unieval.protocol_version(examples))
     size = config.botchat.judge_chunk_size
-    chunks = [cells[i: i + size] for i in range(0, len(cells), size)]
+    total = (len(cells) + size - 1) // size
+    chunks = [JudgeChunk(k + 1, total, cells[i: i + size]) for k, i in enumerate(range(0, len(cells), size))]
     log.info("unieval: %d planned, %d cached, %d to judge in %d chunks", planned, cached, len(cells), len(chunks))
     return chunks, StageReport(unieval_stage.PROTOCOL, planned=planned, cached=cached)
 
 
-def judge_unieval(config: Config, cells: list[unieval_stage.JudgeCell], run_id: str) -> StageReport:
+def judge_unieval(config: Config, chunk: JudgeChunk, run_id: str) -> StageReport:
     examples = unieval.load_examples(config.botchat.unieval_examples)
-    return unieval_stage.judge_unieval_chunk(
-        lake=Lake(config.lake), cells=cells, judge=config.model(config.botchat.judge), examples=examples,
+    report = unieval_stage.judge_unieval_chunk(
+        lake=Lake(config.lake), cells=chunk.cells, judge=config.model(config.botchat.judge), examples=examples,
         n_judged=config.botchat.n_max, version=unieval.protocol_version(examples), run_id=run_id)
+    log.info("unieval: chunk %d/%d done (%d cells)", chunk.index, chunk.total, len(chunk.cells))
+    return report

@@ -1,0 +1,125 @@
+"""Shared fixtures: a tmp lake, scripted-model configs written to tmp_path, and the pipeline run
+through ``dialogbench.botchat.stages`` (what the Prefect tasks call), without Prefect."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import yaml
+
+from dialogbench.backends import clear_backends
+from dialogbench.config import Config, load_config
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATASET = REPO_ROOT / "data_lake" / "raw" / "botchat" / "mutual_test.jsonl"
+EXAMPLES = REPO_ROOT / "data_lake" / "raw" / "botchat" / "unieval_examples.json"
+
+# Judge replies, cycled: pass at N <= 4 (first AI utterance is the 5th), pass always, unparseable,
+# fail at every N >= 3.
+VERDICT_YES_5 = "Choice: Yes\nIndex: 5\nReason: the fifth chat is far too long."
+VERDICT_NO = "Choice: No\nIndex: None\nReason: The conversation is smooth."
+VERDICT_GARBAGE = "I am not sure what you are asking me to do here."
+VERDICT_YES_3 = "**Choice:** Yes\n**Index:** 3\n**Reason:** a sudden change of topic."
+JUDGE_SCRIPT = [VERDICT_YES_5, VERDICT_NO, VERDICT_GARBAGE, VERDICT_YES_3]
+
+
+def chatbot(name: str, script: list[str] | None = None, **extra: Any) -> dict:
+    return {"name": name, "backend": "scripted", "script": script or [f"{name} says hi ({{n}} before me)"], **extra}
+
+
+def config_dict(lake: Path, *, models: list[dict] | None = None, judge_script: list[str] | None = None,
+                judge_extra: dict | None = None, n: list[int] | None = None, limit: int | None = 3,
+                **botchat: Any) -> dict:
+    """A valid config: two scripted chatbots, a scripted judge, the vendored dataset, ``lake`` in tmp."""
+    data = {
+        "lake": str(lake),
+        "models": models if models is not None else [chatbot("bot-a"), chatbot("bot-b")],
+        "judges": [{"name": "judge", "backend": "scripted", "script": judge_script or JUDGE_SCRIPT,
+                    "max_tokens": 64, **(judge_extra or {})}],
+        "botchat": {"judge": "judge", "n": n or [4, 8], **({"limit": limit} if limit else {}), **botchat},
+    }
+    return data
+
+
+@pytest.fixture(autouse=True)
+def _fresh_backends():
+    """Backends are cached per process (by config); a scripted one also keeps its place in its script."""
+    clear_backends()
+    yield
+    clear_backends()
+
+
+@pytest.fixture
+def lake_dir(tmp_path: Path) -> Path:
+    return tmp_path / "lake"
+
+
+@pytest.fixture
+def config_file(tmp_path: Path, lake_dir: Path) -> Callable[..., Path]:
+    """Write a YAML config into tmp_path: ``config_file(data)`` or ``config_file(**config_dict kwargs)``."""
+    counter = itertools.count()
+
+    def write(data: dict | str | None = None, **kwargs: Any) -> Path:
+        if data is None:
+            data = config_dict(lake_dir, **kwargs)
+        path = tmp_path / f"config-{next(counter)}.yaml"
+        path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def make_config(config_file) -> Callable[..., Config]:
+    """Write a config (as ``config_file``) and load it with the repo root for the dataset paths."""
+
+    def make(data: dict | None = None, *, overrides: dict | None = None, **kwargs: Any) -> Config:
+        return load_config(config_file(data, **kwargs), overrides, root=REPO_ROOT)
+
+    return make
+
+
+def run_pipeline(config: Config, run_id: str = "run-1", *, record: bool = False) -> dict:
+    """The flow's stages in order, as a fresh process would run them (backends rebuilt).
+    Returns {"seeds": report, "<model>": generation report, "unieval": merged judging report}."""
+    from dialogbench.botchat import stages
+    from dialogbench.lake import Lake
+    from dialogbench.runs import record_stage, sum_reports
+
+    clear_backends()
+    reports = {"seeds": stages.extract_seeds(config)}
+    for model in config.botchat_models():
+        reports[model.name] = stages.generate(config, model.name, run_id)
+    chunks, planned = stages.plan_unieval(config)
+    reports["unieval"] = sum_reports([planned, *(stages.judge_unieval(config, c, run_id) for c in chunks)])
+    reports["unieval_chunks"] = len(chunks)
+    if record:
+        for report in reports.values():
+            if not isinstance(report, int):
+                record_stage(Lake(config.lake), run_id=run_id, report=report, config="test.yaml")
+    return reports
+
+
+@pytest.fixture
+def pipeline() -> Callable[..., dict]:
+    return run_pipeline
+
+
+@pytest.fixture
+def backend_calls(monkeypatch) -> dict[str, list[int]]:
+    """Every scripted backend call, as {model name: [conversations per call]} (robust to backends
+    being released or rebuilt between stages)."""
+    from dialogbench.backends.scripted import ScriptedBackend
+
+    calls: dict[str, list[int]] = {}
+    real = ScriptedBackend.generate
+
+    def generate(self, conversations, *, sampling):
+        calls.setdefault(self.model.name, []).append(len(conversations))
+        return real(self, conversations, sampling=sampling)
+
+    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+    return calls

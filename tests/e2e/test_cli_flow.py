@@ -1,0 +1,67 @@
+"""The user's path: `dialogbench run` (Prefect flow on the temporary local API), rerun, query."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from tests.e2e.conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def _computed(summary: dict) -> dict[str, tuple[int, int, int]]:
+    return {s["stage"]: (s["planned"], s["cached"], s["computed"]) for s in summary["stages"]}
+
+
+def test_run_then_rerun_computes_nothing(tmp_path, scripted_config):
+    config = scripted_config(limit=6, n=(4, 6))
+    first = run_cli(["run", "--config", str(config), "--json", str(tmp_path / "1.json")], tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    stages = _computed(json.loads((tmp_path / "1.json").read_text()))
+    assert stages["generate:bot-a"] == (6, 0, 6)
+    assert stages["generate:bot-b"] == (6, 0, 6)
+    assert stages["botchat_unieval"] == (12, 0, 12)
+    assert "UniEval pass@N" in first.stdout and "bot-a" in first.stdout
+
+    second = run_cli(["run", "--config", str(config), "--json", str(tmp_path / "2.json")], tmp_path)
+    assert second.returncode == 0, second.stderr[-3000:]
+    stages = _computed(json.loads((tmp_path / "2.json").read_text()))
+    assert stages["generate:bot-a"] == (6, 6, 0)
+    assert stages["botchat_unieval"] == (12, 12, 0)
+    assert "cached      6  computed      0" in second.stdout
+
+    # Plain DuckDB on the catalog file answers ad-hoc SQL through the views.
+    with duckdb.connect(str(tmp_path / "lake" / "catalog.duckdb"), read_only=True) as con:
+        rows = con.sql("select model, n, dialogues, passed, unparsed from botchat_unieval where n = 6 order by model").fetchall()
+        runs = con.sql("select count(distinct run_id) from runs").fetchone()[0]
+    # judge script cycles Yes@4 / No / garbage over 12 dialogues in order: 4 of each.
+    assert sum(r[2] for r in rows) == 12 and sum(r[4] for r in rows) == 4 and sum(r[3] for r in rows) == 4
+    assert runs == 2
+
+    query = run_cli(["query", "select count(*) as n from generations", "--lake", str(tmp_path / "lake"),
+                     "--format", "json"], tmp_path)
+    assert json.loads(query.stdout) == [{"n": 12}]
+
+
+def test_limit_and_models_flags_override_config(tmp_path, scripted_config):
+    config = scripted_config(limit=6)
+    result = run_cli(["run", "--config", str(config), "--limit", "2", "--models", "bot-b", "--n", "4",
+                      "--json", str(tmp_path / "s.json")], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    stages = _computed(json.loads((tmp_path / "s.json").read_text()))
+    assert "generate:bot-a" not in stages
+    assert stages["generate:bot-b"] == (2, 0, 2)
+    assert stages["botchat_unieval"] == (2, 0, 2)
+
+
+def test_config_error_stops_before_compute(tmp_path, scripted_config):
+    config = scripted_config()
+    text = config.read_text().replace("backend: scripted", "backend: nosuch", 1)
+    config.write_text(text)
+    result = run_cli(["run", "--config", str(config)], tmp_path, timeout=120)
+    assert result.returncode == 2
+    assert "models[0].backend" in result.stderr and "unknown backend 'nosuch'" in result.stderr
+    assert not (tmp_path / "lake").exists()
