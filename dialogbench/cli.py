@@ -69,7 +69,11 @@ def cmd_query(args) -> int:
         if relation is None:
             return 0
         if args.format == "csv":
-            relation.write_csv("/dev/stdout")
+            import csv
+
+            writer = csv.writer(sys.stdout)
+            writer.writerow(relation.columns)
+            writer.writerows(relation.fetchall())
         elif args.format == "json":
             cols = relation.columns
             print(json.dumps([dict(zip(cols, r)) for r in relation.fetchall()], indent=2, default=str))

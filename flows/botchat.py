@@ -20,7 +20,7 @@ def botchat(config_path: str = "configs/demo.yaml", limit: int | None = None, mo
     stages = [record(config, run_id, [extract_seeds(config)], config_path)]
     for model in config.botchat_models():  # one model at a time: each holds the accelerator
         stages.append(record(config, run_id, [generate_dialogues(config, model.name, run_id)], config_path))
-    chunks, planned = plan_unieval(config)
+    chunks, planned = plan_unieval(config, run_id)
     judged = judge_unieval_chunk.map(unmapped(config), chunks, unmapped(run_id)).result()
     stages.append(record(config, run_id, [planned, *judged], config_path))
     catalog(config)

@@ -22,8 +22,8 @@ def generate_dialogues(config: Config, model_name: str, run_id: str) -> StageRep
 
 
 @task(name="plan-unieval", cache_policy=NO_CACHE)
-def plan_unieval(config: Config) -> tuple[list[JudgeChunk], StageReport]:
-    return stages.plan_unieval(config)
+def plan_unieval(config: Config, run_id: str) -> tuple[list[JudgeChunk], StageReport]:
+    return stages.plan_unieval(config, run_id)
 
 
 @task(name="judge-unieval-chunk", task_run_name="judge-unieval-{chunk.index}-of-{chunk.total}",

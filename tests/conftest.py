@@ -82,18 +82,19 @@ def make_config(config_file) -> Callable[..., Config]:
     return make
 
 
-def run_pipeline(config: Config, run_id: str = "run-1", *, record: bool = False) -> dict:
+def run_pipeline(config: Config, run_id: str | None = None, *, record: bool = False) -> dict:
     """The flow's stages in order, as a fresh process would run them (backends rebuilt).
     Returns {"seeds": report, "<model>": generation report, "unieval": merged judging report}."""
     from dialogbench.botchat import stages
     from dialogbench.lake import Lake
-    from dialogbench.runs import record_stage, sum_reports
+    from dialogbench.runs import new_run_id, record_stage, sum_reports
 
+    run_id = run_id or new_run_id()
     clear_backends()
     reports = {"seeds": stages.extract_seeds(config)}
     for model in config.botchat_models():
         reports[model.name] = stages.generate(config, model.name, run_id)
-    chunks, planned = stages.plan_unieval(config)
+    chunks, planned = stages.plan_unieval(config, run_id)
     reports["unieval"] = sum_reports([planned, *(stages.judge_unieval(config, c, run_id) for c in chunks)])
     reports["unieval_chunks"] = len(chunks)
     if record:

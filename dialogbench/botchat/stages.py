@@ -57,13 +57,13 @@ class JudgeChunk:
     cells: list[unieval_stage.JudgeCell]
 
 
-def plan_unieval(config: Config) -> tuple[list[JudgeChunk], StageReport]:
+def plan_unieval(config: Config, run_id: str) -> tuple[list[JudgeChunk], StageReport]:
     """Missing UniEval cells, cut into chunks of ``judge_chunk_size`` (one Prefect task each)."""
     examples = unieval.load_examples(config.botchat.unieval_examples)
     cells, planned, cached = unieval_stage.plan_unieval(
         lake=Lake(config.lake), models=config.botchat_models(), judge=config.model(config.botchat.judge),
         item_ids=selected_seeds(config).column("seed_id").to_pylist(), n_judged=config.botchat.n_max,
-        version=unieval.protocol_version(examples))
+        version=unieval.protocol_version(examples), run_id=run_id)
     size = config.botchat.judge_chunk_size
     total = (len(cells) + size - 1) // size
     chunks = [JudgeChunk(k + 1, total, cells[i: i + size]) for k, i in enumerate(range(0, len(cells), size))]

@@ -12,7 +12,7 @@ from dialogbench.backends.base import Conversation
 from dialogbench.botchat.prompts import UNIEVAL_PROMPT
 from dialogbench.keys import fingerprint
 
-PARSER_VERSION = "unieval-parser-v1"
+PARSER_VERSION = "unieval-parser-v2"
 SPEAKERS = ("A", "B")
 
 
@@ -58,7 +58,7 @@ class Verdict:
 
 _CHOICE = re.compile(r"choice\W{0,4}\s*[:：\-]?\s*\W{0,2}\s*(yes|no)\b", re.IGNORECASE)
 _INDEX = re.compile(r"index\W{0,4}\s*[:：\-]?\s*\W{0,2}\s*(none|n/a|null|\d+)", re.IGNORECASE)
-_REASON = re.compile(r"reason\W{0,4}\s*[:：\-]\s*(.*)", re.IGNORECASE | re.DOTALL)
+_REASON = re.compile(r"reason\W{0,4}\s*[:：\-]\s*(?:\*{1,2}\s*)?(.*)", re.IGNORECASE | re.DOTALL)
 
 
 def parse_verdict(text: str | None, *, n_utterances: int) -> Verdict:

@@ -14,7 +14,7 @@ from dialogbench.botchat.unieval import build_prompt, parse_verdict
 from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint
 from dialogbench.lake import Lake
-from dialogbench.lake.schemas import FAILURES, GENERATIONS, JUDGMENTS
+from dialogbench.lake.schemas import FAILURES, GENERATIONS, JUDGMENTS, PLANS
 from dialogbench.runs import StageReport, now
 
 log = logging.getLogger("dialogbench.botchat.unieval")
@@ -31,9 +31,11 @@ class JudgeCell:
 
 
 def plan_unieval(*, lake: Lake, models: list[ModelConfig], judge: ModelConfig, item_ids: list[str],
-                 n_judged: int, version: str) -> tuple[list[JudgeCell], int, int]:
-    """Cells for the newest generation (>= n_judged utterances) of each (model, item); returns the
-    missing cells and the planned and cached counts. Dialogues not generated yet are not planned."""
+                 n_judged: int, version: str, run_id: str) -> tuple[list[JudgeCell], int, int]:
+    """Cells for the stored generation of each (model, item) that is long enough (the shortest such,
+    so a later, longer extension does not change the cell); returns the missing cells and the planned
+    and cached counts, and records the plan (metrics report each model's latest plan). Dialogues not
+    generated yet are not planned."""
     judge_fp = model_fingerprint(judge)
     fps = pa.table({"model": [m.name for m in models], "model_fp": [model_fingerprint(m) for m in models]})
     items = pa.table({"item_id": item_ids})
@@ -53,6 +55,11 @@ def plan_unieval(*, lake: Lake, models: list[ModelConfig], judge: ModelConfig, i
         missing = set(con.sql(f"""SELECT cell_key FROM planned ANTI JOIN
             {lake.relation_sql('judgments', JUDGMENTS)} j USING (cell_key)""").to_arrow_table().column(0).to_pylist())
     todo = [c for c in cells if c.cell_key in missing]
+    created = now()
+    lake.write("plans", pa.Table.from_pylist(
+        [{"run_id": run_id, "stage": PROTOCOL, "cell_key": c.cell_key, "item_id": c.item_id, "model": c.model,
+          "judge": judge.name, "created_at": created} for c in cells], schema=PLANS),
+        partition={"stage": PROTOCOL, "run_id": run_id}, name=f"{judge.name}.parquet")
     return todo, len(cells), len(cells) - len(todo)
 
 

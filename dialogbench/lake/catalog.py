@@ -28,16 +28,26 @@ def render(sql: str, lake: Lake) -> str:
 
 
 def create_views(con: duckdb.DuckDBPyConnection, lake: Lake, sql_dir: Path = SQL_DIR) -> list[str]:
-    names = []
-    for path in view_files(sql_dir):
-        if path.stem == "seeds" and not lake.has("seeds"):
-            continue  # extraction has not run yet
-        try:
-            con.execute(f'CREATE OR REPLACE VIEW "{path.stem}" AS {render(path.read_text(), lake)}')
-        except duckdb.Error as exc:
-            raise RuntimeError(f"{path}: {exc}") from exc
-        names.append(path.stem)
-    return names
+    """Create every view; a view that reads another is retried once the other exists (so files need
+    no dependency order). Raises naming the file whose SQL is broken."""
+    pending = [p for p in view_files(sql_dir) if not (p.stem == "seeds" and not lake.has("seeds"))]
+    created: list[str] = []
+    while pending:
+        errors, before = {}, len(pending)
+        for path in list(pending):
+            try:
+                con.execute(f'CREATE OR REPLACE VIEW "{path.stem}" AS {render(path.read_text(), lake)}')
+            except duckdb.CatalogException as exc:  # reads a view not created yet: next pass
+                errors[path] = exc
+                continue
+            except duckdb.Error as exc:
+                raise RuntimeError(f"{path}: {exc}") from exc
+            pending.remove(path)
+            created.append(path.stem)
+        if len(pending) == before:  # no progress: a real error, not an order problem
+            path, exc = next(iter(errors.items()))
+            raise RuntimeError(f"{path}: {exc}")
+    return created
 
 
 def connect(lake: Lake) -> duckdb.DuckDBPyConnection:

@@ -53,6 +53,16 @@ FAILURES = pa.schema([
     ("created_at", TS),
 ])
 
+PLANS = pa.schema([  # the cells a run asked for: metrics read each model's most recent plan
+    ("run_id", pa.string()),
+    ("stage", pa.string()),
+    ("cell_key", pa.string()),
+    ("item_id", pa.string()),
+    ("model", pa.string()),
+    ("judge", pa.string()),
+    ("created_at", TS),
+])
+
 RUNS = pa.schema([
     ("run_id", pa.string()),
     ("stage", pa.string()),
@@ -67,4 +77,4 @@ RUNS = pa.schema([
     ("detail", pa.string()),
 ])
 
-TABLES = {"generations": GENERATIONS, "judgments": JUDGMENTS, "failures": FAILURES, "runs": RUNS}
+TABLES = {"generations": GENERATIONS, "judgments": JUDGMENTS, "failures": FAILURES, "plans": PLANS, "runs": RUNS}

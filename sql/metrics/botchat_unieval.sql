@@ -1,19 +1,26 @@
 -- botchat_unieval: UniEval pass@N per model, judge and N (BotChat README: a dialogue passes at N when the
--- judge finds no AI, or its first AI utterance comes after the N-th). Each dialogue's newest judgment counts;
--- pass@N is read off one judgment of the first n_judged utterances for every 3 <= N <= n_judged.
--- Unparseable verdicts are counted, and left out of pass_rate's denominator (never guessed).
-with unieval as (
-    select * from judgments where protocol = 'botchat_unieval'
+-- judge finds no AI, or its first AI utterance comes after the N-th). The cells counted are those of each
+-- (model, judge)'s most recent plan; pass@N is read off one judgment of the first n_judged utterances for
+-- every 3 <= N <= n_judged. Unparseable verdicts are counted, and left out of pass_rate's denominator.
+with plans as (
+    select * from plans where stage = 'botchat_unieval'
 ),
 
-latest as (
-    select * from unieval
-    qualify row_number() over (partition by model, judge, item_id order by created_at desc, cell_key) = 1
+latest_plan as (
+    select model, judge, arg_max(run_id, created_at) as run_id from plans group by model, judge
+),
+
+current_cells as (
+    select plans.cell_key from plans join latest_plan using (model, judge, run_id)
+),
+
+unieval as (
+    select * from judgments semi join current_cells using (cell_key)
 ),
 
 per_n as (
     select model, judge, item_id, parsed, choice, ai_index, unnest(generate_series(3, n_judged)) as n
-    from latest
+    from unieval
 ),
 
 final as (
