@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gc
 import threading
 import time
@@ -94,16 +95,20 @@ class TransformersBackend:
         return len(self.tokenizer(self._render(self._adapt(conversation)), add_special_tokens=False)["input_ids"])
 
     def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
+        """Micro-batches of ``batch_size`` (sorted by length, so little padding). When every prompt of
+        the call starts with the same long token prefix (a judge's instructions and in-context
+        examples), that prefix is encoded once and its KV cache shared by every row."""
         start = time.perf_counter()
-        prompts = [self._render(self._adapt(c)) for c in conversations]
-        results: list[Completion | None] = [None] * len(prompts)
-        # Sort by length so each micro-batch pads little; results go back to input order.
-        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        ids = [self.tokenizer(self._render(self._adapt(c)), add_special_tokens=False)["input_ids"]
+               for c in conversations]
+        results: list[Completion | None] = [None] * len(ids)
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         with self._lock:
+            prefix = self._prefix_cache(ids)
             for lo in range(0, len(order), self.model.batch_size):
                 idx = order[lo: lo + self.model.batch_size]
                 try:
-                    batch = self._generate_batch([prompts[i] for i in idx], sampling)
+                    batch = self._generate_batch([ids[i] for i in idx], sampling, prefix)
                 except Exception as exc:  # an OOM or a bad prompt fails this micro-batch only
                     batch = [Completion(text=None, error=f"{type(exc).__name__}: {exc}") for _ in idx]
                 for i, completion in zip(idx, batch):
@@ -117,24 +122,65 @@ class TransformersBackend:
         self.stats.seconds += time.perf_counter() - start
         return done
 
-    def _generate_batch(self, prompts: list[str], sampling: Sampling) -> list[Completion]:
+    def _prefix_cache(self, ids: list[list[int]]):
+        """(length, KV cache) of the token prefix all prompts share, if it is worth caching."""
+        import torch
+        from transformers import DynamicCache
+
+        length = shared_prefix_length(ids)
+        if len(ids) < 2 or length < PREFIX_MIN_TOKENS:
+            return None
+        cache = DynamicCache()
+        with torch.inference_mode():
+            self.lm(input_ids=torch.tensor([ids[0][:length]], device=self.device), past_key_values=cache, use_cache=True)
+        return length, cache
+
+    def _generate_batch(self, ids: list[list[int]], sampling: Sampling, prefix) -> list[Completion]:
         import torch
 
-        enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
-        kwargs = dict(max_new_tokens=sampling.max_tokens, pad_token_id=self.tokenizer.pad_token_id)
+        pad = self.tokenizer.pad_token_id
+        cached, cache = prefix if prefix else (0, None)
+        # Left-pad each row's uncached part: [shared prefix][pads][suffix]; positions come from the
+        # attention mask, so the pads in the middle change nothing.
+        tails = [row[cached:] for row in ids]
+        width = max(len(t) for t in tails)
+        rows = [ids[0][:cached] + [pad] * (width - len(t)) + t for t in tails]
+        masks = [[1] * cached + [0] * (width - len(t)) + [1] * len(t) for t in tails]
+        kwargs = dict(max_new_tokens=sampling.max_tokens, pad_token_id=pad)
+        if cache is not None:
+            batch_cache = copy.deepcopy(cache)
+            batch_cache.batch_repeat_interleave(len(rows))
+            kwargs["past_key_values"] = batch_cache
         if sampling.temperature > 0:
             if sampling.seed is not None:
                 torch.manual_seed(sampling.seed)
             kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        input_ids = torch.tensor(rows, device=self.device)
         with torch.inference_mode():
-            out = self.lm.generate(**enc, **kwargs)
-        new = out[:, enc["input_ids"].shape[1]:]
-        stop = {self.tokenizer.eos_token_id, self.tokenizer.pad_token_id}
+            out = self.lm.generate(input_ids=input_ids, attention_mask=torch.tensor(masks, device=self.device), **kwargs)
+        new = out[:, input_ids.shape[1]:]
+        stop = {self.tokenizer.eos_token_id, pad}
         results = []
-        for row, mask in zip(new.tolist(), enc["attention_mask"].tolist()):
+        for row, prompt in zip(new.tolist(), ids):
             n = next((k for k, t in enumerate(row) if t in stop), len(row))
             text = self.tokenizer.decode(row[:n], skip_special_tokens=True).strip()
-            results.append(Completion(text=text, prompt_tokens=int(sum(mask)), completion_tokens=n))
+            results.append(Completion(text=text, prompt_tokens=len(prompt), completion_tokens=n))
         return results
+
+
+PREFIX_MIN_TOKENS = 256  # below this, encoding the prefix per row costs less than copying its cache
+
+
+def shared_prefix_length(ids: list[list[int]]) -> int:
+    """Tokens every row starts with, leaving at least one token of each row uncached."""
+    if not ids:
+        return 0
+    limit = min(len(row) for row in ids) - 1
+    first = ids[0]
+    for k in range(max(limit, 0)):
+        token = first[k]
+        if any(row[k] != token for row in ids):
+            return k
+    return max(limit, 0)

@@ -12,7 +12,9 @@ from dialogbench.backends.base import Conversation
 from dialogbench.botchat.prompts import UNIEVAL_PROMPT
 from dialogbench.keys import fingerprint
 
-PARSER_VERSION = "unieval-parser-v2"
+PARSER_VERSION = "unieval-parser-v3"
+ANSWER_REQUEST = ("Now give your judgment of this conversation. Answer in the format:\n"
+                  "Choice: Yes or No\nIndex: n or None\nReason: your reason")
 SPEAKERS = ("A", "B")
 
 
@@ -33,18 +35,20 @@ def load_examples(path: str | Path) -> list[dict]:
 
 def build_prompt(utterances: Sequence[str], examples: Sequence[dict]) -> Conversation:
     """The UniEval prompt, the in-context examples (each a conversation and the expected answer),
-    then the conversation to judge; one user message."""
+    the conversation to judge, and a closing line that asks for the answer (without it, small judges
+    continue the conversation instead of judging it); one user message."""
     parts = [UNIEVAL_PROMPT.strip(), "", "Here are some examples:"]
     for i, ex in enumerate(examples, 1):
         parts += [f"Example {i}:", f"Conversation:{ex['conv'].rstrip()}", "",
                   f"Choice: {ex['choice']}\nIndex: {ex['index']}\nReason: {ex['reason'].strip()}", ""]
-    parts += ["Now judge this conversation:", f"Conversation:{render_dialogue(utterances).rstrip()}"]
+    parts += ["Now judge this conversation:", f"Conversation:{render_dialogue(utterances).rstrip()}", "",
+              ANSWER_REQUEST]
     return [{"role": "user", "content": "\n".join(parts)}]
 
 
 def protocol_version(examples: Sequence[dict]) -> str:
     """Changes whenever the prompt text, the examples or the parser change."""
-    return fingerprint("botchat_unieval", UNIEVAL_PROMPT, list(examples), PARSER_VERSION, build_prompt.__doc__)
+    return fingerprint("botchat_unieval", UNIEVAL_PROMPT, list(examples), PARSER_VERSION, ANSWER_REQUEST)
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Verdict:
 
 _CHOICE = re.compile(r"choice\W{0,4}\s*[:：\-]?\s*\W{0,2}\s*(yes|no)\b", re.IGNORECASE)
 _INDEX = re.compile(r"index\W{0,4}\s*[:：\-]?\s*\W{0,2}\s*(none|n/a|null|\d+)", re.IGNORECASE)
+_BARE = re.compile(r"^\W{0,3}(yes|no)\W{0,3}$", re.IGNORECASE)  # a first line that is only "No." / "**Yes**"
 _REASON = re.compile(r"reason\W{0,4}\s*[:：\-]\s*(?:\*{1,2}\s*)?(.*)", re.IGNORECASE | re.DOTALL)
 
 
@@ -66,7 +71,7 @@ def parse_verdict(text: str | None, *, n_utterances: int) -> Verdict:
     ``Yes`` needs an index in 1..n_utterances, else the verdict is recorded as unparseable."""
     if not text or not text.strip():
         return Verdict(parsed=False, error="empty judge output")
-    choice_match = _CHOICE.search(text)
+    choice_match = _CHOICE.search(text) or _BARE.match(text.strip().splitlines()[0].strip())
     if not choice_match:
         return Verdict(parsed=False, error="no 'Choice: Yes/No' found")
     choice = choice_match.group(1).capitalize()

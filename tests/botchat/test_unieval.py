@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dialogbench.botchat.prompts import UNIEVAL_PROMPT
-from dialogbench.botchat.unieval import Verdict, build_prompt, load_examples, parse_verdict, passes_at, protocol_version, render_dialogue
+from dialogbench.botchat.unieval import ANSWER_REQUEST, Verdict, build_prompt, load_examples, parse_verdict, passes_at, protocol_version, render_dialogue
 from tests.conftest import EXAMPLES
 
 DIALOGUE = ["Hi, how was the trip?", "Long. The train was late.", "Oh no, how late?", "Two hours, can you believe it?"]
@@ -45,7 +45,8 @@ def test_build_prompt(examples):
         positions.append(text.index(example["conv"].rstrip()))
         assert f"Choice: {example['choice']}\nIndex: {example['index']}\nReason: {example['reason'].strip()}" in text
     assert positions == sorted(positions)
-    assert text.endswith(render_dialogue(DIALOGUE).rstrip())
+    # the dialogue to judge comes after every example, then the request for the answer
+    assert text.endswith(render_dialogue(DIALOGUE).rstrip() + "\n\n" + ANSWER_REQUEST)
     assert text.rindex("A: Hi, how was the trip?") > max(positions)
 
 
@@ -97,6 +98,9 @@ def test_parse_verdict_reason():
     ("I think the conversation is between two people.", "no 'Choice"),
     ("Choice: Maybe\nIndex: 2", "no 'Choice"),
     ("Index: 2\nReason: only an index", "no 'Choice"),
+    ("A: No, no, no, no, no", "no 'Choice"),  # the judge went on with the dialogue
+    ("No, no, no, I think", "no 'Choice"),   # a sentence, not an answer
+    ("Yes", "without a numeric Index"),
 ])
 def test_parse_verdict_unparseable(text, fragment):
     verdict = parse_verdict(text, n_utterances=4)
@@ -150,3 +154,13 @@ def test_protocol_version_changes_with_the_prompt(examples, monkeypatch):
     monkeypatch.setattr(unieval, "UNIEVAL_PROMPT", UNIEVAL_PROMPT)
     monkeypatch.setattr(unieval, "PARSER_VERSION", "unieval-parser-v999")
     assert unieval.protocol_version(examples) != before
+
+
+@pytest.mark.parametrize("text, choice, index", [
+    ("No", "No", None),          # what SmolLM2-135M answers: the choice alone
+    ("No.", "No", None),
+    ("**Yes**\nIndex: 3", "Yes", 3),
+])
+def test_parse_verdict_bare_first_line_answer(text, choice, index):
+    verdict = parse_verdict(text, n_utterances=4)
+    assert verdict.parsed and (verdict.choice, verdict.index) == (choice, index)
