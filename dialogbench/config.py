@@ -87,6 +87,45 @@ class ModelConfig(_Strict):
                                         "sampling", "max_tokens", "context_window", "script"})
 
 
+class EloConfig(_Strict):
+    """Bootstrap Elo as in the BotChat paper's appendix A, plus Bradley–Terry intervals."""
+
+    init: float = 1000.0
+    scale: float = 400.0
+    k: float = 32.0
+    rounds: int = Field(1000, ge=1)
+    repeats: int = Field(10, ge=1)
+    seed: int = 0
+    bt_rounds: int = Field(200, ge=1)
+
+
+class ArenaConfig(_Strict):
+    """BotChat Arena: two models' dialogues from the same seed, judged side by side in both orders."""
+
+    enabled: bool = False
+    n: list[int] = Field(default_factory=lambda: [8, 16], min_length=1)
+    pairs: list[tuple[str, str]] | None = None  # default: every pair of botchat models
+    min_human_utterances: int = Field(4, ge=2)  # the paper's 222-seed subset
+    limit: int | None = Field(None, ge=1)  # the first K seeds of that subset
+    elo: EloConfig = EloConfig()
+
+    @field_validator("n")
+    @classmethod
+    def _n_at_least_3(cls, values: list[int]) -> list[int]:
+        for value in values:
+            if value < 3:
+                raise ValueError(f"N must be >= 3, got {value}")
+        return sorted(set(values))
+
+
+class GTEvalConfig(_Strict):
+    """GTEval: each model's dialogue, cut to the human dialogue's length, against the human one."""
+
+    enabled: bool = False
+    min_human_utterances: int = Field(4, ge=3)
+    limit: int | None = Field(None, ge=1)
+
+
 class BotChatConfig(_Strict):
     enabled: bool = True
     dataset: str = "data_lake/raw/botchat/mutual_test.jsonl"
@@ -97,6 +136,8 @@ class BotChatConfig(_Strict):
     limit: int | None = Field(None, ge=1)
     system_prompt: str = SYSTEM_PROMPT
     judge_chunk_size: int = Field(64, ge=1)
+    arena: ArenaConfig = ArenaConfig()
+    gteval: GTEvalConfig = GTEvalConfig()
 
     @field_validator("n")
     @classmethod
@@ -108,7 +149,9 @@ class BotChatConfig(_Strict):
 
     @property
     def n_max(self) -> int:
-        return max(self.n)
+        """The length every dialogue is generated to: the largest N any enabled protocol asks for
+        (GTEval cuts to the human length, at most that)."""
+        return max([*self.n, *(self.arena.n if self.arena.enabled else [])])
 
 
 class Config(_Strict):
@@ -127,6 +170,14 @@ class Config(_Strict):
         for name in self.botchat.models or []:
             if name not in known:
                 raise ValueError(f"botchat.models: {name!r} is not in models ({', '.join(sorted(known))})")
+        playing = set(self.botchat.models or known)
+        for i, pair in enumerate(self.botchat.arena.pairs or []):
+            for name in pair:
+                if name not in playing:
+                    raise ValueError(f"botchat.arena.pairs[{i}]: {name!r} is not one of the botchat models "
+                                     f"({', '.join(sorted(playing))})")
+            if pair[0] == pair[1]:
+                raise ValueError(f"botchat.arena.pairs[{i}]: a model cannot play itself ({pair[0]!r})")
         if self.botchat.enabled:
             judges = {m.name for m in [*self.judges, *self.models]}
             if not self.botchat.judge:

@@ -32,10 +32,13 @@ class StageReport:
     detail: dict = field(default_factory=dict)
 
     def merge(self, other: "StageReport") -> "StageReport":
-        """Add a chunk's counts (computed / failed / time) to this stage's."""
+        """Add a chunk's counts (computed / failed / time, and numbers in ``detail``) to this stage's."""
+        detail = dict(self.detail)
+        for key, value in other.detail.items():
+            both_numbers = isinstance(value, (int, float)) and isinstance(detail.get(key), (int, float))
+            detail[key] = detail[key] + value if both_numbers else detail.get(key, value)
         return StageReport(self.stage, self.planned, self.cached, self.computed + other.computed,
-                           self.failed + other.failed, self.seconds + other.seconds,
-                           {**self.detail, **other.detail})
+                           self.failed + other.failed, self.seconds + other.seconds, detail)
 
     def line(self) -> str:
         return (f"{self.stage:<22} planned {self.planned:>6}  cached {self.cached:>6}  "

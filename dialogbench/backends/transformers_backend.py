@@ -40,6 +40,9 @@ def _unload(key: tuple) -> None:
 def _load_uncached(path: str, gguf_file: str | None, revision: str | None, device: str, dtype: str | None):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # per-tensor bars would flood the run log and the Prefect UI
 
     kwargs = {"gguf_file": gguf_file} if gguf_file else {}
     if revision:

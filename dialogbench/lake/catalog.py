@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 
+from dialogbench.botchat.seeds import SEEDS_SCHEMA
 from dialogbench.lake.schemas import TABLES
 from dialogbench.lake.store import Lake
 
@@ -16,6 +17,9 @@ log = logging.getLogger("dialogbench.catalog")
 SQL_DIR = Path(os.environ.get("DIALOGBENCH_SQL_DIR", Path(__file__).resolve().parents[2] / "sql"))
 _SOURCE = re.compile(r"\{\{\s*source\('([a-z_]+)'\)\s*\}\}")
 VIEW_DIRS = ("views", "metrics")
+# Typed empty views for tables a lake may not have yet; `seeds` too, so metric views that join it
+# (botchat_unieval_gt) exist, empty, before the first extraction.
+SOURCE_SCHEMAS = {**TABLES, "seeds": SEEDS_SCHEMA}
 
 
 def view_files(sql_dir: Path = SQL_DIR) -> list[Path]:
@@ -24,13 +28,13 @@ def view_files(sql_dir: Path = SQL_DIR) -> list[Path]:
 
 
 def render(sql: str, lake: Lake) -> str:
-    return _SOURCE.sub(lambda m: lake.relation_sql(m.group(1), TABLES.get(m.group(1))), sql)
+    return _SOURCE.sub(lambda m: lake.relation_sql(m.group(1), SOURCE_SCHEMAS.get(m.group(1))), sql)
 
 
 def create_views(con: duckdb.DuckDBPyConnection, lake: Lake, sql_dir: Path = SQL_DIR) -> list[str]:
     """Create every view; a view that reads another is retried once the other exists (so files need
     no dependency order). Raises naming the file whose SQL is broken."""
-    pending = [p for p in view_files(sql_dir) if not (p.stem == "seeds" and not lake.has("seeds"))]
+    pending = view_files(sql_dir)
     created: list[str] = []
     while pending:
         errors, before = {}, len(pending)

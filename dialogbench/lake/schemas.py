@@ -40,6 +40,18 @@ JUDGMENTS = pa.schema([
     ("completion_tokens", pa.int32()),
     ("run_id", pa.string()),
     ("created_at", TS),
+    # Pairwise protocols (botchat_arena, botchat_gteval); null for UniEval rows and in older files.
+    # `model` / `generation_key` are one side, `opponent` / `opponent_generation_key` the other (the
+    # second model, or "human" with a null key in GTEval). `position` is where `model`'s conversation
+    # was shown: 1 = "Conversation 1", 2 = "Conversation 2" (Arena rows always store the first-shown
+    # model as `model`, so 1). `verdict`: the conversation(s) the judge found AI involved
+    # (conversation_1 / conversation_2 / both / neither). `winner`: the side shown FIRST is "model_a",
+    # the second "model_b"; the side NOT judged AI wins, both / neither is "tie"; null when unparsed.
+    ("opponent", pa.string()),
+    ("opponent_generation_key", pa.string()),
+    ("position", pa.int32()),
+    ("verdict", pa.string()),
+    ("winner", pa.string()),
 ])
 
 FAILURES = pa.schema([
@@ -63,6 +75,33 @@ PLANS = pa.schema([  # the cells a run asked for: metrics read each model's most
     ("created_at", TS),
 ])
 
+ELO = pa.schema([  # arena ratings per run, (judge, N) and model: bootstrap Elo and Bradley–Terry
+    ("run_id", pa.string()),
+    ("judge", pa.string()),
+    ("n", pa.int32()),
+    ("model", pa.string()),
+    ("elo", pa.float64()),       # mean over repeats of the bootstrap median (paper, appendix A)
+    ("elo_std", pa.float64()),   # std of those medians across repeats
+    ("ci_low", pa.float64()),    # 2.5th percentile of the pooled bootstrap rounds
+    ("ci_high", pa.float64()),   # 97.5th percentile
+    ("bt", pa.float64()),        # Bradley–Terry on the Elo scale (mean 1000)
+    ("bt_ci_low", pa.float64()),
+    ("bt_ci_high", pa.float64()),
+    ("games", pa.int64()),
+    ("settings", pa.string()),
+    ("created_at", TS),
+])
+
+LENGTHS = pa.schema([  # CL100K tokens of each generated utterance (the seed's two are not counted)
+    ("generation_key", pa.string()),
+    ("model", pa.string()),
+    ("model_fp", pa.string()),
+    ("item_id", pa.string()),
+    ("utterance", pa.int32()),   # 1-based position in the dialogue
+    ("tokens", pa.int32()),
+    ("created_at", TS),
+])
+
 RUNS = pa.schema([
     ("run_id", pa.string()),
     ("stage", pa.string()),
@@ -77,4 +116,5 @@ RUNS = pa.schema([
     ("detail", pa.string()),
 ])
 
-TABLES = {"generations": GENERATIONS, "judgments": JUDGMENTS, "failures": FAILURES, "plans": PLANS, "runs": RUNS}
+TABLES = {"generations": GENERATIONS, "judgments": JUDGMENTS, "failures": FAILURES, "plans": PLANS, "runs": RUNS,
+          "elo": ELO, "utterance_lengths": LENGTHS}

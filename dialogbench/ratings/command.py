@@ -67,7 +67,15 @@ def compute_ratings(path, *, rounds: int = 1000, repeats: int = 10, seed: int = 
                     init: float = INIT, scale: float = SCALE, k: float = K, anchor: str | None = None,
                     ordered_pairs: bool = False) -> dict[str, list[dict[str, Any]]]:
     """``{"ratings": [row per model, by elo desc], "pairs": [row per pair]}`` for a comparisons file."""
-    games = read_comparisons(path)
+    return rate(read_comparisons(path), rounds=rounds, repeats=repeats, seed=seed, bt_rounds=bt_rounds, init=init,
+                scale=scale, k=k, anchor=anchor, ordered_pairs=ordered_pairs)
+
+
+def rate(games, *, rounds: int = 1000, repeats: int = 10, seed: int = 0, bt_rounds: int = 200,
+         init: float = INIT, scale: float = SCALE, k: float = K, anchor: str | None = None,
+         ordered_pairs: bool = False) -> dict[str, list[dict[str, Any]]]:
+    """Bootstrap Elo (mean and std of the medians over ``repeats`` seeds, pooled 2.5/97.5 percentiles)
+    and Bradley–Terry with bootstrap intervals, for a set of games."""
     elo = repeated_bootstrap_elo(games, repeats=repeats, rounds=rounds, base_seed=seed,
                                  init=init, scale=scale, k=k)
     bt = bootstrap_bradley_terry(games, rounds=bt_rounds, seed=seed, anchor=anchor)

@@ -1,0 +1,46 @@
+-- botchat_arena: one row per BotChat Arena comparison (BotChat README: two dialogues from the same ChatSEED,
+-- cut to N utterances, judged side by side; each order is its own comparison). model_a is the model shown first
+-- ("Conversation 1"), model_b the one shown second. The judge names the AI-involved conversation(s) (verdict:
+-- conversation_1 / conversation_2 / both / neither) and the other side wins: winner is model_a / model_b / tie,
+-- null exactly when the verdict could not be parsed. (model_a, model_b, winner) of the parsed rows is the input
+-- of `dialogbench elo FILE`. The cells are those of each (unordered model pair, judge)'s most recent plan;
+-- plans.model holds "<first> vs <second>" for this stage.
+with plans as (
+    select
+        *,
+        least(split_part(model, ' vs ', 1), split_part(model, ' vs ', 2)) as pair_low,
+        greatest(split_part(model, ' vs ', 1), split_part(model, ' vs ', 2)) as pair_high
+    from plans
+    where stage = 'botchat_arena'
+),
+
+latest_plan as (
+    select pair_low, pair_high, judge, arg_max(run_id, created_at) as run_id from plans group by pair_low, pair_high, judge
+),
+
+current_cells as (
+    select plans.cell_key from plans join latest_plan using (pair_low, pair_high, judge, run_id)
+),
+
+arena as (
+    select * from judgments semi join current_cells using (cell_key) where protocol = 'botchat_arena'
+),
+
+final as (
+    select
+        judge,
+        n_judged::integer as n,
+        item_id,
+        case when position = 2 then opponent else model end as model_a,
+        case when position = 2 then model else opponent end as model_b,
+        verdict,
+        winner,
+        parsed,
+        reason,
+        raw_output,
+        cell_key
+    from arena
+)
+
+select * from final
+order by judge, n, item_id, model_a, model_b

@@ -1,0 +1,53 @@
+-- botchat_gteval: each model against the human (MuTual-Test) dialogues, both cut to the same length, judged in
+-- both orders (BotChat README, "Compared to the Ground Truth"). A model wins when the judge picks the human
+-- conversation as the AI-involved one, ties on both / neither, loses when it picks the model's. Unparsed
+-- verdicts are counted and left out of win_tie_rate's denominator (win + tie + lose). The cells are those of
+-- each (model, judge)'s most recent plan.
+with plans as (
+    select * from plans where stage = 'botchat_gteval'
+),
+
+latest_plan as (
+    select model, judge, arg_max(run_id, created_at) as run_id from plans group by model, judge
+),
+
+current_cells as (
+    select plans.cell_key from plans join latest_plan using (model, judge, run_id)
+),
+
+gteval as (
+    select * from judgments semi join current_cells using (cell_key) where protocol = 'botchat_gteval'
+),
+
+outcomes as (
+    select
+        model,
+        judge,
+        case
+            when not parsed then 'unparsed'
+            when winner = 'tie' then 'tie'
+            when (position = 1 and winner = 'model_a') or (position = 2 and winner = 'model_b') then 'win'
+            else 'lose'
+        end as outcome
+    from gteval
+),
+
+counted as (
+    select
+        model,
+        judge,
+        count(*) as comparisons,
+        count(*) filter (where outcome = 'win') as win,
+        count(*) filter (where outcome = 'tie') as tie,
+        count(*) filter (where outcome = 'lose') as lose,
+        count(*) filter (where outcome = 'unparsed') as unparsed
+    from outcomes
+    group by model, judge
+),
+
+final as (
+    select *, round((win + tie) / nullif(win + tie + lose, 0), 4) as win_tie_rate from counted
+)
+
+select * from final
+order by judge, win_tie_rate desc nulls last, model

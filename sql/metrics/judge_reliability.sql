@@ -1,0 +1,105 @@
+-- judge_reliability: how usable each judge's pairwise verdicts are, per judge and protocol (botchat_arena,
+-- botchat_gteval), over the current plans: how many verdicts could not be parsed, and how often the two orders
+-- of the same comparison (same seed, N or L, and sides) disagree once mapped back to the same side ("flips":
+-- one order says A wins, the other says A loses or ties). Only comparisons with both orders parsed can flip.
+with arena as (
+    select * from botchat_arena
+),
+
+gteval_plans as (
+    select * from plans where stage = 'botchat_gteval'
+),
+
+gteval_latest_plan as (
+    select model, judge, arg_max(run_id, created_at) as run_id from gteval_plans group by model, judge
+),
+
+gteval_cells as (
+    select gteval_plans.cell_key from gteval_plans join gteval_latest_plan using (model, judge, run_id)
+),
+
+gteval as (
+    select * from judgments semi join gteval_cells using (cell_key) where protocol = 'botchat_gteval'
+),
+
+comparisons as (  -- one row per judged order; `outcome` is for `side` (the alphabetically first model / the model)
+    select
+        judge,
+        'botchat_arena' as protocol,
+        n,
+        item_id,
+        least(model_a, model_b) as side,
+        greatest(model_a, model_b) as other,
+        model_a as shown_first,
+        parsed,
+        case
+            when not parsed then null
+            when winner = 'tie' then 'tie'
+            when (winner = 'model_a') = (model_a < model_b) then 'win'
+            else 'lose'
+        end as outcome
+    from arena
+    union all
+    select
+        judge,
+        'botchat_gteval' as protocol,
+        n_judged::integer as n,
+        item_id,
+        model as side,
+        opponent as other,
+        case when position = 1 then model else opponent end as shown_first,
+        parsed,
+        case
+            when not parsed then null
+            when winner = 'tie' then 'tie'
+            when (position = 1 and winner = 'model_a') or (position = 2 and winner = 'model_b') then 'win'
+            else 'lose'
+        end as outcome
+    from gteval
+),
+
+both_orders as (
+    select
+        judge,
+        protocol,
+        count(distinct shown_first) = 2 and bool_and(parsed) as both_parsed,
+        count(distinct outcome) > 1 as flipped
+    from comparisons
+    group by judge, protocol, n, item_id, side, other
+),
+
+per_comparison as (
+    select
+        judge,
+        protocol,
+        count(*) as comparisons,
+        count(*) filter (where not parsed) as unparsed
+    from comparisons
+    group by judge, protocol
+),
+
+per_pair as (
+    select
+        judge,
+        protocol,
+        count(*) filter (where both_parsed) as pairs_both_orders,
+        count(*) filter (where both_parsed and flipped) as flips
+    from both_orders
+    group by judge, protocol
+),
+
+final as (
+    select
+        judge,
+        protocol,
+        comparisons,
+        unparsed,
+        round(unparsed / comparisons, 4) as unparsed_rate,
+        pairs_both_orders,
+        flips,
+        round(flips / nullif(pairs_both_orders, 0), 4) as flip_rate
+    from per_comparison join per_pair using (judge, protocol)
+)
+
+select * from final
+order by judge, protocol
