@@ -52,6 +52,8 @@ def cmd_run(args) -> int:
     for stage in result["stages"]:
         print("  " + StageReport(**stage).line())
     print("\n" + format_leaderboard(result["leaderboard"], config.botchat.n))
+    if result.get("report"):
+        print(f"\nreport: {result['report']['html']}")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2, default=str))
     failed = sum(s["failed"] for s in result["stages"])
@@ -91,6 +93,17 @@ def cmd_catalog(args) -> int:
     return 0 if path else 1
 
 
+def cmd_report(args) -> int:
+    from dialogbench.lake import Lake
+    from dialogbench.report.build import write_report
+
+    lake = Lake(args.lake or "data_lake")
+    paths = write_report(lake, Path(args.out) if args.out else lake.root / "reports")
+    for kind, path in paths.items():
+        print(f"{kind}: {path}")
+    return 0
+
+
 def cmd_validate(args) -> int:
     from dialogbench.config import ConfigError, load_config
     from dialogbench.preflight import preflight
@@ -107,6 +120,8 @@ def cmd_validate(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dialogbench.ratings.command import add_elo_parser
+
     parser = argparse.ArgumentParser(prog="dialogbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (("run", "run the pipeline (a Prefect flow) for a config"),
@@ -127,18 +142,24 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--max-rows", type=int, default=100)
     c = sub.add_parser("catalog", help="rebuild <lake>/catalog.duckdb (views for plain `duckdb`)")
     c.add_argument("--lake", help="lake directory (default: data_lake)")
+    r = sub.add_parser("report", help="write the HTML + Markdown leaderboard report from the lake")
+    r.add_argument("--lake", help="lake directory (default: data_lake)")
+    r.add_argument("--out", help="output directory (default: <lake>/reports)")
+    add_elo_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
     from dialogbench.config import ConfigError
+    from dialogbench.ratings.command import run_elo_command
 
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     for noisy in ("httpx", "httpcore", "transformers", "prefect.server"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate}
+    handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate,
+                "report": cmd_report, "elo": run_elo_command}
     try:
         return handlers[args.command](args)
     except (ConfigError, DatasetError) as exc:

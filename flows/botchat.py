@@ -1,15 +1,18 @@
-"""The BotChat flow: seeds → dialogues (per model) → UniEval (chunks) → runs, catalog, leaderboard.
+"""The BotChat flow: seeds → dialogues (per model) → lengths → UniEval, Arena, GTEval (chunks) →
+ratings → catalog, SQL data tests, report.
 
-It only wires tasks; every decision lives in ``dialogbench``.
+It only wires tasks; every decision (what is missing, what a protocol's config enables) lives in
+``dialogbench``: a disabled protocol plans no chunks.
 """
 
 from __future__ import annotations
 
 from prefect import flow, unmapped
 
-from tasks.botchat import extract_seeds, generate_dialogues, judge_unieval_chunk, plan_unieval
+from tasks.botchat import (arena_ratings, extract_seeds, generate_dialogues, judge_arena_chunk, judge_gteval_chunk,
+                           judge_unieval_chunk, plan_arena, plan_gteval, plan_unieval, utterance_lengths)
 from tasks.config import load_run_config, start_run
-from tasks.lake import catalog, check_lake, leaderboard, record
+from tasks.lake import catalog, check_lake, leaderboard, record, render_report
 
 
 @flow(name="botchat", log_prints=True)
@@ -20,10 +23,23 @@ def botchat(config_path: str = "configs/demo.yaml", limit: int | None = None, mo
     stages = [record(config, run_id, [extract_seeds(config)], config_path)]
     for model in config.botchat_models():  # one model at a time: each holds the accelerator
         stages.append(record(config, run_id, [generate_dialogues(config, model.name, run_id)], config_path))
+    stages.append(record(config, run_id, [utterance_lengths(config)], config_path))
+
     chunks, planned = plan_unieval(config, run_id)
     judged = judge_unieval_chunk.map(unmapped(config), chunks, unmapped(run_id)).result()
     stages.append(record(config, run_id, [planned, *judged], config_path))
+
+    chunks, planned = plan_arena(config, run_id)
+    judged = judge_arena_chunk.map(unmapped(config), chunks, unmapped(run_id)).result()
+    stages.append(record(config, run_id, [planned, *judged], config_path))
+
+    chunks, planned = plan_gteval(config, run_id)
+    judged = judge_gteval_chunk.map(unmapped(config), chunks, unmapped(run_id)).result()
+    stages.append(record(config, run_id, [planned, *judged], config_path))
+
+    stages.append(record(config, run_id, [arena_ratings(config, run_id)], config_path))
     catalog(config)
     check_lake(config)
+    report = render_report(config)
     return {"run_id": run_id, "lake": config.lake, "stages": [s.to_dict() for s in stages],
-            "leaderboard": leaderboard(config)}
+            "leaderboard": leaderboard(config), "report": report}

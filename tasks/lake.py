@@ -1,5 +1,7 @@
 """Lake tasks: record a stage in ``runs``, rebuild the catalog, run the SQL data tests, read metrics."""
 
+from pathlib import Path
+
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
@@ -7,6 +9,7 @@ from dialogbench.botchat.leaderboard import unieval_leaderboard
 from dialogbench.config import Config
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import build_catalog, data_tests
+from dialogbench.report.build import write_report
 from dialogbench.runs import StageReport, record_stage, sum_reports
 
 
@@ -34,3 +37,10 @@ def check_lake(config: Config) -> dict[str, int]:
 @task(name="unieval-leaderboard", cache_policy=NO_CACHE)
 def leaderboard(config: Config) -> list[dict]:
     return unieval_leaderboard(config)
+
+
+@task(name="render-report", cache_policy=NO_CACHE)
+def render_report(config: Config) -> dict[str, str]:
+    """``report.html`` and ``report.md`` under ``<lake>/reports/``, from the lake's views."""
+    paths = write_report(Lake(config.lake), Path(config.lake) / "reports")
+    return {kind: str(path) for kind, path in paths.items()}

@@ -40,11 +40,10 @@ GT_PROMPT = ARENA_PROMPT.replace(
     "and exactly one of them contains AI-generated utterances (the other one is a real human conversation).")
 
 # Without a closing request small judges continue the second conversation instead of judging.
-# The options are listed as separate quoted lines so that an echo of the request is ambiguous
-# ("Choice: Conversation 1 or ...") and left unparsed rather than read as a verdict.
-ANSWER_REQUEST = ("Now give your judgment of these two conversations. Answer with exactly one of the lines "
-                  "\"Choice: Conversation 1\", \"Choice: Conversation 2\", \"Choice: Both\", \"Choice: Neither\", "
-                  "followed by a line \"Reason: your reason\".")
+# (The same shape as UniEval's request, which SmolLM2-135M follows.) An echo of the request names
+# several options ("Choice: Conversation 1, Conversation 2, Both or Neither") and is left unparsed.
+ANSWER_REQUEST = ("Now give your judgment of these two conversations. Answer in the format:\n"
+                  "Choice: Conversation 1, Conversation 2, Both or Neither\nReason: your reason")
 _PROMPTS = {"arena": ARENA_PROMPT, "gteval": GT_PROMPT}
 
 

@@ -29,7 +29,8 @@ def run_cli(args: list[str], tmp_path: Path, *, timeout: float = 600) -> subproc
 def scripted_config(tmp_path):
     """Write a config with scripted chatbots and judge (fast, deterministic) into tmp_path."""
 
-    def write(*, limit: int = 6, n=(4, 6), delay: float = 0.0, chunk: int = 64, name: str = "config.yaml") -> Path:
+    def write(*, limit: int = 6, n=(4, 6), delay: float = 0.0, chunk: int = 64, name: str = "config.yaml",
+              comparisons: bool = False) -> Path:
         config = {
             "lake": str(tmp_path / "lake"),
             "models": [
@@ -39,8 +40,10 @@ def scripted_config(tmp_path):
             ],
             "judges": [{"name": "judge", "backend": "scripted", "script_delay_s": delay,
                         "script": ["Choice: Yes\nIndex: 4\nReason: repetitive", "Choice: No\nIndex: None\nReason: fine",
-                                   "I cannot tell."]}],
+                                   "I cannot tell.", "Choice: Conversation 1\nReason: the first one repeats itself"]}],
             "botchat": {"judge": "judge", "n": list(n), "limit": limit, "judge_chunk_size": chunk,
+                        "arena": {"enabled": comparisons, "n": [max(n)], "elo": {"rounds": 50, "repeats": 2}},
+                        "gteval": {"enabled": comparisons},
                         "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
                         "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
         }

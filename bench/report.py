@@ -1,0 +1,184 @@
+"""Report benchmark: a synthetic BotChat lake at the paper's scale, then ``write_report`` timed.
+
+Run from the repository root::
+
+    .venv/bin/python bench/report.py [--models 14] [--seeds 547] [--arena-seeds 222] [--repeats 3]
+        [--out bench/results/report.json]
+
+The lake (in a temp dir): generations of 16 utterances per (model, seed), one UniEval judgment each
+(with its plan), arena comparisons for every pair at N=8 and 16 on ``--arena-seeds`` seeds in both
+orders, Elo rows, CL100K lengths of every generated utterance and a run. ``synthetic_lake`` is also
+what the report tests use, at a small size. Importing this module does no work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "report.json"
+T0 = dt.datetime(2026, 11, 20, 3, 0, tzinfo=dt.timezone.utc)
+JUDGE = "gpt-4-0613"
+
+
+def model_names(m: int) -> list[str]:
+    return [f"model-{i:02d}" for i in range(m)]
+
+
+def synthetic_lake(root: Path, *, models: list[str], seeds: int, arena_seeds: int = 0, n: int = 16,
+                   arena_ns: tuple[int, ...] = (8, 16), seed: int = 0, judge: str = JUDGE,
+                   utterance=lambda model, item, i: f"{model} line {i} about seed {item}.") -> dict[str, int]:
+    """Write the base tables for ``models`` x ``seeds``; model i is better than model i+1. Returns row counts."""
+    from dialogbench.lake import Lake
+    from dialogbench.botchat.seeds import SEEDS_SCHEMA
+    from dialogbench.lake.schemas import ELO, GENERATIONS, JUDGMENTS, LENGTHS, PLANS, RUNS
+
+    lake, rng, run = Lake(root), np.random.default_rng(seed), "run-0001"
+    items = [f"MT-{k + 1}" for k in range(seeds)]
+    gens, judg, plans, lengths, counts = [], [], [], [], {}
+    for mi, model in enumerate(models):
+        skill = 1.0 - mi / max(1, len(models))
+        for item in items:
+            gkey, jkey = f"g-{model}-{item}", f"u-{model}-{item}"
+            utts = [utterance(model, item, i) for i in range(1, n + 1)]
+            tokens = np.clip(rng.lognormal(2.5 + 2 * (1 - skill), 0.9, n - 2), 1, 4000).astype(int)
+            gens.append({"cell_key": gkey, "dialogue_key": gkey, "protocol": "botchat", "item_id": item,
+                         "model": model, "model_fp": f"fp-{model}", "n_target": n, "utterances": utts,
+                         "completion_tokens": tokens.tolist(), "empty_utterances": 0, "trimmed_steps": 0,
+                         "run_id": run, "created_at": T0})
+            lengths += [{"generation_key": gkey, "model": model, "model_fp": f"fp-{model}", "item_id": item,
+                         "utterance": i + 3, "tokens": int(t), "created_at": T0} for i, t in enumerate(tokens)]
+            r = rng.random()
+            parsed = r > 0.03
+            flagged = parsed and rng.random() > skill * 0.6
+            ai = int(rng.integers(3, n + 1)) if flagged else None
+            judg.append({"cell_key": jkey, "protocol": "botchat_unieval", "protocol_version": "v2", "item_id": item,
+                         "model": model, "judge": judge, "judge_fp": "jfp", "generation_key": gkey, "n_judged": n,
+                         "raw_output": "…", "parsed": parsed, "parse_error": None if parsed else "no Choice line",
+                         "choice": ("Yes" if flagged else "No") if parsed else None, "ai_index": ai,
+                         "reason": f"Utterance {ai} is far too long & formal." if flagged else "smooth",
+                         "prompt_tokens": 900, "completion_tokens": 40, "run_id": run, "created_at": T0})
+            plans.append({"run_id": run, "stage": "botchat_unieval", "cell_key": jkey, "item_id": item,
+                          "model": model, "judge": judge, "created_at": T0})
+    arena, human_len = [], {item: 4 + k % 12 for k, item in enumerate(items)}
+    verdicts = ["conversation_1", "conversation_2", "both", "neither"]
+    winners = {"conversation_1": "model_b", "conversation_2": "model_a", "both": "tie", "neither": "tie"}
+    for na, (a, b) in itertools.product(arena_ns, itertools.combinations(models, 2)):
+        for item in items[:arena_seeds]:
+            for first, second in ((a, b), (b, a)):
+                verdict = verdicts[int(rng.integers(0, 4))]
+                key = f"a-{na}-{first}-{second}-{item}"
+                arena.append(_pairwise(key, "botchat_arena", item, first, second, 1, verdict, winners[verdict],
+                                       na, judge, run))
+                plans.append({"run_id": run, "stage": "botchat_arena", "cell_key": key, "item_id": item,
+                              "model": f"{first} vs {second}", "judge": judge, "created_at": T0})
+    for mi, model in enumerate(models):
+        for item in items[:arena_seeds]:
+            for position in (1, 2):
+                verdict = verdicts[int(rng.integers(0, 4))] if rng.random() > 0.02 else None
+                win = (winners[verdict] if verdict else None)
+                key = f"gt-{model}-{item}-{position}"
+                arena.append(_pairwise(key, "botchat_gteval", item, model, "human", position, verdict, win,
+                                       human_len[item], judge, run))
+                plans.append({"run_id": run, "stage": "botchat_gteval", "cell_key": key, "item_id": item,
+                              "model": model, "judge": judge, "created_at": T0})
+    seeds_rows = [{"seed_id": item, "line": k, "seed": ["a", "b"], "dialogue": ["x"] * human_len[item],
+                   "n_utterances": human_len[item], "item_fp": item} for k, item in enumerate(items)]
+    elo = [{"run_id": run, "judge": judge, "n": na, "model": model, "elo": 1150 - 22 * mi + na,
+            "elo_std": 3.0 + mi / 10, "ci_low": 1130 - 22 * mi, "ci_high": 1170 - 22 * mi + 2 * na,
+            "bt": 1148 - 22 * mi, "bt_ci_low": 1128 - 22 * mi, "bt_ci_high": 1168 - 22 * mi,
+            "games": 2 * arena_seeds * (len(models) - 1), "settings": "{}", "created_at": T0}
+           for na in (arena_ns if arena_seeds else ()) for mi, model in enumerate(models)]
+    runs = [{"run_id": run, "stage": stage, "planned": p, "cached": 0, "computed": p, "failed": 0, "seconds": s,
+             "started_at": T0, "finished_at": T0, "config": "bench.yaml", "detail": "{}"}
+            for stage, p, s in (("generate", len(gens), 812.5), ("botchat_unieval", len(judg), 1520.0),
+                                ("botchat_arena", len(arena), 3004.2), ("botchat_elo", len(elo), 42.0))]
+    for table, rows, schema in (("generations", gens, GENERATIONS), ("judgments", judg + arena, JUDGMENTS),
+                                ("plans", plans, PLANS), ("utterance_lengths", lengths, LENGTHS),
+                                ("elo", elo, ELO), ("runs", runs, RUNS), ("seeds", seeds_rows, SEEDS_SCHEMA)):
+        lake.write(table, pa.Table.from_pylist(rows, schema=schema))
+        counts[table] = len(rows)
+    counts["pairwise_comparisons"] = len(arena)
+    return counts
+
+
+def _pairwise(key, protocol, item, model, opponent, position, verdict, winner, n, judge, run) -> dict:
+    return {"cell_key": key, "protocol": protocol, "protocol_version": "v1", "item_id": item, "model": model,
+            "judge": judge, "judge_fp": "jfp", "generation_key": f"g-{model}-{item}", "n_judged": n,
+            "raw_output": f"Choice: {verdict}", "parsed": verdict is not None, "opponent": opponent,
+            "opponent_generation_key": None if opponent == "human" else f"g-{opponent}-{item}",
+            "position": position, "verdict": verdict, "winner": winner, "reason": "…", "run_id": run,
+            "created_at": T0}
+
+
+def run_bench(*, models: int, seeds: int, arena_seeds: int, repeats: int) -> dict:
+    from dialogbench.lake import Lake
+    from dialogbench.lake.catalog import connect
+    from dialogbench.report import write_report
+
+    with tempfile.TemporaryDirectory(prefix="dialogbench-report-bench-") as tmp:
+        start = time.perf_counter()
+        counts = synthetic_lake(Path(tmp) / "lake", models=model_names(models), seeds=seeds, arena_seeds=arena_seeds)
+        build_s = time.perf_counter() - start
+        with connect(Lake(Path(tmp) / "lake")) as con:
+            views = sorted(r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall())
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            paths = write_report(Lake(Path(tmp) / "lake"), Path(tmp) / "out")
+            times.append(time.perf_counter() - start)
+        sizes = {kind: path.stat().st_size for kind, path in paths.items()}
+    return {"models": models, "seeds": seeds, "arena_seeds": arena_seeds, "rows": counts, "views": views,
+            "lake_build_s": build_s, "write_report_s": times, "write_report_median_s": statistics.median(times),
+            "bytes": sizes}
+
+
+def machine_info() -> dict:
+    return {"nproc": os.cpu_count(), "loadavg": os.getloadavg(), "python": platform.python_version(),
+            "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+def format_report(result: dict) -> str:
+    lines = [f"report bench: {result['models']} models x {result['seeds']} seeds "
+             f"(arena: {result['arena_seeds']} seeds, both orders)", ""]
+    lines += [f"  {table:<20} {count:>9,} rows" for table, count in result["rows"].items()]
+    lines += ["", f"  lake build            {result['lake_build_s']:8.2f} s",
+              "  write_report          " + "  ".join(f"{t:.2f}" for t in result["write_report_s"]) + " s",
+              f"  median                {result['write_report_median_s']:8.2f} s",
+              f"  report.html           {result['bytes']['html'] / 1024:8.0f} KiB",
+              f"  report.md             {result['bytes']['md'] / 1024:8.0f} KiB",
+              f"  views defined: {', '.join(result['views'])}"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", type=int, default=14)
+    parser.add_argument("--seeds", type=int, default=547)
+    parser.add_argument("--arena-seeds", type=int, default=222)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    result = {"machine": machine_info(), **run_bench(models=args.models, seeds=args.seeds,
+                                                     arena_seeds=args.arena_seeds, repeats=args.repeats)}
+    print(format_report(result))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

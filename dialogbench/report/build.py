@@ -1,0 +1,61 @@
+"""``write_report``: read the lake's views, render ``report.html`` and ``report.md``, write both atomically."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from dialogbench.lake import Lake
+from dialogbench.report import html, markdown
+from dialogbench.report.data import collect
+from dialogbench.report.sections import all_sections
+
+DEFAULT_TITLE = "dialogbench — BotChat report"
+
+
+def subtitle(data: dict) -> str:
+    judges = data["judges"]
+    parts = [f"Judge: {data['judge']}" if data["judge"] else "No judgments yet"]
+    if len(judges) > 1:
+        parts.append("other judges in the lake: " + ", ".join(j for j in judges if j != data["judge"]))
+    runs = data["runs"] or []
+    if runs:
+        parts.append(f"latest run: {runs[0]['run_id']}")
+    if data.get("views_left_out"):
+        parts.append("views this lake cannot define yet (shown as no data): " + ", ".join(data["views_left_out"]))
+    return "; ".join(parts) + "."
+
+
+def render(lake: Lake, *, title: str = DEFAULT_TITLE, examples_per_model: int = 3) -> dict[str, str]:
+    """{"html": page, "md": markdown} for the lake as it is now (same lake, same text)."""
+    data = collect(lake, examples_per_model=examples_per_model)
+    sections, sub = all_sections(data), subtitle(data)
+    return {"html": html.render(sections, title=title, subtitle=sub),
+            "md": markdown.render(sections, title=title, subtitle=sub)}
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(lake: Lake, out_dir: Path, *, title: str = DEFAULT_TITLE,
+                 examples_per_model: int = 3) -> dict[str, Path]:
+    """Write ``out_dir/report.html`` and ``out_dir/report.md`` (each replaced atomically); returns their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pages = render(lake, title=title, examples_per_model=examples_per_model)
+    paths = {"html": out_dir / "report.html", "md": out_dir / "report.md"}
+    for kind, path in paths.items():
+        _atomic_write(path, pages[kind])
+    return paths

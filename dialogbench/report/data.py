@@ -1,0 +1,140 @@
+"""Everything the report shows, read from the lake's views into plain dicts and lists (sorted, so the
+same lake gives the same report). A view that does not exist yet reads as empty (``None``)."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+
+import duckdb
+
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import render, view_files
+
+log = logging.getLogger("dialogbench.report")
+
+QUERIES = {
+    "unieval": "select * from botchat_unieval order by judge, model, n",
+    "elo": "select * from botchat_elo order by judge, n, model",
+    "pair_rates": "select * from botchat_pair_rates order by judge, n, model_a, model_b",
+    "gteval": "select * from botchat_gteval order by judge, model",
+    "unieval_gt": "select * from botchat_unieval_gt order by judge, model",
+    "lengths": "select * from botchat_lengths order by model",
+    "reliability": "select * from judge_reliability order by judge, protocol",
+    "length_boxes": """
+        with current_config as (
+            select model, arg_max(model_fp, created_at) as model_fp from utterance_lengths group by model),
+        utterances as (
+            select distinct model, item_id, utterance, tokens
+            from utterance_lengths semi join current_config using (model, model_fp))
+        select model, min(tokens) as lo, quantile_cont(tokens, 0.25) as q1, quantile_cont(tokens, 0.5) as median,
+               quantile_cont(tokens, 0.75) as q3, max(tokens) as hi
+        from utterances group by model order by model""",
+    "runs": """
+        with latest as (select arg_max(run_id, started_at) as run_id from runs)
+        select stage, planned, cached, computed, failed, seconds, started_at, run_id
+        from runs semi join latest using (run_id) order by started_at, stage""",
+}
+
+EXAMPLES_SQL = """
+    with flagged as (
+        select j.model, j.item_id, j.cell_key, j.ai_index, j.reason, j.n_judged, g.utterances
+        from judgments j join generations g on j.generation_key = g.cell_key
+        where j.protocol = 'botchat_unieval' and j.parsed and j.choice = 'Yes' and j.judge = ?
+        qualify row_number() over (partition by j.model, j.item_id order by j.created_at desc, j.cell_key) = 1)
+    select * from flagged
+    qualify row_number() over (partition by model order by item_id, cell_key) <= ?
+    order by model, item_id"""
+
+
+def connect(lake: Lake) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
+    """Like ``catalog.connect``, but a view that cannot be created (a source table or view this lake
+    lacks, e.g. ``seeds``) is left out instead of failing the whole report; returns the views left out."""
+    con = duckdb.connect()
+    pending = [p for p in view_files() if not (p.stem == "seeds" and not lake.has("seeds"))]
+    while pending:
+        progress = False
+        for path in list(pending):
+            try:
+                con.execute(f'CREATE OR REPLACE VIEW "{path.stem}" AS {render(path.read_text(), lake)}')
+            except duckdb.Error:
+                continue
+            pending.remove(path)
+            progress = True
+        if not progress:
+            break
+    if pending:
+        log.warning("report: views left out (their sources are missing): %s", ", ".join(p.stem for p in pending))
+    return con, sorted(p.stem for p in pending)
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict] | None:
+    try:
+        relation = con.execute(sql, params or [])
+    except duckdb.CatalogException:  # the view is not defined (yet) in this checkout
+        return None
+    columns = [d[0] for d in relation.description]
+    return [dict(zip(columns, row)) for row in relation.fetchall()]
+
+
+def primary_judge(sections: dict[str, list[dict] | None]) -> str | None:
+    """The judge with the most rows across the judged views (ties: alphabetical)."""
+    counts = Counter(r["judge"] for key in ("gteval", "elo", "unieval", "pair_rates", "unieval_gt")
+                     for r in sections.get(key) or [] if r.get("judge"))
+    return min(counts, key=lambda j: (-counts[j], j)) if counts else None
+
+
+def collect(lake: Lake, *, examples_per_model: int = 3) -> dict:
+    """The report's data: one entry per section (None: view missing, []: no rows), for the primary judge."""
+    con, left_out = connect(lake)
+    with con:
+        data: dict = {name: _rows(con, sql) for name, sql in QUERIES.items()}
+        data["views_left_out"] = left_out
+        judge = primary_judge(data)
+        data["judges"] = sorted({r["judge"] for k in ("unieval", "elo", "gteval", "pair_rates", "unieval_gt")
+                                 for r in data[k] or [] if r.get("judge")})
+        data["judge"] = judge
+        for key in ("unieval", "elo", "pair_rates", "gteval", "unieval_gt"):
+            if data[key] is not None:
+                data[key] = [r for r in data[key] if r["judge"] == judge]
+        examples = _rows(con, EXAMPLES_SQL, [judge, examples_per_model]) if judge else []
+    data["examples"] = [{**e, "utterances": list(e["utterances"] or [])} for e in examples or []]
+    data["leaderboard"] = leaderboard(data)
+    return data
+
+
+def pick_ns(present: set[int]) -> list[int]:
+    """8 and 16 when present, else the largest N present (beside 8)."""
+    if not present:
+        return []
+    return sorted({n for n in (8,) if n in present} | {16 if 16 in present else max(present)})
+
+
+def leaderboard(data: dict) -> dict:
+    unieval, elo = data["unieval"] or [], data["elo"] or []
+    pass_ns, elo_ns = pick_ns({r["n"] for r in unieval}), pick_ns({r["n"] for r in elo})
+    rows: dict[str, dict] = {}
+    entry = lambda m: rows.setdefault(m, {"model": m})  # noqa: E731
+    for r in unieval:
+        e = entry(r["model"])
+        e[f"pass@{r['n']}"] = r["pass_rate"]
+        if r["n"] == max(pass_ns):
+            e.update(dialogues=r["dialogues"], unparsed=r["unparsed"])
+    for r in elo:
+        if r["n"] in elo_ns:
+            entry(r["model"])[f"elo@{r['n']}"] = r
+    for r in data["gteval"] or []:
+        entry(r["model"]).update(win_tie=r["win_tie_rate"], gt_unparsed=r["unparsed"])
+    for r in data["lengths"] or []:
+        entry(r["model"])["mean_tokens"] = r["mean_tokens"]
+    if any(e.get("win_tie") is not None for e in rows.values()):
+        key, sort_by = (lambda e: e.get("win_tie")), "Win + Tie vs GT"
+    elif elo_ns:
+        key, sort_by = (lambda e: (e.get(f"elo@{elo_ns[-1]}") or {}).get("elo")), f"Elo@{elo_ns[-1]}"
+    elif pass_ns:
+        key, sort_by = (lambda e: e.get(f"pass@{pass_ns[-1]}")), f"pass@{pass_ns[-1]}"
+    else:
+        key, sort_by = (lambda e: None), "model"
+    ordered = sorted(rows.values(), key=lambda e: (key(e) is None, -(key(e) or 0), e["model"]))
+    return {"rows": ordered, "pass_ns": pass_ns, "elo_ns": elo_ns, "sort_by": sort_by,
+            "has_gt": data["gteval"] is not None and bool(data["gteval"])}

@@ -1,0 +1,108 @@
+"""The report as one self-contained HTML page: inline CSS and SVG, no scripts, no external resources."""
+
+from __future__ import annotations
+
+from html import escape
+
+from dialogbench.report.tables import Section, Table
+
+CSS = """
+:root { color-scheme: light; --ink: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #f6f8fa; --hi: #fff4c2; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); }
+main { max-width: 1260px; margin: 0 auto; padding: 28px 32px 48px; }
+h1 { font-size: 28px; margin: 0 0 4px; }
+h2 { font-size: 21px; margin: 40px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+p, .note { max-width: 80ch; }
+.sub, .note, caption, figcaption { color: var(--muted); font-size: 13.5px; }
+nav a { margin-right: 14px; color: #0969da; text-decoration: none; font-size: 14px; }
+.scroll { overflow-x: auto; margin: 10px 0 16px; }
+table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; }
+caption { text-align: left; padding: 4px 0; caption-side: top; }
+th, td { padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; white-space: nowrap; }
+th { background: var(--bg); font-weight: 600; position: sticky; top: 0; }
+td.num, th.num { text-align: right; }
+.more { color: var(--muted); font-size: 12px; }
+ul.notes { color: var(--muted); font-size: 13.5px; max-width: 100ch; padding-left: 20px; margin: 4px 0; }
+tbody tr:nth-child(even) { background: #fbfcfd; }
+table.lb td:nth-child(2) { font-weight: 600; }
+.empty { padding: 10px 14px; background: var(--bg); border-radius: 6px; color: var(--muted); }
+figure { margin: 12px 0 20px; }
+figure svg { max-width: 100%; height: auto; }
+details { margin: 8px 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px 12px; }
+summary { cursor: pointer; font-weight: 600; }
+table.dlg td { white-space: normal; }
+table.dlg td.who { width: 2em; font-weight: 600; color: var(--muted); }
+table.dlg td.text { max-width: 62ch; }
+table.dlg tr.flag { background: var(--hi); }
+table.dlg td.why { color: #8a4b00; font-size: 13px; max-width: 36ch; }
+footer { margin-top: 48px; color: var(--muted); font-size: 13px; }
+"""
+
+MAX_CHARS = 600
+
+
+def cell(text: str) -> str:
+    """A cell's first line as is, further lines (details such as an interval) smaller below it."""
+    first, *rest = text.split("\n")
+    return escape(first) + "".join(f'<br><span class="more">{escape(line)}</span>' for line in rest)
+
+
+def table(t: Table, cls: str = "") -> str:
+    head = "".join(f'<th class="num">{cell(h)}</th>' if i >= t.numeric_from else f"<th>{cell(h)}</th>"
+                   for i, h in enumerate(t.headers))
+    body = "".join("<tr>" + "".join(f'<td class="num">{cell(c)}</td>' if i >= t.numeric_from
+                                    else f"<td>{cell(c)}</td>" for i, c in enumerate(row)) + "</tr>"
+                   for row in t.rows)
+    caption = f"<caption>{escape(t.caption)}</caption>" if t.caption and not t.collapsed else ""
+    if t.collapsed:
+        return f"<details><summary>{escape(t.caption)}</summary>{table(Table(t.headers, t.rows, '', t.numeric_from), cls)}</details>"
+    return (f'<div class="scroll"><table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>{caption}'
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+
+
+def dialogue(e: dict) -> str:
+    flagged, rows = e.get("ai_index"), []
+    for i, text in enumerate(e["utterances"][: e.get("n_judged") or None], 1):
+        text = text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + " …"
+        why = f'<td class="why">⚑ {escape(e.get("reason") or "")}</td>' if i == flagged else "<td></td>"
+        rows.append(f'<tr{" class=" + chr(34) + "flag" + chr(34) if i == flagged else ""}><td class="who">'
+                    f'{i}</td><td class="who">{"AB"[(i - 1) % 2]}:</td><td class="text">{escape(text)}</td>{why}</tr>')
+    return (f'<p class="note">Seed {escape(str(e["item_id"]))}: first AI utterance {escape(str(flagged))} '
+            f'of {len(e["utterances"][: e.get("n_judged") or None])}</p><div class="scroll"><table class="dlg">'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def section(s: Section) -> str:
+    parts = [f'<section id="{escape(s.id)}"><h2>{escape(s.title)}</h2>']
+    if s.empty:
+        return parts[0] + f'<p class="empty">{escape(s.empty)}</p></section>'
+    if s.id == "leaderboard":
+        notes = "".join(f"<li>{escape(line)}</li>" for line in s.intro.split("\n"))
+        parts += [table(t, "lb") for t in s.tables] + [f'<ul class="notes">{notes}</ul>']
+    else:
+        parts.append(f"<p>{escape(s.intro)}</p>" if s.intro else "")
+        first = [t for t in s.tables if s.tables_first and not t.collapsed]
+        parts += [table(t) for t in first]
+        parts += [f"<figure>{chart}<figcaption>{escape(cap)}</figcaption></figure>" for cap, chart in s.charts]
+        parts += [table(t) for t in s.tables if t not in first]
+    models: dict[str, list[dict]] = {}
+    for e in s.examples:
+        models.setdefault(e["model"], []).append(e)
+    for i, (model, items) in enumerate(models.items()):
+        parts.append(f'<details{" open" if i == 0 else ""}><summary>{escape(model)} — {len(items)} flagged '
+                     f'dialogue{"s" if len(items) != 1 else ""}</summary>{"".join(map(dialogue, items))}</details>')
+    return "".join(parts) + "</section>"
+
+
+def render(sections: list[Section], *, title: str, subtitle: str) -> str:
+    nav = "".join(f'<a href="#{escape(s.id)}">{escape(s.title)}</a>' for s in sections)
+    runs = [s for s in sections if s.id == "runs"]
+    body = "".join(section(s) for s in sections if s.id != "runs")
+    footer = f"<footer>{''.join(section(s) for s in runs)}</footer>"
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<link rel="icon" href="data:,">'
+            f"<title>{escape(title)}</title><style>{CSS}</style></head>"
+            f'<body><main><h1>{escape(title)}</h1><p class="sub">{escape(subtitle)}</p><nav>{nav}</nav>'
+            f"{body}{footer}</main></body></html>\n")

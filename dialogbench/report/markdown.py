@@ -1,0 +1,55 @@
+"""The report as Markdown: the same sections and tables as the HTML page; charts are left out (their
+numbers are in the tables beside them). Text is escaped so model output cannot break a table or inject HTML."""
+
+from __future__ import annotations
+
+from dialogbench.report.tables import Section, Table
+
+MAX_CHARS = 300
+
+
+def esc(text: object) -> str:
+    s = " ".join(str(text).split())
+    for a, b in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("\\", "\\\\"), ("|", "\\|"), ("`", "\\`"),
+                 ("*", "\\*"), ("_", "\\_"), ("](", "]\\(")):
+        s = s.replace(a, b)
+    return s
+
+
+def table(t: Table) -> str:
+    lines = [f"*{esc(t.caption)}*", ""] if t.caption else []
+    lines.append("| " + " | ".join(esc(h) for h in t.headers) + " |")  # esc() folds a cell's lines into one
+    lines.append("|" + "|".join("---:" if i >= t.numeric_from else ":---" for i in range(len(t.headers))) + "|")
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in t.rows]
+    return "\n".join(lines)
+
+
+def dialogue(e: dict) -> str:
+    flagged = e.get("ai_index")
+    utterances = e["utterances"][: e.get("n_judged") or None]
+    lines = [f"**{esc(e['model'])}**, seed {esc(e['item_id'])}: first AI utterance {esc(flagged)} of "
+             f"{len(utterances)}", "", "| # | speaker | utterance | judge's reason |", "|---:|:---|:---|:---|"]
+    for i, text in enumerate(utterances, 1):
+        text = text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + " …"
+        mark = f"**▶ {esc(text)}**" if i == flagged and text.strip() else esc(text)
+        lines.append(f"| {i} | {'AB'[(i - 1) % 2]} | {mark} | {esc(e.get('reason') or '') if i == flagged else ''} |")
+    return "\n".join(lines)
+
+
+def section(s: Section) -> str:
+    parts = [f"## {s.title}"]
+    if s.empty:
+        return "\n\n".join(parts + [f"_{esc(s.empty)}_"])
+    if s.intro and s.id != "leaderboard":
+        parts.append(esc(s.intro))
+    parts += [table(t) for t in s.tables]
+    if s.id == "leaderboard":
+        parts.append("\n".join(f"- {esc(line)}" for line in s.intro.split("\n")))
+    if s.charts:
+        parts.append("_Charts: " + "; ".join(esc(c) for c, _ in s.charts) + " (see report.html)._")
+    parts += [dialogue(e) for e in s.examples]
+    return "\n\n".join(parts)
+
+
+def render(sections: list[Section], *, title: str, subtitle: str) -> str:
+    return "\n\n".join([f"# {esc(title)}", esc(subtitle), *map(section, sections)]) + "\n"

@@ -1,0 +1,137 @@
+"""Tiny inline-SVG charts (hand-written strings: no matplotlib, no JS, no network). Every text is escaped."""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+           "#9c755f", "#bab0ac", "#1b9e77", "#7570b3", "#d95f02", "#66a61e", "#e7298a", "#a6761d"]
+FONT = 'font-family="system-ui, sans-serif" font-size="12"'
+
+
+def color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _svg(width: float, height: float, body: list[str], label: str) -> str:
+    return (f'<svg viewBox="0 0 {width:.0f} {height:.0f}" width="{width:.0f}" '
+            f'role="img" aria-label="{escape(label)}" {FONT}>' + "".join(body) + "</svg>")
+
+
+def _text(x: float, y: float, s: str, anchor: str = "start", extra: str = "") -> str:
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" {extra}>{escape(str(s))}</text>'
+
+
+def line_chart(series: dict[str, list[tuple[float, float]]], *, label: str, x_label: str = "N",
+               y_label: str = "pass rate") -> str:
+    """One line per series (name -> [(x, y in 0..1)]), y as %, legend on the right in the given order."""
+    w, h, left, right, top, bottom = 860, 340, 56, 220, 16, 44
+    pw, ph = w - left - right, h - top - bottom
+    xs = sorted({x for pts in series.values() for x, _ in pts}) or [0, 1]
+    x0, x1 = xs[0], max(xs[-1], xs[0] + 1)
+    px = lambda x: left + (x - x0) / (x1 - x0) * pw  # noqa: E731
+    py = lambda y: top + (1 - y) * ph  # noqa: E731
+    body = []
+    for t in (0, .25, .5, .75, 1):
+        body.append(f'<line x1="{left}" x2="{left + pw}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#ddd"/>')
+        body.append(_text(left - 6, py(t) + 4, f"{t:.0%}", "end"))
+    step = max(1, math.ceil(len(xs) / 14))
+    for x in xs[::step]:
+        body.append(_text(px(x), top + ph + 16, f"{x:g}", "middle"))
+    body.append(_text(left + pw / 2, h - 6, x_label, "middle", 'font-weight="600"'))
+    body.append(_text(14, top + ph / 2, y_label, "middle", f'font-weight="600" transform="rotate(-90 14 {top + ph / 2:.1f})"'))
+    for i, (name, pts) in enumerate(series.items()):
+        pts = [(x, y) for x, y in sorted(pts) if y is not None]
+        c = color(i)
+        if pts:
+            path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
+            body.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="2"/>')
+            body.extend(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{c}"><title>{escape(name)} '
+                        f'@{x:g}: {y:.1%}</title></circle>' for x, y in pts)
+        ly = top + 8 + i * 18
+        body.append(f'<rect x="{w - right + 16}" y="{ly - 9}" width="14" height="4" fill="{c}"/>')
+        body.append(_text(w - right + 36, ly - 3, name))
+    return _svg(w, max(h, top + 18 * len(series) + 8), body, label)
+
+
+def _diverging(v: float) -> str:
+    """0 -> red, 0.5 -> near white, 1 -> blue."""
+    lo, mid, hi = (215, 48, 39), (247, 247, 247), (69, 117, 180)
+    a, b, t = (lo, mid, v * 2) if v < .5 else (mid, hi, (v - .5) * 2)
+    return "#" + "".join(f"{round(p + (q - p) * t):02x}" for p, q in zip(a, b))
+
+
+def heatmap(models: list[str], cells: dict[tuple[str, str], float | None], *, label: str) -> str:
+    """cells[(row, col)] = share of games the row model won against the column model. The colour is the
+    margin over the mirror cell (blue: row wins more often, red: loses more often), so ties do not tint it."""
+    cell, left, top = 46, 170, 130
+    n = len(models)
+    w, h = left + n * cell + 120, top + n * cell + 8  # room for the last rotated column label
+    body = []
+    for j, m in enumerate(models):
+        x = left + j * cell + cell / 2
+        body.append(_text(x, top - 6, m, "start", f'transform="rotate(-50 {x:.1f} {top - 6})"'))
+    for i, row in enumerate(models):
+        y = top + i * cell
+        body.append(_text(left - 6, y + cell / 2 + 4, row, "end"))
+        for j, col in enumerate(models):
+            x, v = left + j * cell, cells.get((row, col))
+            mirror = cells.get((col, row))
+            margin = None if v is None else 0.5 + (v - (mirror if mirror is not None else v)) / 2
+            fill = "#eee" if v is None else _diverging(margin)
+            body.append(f'<rect x="{x}" y="{y}" width="{cell - 1}" height="{cell - 1}" fill="{fill}">'
+                        f'<title>{escape(row)} vs {escape(col)}: {"–" if v is None else f"{v:.1%}"}</title></rect>')
+            if v is not None:
+                ink = "#fff" if abs(margin - .5) > .3 else "#222"
+                body.append(_text(x + cell / 2, y + cell / 2 + 4, f"{v * 100:.0f}", "middle", f'fill="{ink}"'))
+    return _svg(w, h, body, label)
+
+
+def stacked_bars(rows: list[tuple[str, list[float]]], *, parts: list[tuple[str, str]], label: str) -> str:
+    """Horizontal bars of shares (each row's values sum to about 1); parts = [(name, colour)]."""
+    left, bar, gap, pw, top = 170, 20, 6, 560, 28
+    h = top + len(rows) * (bar + gap) + 8
+    body = []
+    for k, (name, c) in enumerate(parts):
+        body.append(f'<rect x="{left + k * 90}" y="6" width="12" height="12" fill="{c}"/>')
+        body.append(_text(left + k * 90 + 16, 16, name))
+    for i, (model, values) in enumerate(rows):
+        y, x = top + i * (bar + gap), float(left)
+        body.append(_text(left - 6, y + bar / 2 + 4, model, "end"))
+        for (name, c), v in zip(parts, values):
+            width = max(0.0, v) * pw
+            body.append(f'<rect x="{x:.1f}" y="{y}" width="{width:.1f}" height="{bar}" fill="{c}">'
+                        f'<title>{escape(model)} {escape(name)}: {v:.1%}</title></rect>')
+            if width > 34:
+                body.append(_text(x + width / 2, y + bar / 2 + 4, f"{v:.0%}", "middle", 'fill="#fff"'))
+            x += width
+    return _svg(left + pw + 10, h, body, label)
+
+
+def box_plot(rows: list[tuple[str, dict]], *, label: str, x_label: str = "tokens per utterance (log scale)") -> str:
+    """Horizontal boxes on a log10 axis; each dict has lo, q1, median, q3, hi (whiskers lo..hi)."""
+    left, bar, gap, pw, top = 170, 16, 8, 600, 10
+    hi = max([r["hi"] for _, r in rows if r.get("hi")] + [10])
+    decades = max(1, math.ceil(math.log10(hi)))
+    px = lambda v: left + math.log10(max(v, 1)) / decades * pw  # noqa: E731
+    plot_h = len(rows) * (bar + gap)
+    body = []
+    for d in range(decades + 1):
+        x = px(10 ** d)
+        body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" stroke="#ddd"/>')
+        body.append(_text(x, top + plot_h + 16, f"{10 ** d:,}", "middle"))
+    body.append(_text(left + pw / 2, top + plot_h + 36, x_label, "middle", 'font-weight="600"'))
+    for i, (model, r) in enumerate(rows):
+        y, c = top + i * (bar + gap), color(i)
+        mid = y + bar / 2
+        body.append(_text(left - 6, mid + 4, model, "end"))
+        tip = (f"{model}: min {r['lo']:g}, q1 {r['q1']:g}, median {r['median']:g}, q3 {r['q3']:g}, "
+               f"max {r['hi']:g}")
+        body.append(f'<g><title>{escape(tip)}</title>'
+                    f'<line x1="{px(r["lo"]):.1f}" x2="{px(r["hi"]):.1f}" y1="{mid}" y2="{mid}" stroke="#555"/>'
+                    f'<rect x="{px(r["q1"]):.1f}" y="{y}" width="{max(1.0, px(r["q3"]) - px(r["q1"])):.1f}" '
+                    f'height="{bar}" fill="{c}" fill-opacity=".55" stroke="{c}"/>'
+                    f'<line x1="{px(r["median"]):.1f}" x2="{px(r["median"]):.1f}" y1="{y}" y2="{y + bar}" '
+                    f'stroke="#111" stroke-width="2"/></g>')
+    return _svg(left + pw + 20, top + plot_h + 46, body, label)

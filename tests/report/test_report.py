@@ -1,0 +1,182 @@
+"""``dialogbench.report``: the leaderboard's rows, values and order, every section on an empty lake, a lake
+missing the newer views, escaping of model output, flagged examples, a self-contained deterministic page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench.report import synthetic_lake
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect as catalog_connect
+from dialogbench.report import data as report_data
+from dialogbench.report import write_report
+from dialogbench.report.data import collect, leaderboard
+from dialogbench.report.svg import box_plot, heatmap, line_chart, stacked_bars
+
+MODELS = ["alpha", "beta", "gamma"]
+EVIL = "<script>alert('pwned')</script> & <b>bold</b> | pipe"
+
+
+def utterance(model: str, item: str, i: int) -> str:
+    return EVIL if i == 6 else f"{model} says line {i} of {item}"
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory) -> Lake:
+    root = tmp_path_factory.mktemp("report") / "lake"
+    synthetic_lake(root, models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
+    return Lake(root)
+
+
+@pytest.fixture(scope="module")
+def report(lake, tmp_path_factory) -> dict[str, str]:
+    paths = write_report(lake, tmp_path_factory.mktemp("out"), title="Nightly <BotChat>")
+    return {kind: path.read_text() for kind, path in paths.items()}
+
+
+def view(lake: Lake, sql: str) -> list[dict]:
+    with catalog_connect(lake) as con:
+        rel = con.execute(sql)
+        cols = [d[0] for d in rel.description]
+        return [dict(zip(cols, r)) for r in rel.fetchall()]
+
+
+def test_leaderboard_rows_values_and_order(lake, report):
+    data = collect(lake)
+    rows = data["leaderboard"]["rows"]
+    gt = {r["model"]: r["win_tie_rate"] for r in view(lake, "select * from botchat_gteval")}
+    uni = {(r["model"], r["n"]): r["pass_rate"] for r in view(lake, "select * from botchat_unieval")}
+    elo = {(r["model"], r["n"]): r["elo"] for r in view(lake, "select * from botchat_elo")}
+    assert sorted(r["model"] for r in rows) == MODELS
+    assert [r["model"] for r in rows] == sorted(MODELS, key=lambda m: (-gt[m], m))
+    assert data["leaderboard"]["sort_by"] == "Win + Tie vs GT"
+    assert data["leaderboard"]["pass_ns"] == [8, 16] and data["leaderboard"]["elo_ns"] == [8, 16]
+    for r in rows:
+        assert r["win_tie"] == gt[r["model"]]
+        assert r["pass@8"] == uni[(r["model"], 8)] and r["pass@16"] == uni[(r["model"], 16)]
+        assert r["elo@16"]["elo"] == elo[(r["model"], 16)]
+    html = report["html"]
+    table = html[html.index('<table class="lb">'):html.index("</table>")]
+    first = rows[0]
+    assert f"{first['win_tie'] * 100:.1f}%" in table and f"{first['pass@16'] * 100:.1f}%" in table
+    assert f"{first['elo@16']['elo']:.1f} ± {first['elo@16']['elo_std']:.1f}" in table
+    assert f"[{first['elo@16']['bt_ci_low']:.1f}, {first['elo@16']['bt_ci_high']:.1f}]" in table
+    # the leaderboard comes first, in table order, with its note and the judge
+    assert html.index('id="leaderboard"') < html.index('id="unieval"') < html.index('id="arena"')
+    assert [m for m in re.findall(r"<tr><td>\d+</td><td>([^<]+)</td>", table)] == [r["model"] for r in rows]
+    assert "Judge: gpt-4-0613" in html and "Win + Tie vs GT:" in html
+    md_rows = [line.split(" | ")[1] for line in report["md"].split("## UniEval")[0].splitlines()
+               if re.match(r"\| \d+ \|", line)]
+    assert md_rows == [r["model"] for r in rows]
+
+
+def test_sort_falls_back_to_elo_then_pass_rate():
+    def lb(**sections):
+        base = {"unieval": [], "elo": [], "gteval": None, "lengths": []}
+        return [r["model"] for r in leaderboard({**base, **sections})["rows"]]
+
+    unieval = [{"model": m, "n": 16, "pass_rate": p, "dialogues": 5, "unparsed": 0}
+               for m, p in (("a", 0.2), ("b", 0.9), ("c", None))]
+    elo = [{"model": m, "n": n, "elo": e} for m, e in (("a", 1100.0), ("b", 900.0)) for n in (8, 16)]
+    assert lb(unieval=unieval) == ["b", "a", "c"]           # pass@16, missing values last
+    assert lb(unieval=unieval, elo=elo) == ["a", "b", "c"]  # Elo@16 beats pass@16
+    gt = [{"model": "c", "win_tie_rate": 0.5, "unparsed": 0}, {"model": "b", "win_tie_rate": 0.1, "unparsed": 1}]
+    assert lb(unieval=unieval, elo=elo, gteval=gt) == ["c", "b", "a"]
+
+
+def test_empty_lake_renders_every_section(tmp_path):
+    paths = write_report(Lake(tmp_path / "nothing"), tmp_path / "out")
+    html, md = paths["html"].read_text(), paths["md"].read_text()
+    for section in ("leaderboard", "unieval", "arena", "gt", "lengths", "examples", "judge", "runs"):
+        block = html.split(f'<section id="{section}">')[1].split("</section>")[0]
+        assert "No data yet" in block, section
+    assert md.count("No data yet") == 8 and md.startswith("# dialogbench")
+
+
+def test_lake_without_the_newer_views_still_renders(lake, tmp_path, monkeypatch):
+    newer = {"botchat_arena", "botchat_pair_rates", "botchat_gteval", "botchat_unieval_gt", "judge_reliability"}
+    files = [p for p in report_data.view_files() if p.stem not in newer]
+    monkeypatch.setattr(report_data, "view_files", lambda: files)
+    data = collect(lake)
+    assert data["gteval"] is None and data["pair_rates"] is None and data["reliability"] is None
+    assert data["leaderboard"]["sort_by"] == "Elo@16" and not data["leaderboard"]["has_gt"]
+    html = write_report(lake, tmp_path)["html"].read_text()
+    assert "Win + Tie vs GT" not in html.split('<section id="unieval">')[0]
+    assert "No data yet" in html.split('<section id="gt">')[1].split("</section>")[0]
+
+
+def test_model_output_is_escaped(report):
+    html, md = report["html"], report["md"]
+    assert "<script" not in html.lower() and "<b>bold" not in html
+    assert "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in html
+    assert "Nightly &lt;BotChat&gt;" in html
+    assert "<script" not in md.lower() and "&lt;script&gt;" in md and "\\| pipe" in md
+
+
+def test_page_is_self_contained(report):
+    html = report["html"]
+    assert not re.search(r"https?://", html)
+    assert not re.search(r"<(script|img|iframe|object|embed)\b", html, re.I)
+    assert re.findall(r"<link[^>]*>", html) == ['<link rel="icon" href="data:,">']  # no favicon request
+    assert html.count("<svg") == 5  # pass-rate curves, a heatmap per N (2), GT bars, length boxes
+    assert "@import" not in html and "url(" not in html
+
+
+def test_flagged_examples_highlight_the_judged_utterance(lake, report):
+    flagged = view(lake, """select model, item_id, ai_index, reason from judgments
+                            where protocol = 'botchat_unieval' and parsed and choice = 'Yes'
+                            order by model, item_id""")
+    html = report["html"]
+    examples = html.split('<section id="examples">')[1].split("</section>")[0]
+    assert examples.count("<details") == len(MODELS) and examples.count("<details open>") == 1
+    for model in MODELS:
+        shown = [f for f in flagged if f["model"] == model][:3]
+        block = examples.split(f"<summary>{model} — ")[1].split("</details>")[0]
+        rows = re.findall(r'<tr class="flag">(.*?)</tr>', block)
+        assert len(rows) == len(shown) > 0
+        for row, f in zip(rows, shown):
+            expected = EVIL if f["ai_index"] == 6 else f"{model} says line {f['ai_index']} of {f['item_id']}"
+            assert expected.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#x27;") in row
+            assert f"Utterance {f['ai_index']} is far too long &amp; formal." in row
+            assert "A:" in row or "B:" in row
+
+
+def test_heatmap_mirror_cells_and_counts(lake, report):
+    pair = view(lake, "select * from botchat_pair_rates where n = 16 and model_a = 'alpha' and model_b = 'beta'")[0]
+    html = report["html"]
+    assert f"<title>alpha vs beta: {pair['wins_a'] / pair['games']:.1%}</title>" in html
+    assert f"<title>beta vs alpha: {pair['wins_b'] / pair['games']:.1%}</title>" in html
+    assert "Judge reliability" in html and "botchat_arena" in html.split('<section id="judge">')[1]
+
+
+def test_write_is_deterministic_and_atomic(lake, tmp_path):
+    first = {k: p.read_bytes() for k, p in write_report(lake, tmp_path).items()}
+    second = {k: p.read_bytes() for k, p in write_report(lake, tmp_path).items()}
+    assert first == second
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.md"]
+
+
+def test_svg_helpers_escape_and_handle_empty_input():
+    evil = "<x>&"
+    for chart in (line_chart({evil: [(3, 0.5), (4, None)]}, label=evil),
+                  heatmap([evil, "b"], {(evil, "b"): 0.25}, label=evil),
+                  stacked_bars([(evil, [0.5, 0.2, 0.3])], parts=[("win", "#0a0")] * 3, label=evil),
+                  box_plot([(evil, {"lo": 1, "q1": 2, "median": 5, "q3": 9, "hi": 3000})], label=evil),
+                  line_chart({}, label="empty"), heatmap([], {}, label="empty"), box_plot([], label="empty")):
+        assert "<x>" not in chart and chart.startswith("<svg") and chart.endswith("</svg>")
+
+
+def test_report_on_a_lake_written_by_the_real_stages(make_config, pipeline, tmp_path):
+    """The scripted pipeline (seeds, generation, UniEval) as the flow runs it: the report reads its lake."""
+    config = make_config()
+    pipeline(config, record=True)
+    data = collect(Lake(config.lake))
+    assert data["judge"] == "judge" and data["leaderboard"]["pass_ns"] == [8]
+    assert [r["model"] for r in data["leaderboard"]["rows"]] == sorted(
+        ["bot-a", "bot-b"], key=lambda m: (-next(r["pass@8"] for r in data["leaderboard"]["rows"] if r["model"] == m), m))
+    assert data["runs"] and {r["stage"] for r in data["runs"]} >= {"botchat_unieval"}
+    html = write_report(Lake(config.lake), tmp_path / "out")["html"].read_text()
+    assert html.count('<tr class="flag">') == len(data["examples"]) > 0

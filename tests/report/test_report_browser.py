@@ -1,0 +1,148 @@
+"""The report in a real headless Chromium (Debian's ``chromium``), driven over the DevTools Protocol:
+served over HTTP, it loads with no console errors, no exceptions, no request outside the page, and
+its leaderboard table is there. A full-page screenshot is saved (``DIALOGBENCH_SCREENSHOT=path`` keeps
+a copy). Without Chromium the test fails saying how to install it; ``DIALOGBENCH_NO_BROWSER=1`` skips it."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from bench.report import synthetic_lake
+from dialogbench.lake import Lake
+from dialogbench.report import write_report
+from tests.report.test_report import MODELS, utterance
+
+pytestmark = pytest.mark.slow
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def find_browser() -> str:
+    if os.environ.get("DIALOGBENCH_NO_BROWSER") == "1":
+        pytest.skip("DIALOGBENCH_NO_BROWSER=1")
+    for name in BROWSERS:
+        if path := shutil.which(name):
+            return path
+    pytest.fail("no Chromium found: install it (Debian: `apt-get update && apt-get install -y chromium`), "
+                "or set DIALOGBENCH_NO_BROWSER=1 to skip this test", pytrace=False)
+
+
+class Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+class Page:
+    """One DevTools websocket: commands by id, every event kept in ``events``."""
+
+    def __init__(self, url: str) -> None:
+        from websockets.sync.client import connect
+
+        self.ws, self.ids, self.events = connect(url, max_size=2**28), itertools.count(1), []
+
+    def send(self, method: str, timeout: float = 30, **params) -> dict:
+        ident = next(self.ids)
+        self.ws.send(json.dumps({"id": ident, "method": method, "params": params}))
+        deadline = time.monotonic() + timeout
+        while True:
+            message = json.loads(self.ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+            if message.get("id") == ident:
+                assert "error" not in message, message
+                return message["result"]
+            self.events.append(message)
+
+    def wait_for(self, method: str, timeout: float = 30) -> dict:
+        deadline = time.monotonic() + timeout
+        while not any(e.get("method") == method for e in self.events):
+            self.events.append(json.loads(self.ws.recv(timeout=max(0.1, deadline - time.monotonic()))))
+        return next(e for e in self.events if e.get("method") == method)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    exe, profile = find_browser(), tmp_path / "profile"
+    proc = subprocess.Popen([exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                             "--no-first-run", "--no-default-browser-check", f"--user-data-dir={profile}",
+                             "--remote-debugging-port=0", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        port_file, deadline = profile / "DevToolsActivePort", time.monotonic() + 60
+        while not (port_file.exists() and port_file.read_text().count("\n") >= 1):
+            assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-2000:]
+            assert time.monotonic() < deadline, "Chromium did not open its DevTools port in 60 s"
+            time.sleep(0.1)
+        port = int(port_file.read_text().split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as response:
+            target = next(t for t in json.load(response) if t["type"] == "page")
+        page = Page(target["webSocketDebuggerUrl"])
+        yield page
+        page.ws.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def served_report(tmp_path):
+    synthetic_lake(tmp_path / "lake", models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
+    out = tmp_path / "site"
+    write_report(Lake(tmp_path / "lake"), out)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/report.html"
+    server.shutdown()
+    server.server_close()
+
+
+def test_report_loads_in_chromium_without_errors(browser, served_report, tmp_path):
+    for domain in ("Page", "Runtime", "Log", "Network"):
+        browser.send(f"{domain}.enable")
+    browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=2000, deviceScaleFactor=1, mobile=False)
+    browser.send("Page.navigate", url=served_report)
+    browser.wait_for("Page.loadEventFired")
+    result = browser.send("Runtime.evaluate", returnByValue=True, expression="""({
+        title: document.title,
+        rows: document.querySelectorAll('#leaderboard table.lb tbody tr').length,
+        firstSection: document.querySelector('main section').id,
+        headers: [...document.querySelectorAll('#leaderboard table.lb th')].map(th => th.textContent),
+        scripts: document.querySelectorAll('script').length,
+        svgs: document.querySelectorAll('svg').length,
+        height: document.documentElement.scrollHeight,
+        overflowX: document.documentElement.scrollWidth > window.innerWidth })""")["result"]["value"]
+    height = min(int(result["height"]), 16000)
+    shot = browser.send("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                        clip={"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1})
+    png = base64.b64decode(shot["data"])
+    (tmp_path / "report.png").write_bytes(png)
+    if os.environ.get("DIALOGBENCH_SCREENSHOT"):
+        Path(os.environ["DIALOGBENCH_SCREENSHOT"]).write_bytes(png)
+
+    errors = [e["params"] for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
+              or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
+              or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+    requests = sorted({e["params"]["request"]["url"] for e in browser.events
+                       if e.get("method") == "Network.requestWillBeSent"})
+    assert errors == []
+    assert requests == [served_report]  # nothing else fetched: no fonts, scripts, images, favicon
+    assert result["title"] == "dialogbench — BotChat report" and result["firstSection"] == "leaderboard"
+    assert result["rows"] == len(MODELS) and "Win + Tie vs GT" in result["headers"]
+    assert result["scripts"] == 0 and result["svgs"] == 5 and not result["overflowX"]
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
