@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dialogbench.botchat.prompts import SYSTEM_PROMPT
 
@@ -87,6 +87,17 @@ class ModelConfig(_Strict):
                                         "sampling", "max_tokens", "context_window", "script"})
 
 
+def _all_at_least_3(values: list[int]) -> list[int]:
+    """N counts utterances, the 2-utterance ChatSEED included: N < 3 would generate nothing."""
+    for value in values:
+        if value < 3:
+            raise ValueError(f"N must be >= 3 (a ChatSEED already has 2 utterances), got {value}")
+    return sorted(set(values))
+
+
+UtteranceCounts = Annotated[list[int], AfterValidator(_all_at_least_3), Field(min_length=1)]
+
+
 class EloConfig(_Strict):
     """Bootstrap Elo as in the BotChat paper's appendix A, plus Bradley–Terry intervals."""
 
@@ -103,19 +114,12 @@ class ArenaConfig(_Strict):
     """BotChat Arena: two models' dialogues from the same seed, judged side by side in both orders."""
 
     enabled: bool = False
-    n: list[int] = Field(default_factory=lambda: [8, 16], min_length=1)
+    n: UtteranceCounts = Field(default_factory=lambda: [8, 16])
     pairs: list[tuple[str, str]] | None = None  # default: every pair of botchat models
     min_human_utterances: int = Field(4, ge=2)  # the paper's 222-seed subset
     limit: int | None = Field(None, ge=1)  # the first K seeds of that subset
     elo: EloConfig = EloConfig()
 
-    @field_validator("n")
-    @classmethod
-    def _n_at_least_3(cls, values: list[int]) -> list[int]:
-        for value in values:
-            if value < 3:
-                raise ValueError(f"N must be >= 3, got {value}")
-        return sorted(set(values))
 
 
 class GTEvalConfig(_Strict):
@@ -132,20 +136,13 @@ class BotChatConfig(_Strict):
     unieval_examples: str = "data_lake/raw/botchat/unieval_examples.json"
     models: list[str] | None = None  # default: every model in `models`
     judge: str | None = None
-    n: list[int] = Field(default_factory=lambda: [4, 8, 16], min_length=1)
+    n: UtteranceCounts = Field(default_factory=lambda: [4, 8, 16])
     limit: int | None = Field(None, ge=1)
     system_prompt: str = SYSTEM_PROMPT
     judge_chunk_size: int = Field(64, ge=1)
     arena: ArenaConfig = ArenaConfig()
     gteval: GTEvalConfig = GTEvalConfig()
 
-    @field_validator("n")
-    @classmethod
-    def _n_at_least_3(cls, values: list[int]) -> list[int]:
-        for value in values:
-            if value < 3:
-                raise ValueError(f"N must be >= 3 (a ChatSEED already has 2 utterances), got {value}")
-        return sorted(set(values))
 
     @property
     def n_max(self) -> int:

@@ -44,6 +44,15 @@ class BatchStats:
     seconds: float = 0.0
     per_call: list[int] = field(default_factory=list)
 
+    def record(self, results: Sequence["Completion"], *, seconds: float) -> None:
+        """Count one backend call that returned ``results`` in ``seconds``."""
+        self.calls += 1
+        self.conversations += len(results)
+        self.per_call.append(len(results))
+        self.prompt_tokens += sum(r.prompt_tokens for r in results)
+        self.completion_tokens += sum(r.completion_tokens for r in results)
+        self.seconds += seconds
+
 
 class Backend(Protocol):
     """What the pipeline needs from a model server."""

@@ -125,10 +125,5 @@ class OpenAIBackend:
         workers = max(1, min(self.model.concurrency, len(conversations)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
             results = list(pool.map(lambda c: self._one(c, sampling), conversations))
-        self.stats.calls += 1
-        self.stats.conversations += len(conversations)
-        self.stats.per_call.append(len(conversations))
-        self.stats.prompt_tokens += sum(r.prompt_tokens for r in results)
-        self.stats.completion_tokens += sum(r.completion_tokens for r in results)
-        self.stats.seconds += time.perf_counter() - start
+        self.stats.record(results, seconds=time.perf_counter() - start)
         return results

@@ -39,10 +39,5 @@ class ScriptedBackend:
             words = text.split()[: sampling.max_tokens]
             text = " ".join(words) if len(text.split()) > sampling.max_tokens else text
             results.append(Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(words)))
-        self.stats.calls += 1
-        self.stats.conversations += len(conversations)
-        self.stats.per_call.append(len(conversations))
-        self.stats.prompt_tokens += sum(r.prompt_tokens for r in results)
-        self.stats.completion_tokens += sum(r.completion_tokens for r in results)
-        self.stats.seconds += time.perf_counter() - start
+        self.stats.record(results, seconds=time.perf_counter() - start)
         return results

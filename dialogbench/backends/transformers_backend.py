@@ -117,12 +117,7 @@ class TransformersBackend:
                 for i, completion in zip(idx, batch):
                     results[i] = completion
         done = [r for r in results if r is not None]
-        self.stats.calls += 1
-        self.stats.conversations += len(done)
-        self.stats.per_call.append(len(done))
-        self.stats.prompt_tokens += sum(r.prompt_tokens for r in done)
-        self.stats.completion_tokens += sum(r.completion_tokens for r in done)
-        self.stats.seconds += time.perf_counter() - start
+        self.stats.record(done, seconds=time.perf_counter() - start)
         return done
 
     def _prefix_cache(self, ids: list[list[int]]):

@@ -101,10 +101,5 @@ class VLLMBackend:
         except Exception as exc:  # the engine failed the whole batch: every item carries the error
             error = f"vllm: {type(exc).__name__}: {exc}"
             results = [Completion(text=None, error=error) for _ in batch]
-        self.stats.calls += 1
-        self.stats.conversations += len(conversations)
-        self.stats.per_call.append(len(conversations))
-        self.stats.prompt_tokens += sum(r.prompt_tokens for r in results)
-        self.stats.completion_tokens += sum(r.completion_tokens for r in results)
-        self.stats.seconds += time.perf_counter() - start
+        self.stats.record(results, seconds=time.perf_counter() - start)
         return results
