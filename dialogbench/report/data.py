@@ -9,7 +9,7 @@ from collections import Counter
 import duckdb
 
 from dialogbench.lake import Lake
-from dialogbench.lake.catalog import render, view_files
+from dialogbench.lake.catalog import connect as catalog_connect
 
 log = logging.getLogger("dialogbench.report")
 
@@ -48,24 +48,9 @@ EXAMPLES_SQL = """
 
 
 def connect(lake: Lake) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
-    """Like ``catalog.connect``, but a view that cannot be created (a source table or view this lake
-    lacks, e.g. ``seeds``) is left out instead of failing the whole report; returns the views left out."""
-    con = duckdb.connect()
-    pending = [p for p in view_files() if not (p.stem == "seeds" and not lake.has("seeds"))]
-    while pending:
-        progress = False
-        for path in list(pending):
-            try:
-                con.execute(f'CREATE OR REPLACE VIEW "{path.stem}" AS {render(path.read_text(), lake)}')
-            except duckdb.Error:
-                continue
-            pending.remove(path)
-            progress = True
-        if not progress:
-            break
-    if pending:
-        log.warning("report: views left out (their sources are missing): %s", ", ".join(p.stem for p in pending))
-    return con, sorted(p.stem for p in pending)
+    """The catalog's views (every one exists, typed and empty, before its tables have data); the
+    second value, views left out, stays for callers that report it."""
+    return catalog_connect(lake), []
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict] | None:

@@ -96,18 +96,6 @@ def test_empty_lake_renders_every_section(tmp_path):
     assert md.count("No data yet") == 8 and md.startswith("# dialogbench")
 
 
-def test_lake_without_the_newer_views_still_renders(lake, tmp_path, monkeypatch):
-    newer = {"botchat_arena", "botchat_pair_rates", "botchat_gteval", "botchat_unieval_gt", "judge_reliability"}
-    files = [p for p in report_data.view_files() if p.stem not in newer]
-    monkeypatch.setattr(report_data, "view_files", lambda: files)
-    data = collect(lake)
-    assert data["gteval"] is None and data["pair_rates"] is None and data["reliability"] is None
-    assert data["leaderboard"]["sort_by"] == "Elo@16" and not data["leaderboard"]["has_gt"]
-    html = write_report(lake, tmp_path)["html"].read_text()
-    assert "Win + Tie vs GT" not in html.split('<section id="unieval">')[0]
-    assert "No data yet" in html.split('<section id="gt">')[1].split("</section>")[0]
-
-
 def test_model_output_is_escaped(report):
     html, md = report["html"], report["md"]
     assert "<script" not in html.lower() and "<b>bold" not in html
