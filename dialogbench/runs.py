@@ -41,7 +41,7 @@ class StageReport:
                            self.failed + other.failed, self.seconds + other.seconds, detail)
 
     def line(self) -> str:
-        return (f"{self.stage:<22} planned {self.planned:>6}  cached {self.cached:>6}  "
+        return (f"{self.stage:<30} planned {self.planned:>6}  cached {self.cached:>6}  "
                 f"computed {self.computed:>6}  failed {self.failed:>4}  {self.seconds:8.1f}s")
 
     def to_dict(self) -> dict:
