@@ -1,0 +1,56 @@
+"""Parsing the judge's 1–10 rating out of its reply.
+
+The judge is told (Figure 22) to end with ``Rating: [[score]]``, e.g. ``Rating: [[6]]``. Judges
+drift: markdown (``**Rating:** [[7]]``), a bare ``Rating: 7``, ``Rating: 7/10``. The rules:
+
+* A double-bracketed number anywhere wins over a bare ``Rating: n``, and among several the *last*
+  wins: judges often quote the format (``for example 'Rating: [[6]]'``) before giving their own.
+* Without brackets, the last ``Rating:`` / ``Score:`` label followed by a number is used.
+* Decimals: ``[[7.0]]`` is accepted as 7, ``[[7.5]]`` is *rejected* (unparsed). The scale is an
+  integer one, and the dialogue score is a minimum over turns; rounding 7.5 up or down would put a
+  number the judge never gave into that minimum. A rejected reply shows up in the left-out count
+  instead of silently moving a score.
+* Out of range (0, 11, -3) → unparsed, never clamped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_NUMBER = r"([-+]?\d+(?:\.\d+)?)"
+_BRACKETED = re.compile(r"\[\[\s*" + _NUMBER + r"\s*\]\]")
+_LABELLED = re.compile(r"(?:rating|score)\s*[*_`]*\s*[:：]\s*[*_`\[\s]*" + _NUMBER, re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A parsed rating (``score`` in 1..10) or an unparsed one (``score`` None, ``error`` says why)."""
+
+    score: int | None
+    error: str | None = None
+
+    @property
+    def parsed(self) -> bool:
+        return self.score is not None
+
+
+def parse_rating(text: str | None) -> Rating:
+    """The judge's rating in ``text``; see the module docstring for the rules."""
+    if not text or not text.strip():
+        return Rating(None, "empty judge reply")
+    found = _BRACKETED.findall(text)
+    source = "[[…]]"
+    if not found:
+        found = _LABELLED.findall(text)
+        source = "'Rating:'"
+    if not found:
+        return Rating(None, "no 'Rating: [[score]]' in the judge reply")
+    raw = found[-1]
+    value = float(raw)
+    if value != int(value):
+        return Rating(None, f"non-integer rating {raw} in {source} (rejected, not rounded)")
+    score = int(value)
+    if not 1 <= score <= 10:
+        return Rating(None, f"rating {raw} in {source} is outside 1..10")
+    return Rating(score)
