@@ -36,6 +36,7 @@ def _overrides(args) -> dict:
 
 def cmd_run(args) -> int:
     from dialogbench.botchat.leaderboard import format_leaderboard
+    from dialogbench.mtbench101.leaderboard import format_mtbench101
     from dialogbench.config import load_config
     from dialogbench.preflight import preflight
 
@@ -43,15 +44,18 @@ def cmd_run(args) -> int:
     preflight(config, source=args.config)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
-    from flows.botchat import botchat
+    from flows.pipeline import pipeline
     from dialogbench.runs import StageReport
 
     start = time.perf_counter()
-    result = botchat(config_path=args.config, **{k: v for k, v in _overrides(args).items() if v is not None})
+    result = pipeline(config_path=args.config, **{k: v for k, v in _overrides(args).items() if v is not None})
     print(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']})")
     for stage in result["stages"]:
         print("  " + StageReport(**stage).line())
-    print("\n" + format_leaderboard(result["leaderboard"], config.botchat.n))
+    if config.botchat.enabled:
+        print("\n" + format_leaderboard(result["leaderboard"]["botchat"], config.botchat.n))
+    if config.mtbench101.enabled:
+        print("\n" + format_mtbench101(result["leaderboard"]["mtbench101"]))
     if result.get("report"):
         print(f"\nreport: {result['report']['html']}")
     if args.json:

@@ -151,11 +151,36 @@ class BotChatConfig(_Strict):
         return max([*self.n, *(self.arena.n if self.arena.enabled else [])])
 
 
+class MTBench101Config(_Strict):
+    """MT-Bench-101: answer every judged turn given its context, a judge rates each turn 1–10."""
+
+    enabled: bool = False
+    dataset: str = "data_lake/raw/mtbench101/mtbench101.jsonl"
+    models: list[str] | None = None  # default: every model in `models`
+    judge: str | None = None  # default: botchat.judge
+    tasks: list[str] | None = None  # task codes (CM, SI, …); default: all 13
+    limit: int | None = Field(None, ge=1)  # the first K dialogues of each task
+    context: Literal["golden", "self"] = "golden"  # golden history (the paper) or the model's own answers
+    judge_chunk_size: int = Field(64, ge=1)
+    judge_max_tokens: int | None = Field(None, ge=1)  # unset: the judge model's max_tokens
+
+    @field_validator("tasks")
+    @classmethod
+    def _known_tasks(cls, values: list[str] | None) -> list[str] | None:
+        from dialogbench.mtbench101.taxonomy import TASK_CODES
+
+        for value in values or []:
+            if value not in TASK_CODES:
+                raise ValueError(f"unknown task code {value!r} (expected one of: {', '.join(TASK_CODES)})")
+        return values
+
+
 class Config(_Strict):
     lake: str = "data_lake"
     models: list[ModelConfig] = Field(min_length=1)
     judges: list[ModelConfig] = Field(default_factory=list)
     botchat: BotChatConfig = BotChatConfig()
+    mtbench101: MTBench101Config = MTBench101Config()
 
     @model_validator(mode="after")
     def _references(self) -> "Config":
@@ -175,6 +200,14 @@ class Config(_Strict):
                                      f"({', '.join(sorted(playing))})")
             if pair[0] == pair[1]:
                 raise ValueError(f"botchat.arena.pairs[{i}]: a model cannot play itself ({pair[0]!r})")
+        for name in self.mtbench101.models or []:
+            if name not in known:
+                raise ValueError(f"mtbench101.models: {name!r} is not in models ({', '.join(sorted(known))})")
+        everyone = {m.name for m in [*self.judges, *self.models]}
+        if self.mtbench101.enabled and not (self.mtbench101.judge or self.botchat.judge):
+            raise ValueError("mtbench101.judge: name the judge model (or set botchat.judge)")
+        if self.mtbench101.judge and self.mtbench101.judge not in everyone:
+            raise ValueError(f"mtbench101.judge: {self.mtbench101.judge!r} is not a configured model")
         if self.botchat.enabled:
             judges = {m.name for m in [*self.judges, *self.models]}
             if not self.botchat.judge:
@@ -188,6 +221,13 @@ class Config(_Strict):
             if model.name == name:
                 return model
         raise KeyError(name)
+
+    def mtbench101_models(self) -> list[ModelConfig]:
+        names = self.mtbench101.models or [m.name for m in self.models]
+        return [self.model(n) for n in names]
+
+    def mtbench101_judge(self) -> ModelConfig:
+        return self.model(self.mtbench101.judge or self.botchat.judge)
 
     def botchat_models(self) -> list[ModelConfig]:
         names = self.botchat.models or [m.name for m in self.models]
@@ -251,4 +291,7 @@ def _resolve_paths(config: Config, root: Path, source: str) -> Config:
             path = Path(getattr(botchat, key))
             if not path.is_file() or not os.access(path, os.R_OK):
                 raise ConfigError(f"{source}: botchat.{key}: cannot read dataset file {path}")
-    return config.model_copy(update={"lake": resolve(config.lake), "botchat": botchat})
+    mtbench101 = config.mtbench101.model_copy(update={"dataset": resolve(config.mtbench101.dataset)})
+    if mtbench101.enabled and not Path(mtbench101.dataset).is_file():
+        raise ConfigError(f"{source}: mtbench101.dataset: cannot read dataset file {mtbench101.dataset}")
+    return config.model_copy(update={"lake": resolve(config.lake), "botchat": botchat, "mtbench101": mtbench101})

@@ -14,6 +14,9 @@ def models_in_use(config: Config) -> list[ModelConfig]:
         for model in config.botchat_models():
             used[model.name] = model
         used[config.botchat.judge] = config.model(config.botchat.judge)
+    if config.mtbench101.enabled:
+        for model in [*config.mtbench101_models(), config.mtbench101_judge()]:
+            used[model.name] = model
     return list(used.values())
 
 

@@ -1,5 +1,4 @@
-"""The BotChat flow: seeds → dialogues (per model) → lengths → UniEval, Arena, GTEval (chunks) →
-ratings → catalog, SQL data tests, report.
+"""The BotChat flow: seeds → dialogues (per model) → lengths → UniEval, Arena, GTEval (chunks) → ratings.
 
 It only wires tasks; every decision (what is missing, what a protocol's config enables) lives in
 ``dialogbench``: a disabled protocol plans no chunks.
@@ -9,17 +8,14 @@ from __future__ import annotations
 
 from prefect import flow, unmapped
 
+from dialogbench.config import Config
 from tasks.botchat import (arena_ratings, extract_seeds, generate_dialogues, judge_arena_chunk, judge_gteval_chunk,
                            judge_unieval_chunk, plan_arena, plan_gteval, plan_unieval, utterance_lengths)
-from tasks.config import load_run_config, start_run
-from tasks.lake import catalog, check_lake, leaderboard, record, render_report
+from tasks.lake import record
 
 
 @flow(name="botchat", log_prints=True)
-def botchat(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
-            n: list[int] | None = None, judge: str | None = None, lake: str | None = None) -> dict:
-    config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake})
-    run_id = start_run(config)
+def botchat(config: Config, run_id: str, config_path: str) -> list[dict]:
     stages = [record(config, run_id, [extract_seeds(config)], config_path)]
     for model in config.botchat_models():  # one model at a time: each holds the accelerator
         stages.append(record(config, run_id, [generate_dialogues(config, model.name, run_id)], config_path))
@@ -38,8 +34,4 @@ def botchat(config_path: str = "configs/demo.yaml", limit: int | None = None, mo
     stages.append(record(config, run_id, [planned, *judged], config_path))
 
     stages.append(record(config, run_id, [arena_ratings(config, run_id)], config_path))
-    catalog(config)
-    check_lake(config)
-    report = render_report(config)
-    return {"run_id": run_id, "lake": config.lake, "stages": [s.to_dict() for s in stages],
-            "leaderboard": leaderboard(config), "report": report}
+    return [s.to_dict() for s in stages]

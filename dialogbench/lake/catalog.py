@@ -15,7 +15,7 @@ from dialogbench.lake.store import Lake
 
 log = logging.getLogger("dialogbench.catalog")
 SQL_DIR = Path(os.environ.get("DIALOGBENCH_SQL_DIR", Path(__file__).resolve().parents[2] / "sql"))
-_SOURCE = re.compile(r"\{\{\s*source\('([a-z_]+)'\)\s*\}\}")
+_SOURCE = re.compile(r"\{\{\s*source\('([a-z0-9_]+)'\)\s*\}\}")
 VIEW_DIRS = ("views", "metrics")
 # Typed empty views for tables a lake may not have yet; `seeds` too, so metric views that join it
 # (botchat_unieval_gt) exist, empty, before the first extraction.

@@ -52,6 +52,9 @@ JUDGMENTS = pa.schema([
     ("position", pa.int32()),
     ("verdict", pa.string()),
     ("winner", pa.string()),
+    # MT-Bench-101 (protocol "mtbench101"): the judge's 1–10 rating of one turn, null when unparsed
+    # and for every other protocol (older files lack the column; reads use union_by_name).
+    ("score", pa.int32()),
 ])
 
 FAILURES = pa.schema([
@@ -72,6 +75,22 @@ PLANS = pa.schema([  # the cells a run asked for: metrics read each model's most
     ("item_id", pa.string()),
     ("model", pa.string()),
     ("judge", pa.string()),
+    ("created_at", TS),
+    ("task", pa.string()),  # MT-Bench-101 task code of the item; null for other stages (and older files)
+])
+
+MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, given its context
+    ("cell_key", pa.string()),       # protocol + answer version + item content + model config + context mode
+    ("dialogue_id", pa.string()),
+    ("task", pa.string()),
+    ("turn", pa.int32()),            # 0-based, as in the dataset
+    ("context", pa.string()),        # "golden" (the dataset's earlier turns) or "self" (the model's own answers)
+    ("model", pa.string()),
+    ("model_fp", pa.string()),
+    ("answer", pa.string()),
+    ("prompt_tokens", pa.int32()),
+    ("completion_tokens", pa.int32()),
+    ("run_id", pa.string()),
     ("created_at", TS),
 ])
 
@@ -117,4 +136,4 @@ RUNS = pa.schema([
 ])
 
 TABLES = {"generations": GENERATIONS, "judgments": JUDGMENTS, "failures": FAILURES, "plans": PLANS, "runs": RUNS,
-          "elo": ELO, "utterance_lengths": LENGTHS}
+          "elo": ELO, "utterance_lengths": LENGTHS, "mtbench101_answers": MTBENCH101_ANSWERS}

@@ -66,11 +66,17 @@ class Lake:
         return duckdb.connect()
 
     def relation_sql(self, table: str, schema: pa.Schema | None = None) -> str:
-        """A SQL expression for the table: its files, or a typed empty relation when it has none."""
-        if self.has(table):
-            return f"read_parquet('{self.glob(table)}', union_by_name=true, hive_partitioning=false)"
+        """A SQL expression for the table: its files, or a typed empty relation when it has none.
+        With a ``schema``, columns the files lack (appended to the schema after they were written)
+        are there too, as nulls, so queries may name every column of the current schema."""
+        files = f"read_parquet('{self.glob(table)}', union_by_name=true, hive_partitioning=false)"
         if schema is None:
+            if self.has(table):
+                return files
             raise FileNotFoundError(f"lake table {table!r} has no files under {self.table_dir(table)}")
+        if self.has(table):  # exact types, so the files' column types are kept
+            exact = ", ".join(f"CAST(NULL AS {_duck_type(f.type, exact=True)}) AS \"{f.name}\"" for f in schema)
+            return f"(SELECT * FROM {files} UNION ALL BY NAME SELECT {exact} WHERE false)"
         cols = ", ".join(f"CAST(NULL AS {_duck_type(f.type)}) AS \"{f.name}\"" for f in schema)
         return f"(SELECT {cols} WHERE false)"
 
@@ -92,15 +98,16 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _duck_type(arrow_type: pa.DataType) -> str:
+def _duck_type(arrow_type: pa.DataType, exact: bool = False) -> str:
+    """The DuckDB type for an Arrow type; integers are BIGINT unless ``exact`` (then by width)."""
     if pa.types.is_list(arrow_type):
-        return _duck_type(arrow_type.value_type) + "[]"
+        return _duck_type(arrow_type.value_type, exact) + "[]"
     if pa.types.is_string(arrow_type):
         return "VARCHAR"
     if pa.types.is_boolean(arrow_type):
         return "BOOLEAN"
     if pa.types.is_integer(arrow_type):
-        return "BIGINT"
+        return {8: "TINYINT", 16: "SMALLINT", 32: "INTEGER"}.get(arrow_type.bit_width, "BIGINT") if exact else "BIGINT"
     if pa.types.is_floating(arrow_type):
         return "DOUBLE"
     if pa.types.is_timestamp(arrow_type):

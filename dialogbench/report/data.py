@@ -32,7 +32,7 @@ QUERIES = {
         from utterances group by model order by model""",
     "runs": """
         with latest as (select arg_max(run_id, started_at) as run_id from runs)
-        select stage, planned, cached, computed, failed, seconds, started_at, run_id
+        select stage, planned, cached, computed, failed, seconds, started_at, run_id, detail
         from runs semi join latest using (run_id) order by started_at, stage""",
 }
 

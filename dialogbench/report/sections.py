@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from dialogbench.report import svg
 from dialogbench.report.tables import NO_DATA, Section, Table, arena, leaderboard, num, pct, unieval
 
@@ -87,9 +89,18 @@ def runs(data: dict) -> Section:
     starts = [r["started_at"] for r in rows if r["started_at"] is not None]
     when = f", started {min(starts):%Y-%m-%d %H:%M:%S %Z}" if starts else ""
     return Section("runs", "Latest run", f"Run {rows[0]['run_id']}{when}.",
-                   [Table(["Stage", "planned", "cached", "computed", "failed", "seconds"],
+                   [Table(["Stage", "planned", "cached", "computed", "failed", "seconds", "notes"],
                           [[r["stage"], num(r["planned"], 0), num(r["cached"], 0), num(r["computed"], 0),
-                            num(r["failed"], 0), num(r["seconds"])] for r in rows])])
+                            num(r["failed"], 0), num(r["seconds"]), skipped_note(r.get("detail"))] for r in rows],
+                          numeric_from=1)])
+
+
+def skipped_note(detail: str | None) -> str:
+    """Seeds a comparison left out because one side's dialogue is missing (Arena, GTEval)."""
+    skipped = json.loads(detail).get("skipped") if detail else None
+    if not isinstance(skipped, dict) or not any(skipped.values()):
+        return ""
+    return "seeds skipped (missing dialogues): " + "; ".join(f"{k}: {v}" for k, v in sorted(skipped.items()) if v)
 
 
 def all_sections(data: dict) -> list[Section]:

@@ -143,5 +143,6 @@ def arena(data: dict) -> Section:
                             caption=f"All pairs at N={n} ({unparsed:,} unparseable verdicts)", numeric_from=2,
                             collapsed=True))
     intro = ("Pairs of dialogues from the same seed, judged side by side: the one the judge finds less "
-             "AI-like wins. Ratings from the latest run of each (judge, N).")
+             "AI-like wins. Ratings from the latest run of each (judge, N). A pair compares only the seeds "
+             "both models have a dialogue for; the seeds skipped are counted in the Latest run table.")
     return Section("arena", "BotChat Arena", intro, tables, charts, tables_first=True)

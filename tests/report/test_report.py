@@ -3,6 +3,7 @@ missing the newer views, escaping of model output, flagged examples, a self-cont
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -168,3 +169,14 @@ def test_report_on_a_lake_written_by_the_real_stages(make_config, pipeline, tmp_
     assert data["runs"] and {r["stage"] for r in data["runs"]} >= {"botchat_unieval"}
     html = write_report(Lake(config.lake), tmp_path / "out")["html"].read_text()
     assert html.count('<tr class="flag">') == len(data["examples"]) > 0
+
+
+def test_skipped_seeds_are_reported_in_the_run_table():
+    from dialogbench.report.sections import runs, skipped_note
+
+    detail = json.dumps({"skipped_missing_dialogues": 3, "skipped": {"a vs b @ N=8": 3, "a vs c @ N=8": 0}})
+    assert skipped_note(detail) == "seeds skipped (missing dialogues): a vs b @ N=8: 3"
+    assert skipped_note(json.dumps({"backend_calls": 6})) == "" and skipped_note(None) == ""
+    section = runs({"runs": [{"stage": "botchat_arena", "planned": 10, "cached": 0, "computed": 10, "failed": 0,
+                              "seconds": 1.0, "started_at": None, "run_id": "r1", "detail": detail}]})
+    assert "a vs b @ N=8: 3" in section.tables[0].rows[0][-1]

@@ -1,0 +1,38 @@
+"""The MT-Bench-101 leaderboard the CLI prints: Table 3's columns, from ``mtbench101_leaderboard``."""
+
+from __future__ import annotations
+
+from dialogbench.config import Config
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect
+from dialogbench.mtbench101.taxonomy import TASK_CODES
+
+
+def mtbench101_leaderboard(config: Config) -> list[dict]:
+    """One row per configured model for the run's judge (empty when the protocol is off)."""
+    if not config.mtbench101.enabled:
+        return []
+    models = [m.name for m in config.mtbench101_models()]
+    with connect(Lake(config.lake)) as con:
+        relation = con.execute("select * from mtbench101_leaderboard where judge = ? and list_contains(?, model)",
+                               [config.mtbench101_judge().name, models])
+        columns = [d[0] for d in relation.description]
+        rows = [dict(zip(columns, r)) for r in relation.fetchall()]
+    return sorted(rows, key=lambda r: (-(r.get("avg") or -1), r["model"]))
+
+
+def format_mtbench101(rows: list[dict]) -> str:
+    if not rows:
+        return "(no MT-Bench-101 judgments yet)"
+    header = ["model", *TASK_CODES, "avg", "left out"]
+    lines = [header] + [[r["model"], *[_score(r.get(t)) for t in TASK_CODES], _score(r.get("avg")),
+                         str(r.get("unparsed") or 0)] for r in rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+           for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return f"MT-Bench-101 (judge: {rows[0]['judge']}; dialogue = its lowest turn score, 1-10)\n" + "\n".join(out)
+
+
+def _score(value) -> str:
+    return "-" if value is None else f"{value:.2f}"

@@ -1,0 +1,33 @@
+-- mtbench101_leaderboard: Table 3 of MT-Bench-101, one row per (model, judge): a column per task (Table 3's
+-- order) and `avg`, the UNWEIGHTED mean of the 13 task scores (the rule that reproduces every row of Table 3,
+-- see dialogbench/mtbench101/scoring.py), null unless all 13 tasks have a score. `tasks_scored` says how many do.
+with tasks as (
+    select * from mtbench101_tasks
+),
+
+final as (
+    select
+        model,
+        judge,
+        max(score) filter (where task = 'CM') as "CM",
+        max(score) filter (where task = 'SI') as "SI",
+        max(score) filter (where task = 'AR') as "AR",
+        max(score) filter (where task = 'TS') as "TS",
+        max(score) filter (where task = 'CC') as "CC",
+        max(score) filter (where task = 'CR') as "CR",
+        max(score) filter (where task = 'FR') as "FR",
+        max(score) filter (where task = 'SC') as "SC",
+        max(score) filter (where task = 'SA') as "SA",
+        max(score) filter (where task = 'MR') as "MR",
+        max(score) filter (where task = 'GR') as "GR",
+        max(score) filter (where task = 'IC') as "IC",
+        max(score) filter (where task = 'PI') as "PI",
+        case when count(score) = 13 then avg(score) end as "avg",
+        count(score) as tasks_scored,
+        sum(unparsed) as unparsed
+    from tasks
+    group by model, judge
+)
+
+select * from final
+order by "avg" desc nulls last, model, judge

@@ -1,0 +1,232 @@
+"""MT-Bench-101 through ``dialogbench.mtbench101.stages`` (what the Prefect tasks call), scripted
+models and judge, no Prefect: call counts, caching, self-predicted context, the metric views."""
+
+from __future__ import annotations
+
+import pytest
+
+from dialogbench.backends import clear_backends
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect, data_tests
+from dialogbench.mtbench101 import answer_stage, prompts, scoring, stages
+from dialogbench.mtbench101.taxonomy import TASK_CODES, TASKS
+from dialogbench.runs import new_run_id, sum_reports
+from tests.conftest import chatbot, config_dict
+
+# GR (no turn skipped): dialogues 1 (3 turns), 2 (4 turns); CM (first turn not judged): 1145, 1146 (4 turns each).
+JUDGED_PER_MODEL = 3 + 4 + 3 + 3
+
+
+@pytest.fixture
+def conversations(monkeypatch) -> dict[str, list[list]]:
+    """Every scripted backend call as {model name: [the conversations of each call]}."""
+    from dialogbench.backends.scripted import ScriptedBackend
+
+    calls: dict[str, list[list]] = {}
+    real = ScriptedBackend.generate
+
+    def generate(self, convs, *, sampling):
+        calls.setdefault(self.model.name, []).append(list(convs))
+        return real(self, convs, sampling=sampling)
+
+    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+    return calls
+
+
+@pytest.fixture
+def mt_config(make_config, lake_dir):
+    def make(*, tasks=("GR", "CM"), limit=2, context="golden", judge_script=None, models=None, **extra):
+        data = config_dict(lake_dir, models=models or [chatbot("bot-a", ["a{n}"]), chatbot("bot-b", ["b{n}"])],
+                           judge_script=judge_script or ["Rating: [[7]]"])
+        data["mtbench101"] = {"enabled": True, "judge": "judge", "context": context,
+                              **({"tasks": list(tasks)} if tasks else {}), **({"limit": limit} if limit else {}), **extra}
+        return make_config(data)
+
+    return make
+
+
+def run_all(config, run_id=None) -> dict:
+    run_id = run_id or new_run_id()
+    clear_backends()
+    reports = {m.name: stages.answer(config, m.name, run_id) for m in config.mtbench101_models()}
+    chunks, planned = stages.plan_judging(config, run_id)
+    reports["judge"] = sum_reports([planned, *(stages.judge(config, c, run_id) for c in chunks)])
+    reports["chunks"] = len(chunks)
+    return reports
+
+
+def view(config, name: str) -> list[dict]:
+    with connect(Lake(config.lake)) as con:
+        return con.sql(f"select * from {name}").to_arrow_table().to_pylist()
+
+
+def test_disabled_plans_nothing(make_config, lake_dir):
+    config = make_config(config_dict(lake_dir))
+    assert stages.answer(config, "bot-a", "r").detail == {"enabled": False}
+    chunks, report = stages.plan_judging(config, "r")
+    assert chunks == [] and report.detail == {"enabled": False}
+
+
+def test_selection_takes_the_first_dialogues_of_each_task(mt_config):
+    chosen = stages.selected_dialogues(mt_config(tasks=("CM", "GR"), limit=2))
+    assert [(d.task, d.id) for d in chosen] == [("GR", 1), ("GR", 2), ("CM", 1145), ("CM", 1146)]
+
+
+def test_golden_one_call_for_all_missing_judged_turns_and_rerun_is_cached(mt_config, conversations):
+    config = mt_config()
+    reports = run_all(config)
+    assert conversations["bot-a"] == conversations["bot-a"][:1]  # one backend call …
+    assert [len(c) for c in conversations["bot-a"]] == [JUDGED_PER_MODEL]  # … with every judged turn
+    assert reports["bot-a"].computed == JUDGED_PER_MODEL and reports["bot-a"].detail["backend_calls"] == 1
+    # Skip-first tasks: turn 0 of CM is not answered; its golden reply is the history of turn 1.
+    answers = Lake(config.lake).read("mtbench101_answers").to_pylist()
+    assert {(a["task"], a["turn"]) for a in answers if a["task"] == "CM"} == {("CM", 1), ("CM", 2), ("CM", 3)}
+    cm = stages.selected_dialogues(config)[2]
+    cm_turn1 = next(c for c in conversations["bot-a"][0] if len(c) == 3 and c[0]["content"] == cm.turns[0].user)
+    assert cm_turn1[1] == {"role": "assistant", "content": cm.turns[0].bot}
+    # Golden context: the history is the dataset's, never the model's answers.
+    gr2_turn3 = [c for c in conversations["bot-a"][0] if len(c) == 7]
+    golden = stages.selected_dialogues(config)[1].turns
+    assert [m["content"] for m in gr2_turn3[0][1:6:2]] == [t.bot for t in golden[:3]]
+    assert reports["judge"].planned == reports["judge"].computed == 2 * JUDGED_PER_MODEL
+    assert reports["chunks"] == 1 and [len(c) for c in conversations["judge"]] == [2 * JUDGED_PER_MODEL]
+    assert data_tests(Lake(config.lake)) == {}
+
+    conversations.clear()
+    again = run_all(config)
+    assert conversations == {}
+    assert again["bot-a"].computed == 0 and again["bot-a"].cached == JUDGED_PER_MODEL
+    assert again["judge"].computed == 0 and again["judge"].cached == 2 * JUDGED_PER_MODEL and again["chunks"] == 0
+
+
+def test_answer_chunks(mt_config, conversations, monkeypatch):
+    monkeypatch.setattr(answer_stage, "ANSWER_CHUNK_SIZE", 5)
+    config = mt_config(models=[chatbot("bot-a", ["a{n}"])])
+    stages.answer(config, "bot-a", "r1")
+    assert [len(c) for c in conversations["bot-a"]] == [5, 5, 3]
+
+
+def test_self_context_one_call_per_turn_with_own_answers(mt_config, conversations):
+    config = mt_config(context="self", models=[chatbot("bot-a", ["own answer {n}"])])
+    reports = run_all(config)
+    # Turn indices 0..3: turn 0 only for GR (CM's first turn is golden context), then all four dialogues.
+    assert [len(c) for c in conversations["bot-a"]] == [2, 4, 4, 3]
+    assert reports["bot-a"].detail["backend_calls"] == 4 and reports["bot-a"].computed == JUDGED_PER_MODEL
+    dialogues = stages.selected_dialogues(config)
+    turn1 = conversations["bot-a"][1]
+    gr1 = next(c for c in turn1 if c[0]["content"] == dialogues[0].turns[0].user)
+    assert gr1[1] == {"role": "assistant", "content": "own answer 1"}  # its own turn-0 answer, not the golden one
+    cm1 = next(c for c in turn1 if c[0]["content"] == dialogues[2].turns[0].user)
+    assert cm1[1]["content"] == dialogues[2].turns[0].bot  # skip-first task: golden turn 0 kept
+    turn2 = conversations["bot-a"][2]
+    cm2 = next(c for c in turn2 if c[0]["content"] == dialogues[2].turns[0].user)
+    assert [m["content"] for m in cm2[1:4:2]] == [dialogues[2].turns[0].bot, "own answer 3"]
+    # The judge sees the same history the answer saw.
+    judge_inputs = [c[1]["content"] for c in conversations["judge"][0]]
+    assert any("Assistant: own answer 1" in text and "Assistant: own answer 3" in text for text in judge_inputs)
+    assert all(f"Assistant: {dialogues[0].turns[0].bot}" not in text for text in judge_inputs)  # (only as a reference)
+    assert run_all(config)["bot-a"].computed == 0  # a rerun answers nothing
+    golden = mt_config(context="golden", models=[chatbot("bot-a", ["own answer {n}"])])
+    assert run_all(golden)["bot-a"].computed == JUDGED_PER_MODEL  # the other mode's answers are other cells
+
+
+def test_changing_one_task_prompt_rejudges_only_that_task(mt_config, conversations, monkeypatch):
+    config = mt_config()
+    run_all(config)
+    monkeypatch.setitem(prompts.TASK_PROMPTS, "CM", prompts.TASK_PROMPTS["CM"] + "\nBe strict.")
+    conversations.clear()
+    again = run_all(config)
+    assert "bot-a" not in conversations  # answers cached
+    assert again["judge"].computed == 2 * 6 and again["judge"].cached == 2 * 7
+    judged = conversations["judge"][0]
+    assert all("Be strict." in c[0]["content"] for c in judged)
+    turns = view(config, "mtbench101_turns")
+    assert len(turns) == 2 * JUDGED_PER_MODEL and all(t["parsed"] for t in turns)
+
+
+GR1 = ["Rating: [[8]]", "Rating: [[6]]", "Rating: [[9]]"]                    # min 6
+GR2 = ["Rating: [[7]]", "**Rating:** [[7]]", "Rating: 5", "Rating: [[10]]"]  # min 5
+CM1 = ["Rating: [[9]]", "Rating: [[8]]", "Rating: [[9]]"]                    # min 8
+CM2 = ["Rating: [[4]]", "I cannot rate this.", "Rating: [[9]]"]              # unparsed → left out
+
+
+def test_views_match_hand_computed_scores(mt_config):
+    config = mt_config(models=[chatbot("bot-a", ["a{n}"])], judge_script=GR1 + GR2 + CM1 + CM2)
+    reports = run_all(config)
+    assert reports["judge"].detail["unparsed"] == 1
+    tasks = {r["task"]: r for r in view(config, "mtbench101_tasks")}
+    assert tasks["GR"]["score"] == pytest.approx(5.5) and tasks["GR"]["dialogues"] == 2 and tasks["GR"]["unparsed"] == 0
+    assert tasks["CM"]["score"] == pytest.approx(8.0) and tasks["CM"]["dialogues"] == 1 and tasks["CM"]["unparsed"] == 1
+    abilities = {r["ability"]: r for r in view(config, "mtbench101_abilities")}
+    assert abilities["Memory"]["score"] == pytest.approx(8.0) and abilities["Memory"]["tier"] == "Perceptivity"
+    assert abilities["Reasoning"]["score"] is None and abilities["Reasoning"]["tasks_scored"] == 1  # MR missing
+    (row,) = view(config, "mtbench101_leaderboard")
+    assert [k for k in row if k in TASK_CODES] == list(TASK_CODES)
+    assert row["GR"] == pytest.approx(5.5) and row["CM"] == pytest.approx(8.0) and row["MR"] is None
+    assert row["avg"] is None and row["tasks_scored"] == 2
+    turns = view(config, "mtbench101_turns")
+    unparsed = [t for t in turns if not t["parsed"]]
+    assert [(t["dialogue_id"], t["turn"], t["score"], t["judged"]) for t in unparsed] == [("1146", 2, None, True)]
+    curves = {(r["task"], r["turn"]): r for r in view(config, "mtbench101_turn_curves")}
+    assert curves[("GR", 0)]["score"] == pytest.approx(7.5) and curves[("GR", 0)]["n"] == 2
+    assert curves[("CM", 2)]["score"] == pytest.approx(8.0) and curves[("CM", 2)]["n"] == 1
+    assert ("CM", 0) not in curves
+
+
+def test_missing_answer_leaves_the_dialogue_unscored(mt_config):
+    config = mt_config(models=[chatbot("bot-a", ["a{n}", "a{n}", "!error:boom"])], tasks=("MR",), limit=2)
+    reports = run_all(config)
+    assert reports["bot-a"].failed == 1 and reports["judge"].detail["unanswered"] == 1
+    (task,) = view(config, "mtbench101_tasks")
+    assert task["unparsed"] == 1 and task["dialogues"] == 1
+
+
+def test_full_leaderboard_row_and_scoring_agree(mt_config):
+    script = ["Rating: [[6]]", "Rating: [[9]]", "Rating: [[7]]"]
+    config = mt_config(tasks=None, limit=1, models=[chatbot("bot-a", ["a{n}"])], judge_script=script)
+    run_all(config)
+    (row,) = view(config, "mtbench101_leaderboard")
+    assert row["tasks_scored"] == 13 and row["avg"] is not None
+    turns = view(config, "mtbench101_turns")
+    by_dialogue: dict[tuple[str, str], dict[int, int]] = {}
+    for t in turns:
+        by_dialogue.setdefault((t["task"], t["dialogue_id"]), {})[t["turn"]] = t["score"]
+    lengths = {str(d.id): len(d.turns) for d in stages.selected_dialogues(config)}
+    expected = scoring.leaderboard(tasks=scoring.task_scores(dialogue_scores=[
+        (task, scoring.dialogue_score(task=task, n_turns=lengths[d], ratings=r)) for (task, d), r in by_dialogue.items()]))
+    assert row["avg"] == pytest.approx(expected.overall)
+    assert all(row[c] == pytest.approx(expected.tasks[c]) for c in TASK_CODES)
+    abilities = {r["ability"]: r["score"] for r in view(config, "mtbench101_abilities")}
+    assert abilities == pytest.approx(expected.abilities)
+
+
+def test_taxonomy_view_is_taxonomy_py(make_config, lake_dir):
+    rows = view(make_config(config_dict(lake_dir)), "mtbench101_taxonomy order by position")
+    assert [(r["task"], r["name"], r["ability"], r["tier"]) for r in rows] == [
+        (t.code, t.name, t.ability, t.tier) for t in TASKS]
+
+
+def test_views_exist_on_an_empty_lake(make_config, lake_dir):
+    config = make_config(config_dict(lake_dir))
+    for name in ("mtbench101_turns", "mtbench101_tasks", "mtbench101_abilities", "mtbench101_leaderboard",
+                 "mtbench101_turn_curves", "mtbench101_answers"):
+        assert view(config, name) == []
+
+
+def test_views_read_lakes_written_before_the_score_and_task_columns(make_config, lake_dir):
+    """Judgments and plans files written before ``score`` / ``task`` were appended still read, as nulls."""
+    import pyarrow as pa
+
+    from dialogbench.lake.schemas import JUDGMENTS, PLANS
+
+    config = make_config(config_dict(lake_dir))
+    lake = Lake(config.lake)
+    old_judgments = pa.schema([f for f in JUDGMENTS if f.name != "score"])
+    old_plans = pa.schema([f for f in PLANS if f.name != "task"])
+    lake.write("judgments", pa.Table.from_pylist([{"cell_key": "k", "protocol": "botchat_unieval", "parsed": True}],
+                                                 schema=old_judgments), partition={"protocol": "botchat_unieval"})
+    lake.write("plans", pa.Table.from_pylist([{"run_id": "r", "stage": "botchat_unieval", "cell_key": "k"}],
+                                             schema=old_plans), partition={"stage": "botchat_unieval"})
+    assert view(config, "mtbench101_turns") == [] and view(config, "mtbench101_leaderboard") == []
+    (row,) = view(config, "judgments")
+    assert row["score"] is None
