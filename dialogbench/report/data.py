@@ -30,6 +30,9 @@ QUERIES = {
         select model, min(tokens) as lo, quantile_cont(tokens, 0.25) as q1, quantile_cont(tokens, 0.5) as median,
                quantile_cont(tokens, 0.75) as q3, max(tokens) as hi
         from utterances group by model order by model""",
+    "mt_leaderboard": "select * from mtbench101_leaderboard order by judge, model",
+    "mt_abilities": "select * from mtbench101_abilities order by judge, model",
+    "mt_curves": "select * from mtbench101_turn_curves order by judge, model, task, turn",
     "runs": """
         with latest as (select arg_max(run_id, started_at) as run_id from runs)
         select stage, planned, cached, computed, failed, seconds, started_at, run_id, detail
@@ -69,6 +72,13 @@ def primary_judge(sections: dict[str, list[dict] | None]) -> str | None:
     return min(counts, key=lambda j: (-counts[j], j)) if counts else None
 
 
+def mt_judge(data: dict, botchat_judge: str | None) -> str | None:
+    """The MT-Bench-101 judge shown: the one that scored the most models (ties: the BotChat judge, then
+    alphabetical)."""
+    counts = Counter(r["judge"] for r in data.get("mt_leaderboard") or [] if r.get("judge"))
+    return min(counts, key=lambda j: (-counts[j], j != botchat_judge, j)) if counts else None
+
+
 def collect(lake: Lake, *, examples_per_model: int = 3) -> dict:
     """The report's data: one entry per section (None: view missing, []: no rows), for the primary judge."""
     con, left_out = connect(lake)
@@ -83,6 +93,10 @@ def collect(lake: Lake, *, examples_per_model: int = 3) -> dict:
             if data[key] is not None:
                 data[key] = [r for r in data[key] if r["judge"] == judge]
         examples = _rows(con, EXAMPLES_SQL, [judge, examples_per_model]) if judge else []
+    data["mt_judge"] = mt_judge(data, judge)
+    for key in ("mt_leaderboard", "mt_abilities", "mt_curves"):
+        if data[key] is not None:
+            data[key] = [r for r in data[key] if r["judge"] == data["mt_judge"]]
     data["examples"] = [{**e, "utterances": list(e["utterances"] or [])} for e in examples or []]
     data["leaderboard"] = leaderboard(data)
     return data

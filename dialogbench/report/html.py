@@ -21,6 +21,9 @@ table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabu
 caption { text-align: left; padding: 4px 0; caption-side: top; }
 th, td { padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; white-space: nowrap; }
 th { background: var(--bg); font-weight: 600; position: sticky; top: 0; }
+tr.grp th { position: static; text-align: center; border-bottom: none; padding-bottom: 0; }
+tr.grp th.lab { border-bottom: 2px solid var(--line); }
+tr.grp + tr.grp th { font-weight: 500; color: var(--muted); }
 td.num, th.num { text-align: right; }
 .more { color: var(--muted); font-size: 12px; }
 ul.notes { color: var(--muted); font-size: 13.5px; max-width: 100ch; padding-left: 20px; margin: 4px 0; }
@@ -56,9 +59,13 @@ def table(t: Table, cls: str = "") -> str:
                    for row in t.rows)
     caption = f"<caption>{escape(t.caption)}</caption>" if t.caption and not t.collapsed else ""
     if t.collapsed:
-        return f"<details><summary>{escape(t.caption)}</summary>{table(Table(t.headers, t.rows, '', t.numeric_from), cls)}</details>"
+        inner = Table(t.headers, t.rows, '', t.numeric_from, groups=t.groups)
+        return f"<details><summary>{escape(t.caption)}</summary>{table(inner, cls)}</details>"
+    groups = "".join('<tr class="grp">' + "".join(
+        f'<th colspan="{span}"{" class=" + chr(34) + "lab" + chr(34) if label else ""}>{cell(label)}</th>'
+        for label, span in row) + "</tr>" for row in t.groups)
     return (f'<div class="scroll"><table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>{caption}'
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+            f"<thead>{groups}<tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
 
 
 def dialogue(e: dict) -> str:

@@ -18,6 +18,11 @@ def esc(text: object) -> str:
 
 def table(t: Table) -> str:
     lines = [f"*{esc(t.caption)}*", ""] if t.caption else []
+    if t.groups:  # each column's group labels, e.g. "CM: Perceptivity / Memory"
+        spans = [[label for label, span in row for _ in range(span)] for row in t.groups]
+        named = [f"{h}: {' / '.join(g[i] for g in spans if i < len(g) and g[i])}"
+                 for i, h in enumerate(t.headers) if any(i < len(g) and g[i] for g in spans)]
+        lines += ["Columns: " + esc("; ".join(named)) + ".", ""]
     lines.append("| " + " | ".join(esc(h) for h in t.headers) + " |")  # esc() folds a cell's lines into one
     lines.append("|" + "|".join("---:" if i >= t.numeric_from else ":---" for i in range(len(t.headers))) + "|")
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in t.rows]

@@ -1,10 +1,12 @@
-"""The remaining report sections: vs the ground truth, lengths, judge reliability, flagged examples, runs."""
+"""The remaining report sections: vs the ground truth, lengths, judge reliability, flagged examples, runs
+(MT-Bench-101's lives in ``mtbench101``)."""
 
 from __future__ import annotations
 
 import json
 
 from dialogbench.report import svg
+from dialogbench.report.mtbench101 import mtbench101
 from dialogbench.report.tables import NO_DATA, Section, Table, arena, leaderboard, num, pct, unieval
 
 GT_PARTS = [("win", "#4e9a5a"), ("tie", "#9aa0a6"), ("lose", "#d1495b")]
@@ -104,4 +106,5 @@ def skipped_note(detail: str | None) -> str:
 
 
 def all_sections(data: dict) -> list[Section]:
-    return [f(data) for f in (leaderboard, unieval, arena, ground_truth, lengths, examples, reliability, runs)]
+    return [f(data) for f in (leaderboard, unieval, arena, ground_truth, lengths, examples, mtbench101,
+                                 reliability, runs)]

@@ -24,18 +24,22 @@ def _text(x: float, y: float, s: str, anchor: str = "start", extra: str = "") ->
 
 
 def line_chart(series: dict[str, list[tuple[float, float]]], *, label: str, x_label: str = "N",
-               y_label: str = "pass rate") -> str:
-    """One line per series (name -> [(x, y in 0..1)]), y as %, legend on the right in the given order."""
+               y_label: str = "pass rate", y_max: float | None = None) -> str:
+    """One line per series (name -> [(x, y in 0..1)]), y as %, legend on the right in the given order.
+    With ``y_max``, y is a plain number on 0..y_max instead (e.g. a 1–10 rating)."""
     w, h, left, right, top, bottom = 860, 340, 56, 220, 16, 44
     pw, ph = w - left - right, h - top - bottom
     xs = sorted({x for pts in series.values() for x, _ in pts}) or [0, 1]
     x0, x1 = xs[0], max(xs[-1], xs[0] + 1)
     px = lambda x: left + (x - x0) / (x1 - x0) * pw  # noqa: E731
-    py = lambda y: top + (1 - y) * ph  # noqa: E731
+    scale = y_max or 1
+    py = lambda y: top + (1 - y / scale) * ph  # noqa: E731
+    fmt = (lambda y: f"{y:.1%}") if y_max is None else (lambda y: f"{y:.2f}")  # noqa: E731
     body = []
     for t in (0, .25, .5, .75, 1):
+        t *= scale
         body.append(f'<line x1="{left}" x2="{left + pw}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#ddd"/>')
-        body.append(_text(left - 6, py(t) + 4, f"{t:.0%}", "end"))
+        body.append(_text(left - 6, py(t) + 4, f"{t:.0%}" if y_max is None else f"{t:g}", "end"))
     step = max(1, math.ceil(len(xs) / 14))
     for x in xs[::step]:
         body.append(_text(px(x), top + ph + 16, f"{x:g}", "middle"))
@@ -48,7 +52,7 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, label: str, x_la
             path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
             body.append(f'<polyline points="{path}" fill="none" stroke="{c}" stroke-width="2"/>')
             body.extend(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5" fill="{c}"><title>{escape(name)} '
-                        f'@{x:g}: {y:.1%}</title></circle>' for x, y in pts)
+                        f'@{x:g}: {fmt(y)}</title></circle>' for x, y in pts)
         ly = top + 8 + i * 18
         body.append(f'<rect x="{w - right + 16}" y="{ly - 9}" width="14" height="4" fill="{c}"/>')
         body.append(_text(w - right + 36, ly - 3, name))
@@ -135,3 +139,39 @@ def box_plot(rows: list[tuple[str, dict]], *, label: str, x_label: str = "tokens
                     f'<line x1="{px(r["median"]):.1f}" x2="{px(r["median"]):.1f}" y1="{y}" y2="{y + bar}" '
                     f'stroke="#111" stroke-width="2"/></g>')
     return _svg(left + pw + 20, top + plot_h + 46, body, label)
+
+
+def radar(axes: list[str], series: dict[str, list[float | None]], *, label: str, max_value: float = 10) -> str:
+    """A radar (spider) chart: one axis per name, clockwise from the top, 0..max_value from the centre; one
+    translucent polygon per series (values in axis order), legend on the right. A missing value sits at the
+    centre and is left without a dot."""
+    r_max, cx, cy, legend_x = 160, 300, 215, 560
+    n = max(len(axes), 1)
+    h = max(405, 30 + 18 * len(series))
+    angle = lambda i: -math.pi / 2 + 2 * math.pi * i / n  # noqa: E731
+    at = lambda i, v: (cx + r_max * v / max_value * math.cos(angle(i)),  # noqa: E731
+                       cy + r_max * v / max_value * math.sin(angle(i)))
+    body = []
+    for k in range(1, 6):
+        ring = " ".join(f"{x:.1f},{y:.1f}" for x, y in (at(i, max_value * k / 5) for i in range(n)))
+        body.append(f'<polygon points="{ring}" fill="none" stroke="#ddd"/>')
+        body.append(_text(cx + 3, cy - r_max * k / 5 + 11, f"{max_value * k / 5:g}", "start", 'fill="#888" font-size="10"'))
+    for i, name in enumerate(axes):
+        x, y = at(i, max_value)
+        body.append(f'<line x1="{cx}" y1="{cy}" x2="{x:.1f}" y2="{y:.1f}" stroke="#ccc"/>')
+        lx, ly = at(i, max_value * 1.1)
+        c = math.cos(angle(i))
+        anchor = "middle" if abs(c) < 0.2 else ("start" if c > 0 else "end")
+        body.append(_text(lx, ly + 4, name, anchor, 'class="axis" font-weight="600"'))
+    for j, (name, values) in enumerate(series.items()):
+        c = color(j)
+        points = [at(i, v or 0) for i, v in enumerate(values)]
+        tip = f"{name}: " + ", ".join(f"{a} {'–' if v is None else f'{v:.2f}'}" for a, v in zip(axes, values))
+        body.append(f'<polygon class="series" points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in points)}" '
+                    f'fill="{c}" fill-opacity=".12" stroke="{c}" stroke-width="2"><title>{escape(tip)}</title></polygon>')
+        body.extend(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{c}"/>'
+                    for (x, y), v in zip(points, values) if v is not None)
+        ly = 24 + j * 18
+        body.append(f'<rect x="{legend_x}" y="{ly - 9}" width="14" height="10" fill="{c}" fill-opacity=".6"/>')
+        body.append(_text(legend_x + 20, ly, name))
+    return _svg(legend_x + 220, h, body, label)

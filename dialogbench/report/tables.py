@@ -17,6 +17,9 @@ class Table:
     caption: str = ""
     numeric_from: int = 1  # columns from this index are right-aligned
     collapsed: bool = False  # HTML: folded under its caption (long detail tables)
+    # header rows above ``headers``, top first, each [(label, colspan)] covering every column once
+    # (HTML: a multi-row <thead>; Markdown: a line naming each column's labels)
+    groups: list[list[tuple[str, int]]] = field(default_factory=list)
 
 
 @dataclass

@@ -91,10 +91,10 @@ def test_sort_falls_back_to_elo_then_pass_rate():
 def test_empty_lake_renders_every_section(tmp_path):
     paths = write_report(Lake(tmp_path / "nothing"), tmp_path / "out")
     html, md = paths["html"].read_text(), paths["md"].read_text()
-    for section in ("leaderboard", "unieval", "arena", "gt", "lengths", "examples", "judge", "runs"):
+    for section in ("leaderboard", "unieval", "arena", "gt", "lengths", "examples", "mtbench101", "judge", "runs"):
         block = html.split(f'<section id="{section}">')[1].split("</section>")[0]
         assert "No data yet" in block, section
-    assert md.count("No data yet") == 8 and md.startswith("# dialogbench")
+    assert md.count("No data yet") == 9 and md.startswith("# dialogbench")
 
 
 def test_model_output_is_escaped(report):
@@ -180,3 +180,119 @@ def test_skipped_seeds_are_reported_in_the_run_table():
     section = runs({"runs": [{"stage": "botchat_arena", "planned": 10, "cached": 0, "computed": 10, "failed": 0,
                               "seconds": 1.0, "started_at": None, "run_id": "r1", "detail": detail}]})
     assert "a vs b @ N=8: 3" in section.tables[0].rows[0][-1]
+
+
+# --- MT-Bench-101 -------------------------------------------------------------------------------------------
+
+MT_MODELS = ["mt-strong", "mt-weak", "<i>mt</i> & | odd"]
+
+
+def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -> Lake:
+    """Plans and 1–10 turn ratings for every model x task (2 dialogues of 3 turns); model k is worse than
+    model k-1; the weak model has one unparsed turn (its dialogue is left out)."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    from dialogbench.lake.schemas import JUDGMENTS, PLANS
+    from dialogbench.mtbench101.taxonomy import TASKS
+
+    t0, plans, judgments, lake = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), [], [], Lake(root)
+    for k, model in enumerate(models):
+        for ti, task in enumerate(tasks or [t.code for t in TASKS]):
+            for d in range(2):
+                for turn in range(3):
+                    key, item = f"mt-{k}-{task}-{d}-{turn}", f"{task}-{d}:{turn}"
+                    plans.append({"run_id": "r1", "stage": "mtbench101", "cell_key": key, "item_id": item,
+                                  "model": model, "judge": judge, "created_at": t0, "task": task})
+                    parsed = not (k == 1 and ti == 0 and d == 0 and turn == 1)
+                    judgments.append({"cell_key": key, "protocol": "mtbench101", "protocol_version": "v1",
+                                      "item_id": item, "model": model, "judge": judge, "parsed": parsed,
+                                      "score": min(10, max(1, 10 - 2 * k - turn * (1 + ti % 3) // 2 - (ti * 7) % 4 + d))
+                                      if parsed else None,
+                                      "run_id": "r1", "created_at": t0})
+    lake.write("plans", pa.Table.from_pylist(plans, schema=PLANS))
+    lake.write("judgments", pa.Table.from_pylist(judgments, schema=JUDGMENTS))
+    return lake
+
+
+@pytest.fixture(scope="module")
+def mt_report(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("mt")
+    lake = mt_lake(root / "lake")
+    paths = write_report(lake, root / "out")
+    return {"lake": lake, "out": root / "out", **{kind: path.read_text() for kind, path in paths.items()}}
+
+
+def mt_block(html: str) -> str:
+    return html.split('<section id="mtbench101">')[1].split("</section>")[0]
+
+
+def test_mtbench101_table3_models_columns_and_notes(mt_report):
+    from dialogbench.mtbench101.taxonomy import ABILITIES, TASK_CODES, TIERS
+
+    lb = view(mt_report["lake"], "select * from mtbench101_leaderboard")
+    expected = [r["model"] for r in sorted(lb, key=lambda r: (r["avg"] is None, -(r["avg"] or 0), r["model"]))]
+    html, md = mt_report["html"], mt_report["md"]
+    block = mt_block(html)
+    table = block[block.index("<table"):block.index("</table>")]
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", table.split("</thead>")[0].split('<tr>')[-1])
+    assert heads == ["#", "Model", "Avg", *TASK_CODES, "tasks scored", "left out"]
+    group_rows = re.findall(r'<tr class="grp">(.*?)</tr>', table)
+    assert [re.findall(r'class="lab">([^<]+)<', g) for g in group_rows] == [list(TIERS), list(ABILITIES)]
+    assert 'colspan="5" class="lab">Perceptivity' in group_rows[0] and 'colspan="2" class="lab">Understanding' in group_rows[1]
+    shown = [m.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+             for m in re.findall(r"<tr><td>\d+</td><td>([^<]*(?:<(?!/td)[^<]*)*)</td>", table)]
+    assert shown == expected and len(expected) == 3
+    best = next(r for r in lb if r["model"] == expected[0])
+    assert f"{best['avg']:.2f}" in table and f"{best['CM']:.2f}" in table
+    assert "1 to 10" in block and "lowest judged turn" in block and "Judge: gpt-4" in block
+    assert "Left out: 1 dialogue " in block
+    assert '<a href="#mtbench101">MT-Bench-101</a>' in html
+    assert html.index('id="examples"') < html.index('id="mtbench101"') < html.index('id="judge"')
+    md_block = md.split("## MT-Bench-101")[1].split("\n## ")[0]
+    assert "| # | Model | Avg | " + " | ".join(TASK_CODES) + " |" in md_block
+    assert "CM: Perceptivity / Memory; SI: Perceptivity / Understanding" in md_block
+    assert "PI: Interactivity / Questioning." in md_block and "No data yet" not in md_block
+
+
+def test_mtbench101_radar_and_turn_curves(mt_report):
+    from dialogbench.mtbench101.taxonomy import ABILITIES
+
+    block = mt_block(mt_report["html"])
+    svgs = re.findall(r"<svg.*?</svg>", block)
+    assert len(svgs) == 3  # radar, mean by turn per model, best model per task
+    radar = svgs[0]
+    assert radar.count('<polygon class="series"') == len(MT_MODELS)
+    assert re.findall(r'<text[^>]*class="axis"[^>]*>([^<]+)</text>', radar) == list(ABILITIES)
+    assert "&lt;i&gt;mt&lt;/i&gt; &amp; | odd" in radar and "<i>" not in block
+    assert "<script" not in block
+    curves = view(mt_report["lake"], "select * from mtbench101_turn_curves where model = 'mt-strong' and task = 'CM'")
+    assert [r["turn"] for r in curves] == [0, 1, 2]
+    assert f"CM Context Memory @1: {curves[0]['score']:.2f}" in svgs[2]  # turns shown 1-based
+    assert f"CM Context Memory @3: {curves[2]['score']:.2f}" in svgs[2] and "mt-weak" not in svgs[2]
+    first = view(mt_report["lake"], """select sum(score * n) / sum(n) as s from mtbench101_turn_curves
+                                       where model = 'mt-strong' and turn = 0""")[0]["s"]
+    assert f"mt-strong @1: {first:.2f}" in svgs[1] and ">turn 1<" in block
+    assert "<svg" not in mt_report["md"]
+
+
+def test_mtbench101_empty_and_partial(tmp_path):
+    from dialogbench.report.mtbench101 import mtbench101
+
+    assert mtbench101({"mt_leaderboard": None}).empty.startswith("No data yet")
+    assert mtbench101({"mt_leaderboard": []}).empty.startswith("No data yet")
+    lake = mt_lake(tmp_path / "lake", models=["solo"], tasks=["CM", "SI"])  # a slice: no Avg, no complete ability
+    html = write_report(lake, tmp_path / "out")["html"].read_text()
+    block = mt_block(html)
+    assert "No data yet" not in block and "2 / 13" in block and "<td class=\"num\">–</td>" in block
+    assert block.count('<polygon class="series"') == 1  # Memory is complete (CM only)
+
+
+def test_radar_escapes_and_handles_missing_values():
+    from dialogbench.report.svg import radar
+
+    chart = radar(["<a>", "b", "c"], {"<x>&": [5, None, 10], "y": [None, None, None]}, label="<l>")
+    assert "<x>" not in chart and "<a>" not in chart and "<l>" not in chart
+    assert chart.count('<polygon class="series"') == 2 and chart.count("<circle") == 2
+    assert chart.startswith("<svg") and chart.endswith("</svg>")

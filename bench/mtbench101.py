@@ -1,0 +1,161 @@
+"""MT-Bench-101 benchmarks, in one run (ratios are comparable on a noisy machine):
+
+1. Golden-context generation: every judged turn of the selected dialogues in one batch, through the
+   pipeline (plan + run into a temp lake) vs the raw backend on the same prompts (generated tok/s).
+2. Judge fan-out: the judge's requests against a real local OpenAI-compatible server (llm-katan's echo
+   backend with a fixed per-request latency standing in for a remote judge) at 1, 4 and 16 concurrent
+   requests: requests/s and the speed-up over 1.
+
+    .venv/bin/python bench/mtbench101.py [--config configs/demo.yaml] [--tasks CM,SI,MR] [--limit 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: int) -> dict:
+    from dialogbench.backends import get_backend, sampling_for
+    from dialogbench.config import load_config
+    from dialogbench.lake import Lake
+    from dialogbench.mtbench101 import answer_stage
+    from dialogbench.mtbench101.dataset import read_dialogues
+
+    config = load_config(config_path, root=ROOT)
+    model = config.models[0]
+    dialogues, per_task = [], {}
+    for dialogue in read_dialogues(config.mtbench101.dataset):  # the first `limit` of each task, file order
+        if dialogue.task in tasks and per_task.get(dialogue.task, 0) < limit:
+            per_task[dialogue.task] = per_task.get(dialogue.task, 0) + 1
+            dialogues.append(dialogue)
+    backend = get_backend(model)
+    sent: list = []
+    real = backend.generate
+
+    def recording(conversations, *, sampling):
+        sent.append(list(conversations))
+        return real(conversations, sampling=sampling)
+
+    backend.generate(sent or [[{"role": "user", "content": "Hello"}]], sampling=sampling_for(model))  # warm-up
+    pipeline_s, raw_s, tokens = [], [], []
+    for rep in range(repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            lake = Lake(tmp)
+            plan = answer_stage.plan_answers(lake=lake, dialogues=dialogues, model=model, context="golden")
+            backend.generate = recording if rep == 0 else real
+            before = backend.stats.completion_tokens
+            start = time.perf_counter()
+            answer_stage.run_answers(lake=lake, plan=plan, model=model, run_id=f"bench-{rep}")
+            pipeline_s.append(time.perf_counter() - start)
+            tokens.append(backend.stats.completion_tokens - before)
+            backend.generate = real
+        start = time.perf_counter()
+        raw_tokens = sum(sum(c.completion_tokens for c in real(batch, sampling=sampling_for(model))) for batch in sent)
+        raw_s.append(time.perf_counter() - start)
+    pipe_tps = statistics.median(t / s for t, s in zip(tokens, pipeline_s))
+    raw_tps = statistics.median(raw_tokens / s for s in raw_s)
+    return {"model": model.name, "tasks": tasks, "dialogues": len(dialogues), "turns": plan.planned,
+            "backend_calls_per_pipeline_run": len(sent), "pipeline_tokens": tokens, "raw_tokens": raw_tokens,
+            "pipeline_seconds": pipeline_s, "raw_seconds": raw_s, "pipeline_tok_s": pipe_tps, "raw_tok_s": raw_tps,
+            "overhead": 1 - pipe_tps / raw_tps}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def judge_fanout(requests: int, latency_ms: int, levels: list[int]) -> dict:
+    from dialogbench.backends import Sampling
+    from dialogbench.backends.openai_backend import OpenAIBackend
+    from dialogbench.config import ModelConfig
+    from dialogbench.mtbench101.dataset import read_dialogues, turn_items
+    from dialogbench.mtbench101.prompts import judge_messages
+
+    exe = shutil.which("llm-katan", path=str(Path(sys.executable).parent)) or shutil.which("llm-katan")
+    port = _free_port()
+    server = subprocess.Popen([exe, "--model", "echo", "--backend", "echo", "--host", "127.0.0.1", "--port", str(port),
+                               "--latency-ms", str(latency_ms), "--max-concurrent", "64", "--log-level", "warning"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("llm-katan did not start")
+                time.sleep(0.3)
+        items = turn_items(read_dialogues(ROOT / "data_lake/raw/mtbench101/mtbench101.jsonl"))[:requests]
+        prompts = [judge_messages(task=i.task, history_turns=i.history, user_message=i.user_message,
+                                  answer=i.reference, reference=i.reference) for i in items]
+        os.environ["BENCH_KATAN_URL"] = f"http://127.0.0.1:{port}/v1"
+        results = {}
+        for level in levels:
+            backend = OpenAIBackend(ModelConfig(name="katan", backend="openai", weights="echo", concurrency=level,
+                                                base_url_env="BENCH_KATAN_URL", timeout_s=60))
+            start = time.perf_counter()
+            out = backend.generate(prompts, sampling=Sampling(max_tokens=16))
+            seconds = time.perf_counter() - start
+            results[level] = {"seconds": seconds, "requests_per_s": len(prompts) / seconds,
+                              "failed": sum(not c.ok for c in out)}
+        base = results[levels[0]]["requests_per_s"]
+        for level in levels:
+            results[level]["speedup"] = results[level]["requests_per_s"] / base
+        return {"requests": len(prompts), "latency_ms": latency_ms, "levels": results}
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default="configs/demo.yaml")
+    parser.add_argument("--tasks", default="CM,SI,MR")
+    parser.add_argument("--limit", type=int, default=2, help="dialogues per task")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=64)
+    parser.add_argument("--latency-ms", type=int, default=250)
+    parser.add_argument("--out", default=str(ROOT / "bench/results/mtbench101.json"))
+    args = parser.parse_args()
+    started = time.time()
+    result = {"machine": {"nproc": os.cpu_count(), "python": platform.python_version(),
+                          "loadavg_at_start": os.getloadavg()}}
+    result["golden_generation"] = gen = golden_generation(args.config, args.tasks.split(","), args.limit, args.repeats)
+    print(f"1. golden-context generation: {gen['model']}, {gen['dialogues']} dialogues, {gen['turns']} judged turns, "
+          f"{gen['backend_calls_per_pipeline_run']} backend call(s) per pipeline run, median of {args.repeats}")
+    print(f"   pipeline {gen['pipeline_tok_s']:.1f} tok/s   raw {gen['raw_tok_s']:.1f} tok/s   "
+          f"overhead 1 - pipeline/raw = {gen['overhead']:.1%}")
+    result["judge_fanout"] = fan = judge_fanout(args.requests, args.latency_ms, [1, 4, 16])
+    print(f"2. judge fan-out: {fan['requests']} MT-Bench-101 judge requests, local OpenAI-compatible server "
+          f"(llm-katan echo, {fan['latency_ms']} ms per request)")
+    print("   concurrency  seconds  requests/s  speed-up  failed")
+    for level, row in fan["levels"].items():
+        print(f"   {level:>11}  {row['seconds']:7.2f}  {row['requests_per_s']:10.1f}  {row['speedup']:7.1f}x  {row['failed']:>6}")
+    result["machine"]["loadavg_at_end"] = os.getloadavg()
+    result["seconds"] = time.time() - started
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2, default=str))
+    print(f"written: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The MT-Bench-101 section: Table 3 (tier → ability → task over the 13 task columns, plus Avg), a radar of
+the seven abilities (Figure 3) and the mean rating per turn (Figure 4), for one judge."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
+from dialogbench.report import svg
+from dialogbench.report.tables import NO_DATA, Section, Table, num
+
+TITLE = "MT-Bench-101"
+LEAD = ["#", "Model", "Avg"]
+TAIL = ["tasks scored", "left out"]
+
+
+def score(v) -> str:
+    return "–" if v is None else f"{float(v):.2f}"
+
+
+def header_groups() -> list[list[tuple[str, int]]]:
+    """Table 3's two header rows above the task codes: tiers, then abilities (blank over the other columns)."""
+    rows = []
+    for key in (lambda t: t.tier, lambda t: t.ability):
+        spans = [(label, len(list(run))) for label, run in groupby(TASKS, key=key)]
+        rows.append([("", len(LEAD)), *spans, ("", len(TAIL))])
+    return rows
+
+
+def ranked(rows: list[dict]) -> list[dict]:
+    """Best average first (a model without all 13 task scores has none and comes last), then by name."""
+    return sorted(rows, key=lambda r: (r["avg"] is None, -(r["avg"] or 0), r["model"]))
+
+
+def leaderboard_table(rows: list[dict]) -> Table:
+    body = [[str(i), r["model"], score(r["avg"]), *(score(r.get(t.code)) for t in TASKS),
+             f"{num(r['tasks_scored'], 0)} / {len(TASKS)}", num(r["unparsed"], 0)]
+            for i, r in enumerate(rows, 1)]
+    caption = "Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + "."
+    return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups())
+
+
+def radar_chart(order: list[str], abilities: list[dict]) -> tuple[str, str] | None:
+    by = {(r["model"], r["ability"]): r["score"] for r in abilities}
+    series = {m: [by.get((m, a)) for a in ABILITIES] for m in order}
+    series = {m: v for m, v in series.items() if any(x is not None for x in v)}
+    if not series:
+        return None
+    caption = ("Ability scores (mean of each ability's task scores, 0–10 from the centre); an ability "
+               "missing a task score is drawn at the centre")
+    return caption, svg.radar(list(ABILITIES), series, label="MT-Bench-101 ability scores, one polygon per model")
+
+
+def turn_curves(order: list[str], curves: list[dict]) -> tuple[list[tuple[str, str]], list[Table]]:
+    """Mean rating by turn (1-based): every model over all its tasks (chart + table), and the best model
+    per task."""
+    if not curves:
+        return [], []
+    turns = sorted({r["turn"] for r in curves})
+    pooled: dict[tuple[str, int], list[float]] = {}
+    for r in curves:
+        if r["score"] is not None and r["n"]:
+            acc = pooled.setdefault((r["model"], r["turn"]), [0.0, 0])
+            acc[0] += r["score"] * r["n"]
+            acc[1] += r["n"]
+    mean = {k: s / n for k, (s, n) in pooled.items() if n}
+    models = [m for m in order if any((m, t) in mean for t in turns)]
+    charts = [("Mean rating per turn over all tasks (turns weighted by how many were rated), one line per model",
+               svg.line_chart({m: [(t + 1, mean[(m, t)]) for t in turns if (m, t) in mean] for m in models},
+                              label="MT-Bench-101 mean rating by turn", x_label="turn", y_label="rating",
+                              y_max=10))]
+    table = Table(["Model"] + [f"turn {t + 1}" for t in turns],
+                  [[m] + [score(mean.get((m, t))) for t in turns] for m in models],
+                  "Mean rating per turn over all tasks, by model", collapsed=True)
+    if models:
+        best, names = models[0], {t.code: t.name for t in TASKS}
+        per_task = {}
+        for t in TASKS:
+            pts = [(r["turn"] + 1, r["score"]) for r in curves
+                   if r["model"] == best and r["task"] == t.code and r["score"] is not None]
+            if pts:
+                per_task[f"{t.code} {names[t.code]}"] = pts
+        if per_task:
+            charts.append((f"{best} (first in the table): mean rating per turn of each task",
+                           svg.line_chart(per_task, label=f"MT-Bench-101 rating by turn and task for {best}",
+                                          x_label="turn", y_label="rating", y_max=10)))
+    return charts, [table]
+
+
+def mtbench101(data: dict) -> Section:
+    rows = ranked(data.get("mt_leaderboard") or [])
+    if not rows:
+        return Section("mtbench101", TITLE, empty=NO_DATA)
+    order = [r["model"] for r in rows]
+    left_out = sum(r["unparsed"] or 0 for r in rows)
+    intro = (f"Judge: {data.get('mt_judge') or '–'}. The judge rates every turn of a dialogue from 1 to 10 and a "
+             "dialogue scores its lowest judged turn; a task scores the mean of its dialogues, Avg the unweighted "
+             "mean of the 13 tasks (blank until all 13 have a score). Models sorted by Avg, best first. "
+             f"Left out: {left_out:,} dialogue{'s' if left_out != 1 else ''} with a judged turn missing or "
+             "unparseable (not counted in any score).")
+    charts = [c for c in [radar_chart(order, data.get("mt_abilities") or [])] if c]
+    curve_charts, curve_tables = turn_curves(order, data.get("mt_curves") or [])
+    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows), *curve_tables], charts + curve_charts,
+                   tables_first=True)
