@@ -92,3 +92,4 @@ def test_arena_gteval_elo_and_report(tmp_path, scripted_config):
     assert again.returncode == 0, again.stderr[-3000:]
     stages = _computed(json.loads((tmp_path / "t.json").read_text()))
     assert stages["botchat_arena"] == (8, 8, 0) and stages["botchat_gteval"] == (16, 16, 0)
+    assert stages["botchat_elo"] == (1, 1, 0)  # same games, same settings: the ratings are not recomputed
