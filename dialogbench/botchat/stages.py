@@ -17,14 +17,17 @@ log = logging.getLogger("dialogbench.botchat")
 
 
 def extract_seeds(config: Config) -> StageReport:
-    """Read and validate the dataset, write the ``seeds`` table (replacing the previous one)."""
+    """Read and validate the dataset; write the ``seeds`` table when it differs from the stored one
+    (an unchanged dataset is cached, a changed one replaces the table)."""
     lake = Lake(config.lake)
     seeds = read_seeds(config.botchat.dataset)
-    lake.write("seeds", seeds, partition={"dataset": "mutual_test"}, name="seeds.parquet")
     with_gt = sum(n >= 4 for n in seeds.column("n_utterances").to_pylist())
     log.info("seeds: %d ChatSEEDs (%d with >= 4 human utterances)", seeds.num_rows, with_gt)
-    return StageReport("extract_seeds", planned=seeds.num_rows, computed=seeds.num_rows,
-                       detail={"with_4_or_more": with_gt})
+    detail = {"with_4_or_more": with_gt}
+    if lake.has("seeds") and lake.read("seeds").sort_by("line").equals(seeds.sort_by("line")):
+        return StageReport("extract_seeds", planned=seeds.num_rows, cached=seeds.num_rows, detail=detail)
+    lake.write("seeds", seeds, partition={"dataset": "mutual_test"}, name="seeds.parquet")
+    return StageReport("extract_seeds", planned=seeds.num_rows, computed=seeds.num_rows, detail=detail)
 
 
 def selected_seeds(config: Config):

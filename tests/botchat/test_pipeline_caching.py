@@ -400,7 +400,7 @@ def test_runs_are_recorded_and_queryable(make_config, pipeline):
         ("run-1", "generate:bot-a", 2, 0, 2, 0, "test.yaml"),
         ("run-1", "generate:bot-b", 2, 0, 2, 0, "test.yaml"),
         ("run-2", "botchat_unieval", 4, 4, 0, 0, "test.yaml"),
-        ("run-2", "extract_seeds", 547, 0, 547, 0, "test.yaml"),
+        ("run-2", "extract_seeds", 547, 547, 0, 0, "test.yaml"),  # an unchanged dataset is cached
         ("run-2", "generate:bot-a", 2, 2, 0, 0, "test.yaml"),
         ("run-2", "generate:bot-b", 2, 2, 0, 0, "test.yaml"),
     ]
