@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
 
+from dialogbench.jsonl import DatasetError, raise_if_any, records
 from dialogbench.keys import fingerprint
+
+__all__ = ["DatasetError", "SEEDS_SCHEMA", "SEED_LENGTH", "read_seeds"]
 
 SEED_LENGTH = 2
 SEEDS_SCHEMA = pa.schema([
@@ -20,24 +22,12 @@ SEEDS_SCHEMA = pa.schema([
 ])
 
 
-class DatasetError(ValueError):
-    """A malformed dataset row; the message names the file, line and row id."""
-
-
 def read_seeds(path: str | Path) -> pa.Table:
     """Every row must have an ``index`` and a ``conv-GT`` list of >= 2 non-empty strings. All bad rows
     are reported together; nothing is returned (so nothing is written) unless all are good."""
     rows, problems, seen = [], [], set()
-    for line_no, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{line_no}: not valid JSON ({exc.msg})")
-            continue
-        seed_id = record.get("index") if isinstance(record, dict) else None
-        dialogue = record.get("conv-GT") if isinstance(record, dict) else None
+    for line_no, record in records(path, problems):
+        seed_id, dialogue = record.get("index"), record.get("conv-GT")
         where = f"{path}:{line_no}: row {seed_id!r}"
         if not isinstance(seed_id, str) or not seed_id:
             problems.append(f"{path}:{line_no}: missing 'index' (the row id)")
@@ -52,9 +42,7 @@ def read_seeds(path: str | Path) -> pa.Table:
             seed = dialogue[:SEED_LENGTH]
             rows.append({"seed_id": seed_id, "line": line_no, "seed": seed, "dialogue": dialogue,
                          "n_utterances": len(dialogue), "item_fp": fingerprint("botchat_seed", seed_id, seed)})
-    if problems:
-        shown = "\n  ".join(problems[:20]) + (f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else "")
-        raise DatasetError(f"{len(problems)} malformed row(s) in {path}:\n  {shown}")
+    raise_if_any(problems, path=path, what="row(s)")
     rows.sort(key=lambda r: _natural(r["seed_id"]))
     return pa.Table.from_pylist(rows, schema=SEEDS_SCHEMA)
 

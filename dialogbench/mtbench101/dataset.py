@@ -10,12 +10,11 @@ Table 6 can be counted and a runner decides for itself what to skip.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from dialogbench.botchat.seeds import DatasetError
+from dialogbench.jsonl import DatasetError, raise_if_any, records
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.taxonomy import TASK_BY_CODE, TASK_CODES
 
@@ -55,17 +54,7 @@ def read_dialogues(path: str | Path) -> list[Dialogue]:
     ``DatasetError`` whose lines name the file, line number and dialogue id, so a bad file is fixed
     in one pass and nothing half-read reaches the pipeline."""
     dialogues, problems, seen = [], [], set()
-    for line_no, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{line_no}: not valid JSON ({exc.msg})")
-            continue
-        if not isinstance(record, dict):
-            problems.append(f"{path}:{line_no}: expected a JSON object, got {type(record).__name__}")
-            continue
+    for line_no, record in records(path, problems):
         dialogue_id, code, history = record.get("id"), record.get("task"), record.get("history")
         where = f"{path}:{line_no}: dialogue {dialogue_id!r}"
         if not isinstance(dialogue_id, (int, str)) or isinstance(dialogue_id, bool) or dialogue_id == "":
@@ -84,9 +73,7 @@ def read_dialogues(path: str | Path) -> list[Dialogue]:
                 seen.add(dialogue_id)
                 turns = tuple(Turn(user=t["user"], bot=t["bot"]) for t in history)
                 dialogues.append(Dialogue(id=dialogue_id, task=code, line=line_no, turns=turns))
-    if problems:
-        shown = "\n  ".join(problems[:20]) + (f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else "")
-        raise DatasetError(f"{len(problems)} malformed dialogue(s) in {path}:\n  {shown}")
+    raise_if_any(problems, path=path, what="dialogue(s)")
     return dialogues
 
 
