@@ -97,6 +97,18 @@ def conversation(pairs: list[tuple[str, str]], user_message: str) -> list[dict[s
     return messages + [{"role": "user", "content": user_message}]
 
 
+def fit_conversation(pairs: list[tuple[str, str]], user_message: str, *, count_tokens, budget: int
+                     ) -> tuple[list[dict[str, str]], int]:
+    """The conversation with the oldest (user, assistant) turns dropped until its prompt fits ``budget``
+    tokens (the current user message always stays); returns it and how many turns were dropped."""
+    dropped = 0
+    messages = conversation(pairs, user_message)
+    while dropped < len(pairs) and count_tokens(messages) > budget:
+        dropped += 1
+        messages = conversation(pairs[dropped:], user_message)
+    return messages, dropped
+
+
 def stored_answers(lake: Lake, keys: list[str]) -> dict[str, str]:
     """Stored answers by cell key (the newest if a key was ever written twice)."""
     with lake.connect() as con:
@@ -140,12 +152,18 @@ def run_answers(*, lake: Lake, plan: AnswerPlan, model: ModelConfig, run_id: str
     start = time.perf_counter()
     backend = get_backend(model)
     sampling, model_fp = sampling_for(model), model_fingerprint(model)
-    calls = computed = failed = blocked = 0
+    calls = computed = failed = blocked = trimmed = 0
 
     def call(batch: list[tuple[AnswerCell, list[tuple[str, str]]]]) -> dict[str, str]:
-        nonlocal calls, computed, failed
-        completions = backend.generate([conversation(pairs, c.dialogue.turns[c.turn].user) for c, pairs in batch],
-                                       sampling=sampling)
+        nonlocal calls, computed, failed, trimmed
+        prompts = []
+        for cell, pairs in batch:  # a history over the context window loses its oldest turns
+            messages, dropped = fit_conversation(pairs, cell.dialogue.turns[cell.turn].user,
+                                                 count_tokens=backend.count_tokens,
+                                                 budget=model.context_window - sampling.max_tokens)
+            trimmed += dropped > 0
+            prompts.append(messages)
+        completions = backend.generate(prompts, sampling=sampling)
         calls += 1
         created, rows, failures, answered = now(), [], [], {}
         for (cell, _), completion in zip(batch, completions):
@@ -184,7 +202,7 @@ def run_answers(*, lake: Lake, plan: AnswerPlan, model: ModelConfig, run_id: str
             if batch:
                 known.update(call(batch))
     report.computed, report.failed, report.seconds = computed, failed, time.perf_counter() - start
-    report.detail = {"backend_calls": calls, "context": plan.context, "blocked": blocked}
+    report.detail = {"backend_calls": calls, "context": plan.context, "blocked": blocked, "trimmed_prompts": trimmed}
     log.info("%s: %d MT-Bench-101 answers (%s context) in %d backend calls, %d failed, %d waiting on a failed turn",
              model.name, computed, plan.context, calls, failed, blocked)
     return report

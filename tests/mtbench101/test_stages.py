@@ -230,3 +230,19 @@ def test_views_read_lakes_written_before_the_score_and_task_columns(make_config,
     assert view(config, "mtbench101_turns") == [] and view(config, "mtbench101_leaderboard") == []
     (row,) = view(config, "judgments")
     assert row["score"] is None
+
+
+def test_history_over_the_context_window_drops_the_oldest_turns():
+    from dialogbench.mtbench101.answer_stage import fit_conversation
+
+    pairs = [("u1 " * 50, "b1 " * 50), ("u2 " * 50, "b2 " * 50), ("u3", "b3")]
+
+    def count(messages):
+        return sum(len(m["content"].split()) for m in messages)
+
+    messages, dropped = fit_conversation(pairs, "now?", count_tokens=count, budget=120)
+    assert dropped == 1 and messages[0]["content"].startswith("u2") and messages[-1]["content"] == "now?"
+    messages, dropped = fit_conversation(pairs, "now?", count_tokens=count, budget=2)
+    assert dropped == 3 and messages == [{"role": "user", "content": "now?"}]
+    messages, dropped = fit_conversation(pairs, "now?", count_tokens=count, budget=10_000)
+    assert dropped == 0 and len(messages) == 7
