@@ -1,4 +1,4 @@
-"""``dialogbench``: run the pipeline, query the lake, rebuild the catalog, check a config."""
+"""``dialogbench``: run the pipeline, check a config, query the lake, rebuild the catalog, render the report, rate comparisons."""
 
 from __future__ import annotations
 
