@@ -2,20 +2,8 @@
 -- judge finds no AI, or its first AI utterance comes after the N-th). The cells counted are those of each
 -- (model, judge)'s most recent plan; pass@N is read off one judgment of the first n_judged utterances for
 -- every 3 <= N <= n_judged. Unparseable verdicts are counted, and left out of pass_rate's denominator.
-with plans as (
-    select * from plans where stage = 'botchat_unieval'
-),
-
-latest_plan as (
-    select model, judge, arg_max(run_id, created_at) as run_id from plans group by model, judge
-),
-
-current_cells as (
-    select plans.cell_key from plans join latest_plan using (model, judge, run_id)
-),
-
-unieval as (
-    select * from judgments semi join current_cells using (cell_key)
+with unieval as (
+    select * from botchat_unieval_current
 ),
 
 per_n as (

@@ -3,20 +3,8 @@
 -- UniEval plan and each judged dialogue whose seed has >= 4 human utterances (the 222-seed subset), pass@L
 -- with L = the human dialogue's length: no AI found, or the first AI utterance after the L-th. A dialogue is
 -- counted only when it was judged on >= L utterances. Unparsed verdicts are counted, not in the denominator.
-with plans as (
-    select * from plans where stage = 'botchat_unieval'
-),
-
-latest_plan as (
-    select model, judge, arg_max(run_id, created_at) as run_id from plans group by model, judge
-),
-
-current_cells as (
-    select plans.cell_key from plans join latest_plan using (model, judge, run_id)
-),
-
-unieval as (
-    select * from judgments semi join current_cells using (cell_key)
+with unieval as (
+    select * from botchat_unieval_current
 ),
 
 human as (
