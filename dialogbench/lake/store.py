@@ -102,6 +102,11 @@ def _duck_type(arrow_type: pa.DataType, exact: bool = False) -> str:
     """The DuckDB type for an Arrow type; integers are BIGINT unless ``exact`` (then by width)."""
     if pa.types.is_list(arrow_type):
         return _duck_type(arrow_type.value_type, exact) + "[]"
+    if pa.types.is_map(arrow_type):
+        return f"MAP({_duck_type(arrow_type.key_type, exact)}, {_duck_type(arrow_type.item_type, exact)})"
+    if pa.types.is_struct(arrow_type):
+        fields = ", ".join(f'"{f.name}" {_duck_type(f.type, exact)}' for f in arrow_type)
+        return f"STRUCT({fields})"
     if pa.types.is_string(arrow_type):
         return "VARCHAR"
     if pa.types.is_boolean(arrow_type):
