@@ -75,12 +75,13 @@ def record_generate(backend) -> Iterator[list[dict]]:
     calls: list[dict] = []
     original = backend.generate
 
-    def generate(conversations, *, sampling):
+    def generate(conversations, *, sampling, seeds=None):
         conversations = [[dict(m) for m in c] for c in conversations]
+        seeds = None if seeds is None else list(seeds)
         start = time.perf_counter()
-        completions = original(conversations, sampling=sampling)
-        calls.append({"conversations": conversations, "sampling": sampling, "completions": completions,
-                      "seconds": time.perf_counter() - start})
+        completions = original(conversations, sampling=sampling, seeds=seeds)
+        calls.append({"conversations": conversations, "sampling": sampling, "seeds": seeds,
+                      "completions": completions, "seconds": time.perf_counter() - start})
         return completions
 
     backend.generate = generate
@@ -126,7 +127,7 @@ def run_raw_once(backend, calls: Sequence[dict]) -> dict:
     out = []
     start = time.perf_counter()
     for call in calls:
-        out.append(backend.generate(call["conversations"], sampling=call["sampling"]))
+        out.append(backend.generate(call["conversations"], sampling=call["sampling"], seeds=call.get("seeds")))
     seconds = time.perf_counter() - start
     return {"seconds": seconds, "tokens": sum(_tokens(c) for c in out),
             "texts": [[c.text for c in completions] for completions in out]}

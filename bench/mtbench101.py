@@ -47,9 +47,9 @@ def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: i
     sent: list = []
     real = backend.generate
 
-    def recording(conversations, *, sampling):
+    def recording(conversations, *, sampling, seeds=None):
         sent.append(list(conversations))
-        return real(conversations, sampling=sampling)
+        return real(conversations, sampling=sampling, seeds=seeds)
 
     backend.generate(sent or [[{"role": "user", "content": "Hello"}]], sampling=sampling_for(model))  # warm-up
     pipeline_s, raw_s, tokens = [], [], []

@@ -118,9 +118,9 @@ def backend_calls(monkeypatch) -> dict[str, list[int]]:
     calls: dict[str, list[int]] = {}
     real = ScriptedBackend.generate
 
-    def generate(self, conversations, *, sampling):
+    def generate(self, conversations, *, sampling, seeds=None):
         calls.setdefault(self.model.name, []).append(len(conversations))
-        return real(self, conversations, sampling=sampling)
+        return real(self, conversations, sampling=sampling, seeds=seeds)
 
     monkeypatch.setattr(ScriptedBackend, "generate", generate)
     return calls

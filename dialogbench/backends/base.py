@@ -11,7 +11,8 @@ Conversation = list[Message]
 
 @dataclass(frozen=True)
 class Sampling:
-    """Sampling settings for one backend call (the same for every conversation of the batch)."""
+    """Sampling settings for one backend call (the same for every conversation of the batch, except
+    the seed when ``generate`` is given per-conversation ``seeds``)."""
 
     temperature: float = 0.0
     top_p: float = 1.0
@@ -59,13 +60,31 @@ class Backend(Protocol):
 
     stats: BatchStats
 
-    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
-        """Generate one assistant reply per conversation, in order. Never raises for one bad item."""
+    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
+                 seeds: Sequence[int] | None = None) -> list[Completion]:
+        """Generate one assistant reply per conversation, in order. Never raises for one bad item.
+
+        ``seeds``, when given, holds one seed per conversation and replaces ``sampling.seed``: each
+        conversation is sampled with its own seed, so its reply does not depend on which other
+        conversations share the call (nor on how the backend splits or orders the batch). Greedy
+        decoding (temperature 0) ignores them. A length other than ``len(conversations)`` raises
+        ValueError (see ``check_seeds``)."""
         ...
 
     def count_tokens(self, conversation: Conversation) -> int:
         """Prompt tokens of ``conversation`` as the model would see it (used to fit the context window)."""
         ...
+
+
+def check_seeds(conversations: Sequence[Conversation], seeds: Sequence[int] | None) -> list[int] | None:
+    """``seeds`` as a list, after checking there is one per conversation (ValueError otherwise)."""
+    if seeds is None:
+        return None
+    seeds = list(seeds)
+    if len(seeds) != len(conversations):
+        raise ValueError(f"generate: {len(seeds)} seeds for {len(conversations)} conversations "
+                         "(one seed per conversation)")
+    return seeds
 
 
 class BackendError(RuntimeError):

@@ -11,11 +11,12 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Callable, Sequence, TypeVar
 
 import openai
 
-from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling
+from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import adapt_conversation
 from dialogbench.config import ModelConfig
 from dialogbench.tokenizers import count_cl100k
@@ -120,10 +121,14 @@ class OpenAIBackend:
         return Completion(text=text, prompt_tokens=self.count_tokens(conversation),
                           completion_tokens=count_cl100k(text))
 
-    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
+    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
+                 seeds: Sequence[int] | None = None) -> list[Completion]:
+        """One request per conversation; with ``seeds``, each request carries its own ``seed``."""
+        seeds = check_seeds(conversations, seeds)
+        per_item = [sampling] * len(conversations) if seeds is None else [replace(sampling, seed=s) for s in seeds]
         start = time.perf_counter()
         workers = max(1, min(self.model.concurrency, len(conversations)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
-            results = list(pool.map(lambda c: self._one(c, sampling), conversations))
+            results = list(pool.map(self._one, conversations, per_item))
         self.stats.record(results, seconds=time.perf_counter() - start)
         return results

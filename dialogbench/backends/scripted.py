@@ -12,7 +12,7 @@ import itertools
 import time
 from typing import Sequence
 
-from dialogbench.backends.base import BatchStats, Completion, Conversation, Sampling
+from dialogbench.backends.base import BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.config import ModelConfig
 
 
@@ -25,7 +25,10 @@ class ScriptedBackend:
     def count_tokens(self, conversation: Conversation) -> int:
         return sum(len(m["content"].split()) + 4 for m in conversation)
 
-    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
+    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
+                 seeds: Sequence[int] | None = None) -> list[Completion]:
+        """``seeds`` are checked, then ignored: scripted replies are deterministic."""
+        check_seeds(conversations, seeds)
         start = time.perf_counter()
         time.sleep(self.model.script_delay_s)
         results = []

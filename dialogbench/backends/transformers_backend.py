@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Sequence
 
-from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling
+from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import adapt_conversation, probe_template
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import ModelConfig
@@ -97,10 +97,16 @@ class TransformersBackend:
     def count_tokens(self, conversation: Conversation) -> int:
         return len(self.tokenizer(self._render(self._adapt(conversation)), add_special_tokens=False)["input_ids"])
 
-    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
+    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
+                 seeds: Sequence[int] | None = None) -> list[Completion]:
         """Micro-batches of ``batch_size`` (sorted by length, so little padding). When every prompt of
         the call starts with the same long token prefix (a judge's instructions and in-context
-        examples), that prefix is encoded once and its KV cache shared by every row."""
+        examples), that prefix is encoded once and its KV cache shared by every row.
+
+        With ``seeds`` (and temperature > 0) each row draws its tokens from its own generator,
+        seeded with its own seed (see ``SeededSampler``); without them, one global ``torch``
+        seed (``sampling.seed``) per micro-batch, as before."""
+        seeds = check_seeds(conversations, seeds)
         start = time.perf_counter()
         ids = [self.tokenizer(self._render(self._adapt(c)), add_special_tokens=False)["input_ids"]
                for c in conversations]
@@ -111,7 +117,8 @@ class TransformersBackend:
             for lo in range(0, len(order), self.model.batch_size):
                 idx = order[lo: lo + self.model.batch_size]
                 try:
-                    batch = self._generate_batch([ids[i] for i in idx], sampling, prefix)
+                    batch = self._generate_batch([ids[i] for i in idx], sampling, prefix,
+                                                 None if seeds is None else [seeds[i] for i in idx])
                 except Exception as exc:  # an OOM or a bad prompt fails this micro-batch only
                     batch = [Completion(text=None, error=f"{type(exc).__name__}: {exc}") for _ in idx]
                 for i, completion in zip(idx, batch):
@@ -133,8 +140,10 @@ class TransformersBackend:
             self.lm(input_ids=torch.tensor([ids[0][:length]], device=self.device), past_key_values=cache, use_cache=True)
         return length, cache
 
-    def _generate_batch(self, ids: list[list[int]], sampling: Sampling, prefix) -> list[Completion]:
+    def _generate_batch(self, ids: list[list[int]], sampling: Sampling, prefix,
+                        seeds: list[int] | None = None) -> list[Completion]:
         import torch
+        from transformers import LogitsProcessorList
 
         pad = self.tokenizer.pad_token_id
         cached, cache = prefix if prefix else (0, None)
@@ -149,7 +158,13 @@ class TransformersBackend:
             batch_cache = copy.deepcopy(cache)
             batch_cache.batch_repeat_interleave(len(rows))
             kwargs["past_key_values"] = batch_cache
-        if sampling.temperature > 0:
+        if sampling.temperature > 0 and seeds is not None:
+            # Greedy over scores that are -inf but for the token each row's own generator drew.
+            sampler = SeededSampler(seeds, temperature=sampling.temperature, top_p=sampling.top_p,
+                                    top_k=self._top_k())
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None,
+                          logits_processor=LogitsProcessorList([sampler]))
+        elif sampling.temperature > 0:
             if sampling.seed is not None:
                 torch.manual_seed(sampling.seed)
             kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p)
@@ -166,6 +181,57 @@ class TransformersBackend:
             text = self.tokenizer.decode(row[:n], skip_special_tokens=True).strip()
             results.append(Completion(text=text, prompt_tokens=len(prompt), completion_tokens=n))
         return results
+
+    def _top_k(self) -> int | None:
+        """The top-k that ``generate(do_sample=True)`` applies here: the checkpoint's generation
+        config, else transformers' default (50), so seeded rows sample from the same distribution
+        as unseeded ones."""
+        from transformers import GenerationConfig
+
+        top_k = getattr(self.lm.generation_config, "top_k", None)
+        if top_k is None:
+            defaults = getattr(GenerationConfig, "_get_default_generation_params", None)  # transformers 5
+            top_k = defaults().get("top_k") if defaults else GenerationConfig().top_k
+        return top_k or None
+
+
+class SeededSampler:
+    """A logits processor that samples each row with its own ``torch.Generator``.
+
+    Row ``i`` is warped alone (temperature, then top-k, then top-p: transformers' own warpers, in
+    the order ``generate(do_sample=True)`` applies them), one token is drawn from it with the
+    generator seeded by ``seeds[i]``, and the returned scores are -inf everywhere but at that
+    token, so greedy decoding picks it. Each row draws exactly one token per step from its own
+    generator, so what it draws does not depend on the other rows of its batch."""
+
+    def __init__(self, seeds: Sequence[int], *, temperature: float, top_p: float, top_k: int | None) -> None:
+        from transformers import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+        self.seeds = list(seeds)
+        self.warpers = [TemperatureLogitsWarper(temperature)] if temperature != 1.0 else []
+        if top_k:
+            self.warpers.append(TopKLogitsWarper(top_k=top_k))
+        if top_p < 1.0:
+            self.warpers.append(TopPLogitsWarper(top_p=top_p))
+        self.generators = None
+
+    def __call__(self, input_ids, scores):
+        import torch
+
+        if self.generators is None:  # made on the first step, on the device the scores are on
+            self.generators = [torch.Generator(device=scores.device).manual_seed(seed) for seed in self.seeds]
+        if scores.shape[0] != len(self.generators):
+            raise ValueError(f"SeededSampler: {scores.shape[0]} rows for {len(self.generators)} seeds")
+        drawn = []
+        for i, generator in enumerate(self.generators):
+            row_ids, row = input_ids[i: i + 1], scores[i: i + 1].float()
+            for warper in self.warpers:
+                row = warper(row_ids, row)
+            probs = torch.softmax(row, dim=-1)
+            drawn.append(torch.multinomial(probs[0], 1, generator=generator))
+        out = torch.full_like(scores, float("-inf"))
+        out.scatter_(1, torch.stack(drawn), 0.0)
+        return out
 
 
 PREFIX_MIN_TOKENS = 256  # below this, encoding the prefix per row costs less than copying its cache

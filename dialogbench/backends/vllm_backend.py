@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling
+from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import adapt_conversation, probe_template
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import ModelConfig
@@ -86,10 +87,20 @@ class VLLMBackend:
                                                      add_generation_prompt=True)
         return len(_token_ids(encoded))
 
-    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling) -> list[Completion]:
+    def _params(self, sampling: Sampling) -> Any:
+        return self._vllm.SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p,
+                                         max_tokens=sampling.max_tokens, seed=sampling.seed)
+
+    def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
+                 seeds: Sequence[int] | None = None) -> list[Completion]:
+        """With ``seeds``, ``LLM.chat`` gets one ``SamplingParams`` per conversation (vLLM pairs a list
+        with the prompts one by one), each with its own per-request ``seed``."""
+        seeds = check_seeds(conversations, seeds)
         start = time.perf_counter()
-        params = self._vllm.SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p,
-                                           max_tokens=sampling.max_tokens, seed=sampling.seed)
+        if seeds is None:
+            params = self._params(sampling)
+        else:
+            params = [self._params(replace(sampling, seed=s)) for s in seeds]
         batch = [self._adapt(c) for c in conversations]
         try:
             outputs = self.llm.chat(batch, params, use_tqdm=False) if batch else []

@@ -299,3 +299,23 @@ def test_count_tokens_is_cl100k_plus_four_per_message():
     backend = fake_backend(FakeClient())
     assert backend.count_tokens([{"role": "user", "content": "hello world"}]) == 6
     assert backend.count_tokens([SYSTEM, {"role": "user", "content": "hello world"}]) == 6 + 4 + 4  # "You are Alice." is 4 tokens
+
+
+def test_each_request_sends_its_own_seed():
+    client = FakeClient()
+    backend = fake_backend(client, concurrency=4)
+    sampling = Sampling(temperature=0.9, max_tokens=9, seed=3)
+    results = backend.generate([conv(i) for i in range(6)], sampling=sampling, seeds=[100 + i for i in range(6)])
+    assert [r.text for r in results] == [f"echo question {i}" for i in range(6)]
+    # requests run concurrently, so match each to its conversation by its last message
+    sent = {r["messages"][-1]["content"]: r for r in client.requests}
+    assert {content: r["seed"] for content, r in sent.items()} == {f"question {i}": 100 + i for i in range(6)}
+    assert all(r["temperature"] == 0.9 and r["max_tokens"] == 9 for r in client.requests)
+
+
+def test_seed_count_must_match_conversations():
+    client = FakeClient()
+    backend = fake_backend(client)
+    with pytest.raises(ValueError, match="1 seeds for 2 conversations"):
+        backend.generate([conv(0), conv(1)], sampling=Sampling(), seeds=[1])
+    assert client.requests == [] and backend.stats.calls == 0

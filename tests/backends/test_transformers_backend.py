@@ -34,7 +34,8 @@ def tiny_model_dir(tmp_path_factory):
 
 
 def _model(path, **kwargs) -> ModelConfig:
-    return ModelConfig(name="tiny", backend="transformers", weights=str(path), max_tokens=6, batch_size=2, **kwargs)
+    return ModelConfig(**{"name": "tiny", "backend": "transformers", "weights": str(path), "max_tokens": 6,
+                          "batch_size": 2, **kwargs})
 
 
 @pytest.fixture(autouse=True)
@@ -104,3 +105,57 @@ def test_missing_weights_is_a_clear_error(tmp_path):
 
     with pytest.raises(BackendError, match="weights path .* does not exist"):
         tb.TransformersBackend(_model(tmp_path / "nope"))
+
+
+SAMPLED = Sampling(temperature=0.9, top_p=0.95, max_tokens=16)
+
+
+def test_seeded_row_does_not_depend_on_its_batch(tiny_model_dir):
+    small = tb.TransformersBackend(_model(tiny_model_dir))  # batch_size 2: a call of 5 is 3 micro-batches
+    conversations = _conversations(5, "Be brief.")  # prompts of different lengths: sorting and padding differ
+    alone = small.generate([conversations[2]], sampling=SAMPLED, seeds=[7])[0].text
+    mixed = small.generate(conversations, sampling=SAMPLED, seeds=[11, 12, 7, 13, 14])
+    wide = tb.TransformersBackend(_model(tiny_model_dir, batch_size=3))  # other micro-batches, reversed order
+    reordered = wide.generate(conversations[::-1], sampling=SAMPLED, seeds=[24, 23, 7, 22, 21])
+    assert all(c.ok and c.completion_tokens > 0 for c in mixed + reordered)
+    assert alone and mixed[2].text == reordered[2].text == alone
+    # the other rows are reproducible too, whatever their seed's position in the call
+    again = wide.generate([conversations[4], conversations[0]], sampling=SAMPLED, seeds=[14, 11])
+    assert [c.text for c in again] == [mixed[4].text, mixed[0].text]
+
+
+def test_seeds_pick_the_sample(tiny_model_dir):
+    backend = tb.TransformersBackend(_model(tiny_model_dir))
+    conversation = _conversations(1, "Be brief.")[0]
+    out = backend.generate([conversation] * 3, sampling=SAMPLED, seeds=[5, 6, 5])
+    assert out[0].text == out[2].text  # the same seed in one micro-batch or another: the same sample
+    assert out[0].text != out[1].text  # 16 tokens from a near-uniform top-50: equal by chance ~50**-16
+    # greedy decoding ignores seeds
+    greedy = Sampling(max_tokens=6)
+    assert ([c.text for c in backend.generate([conversation] * 2, sampling=greedy, seeds=[1, 2])]
+            == [backend.generate([conversation], sampling=greedy)[0].text] * 2)
+
+
+def test_seeded_rows_with_a_shared_prefix_cache(tiny_model_dir, monkeypatch):
+    backend = tb.TransformersBackend(_model(tiny_model_dir))
+    conversations = _conversations(3, "You are judging conversations. " * 30)
+    monkeypatch.setattr(tb, "PREFIX_MIN_TOKENS", 10**9)
+    plain = backend.generate(conversations, sampling=SAMPLED, seeds=[1, 2, 3])
+    monkeypatch.setattr(tb, "PREFIX_MIN_TOKENS", 16)
+    cached = backend.generate(conversations, sampling=SAMPLED, seeds=[1, 2, 3])
+    assert [c.text for c in cached] == [c.text for c in plain]
+
+
+def test_unseeded_sampling_still_follows_sampling_seed(tiny_model_dir):
+    backend = tb.TransformersBackend(_model(tiny_model_dir))
+    conversations = _conversations(3, "Be brief.")
+    first = backend.generate(conversations, sampling=Sampling(temperature=0.9, max_tokens=16, seed=3))
+    second = backend.generate(conversations, sampling=Sampling(temperature=0.9, max_tokens=16, seed=3))
+    assert all(c.ok for c in first) and [c.text for c in first] == [c.text for c in second]
+
+
+def test_seed_count_must_match_conversations(tiny_model_dir):
+    backend = tb.TransformersBackend(_model(tiny_model_dir))
+    with pytest.raises(ValueError, match="2 seeds for 3 conversations"):
+        backend.generate(_conversations(3, "Be brief."), sampling=SAMPLED, seeds=[1, 2])
+    assert backend.stats.calls == 0

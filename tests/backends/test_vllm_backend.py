@@ -115,3 +115,30 @@ def test_count_tokens_uses_chat_template(vllm):
     tokenizer = vllm.LLM.instances[0].get_tokenizer()
     expected = len(tokenizer.apply_chat_template(conv(3), tokenize=True, add_generation_prompt=True))
     assert backend.count_tokens(conv(3)) == expected
+
+
+def test_seeds_give_one_sampling_params_per_conversation(vllm):
+    backend = VLLMBackend(make())
+    sampling = Sampling(temperature=0.7, top_p=0.9, max_tokens=33, seed=5)
+    results = backend.generate([conv(i) for i in range(3)], sampling=sampling, seeds=[11, 12, 13])
+    assert [r.text for r in results] == [f"reply {i} to: hello {i}" for i in range(3)]
+    (call,) = vllm.LLM.instances[0].chat_calls
+    messages, params, _ = call
+    assert len(messages) == 3 and isinstance(params, list) and len(params) == 3
+    # each conversation's own seed replaces sampling.seed; the rest is the call's sampling
+    assert [p.kwargs for p in params] == [{"temperature": 0.7, "top_p": 0.9, "max_tokens": 33, "seed": s}
+                                          for s in (11, 12, 13)]
+    backend.generate([conv(0)], sampling=sampling)  # without seeds: one SamplingParams for the batch, as before
+    assert vllm.LLM.instances[0].chat_calls[1][1].kwargs["seed"] == 5
+
+
+@pytest.mark.parametrize("backend_name", ["vllm", "scripted"])
+def test_seed_count_must_match_conversations(vllm, backend_name):
+    from dialogbench.backends.scripted import ScriptedBackend
+
+    backend = VLLMBackend(make()) if backend_name == "vllm" else ScriptedBackend(make(backend="scripted", script=["x"]))
+    with pytest.raises(ValueError, match="3 seeds for 2 conversations"):
+        backend.generate([conv(0), conv(1)], sampling=Sampling(temperature=1.0), seeds=[1, 2, 3])
+    assert backend.stats.calls == 0
+    # scripted replies are deterministic: seeds of the right length are accepted and ignored
+    assert [r.ok for r in backend.generate([conv(0)], sampling=Sampling(), seeds=[4])] == [True]

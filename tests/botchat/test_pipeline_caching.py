@@ -268,10 +268,10 @@ def test_interrupted_generation_resumes_from_its_checkpoint(make_config, pipelin
     config = make_config(limit=3, n=[8], models=[chatbot("bot-a")])
     real = ScriptedBackend.generate
 
-    def dies_on_call_4(self, conversations, *, sampling):
+    def dies_on_call_4(self, conversations, *, sampling, seeds=None):
         if self.stats.calls == 3:
             raise RuntimeError("killed")
-        return real(self, conversations, sampling=sampling)
+        return real(self, conversations, sampling=sampling, seeds=seeds)
 
     monkeypatch.setattr(ScriptedBackend, "generate", dies_on_call_4)
     with pytest.raises(RuntimeError, match="killed"):

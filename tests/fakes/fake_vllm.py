@@ -2,7 +2,8 @@
 
 Inject it with ``monkeypatch.setitem(sys.modules, "vllm", fake_vllm)``. Every ``LLM`` built is
 kept in ``LLM.instances`` (call ``reset()`` between tests); each records its constructor kwargs
-and its ``chat`` calls. Class switches: ``LLM.rejects_system`` / ``LLM.rejects_leading_assistant``
+and its ``chat`` calls (``sampling_params`` as given: one ``SamplingParams``, a list of them, one
+per conversation, or None). Class switches: ``LLM.rejects_system`` / ``LLM.rejects_leading_assistant``
 make the chat template raise like a real Jinja template does; ``LLM.fail_with`` makes ``chat`` raise.
 """
 
@@ -59,7 +60,7 @@ class LLM:
 
     def __init__(self, model: str, **kwargs: Any) -> None:
         self.init_kwargs = {"model": model, **kwargs}
-        self.chat_calls: list[tuple[Any, SamplingParams | None, bool]] = []
+        self.chat_calls: list[tuple[Any, SamplingParams | list[SamplingParams] | None, bool]] = []
         self._tokenizer = FakeTokenizer(rejects_system=self.rejects_system,
                                         rejects_leading_assistant=self.rejects_leading_assistant)
         LLM.instances.append(self)
@@ -67,16 +68,23 @@ class LLM:
     def get_tokenizer(self) -> FakeTokenizer:
         return self._tokenizer
 
-    def chat(self, messages: Any, sampling_params: SamplingParams | None = None, use_tqdm: bool = True,
-             **_: Any) -> list[RequestOutput]:
-        """One conversation (a list of messages) or a list of them, like vLLM's ``LLM.chat``."""
+    def chat(self, messages: Any, sampling_params: SamplingParams | list[SamplingParams] | None = None,
+             use_tqdm: bool = True, **_: Any) -> list[RequestOutput]:
+        """One conversation (a list of messages) or a list of them, like vLLM's ``LLM.chat``; one
+        ``SamplingParams`` for all, or a list paired one by one with the conversations."""
         self.chat_calls.append((messages, sampling_params, use_tqdm))
         if LLM.fail_with is not None:
             raise LLM.fail_with
         batch = [messages] if messages and isinstance(messages[0], dict) else messages
-        max_tokens = getattr(sampling_params, "max_tokens", 16)
+        if isinstance(sampling_params, list):
+            if len(sampling_params) != len(batch):  # vLLM's own check
+                raise ValueError("The lengths of prompts and sampling_params must be the same.")
+            per_prompt = sampling_params
+        else:
+            per_prompt = [sampling_params] * len(batch)
         outputs = []
-        for i, conversation in enumerate(batch):
+        for i, (conversation, params) in enumerate(zip(batch, per_prompt)):
+            max_tokens = getattr(params, "max_tokens", 16)
             prompt = self._tokenizer.apply_chat_template(conversation, tokenize=True, add_generation_prompt=True)
             words = f"reply {i} to: {conversation[-1]['content']}".split()[:max_tokens]
             outputs.append(RequestOutput(prompt_token_ids=list(prompt), outputs=[
