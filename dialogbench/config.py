@@ -175,12 +175,63 @@ class MTBench101Config(_Strict):
         return values
 
 
+class AskGuessConfig(_Strict):
+    """Ask-Guess: both roles played by one model, each word in each setting ``trials`` times."""
+
+    enabled: bool = True
+    settings: list[Literal["with_description", "without_description"]] = Field(
+        default_factory=lambda: ["with_description", "without_description"], min_length=1)
+    words: list[str] | None = None  # default: every word of gameeval.words
+    limit: int | None = Field(None, ge=1)  # the first K of those words
+    trials: int = Field(1, ge=1)  # per word and setting (the paper: 100)
+    max_rounds: int = Field(30, ge=1)  # the paper's round limit (RLE beyond it)
+
+
+class SpyFallConfig(_Strict):
+    """SpyFall: ordered (spy model, villager model) pairs, each word pair ``trials`` times."""
+
+    enabled: bool = True
+    pairs: list[tuple[str, str]] | None = None  # default: every ordered pair of distinct models (self-play if one)
+    limit: int | None = Field(None, ge=1)  # the first K word pairs
+    trials: int = Field(1, ge=1)  # per word pair and model pair (the paper plays until 30 finish)
+    max_rounds: int = Field(10, ge=1)  # rounds without an end → round_limit (unfinished)
+
+
+class TofuKingdomConfig(_Strict):
+    """TofuKingdom: one model per camp; every assignment ``trials`` times."""
+
+    enabled: bool = True
+    # {prince, queen, spy} → model; default: every permutation of three distinct models, or with
+    # fewer models every assignment that uses them all (two models: six assignments)
+    assignments: list[dict[Literal["prince", "queen", "spy"], str]] | None = None
+    trials: int = Field(1, ge=1)  # per assignment (the paper plays until 20 finish)
+
+
+class GameEvalConfig(_Strict):
+    """GameEval: models play Ask-Guess, SpyFall and TofuKingdom with a rule-driven host; outcomes are the score."""
+
+    enabled: bool = False
+    words: str = "data_lake/raw/gameeval/askguess_words.json"
+    word_pairs: str = "data_lake/raw/gameeval/spyfall_word_pairs.txt"
+    models: list[str] | None = None  # default: every model in `models`
+    temperature: float | None = Field(1.0, ge=0.0)  # appendix D: 1.0; null: each model's own sampling
+    top_p: float | None = Field(None, gt=0.0, le=1.0)  # null: each model's own
+    max_tokens: int | None = Field(None, ge=1)  # null: each model's own
+    seed: int = 0  # trial seeds (roles, speaking order, tie-breaks, sampling) derive from it
+    concurrency: int = Field(256, ge=1)  # games in flight at once per game (one batch per model per step)
+    max_retries: int = Field(2, ge=0)  # re-asks of a move whose backend call failed, then the game ends
+    askguess: AskGuessConfig = AskGuessConfig()
+    spyfall: SpyFallConfig = SpyFallConfig()
+    tofukingdom: TofuKingdomConfig = TofuKingdomConfig()
+
+
 class Config(_Strict):
     lake: str = "data_lake"
     models: list[ModelConfig] = Field(min_length=1)
     judges: list[ModelConfig] = Field(default_factory=list)
     botchat: BotChatConfig = BotChatConfig()
     mtbench101: MTBench101Config = MTBench101Config()
+    gameeval: GameEvalConfig = GameEvalConfig()
 
     @model_validator(mode="after")
     def _references(self) -> "Config":
@@ -203,6 +254,22 @@ class Config(_Strict):
         for name in self.mtbench101.models or []:
             if name not in known:
                 raise ValueError(f"mtbench101.models: {name!r} is not in models ({', '.join(sorted(known))})")
+        for name in self.gameeval.models or []:
+            if name not in known:
+                raise ValueError(f"gameeval.models: {name!r} is not in models ({', '.join(sorted(known))})")
+        players = set(self.gameeval.models or known)
+        for i, pair in enumerate(self.gameeval.spyfall.pairs or []):
+            for name in pair:
+                if name not in players:
+                    raise ValueError(f"gameeval.spyfall.pairs[{i}]: {name!r} is not one of the gameeval models "
+                                     f"({', '.join(sorted(players))})")
+        for i, assignment in enumerate(self.gameeval.tofukingdom.assignments or []):
+            if set(assignment) != {"prince", "queen", "spy"}:
+                raise ValueError(f"gameeval.tofukingdom.assignments[{i}]: name a model for each camp: prince, queen, spy")
+            for name in assignment.values():
+                if name not in players:
+                    raise ValueError(f"gameeval.tofukingdom.assignments[{i}]: {name!r} is not one of the gameeval "
+                                     f"models ({', '.join(sorted(players))})")
         everyone = {m.name for m in [*self.judges, *self.models]}
         if self.mtbench101.enabled and not (self.mtbench101.judge or self.botchat.judge):
             raise ValueError("mtbench101.judge: name the judge model (or set botchat.judge)")
@@ -228,6 +295,10 @@ class Config(_Strict):
 
     def mtbench101_judge(self) -> ModelConfig:
         return self.model(self.mtbench101.judge or self.botchat.judge)
+
+    def gameeval_models(self) -> list[ModelConfig]:
+        names = self.gameeval.models or [m.name for m in self.models]
+        return [self.model(n) for n in names]
 
     def botchat_models(self) -> list[ModelConfig]:
         names = self.botchat.models or [m.name for m in self.models]
@@ -294,4 +365,12 @@ def _resolve_paths(config: Config, root: Path, source: str) -> Config:
     mtbench101 = config.mtbench101.model_copy(update={"dataset": resolve(config.mtbench101.dataset)})
     if mtbench101.enabled and not Path(mtbench101.dataset).is_file():
         raise ConfigError(f"{source}: mtbench101.dataset: cannot read dataset file {mtbench101.dataset}")
-    return config.model_copy(update={"lake": resolve(config.lake), "botchat": botchat, "mtbench101": mtbench101})
+    gameeval = config.gameeval.model_copy(update={"words": resolve(config.gameeval.words),
+                                                  "word_pairs": resolve(config.gameeval.word_pairs)})
+    if gameeval.enabled:
+        for key, game in (("words", gameeval.askguess), ("word_pairs", gameeval.spyfall)):
+            path = Path(getattr(gameeval, key))
+            if game.enabled and not path.is_file():
+                raise ConfigError(f"{source}: gameeval.{key}: cannot read dataset file {path}")
+    return config.model_copy(update={"lake": resolve(config.lake), "botchat": botchat, "mtbench101": mtbench101,
+                                     "gameeval": gameeval})

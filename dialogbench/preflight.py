@@ -17,6 +17,9 @@ def models_in_use(config: Config) -> list[ModelConfig]:
     if config.mtbench101.enabled:
         for model in [*config.mtbench101_models(), config.mtbench101_judge()]:
             used[model.name] = model
+    if config.gameeval.enabled:
+        for model in config.gameeval_models():
+            used[model.name] = model
     return list(used.values())
 
 

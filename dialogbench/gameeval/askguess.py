@@ -1,0 +1,118 @@
+"""Ask-Guess (§3.1): a questioner asks, an answerer who knows the word answers, until ``gameover``.
+
+Two instances of one model play the two roles. Replies are plain text, as in the paper's figure 4
+(no chain-of-thought JSON in this game). Outcomes, checked in this order after every answer:
+
+* the answer says ``gameover`` → **ST** if the questioner's last question named the word (a
+  phrase like "a kind of apple" counts), else **EE** (ended although the word was not guessed);
+* the answer (or the opening description) names the word → **AME**;
+* ``max_rounds`` (30) Q&A rounds without an end → **RLE**;
+* an empty reply, or a backend that keeps failing → **CE** (``end_reason`` empty_reply / backend_error).
+
+"Names the word" is a whole-word, case-insensitive match of the label with its underscores read as
+spaces or hyphens, plural ``s``/``es`` allowed (``aquarium_fish`` matches "Aquarium fishes").
+``rounds`` is the number of questions asked (for ST: the rounds to success).
+"""
+
+from __future__ import annotations
+
+import re
+
+from dialogbench.gameeval.game import Game, GameSetup, Request
+from dialogbench.gameeval.words import spoken
+
+SETTINGS = ("with_description", "without_description")
+GAMEOVER = re.compile(r"game\s*[-_]?\s*over", re.I)
+_SPEAKER_TAG = re.compile(r"^\s*(?:##)?\s*(?:questioner|answerer)\s*(?:##)?\s*:\s*", re.I)
+
+RULES = """You are playing a game called "Ask-Guess".
+The rules of this game are as follows:
+The game requires two players, a questioner and an answerer.
+At the beginning of the game, the answerer is given a word or phrase as an answer.
+The questioner is unaware of the phrase.
+The questioner needs to guess the phrase by asking a series of questions and combining them with the answerer's responses.
+The answerer should answer the question faithfully with short response.
+The goal of the game is to guess the given phrase using as few rounds of Q&A as possible."""
+
+ANSWERER = RULES + """
+Now, you are the answerer, you can only answer the questioner's question.
+The given phrase is '{word}'.
+You should answer the question from the questioner faithfully and you can give the questioner some hints in your response to help the questioner to guess the answer, but you are not allowed to directly mention the phrase '{word}' in your response.
+If the questioner has directly guessed out the phrase '{word}' you must reply 'gameover'.
+Phrase like 'a type of {word}' or 'a kind of {word}' should also be considered as a correct guess.
+The phrase '{word}' must not appear in your reply.
+Now the game starts. Your reply should only contain the answer."""
+
+QUESTIONER = RULES + """
+Now, you are the questioner. You do not know the phrase.
+In each round ask the answerer exactly one question that narrows down what the phrase can be, using everything the answerer has said so far.
+When you think you know the phrase, guess it directly, for example: "Is it a {{your guess}}?".
+Now the game starts. Your reply should only contain one question."""
+
+DESCRIBE = "answerer, before the questions start, describe the phrase to the questioner in one or two sentences, without mentioning it."
+ASK = "questioner, round {round}: ask your question."
+ANSWER = "answerer, answer the questioner's question (reply 'gameover' if the phrase was guessed)."
+
+
+def word_pattern(word: str) -> re.Pattern:
+    parts = [re.escape(p) for p in re.split(r"[\s_-]+", word.strip()) if p]
+    return re.compile(r"\b" + r"[\s_-]+".join(parts) + r"(?:e?s)?\b", re.I)
+
+
+def clean(text: str | None) -> str:
+    return _SPEAKER_TAG.sub("", (text or "").strip()).strip()
+
+
+class AskGuess(Game):
+    GAME = "askguess"
+    VERSION = "askguess-v1"
+
+    def __init__(self, setup: GameSetup, *, max_rounds: int = 30, **limits) -> None:
+        super().__init__(setup, **limits)
+        if setup.setting not in SETTINGS:
+            raise ValueError(f"Ask-Guess setting {setup.setting!r} (expected one of {', '.join(SETTINGS)})")
+        self.word, self.max_rounds = spoken(setup.item), max_rounds
+        self.pattern = word_pattern(setup.item)
+        self.add_player("questioner", role="questioner", model=setup.assignment["questioner"], rules=QUESTIONER)
+        self.add_player("answerer", role="answerer", model=setup.assignment["answerer"],
+                        rules=ANSWERER.format(word=self.word))
+        self.phase = "describe" if setup.setting == "with_description" else "ask"
+        self.last_question = ""
+        self.announce("the game starts now.")
+
+    def backend_error_outcome(self) -> str:
+        return "CE"
+
+    def _next_requests(self) -> list[Request]:
+        if self.phase == "describe":
+            return [Request("answerer", "describe", DESCRIBE)]
+        if self.phase == "ask":
+            return [Request("questioner", "ask", ASK.format(round=self.round + 1))]
+        return [Request("answerer", "answer", ANSWER)]
+
+    def _on_replies(self, requests: list[Request], replies: dict[str, str]) -> None:
+        request = requests[0]
+        raw = replies[request.player]
+        text = clean(raw)
+        if not text:
+            self.event(request.player, request.kind, raw=raw, valid=False, error="empty reply")
+            self.end("empty_reply", outcome="CE")
+            return
+        if request.kind == "ask":
+            self.round += 1
+            self.last_question = text
+            self.event("questioner", "ask", text=text, raw=raw)
+            self.speak("questioner", raw, text)
+            self.phase = "answer"
+            return
+        self.event("answerer", request.kind, text=text, raw=raw)
+        if request.kind == "answer" and GAMEOVER.search(text):
+            guessed = bool(self.pattern.search(self.last_question))
+            self.end("gameover_correct" if guessed else "gameover_wrong", outcome="ST" if guessed else "EE")
+        elif self.pattern.search(text):
+            self.end("answer_mentioned", outcome="AME")
+        elif self.round >= self.max_rounds:
+            self.end("round_limit", outcome="RLE")
+        else:
+            self.speak("answerer", raw, text)
+            self.phase = "ask"

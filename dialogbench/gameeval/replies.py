@@ -1,0 +1,113 @@
+"""Read a player's chain-of-thought JSON reply (§4.1: ``thought`` / ``speak`` / ``name``) tolerantly.
+
+Models wrap the object in prose or a code fence, use single quotes, Python literals or trailing
+commas, or stop mid-object when they hit ``max_tokens``. ``parse_reply`` finds the first object
+in the text that reads as a mapping; ``ReplyError`` says why none did. What a game does with a reply
+it cannot read (a fallback, counted as a chat error) is the game's business, not this module's.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+_FENCE = re.compile(r"```(?:json|JSON|python)?\s*(.*?)```", re.S)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_PLAYER = re.compile(r"\bplayer\s*_?\s*(\d+)\b", re.I)
+
+
+class ReplyError(ValueError):
+    """No JSON object could be read from a reply."""
+
+
+def _candidates(text: str) -> list[str]:
+    """Balanced ``{…}`` spans, fenced blocks first, in order of appearance; an unclosed last object
+    is closed (a reply cut by ``max_tokens``)."""
+    sources = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    spans = []
+    for source in sources:
+        depth, start, quote, escaped = 0, None, None, False
+        for i, ch in enumerate(source):
+            if quote:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == quote:
+                    quote = None
+                continue
+            if ch in "\"'" and depth:
+                quote = ch
+            elif ch == "{":
+                start = i if depth == 0 else start
+                depth += 1
+            elif ch == "}" and depth:
+                depth -= 1
+                if depth == 0:
+                    spans.append(source[start: i + 1])
+        if depth and start is not None:  # cut off: close the string and the object
+            spans.append(source[start:] + (quote or "") + "}" * depth)
+    return spans
+
+
+def _load(span: str) -> dict | None:
+    for attempt in (span, _TRAILING_COMMA.sub(r"\1", span)):
+        try:
+            value = json.loads(attempt)
+        except ValueError:
+            try:
+                value = ast.literal_eval(attempt)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                continue
+        if isinstance(value, dict):
+            return {str(k).strip().lower(): v for k, v in value.items()}
+    return None
+
+
+def parse_reply(text: str | None, *, required: tuple[str, ...] = ()) -> dict:
+    """The first mapping in ``text`` that has every ``required`` key (lower-cased keys; values as
+    given). Raises ``ReplyError`` naming what was wrong."""
+    if not text or not text.strip():
+        raise ReplyError("empty reply")
+    found = None
+    for span in _candidates(text):
+        value = _load(span)
+        if value is None:
+            continue
+        if all(k in value for k in required):
+            return value
+        found = found or value
+    if found is not None:
+        missing = [k for k in required if k not in found]
+        raise ReplyError(f"JSON object without {', '.join(repr(k) for k in missing)}")
+    raise ReplyError("no JSON object in the reply")
+
+
+def text_field(reply: dict, key: str) -> str | None:
+    """A field as stripped text (numbers and lists joined), None when absent or empty."""
+    value = reply.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        value = " ".join(str(v) for v in value)
+    value = str(value).strip()
+    return value or None
+
+
+def player_names(text: str | None) -> list[str]:
+    """``playerN`` mentions in free text, normalised ("Player 3" → "player3"), in order."""
+    return [f"player{m.group(1)}" for m in _PLAYER.finditer(text or "")]
+
+
+def normalise_player(value) -> str | None:
+    """A reply's ``name`` value as a canonical player name, or None when it names none."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return f"player{value}"
+    names = player_names(str(value))
+    if names:
+        return names[0]
+    text = str(value).strip().lower()
+    return f"player{text}" if text.isdigit() else (text or None)

@@ -1,0 +1,186 @@
+"""TofuKingdom (§3.3): the Prince questions seven players to find the Princess.
+
+Roles: Prince, Princess, Queen, Minister, Chef, Guard, Maid, Spy. Camps, one model each: Prince
+camp (Prince, Princess, Chef: must tell the truth), Queen camp (Queen, Minister, Guard: must lie),
+Spy camp (Spy, Maid: truth or lie as they like). Everyone but the Prince knows every identity.
+The host seats the seven as player1…player7 in an order drawn from the trial seed.
+
+The Prince asks each player, in seat order, one of three questions — 1 "Who is the Princess?",
+2 "What is your identity?", 3 "What is the identity of {player}?" — then one extra question to a
+player of his choice, then names the Princess. Princess named → Prince camp wins; the Queen →
+Queen camp; anyone else → Spy camp. ``rounds`` counts the questions asked (8 in a full game).
+Replies are chain-of-thought JSON: the Prince ``{"thought", "question", "name"}`` (extra question:
+plus ``"ask"``, the player asked; final: ``{"thought", "name"}``), the others ``{"thought", "speak"}``.
+
+Chat errors (counted, the game goes on): a question that is not JSON or not on the list becomes the
+question its text quotes, else question 1; question 3 naming no other seated player becomes question 2;
+an extra question with no valid player asked goes to the first seated player its text names, else
+player1; an answer that is not JSON is heard as its raw text. A final choice that names no seated
+player ends the game unfinished (``end_reason`` no_choice). Whether an answer keeps its camp's
+truth rule is up to the model (the host cannot know what a player means).
+"""
+
+from __future__ import annotations
+
+import re
+
+from dialogbench.gameeval.game import Game, GameSetup, Request
+from dialogbench.gameeval.replies import ReplyError, normalise_player, parse_reply, player_names, text_field
+
+SEATED_ROLES = ("Princess", "Queen", "Minister", "Chef", "Guard", "Maid", "Spy")
+CAMPS = {"prince": ("Prince", "Princess", "Chef"), "queen": ("Queen", "Minister", "Guard"), "spy": ("Spy", "Maid")}
+CAMP_OF = {role: camp for camp, roles in CAMPS.items() for role in roles}
+TRUTH = {"prince": "must always tell the truth", "queen": "must always lie", "spy": "may tell the truth or lie"}
+QUESTIONS = {1: "Who is the Princess?", 2: "What is your identity?", 3: "What is the identity of {name}?"}
+MAX_SPEECH = 300
+
+RULES = """You are playing a game called "TofuKingdom" with eight roles: Prince, Princess, Queen, Minister, Chef, Guard, Maid and Spy.
+Seven players, player1 to player7, hold every role but the Prince's; they all know each other's identities. The Prince does not, and must find the Princess.
+The Prince asks each player one question, then one extra question to a player of his choice, then names the player he thinks is the Princess. Every question is one of:
+1. Who is the Princess?
+2. What is your identity?
+3. What is the identity of {{player_name}}?
+There are three camps. The Prince camp (Prince, Princess, Chef) must always tell the truth. The Queen camp (Queen, Minister, Guard) must always lie. The Spy camp (Spy, Maid) may tell the truth or lie.
+If the Prince names the Princess, the Prince camp wins. If he names the Queen, the Queen camp wins. If he names anyone else, the Spy camp wins. Players of one camp work together against the other camps."""
+
+PRINCE = RULES + "\nYou are the Prince. Find the Princess."
+SEATED = RULES + """
+You are {name}; your identity is {role}, in the {camp} camp: you {truth}.
+The identities of the players: {seating}.
+Answer the Prince's questions so that your camp wins."""
+
+ASK = ('prince, ask {name} your question. Reply with only a JSON object: {{"thought": "your reasoning", '
+       '"question": 1, 2 or 3, "name": "for question 3, the player whose identity you ask about"}}')
+EXTRA = ('prince, you may ask one more question to any player. Reply with only a JSON object: {{"thought": "your '
+         'reasoning", "ask": "the player you ask", "question": 1, 2 or 3, "name": "for question 3, the player '
+         'whose identity you ask about"}}')
+ANSWER = ('{name}, answer the Prince\'s question. Reply with only a JSON object: '
+          '{{"thought": "your reasoning", "speak": "your answer"}}')
+CHOOSE = ('prince, name the player you think is the Princess. Reply with only a JSON object: '
+          '{{"thought": "your reasoning", "name": "the player"}}')
+
+
+def question_number(value, raw: str) -> int | None:
+    """1, 2 or 3 from a reply's ``question`` value (a number, or the question's text)."""
+    for text in (str(value) if value is not None else "", raw or ""):
+        digits = re.fullmatch(r"\s*(?:question\s*)?([123])\b.*", text, re.I | re.S)
+        if digits:
+            return int(digits.group(1))
+        lowered = text.lower()
+        if "identity of" in lowered:
+            return 3
+        if "your identity" in lowered:
+            return 2
+        if "who is the princess" in lowered:
+            return 1
+    return None
+
+
+class TofuKingdom(Game):
+    GAME = "tofukingdom"
+    VERSION = "tofukingdom-v1"
+
+    def __init__(self, setup: GameSetup, **limits) -> None:
+        super().__init__(setup, **limits)
+        roles = list(SEATED_ROLES)
+        self.rng.shuffle(roles)
+        self.seats = [f"player{i}" for i in range(1, len(roles) + 1)]
+        self.identity = dict(zip(self.seats, roles))
+        seating = ", ".join(f"{n} is the {r}" for n, r in self.identity.items())
+        self.add_player("prince", role="Prince", model=setup.assignment["prince"], rules=PRINCE)
+        for name, role in self.identity.items():
+            camp = CAMP_OF[role]
+            self.add_player(name, role=role, model=setup.assignment[camp],
+                            rules=SEATED.format(name=name, role=role, camp=camp.capitalize(), truth=TRUTH[camp],
+                                                seating=seating))
+        self.asked: str | None = None   # the player the current question went to
+        self.phase = "question"
+        self.announce("The game has started now, prince, please ask each player a question.")
+
+    def _next_requests(self) -> list[Request]:
+        if self.phase == "question":
+            return [Request("prince", "question", ASK.format(name=self.seats[self.round]))]
+        if self.phase == "extra":
+            return [Request("prince", "extra", EXTRA)]
+        if self.phase == "answer":
+            return [Request(self.asked, "answer", ANSWER.format(name=self.asked))]
+        return [Request("prince", "choose", CHOOSE)]
+
+    def _on_replies(self, requests: list[Request], replies: dict[str, str]) -> None:
+        request = requests[0]
+        raw = replies[request.player]
+        if request.kind in ("question", "extra"):
+            self._question(request.kind, raw)
+        elif request.kind == "answer":
+            self._answer(raw)
+        else:
+            self._choose(raw)
+
+    def _question(self, kind: str, raw: str) -> None:
+        errors, reply = [], {}
+        try:
+            reply = parse_reply(raw, required=("question",))
+        except ReplyError as exc:
+            errors.append(str(exc))
+        if kind == "extra":
+            asked = normalise_player(reply.get("ask"))
+            if asked not in self.seats:
+                errors.append(f"asks {reply.get('ask')!r}, not a seated player")
+                asked = next((n for n in player_names(raw) if n in self.seats), self.seats[0])
+        else:
+            asked = self.seats[self.round]
+        number = question_number(reply.get("question"), "" if reply else raw)
+        if number is None:
+            errors.append(f"question {reply.get('question')!r} is not one of the three")
+            number = 1
+        target = None
+        if number == 3:
+            target = normalise_player(reply.get("name")) if reply else next(iter(player_names(raw)), None)
+            if target not in self.seats or target == asked:
+                errors.append(f"question 3 about {target!r}, not another seated player: asked question 2")
+                number, target = 2, None
+        question = QUESTIONS[number].format(name=target)
+        self.round += 1
+        self.asked, self.phase = asked, "answer"
+        error = "; ".join(errors) or None
+        self.event("prince", kind, text=f"{asked}, {question}", thought=text_field(reply, "thought"),
+                   target=target or asked, raw=raw, valid=error is None, error=error)
+        self.speak("prince", raw, f"{asked}, {question}")
+
+    def _answer(self, raw: str) -> None:
+        thought = error = None
+        try:
+            reply = parse_reply(raw, required=("speak",))
+            thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
+            if speech is None:
+                error, speech = "empty 'speak'", None
+        except ReplyError as exc:
+            error, speech = str(exc), None
+        speech = speech or (" ".join((raw or "").split())[:MAX_SPEECH] or "(says nothing)")
+        self.event(self.asked, "answer", text=speech, thought=thought, raw=raw, valid=error is None, error=error)
+        self.speak(self.asked, raw, speech)
+        if self.round < len(self.seats):
+            self.phase = "question"
+        elif self.round == len(self.seats):
+            self.phase = "extra"
+        else:
+            self.phase = "choose"
+
+    def _choose(self, raw: str) -> None:
+        thought = error = None
+        try:
+            reply = parse_reply(raw, required=("name",))
+            thought, chosen = text_field(reply, "thought"), normalise_player(reply.get("name"))
+        except ReplyError as exc:
+            error, chosen = str(exc), next((n for n in player_names(raw) if n in self.seats), None)
+        if chosen not in self.seats:
+            error = (error + "; " if error else "") + f"names {chosen!r}, not a seated player"
+            self.event("prince", "choose", thought=thought, raw=raw, valid=False, error=error)
+            self.end("no_choice", finished=False)
+            return
+        self.event("prince", "choose", text=f"I choose {chosen}.", thought=thought, target=chosen, raw=raw,
+                   valid=error is None, error=error)
+        role = self.identity[chosen]
+        camp = CAMP_OF[role] if role in ("Princess", "Queen") else "spy"
+        self.announce(f"the prince chose {chosen}, who is the {role}. The {camp.capitalize()} camp wins.", kind="result")
+        self.end({"Princess": "princess_chosen", "Queen": "queen_chosen"}.get(role, "other_chosen"), outcome=camp)

@@ -1,0 +1,46 @@
+import pytest
+
+from dialogbench.gameeval.replies import ReplyError, normalise_player, parse_reply, player_names, text_field
+
+
+@pytest.mark.parametrize("text", [
+    '{"thought": "t", "speak": "s"}',
+    'Sure, here it is:\n```json\n{"thought": "t", "speak": "s"}\n```\nGood luck!',
+    "{'thought': 't', 'speak': 's'}",
+    '{"thought": "t", "speak": "s",}',
+    'I think {"thought": "t", "speak": "s"} is right',
+    '{"Thought": "t", "Speak": "s"}',
+])
+def test_reads_json_in_prose_fences_single_quotes_trailing_commas(text):
+    reply = parse_reply(text, required=("speak",))
+    assert text_field(reply, "thought") == "t" and text_field(reply, "speak") == "s"
+
+
+def test_a_reply_cut_by_max_tokens_is_closed():
+    assert parse_reply('{"thought": "the spy is", "speak": "a fruit that', required=("speak",))["speak"] == "a fruit that"
+
+
+def test_skips_objects_without_the_required_keys():
+    text = 'Example: {"a": 1}. My answer: {"thought": "x", "name": "player2"}'
+    assert parse_reply(text, required=("name",))["name"] == "player2"
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "empty reply"), ("   ", "empty reply"), ("I vote for player 2", "no JSON object"),
+    ('{"thought": "x"}', "without 'name'"), ("{not json at all}", "no JSON object"),
+])
+def test_errors_say_why(text, message):
+    with pytest.raises(ReplyError, match=message):
+        parse_reply(text, required=("name",))
+
+
+def test_braces_inside_strings_do_not_confuse_the_scanner():
+    assert parse_reply('{"thought": "a } b {", "speak": "ok"}', required=("speak",))["speak"] == "ok"
+
+
+def test_player_names():
+    assert player_names("Player 3 and player_5, not playerX") == ["player3", "player5"]
+    assert normalise_player("Player 4") == "player4"
+    assert normalise_player(2) == "player2"
+    assert normalise_player("6") == "player6"
+    assert normalise_player(None) is None

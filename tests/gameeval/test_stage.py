@@ -1,0 +1,125 @@
+"""The GameEval stage with scripted models: batching, caching, failures, a killed run, the views."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dialogbench.gameeval import stage
+from dialogbench.gameeval.cells import plan_setups
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect, data_tests
+
+MOVE = json.dumps({"thought": "t", "speak": "a thing", "name": "player1", "question": 2, "ask": "player2"})
+
+
+def game_config(make_config, lake_dir, *, models=None, **gameeval):
+    base = {"enabled": True, "askguess": {"limit": 2, "trials": 2, "max_rounds": 2},
+            "spyfall": {"limit": 1, "max_rounds": 2}, "tofukingdom": {"trials": 1}}
+    for key, value in gameeval.items():
+        base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
+    data = {"lake": str(lake_dir),
+            "models": models or [{"name": "a", "backend": "scripted", "script": [MOVE]},
+                                 {"name": "b", "backend": "scripted", "script": [MOVE]}],
+            "botchat": {"enabled": False}, "gameeval": base}
+    return make_config(data)
+
+
+def rows(lake_dir, game):
+    return Lake(lake_dir).read("gameeval_games", where=f"game = '{game}'").to_pylist()
+
+
+def test_every_step_is_one_batch_per_model(make_config, lake_dir, backend_calls):
+    config = game_config(make_config, lake_dir)
+    report = stage.run_game(config, "askguess", "run-1")
+    # 2 words x 2 settings x 2 trials per model; with a description 5 steps, without 4
+    assert (report.planned, report.cached, report.computed, report.failed) == (16, 0, 16, 0)
+    assert backend_calls == {"a": [8, 8, 8, 8, 4], "b": [8, 8, 8, 8, 4]}
+    games = rows(lake_dir, "askguess")
+    assert {g["outcome"] for g in games} == {"RLE"} and {g["rounds"] for g in games} == {2}
+    assert len({g["seed"] for g in games}) == 8  # a seed per (word, setting, trial), shared by the models
+
+
+def test_a_rerun_plays_nothing_and_a_changed_limit_plays_again(make_config, lake_dir, backend_calls):
+    stage.run_game(game_config(make_config, lake_dir), "askguess", "run-1")
+    backend_calls.clear()
+    again = stage.run_game(game_config(make_config, lake_dir), "askguess", "run-2")
+    assert (again.planned, again.cached, again.computed) == (16, 16, 0) and backend_calls == {}
+    changed = stage.run_game(game_config(make_config, lake_dir, askguess={"max_rounds": 3}), "askguess", "run-3")
+    assert changed.computed == 16
+
+
+def test_concurrency_caps_games_in_flight_and_refills(make_config, lake_dir, backend_calls):
+    config = game_config(make_config, lake_dir, concurrency=3, askguess={"settings": ["without_description"]})
+    stage.run_game(config, "askguess", "run-1")
+    assert len(rows(lake_dir, "askguess")) == 8
+    sizes = backend_calls["a"] + backend_calls["b"]
+    assert sum(sizes) == 8 * 4 and max(sizes) <= 3  # 4 moves a game; never more than 3 games in flight
+
+
+def test_spyfall_and_tofukingdom_cells_and_views(make_config, lake_dir):
+    config = game_config(make_config, lake_dir)
+    for game in ("spyfall", "tofukingdom"):
+        stage.run_game(config, game, "run-1")
+    spyfall = rows(lake_dir, "spyfall")
+    assert sorted((g["assignment"][0], g["assignment"][1]) for g in spyfall) == \
+        [(("spy", "a"), ("villager", "b")), (("spy", "b"), ("villager", "a"))]
+    tofu = rows(lake_dir, "tofukingdom")
+    assert len(tofu) == 6  # two models: every camp assignment that uses both
+    assert all(g["transcript"] for g in spyfall + tofu)
+    with connect(Lake(lake_dir)) as con:
+        assert con.sql("select count(*) from gameeval_spyfall").fetchall()[0][0] == 2
+        events = con.sql("select count(*) from gameeval_transcripts where game = 'tofukingdom'").fetchall()[0][0]
+    assert events == sum(len(g["transcript"]) for g in tofu)
+    assert data_tests(Lake(lake_dir)) == {}
+
+
+def test_backend_errors_end_games_unfinished_and_they_are_replayed(make_config, lake_dir):
+    models = [{"name": "a", "backend": "scripted", "script": ["!error:server down"]}]
+    config = game_config(make_config, lake_dir, models=models, max_retries=1,
+                         askguess={"limit": 1, "trials": 1, "settings": ["without_description"]})
+    first = stage.run_game(config, "askguess", "run-1")
+    assert (first.computed, first.failed) == (0, 1)
+    [game] = rows(lake_dir, "askguess")
+    assert (game["outcome"], game["end_reason"], game["finished"], game["chat_errors"]) == ("CE", "backend_error", False, 2)
+    failures = Lake(lake_dir).read("failures").to_pylist()
+    assert [f["error"] for f in failures] == ["server down", "server down"]
+    second = stage.run_game(config, "askguess", "run-2")
+    assert (second.cached, second.failed) == (0, 1)  # replayed, not cached
+
+
+def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_config, lake_dir, monkeypatch):
+    from dialogbench.backends.scripted import ScriptedBackend
+
+    monkeypatch.setattr(stage, "WRITE_EVERY_GAMES", 1)
+    config = game_config(make_config, lake_dir, concurrency=4, askguess={"settings": ["without_description"]})
+    real, calls = ScriptedBackend.generate, []
+
+    def dying(self, conversations, *, sampling, seeds=None):
+        calls.append(len(conversations))
+        if len(calls) == 9:
+            raise KeyboardInterrupt  # the process dies here
+        return real(self, conversations, sampling=sampling, seeds=seeds)
+
+    monkeypatch.setattr(ScriptedBackend, "generate", dying)
+    with pytest.raises(KeyboardInterrupt):
+        stage.run_game(config, "askguess", "run-1")
+    kept = len(rows(lake_dir, "askguess"))
+    assert 0 < kept < 8
+    monkeypatch.setattr(ScriptedBackend, "generate", real)
+    rerun = stage.run_game(config, "askguess", "run-2")
+    assert (rerun.cached, rerun.computed) == (kept, 8 - kept)
+    games = rows(lake_dir, "askguess")
+    assert len(games) == len({g["cell_key"] for g in games}) == 8
+
+
+def test_cells_cover_the_papers_design(make_config, lake_dir):
+    three = [{"name": n, "backend": "scripted", "script": [MOVE]} for n in ("x", "y", "z")]
+    config = game_config(make_config, lake_dir, models=three, askguess={"limit": None, "trials": 1},
+                         spyfall={"limit": None})
+    assert len(plan_setups(config, "askguess")) == 100 * 2 * 3
+    assert len(plan_setups(config, "spyfall")) == 11 * 6   # 11 word pairs x 6 ordered model pairs
+    tofu = plan_setups(config, "tofukingdom")
+    assert len(tofu) == 6 and len({tuple(s.assignment.values()) for s in tofu}) == 6
+    assert len({s.cell_key for s in plan_setups(config, "askguess")}) == 600
