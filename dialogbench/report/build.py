@@ -11,7 +11,7 @@ from dialogbench.report import html, markdown
 from dialogbench.report.data import collect
 from dialogbench.report.sections import all_sections
 
-DEFAULT_TITLE = "dialogbench — BotChat and MT-Bench-101 report"
+DEFAULT_TITLE = "dialogbench — BotChat, MT-Bench-101 and GameEval report"
 
 
 def subtitle(data: dict) -> str:

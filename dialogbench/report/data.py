@@ -33,6 +33,19 @@ QUERIES = {
     "mt_leaderboard": "select * from mtbench101_leaderboard order by judge, model",
     "mt_abilities": "select * from mtbench101_abilities order by judge, model",
     "mt_curves": "select * from mtbench101_turn_curves order by judge, model, task, turn",
+    "ge_status": """
+        select game, count(*) as planned, count(*) filter (where played) as played,
+               count(*) filter (where played and finished) as finished,
+               count(*) filter (where played and not finished) as unfinished,
+               count(*) filter (where not played) as missing,
+               count(*) filter (where end_reason = 'backend_error') as backend_errors,
+               coalesce(sum(chat_errors), 0) as chat_errors
+        from gameeval_current group by game order by game""",
+    "ge_askguess": "select * from gameeval_askguess order by setting, model",
+    "ge_spyfall": "select * from gameeval_spyfall order by spy_model, villager_model",
+    "ge_spyfall_pairs": "select * from gameeval_spyfall_pairs order by item, spy_model, villager_model",
+    "ge_tofukingdom_permutations": """
+        select * from gameeval_tofukingdom_permutations order by prince_model, spy_model, queen_model""",
     "runs": """
         with latest as (select arg_max(run_id, started_at) as run_id from runs)
         select stage, planned, cached, computed, failed, seconds, started_at, run_id, detail
@@ -48,6 +61,15 @@ EXAMPLES_SQL = """
     select * from flagged
     qualify row_number() over (partition by model order by item_id, cell_key) <= ?
     order by model, item_id"""
+
+
+# GameEval's example games: the first current game of each game (finished ones first, then by item id), then
+# their transcripts by key (a filter DuckDB pushes below the transcript unnest; a join would unnest every game)
+GAMEEVAL_EXAMPLE_GAMES_SQL = """
+    select cell_key, rounds, end_reason from gameeval_current where played
+    qualify row_number() over (partition by game order by finished desc, item_id, cell_key) = 1"""
+GAMEEVAL_EXAMPLE_EVENTS_SQL = ("select * exclude (raw) from gameeval_transcripts where cell_key in ({}) "
+                               "order by game, event")
 
 
 def connect(lake: Lake) -> tuple[duckdb.DuckDBPyConnection, list[str]]:
@@ -93,13 +115,31 @@ def collect(lake: Lake, *, examples_per_model: int = 3) -> dict:
             if data[key] is not None:
                 data[key] = [r for r in data[key] if r["judge"] == judge]
         examples = _rows(con, EXAMPLES_SQL, [judge, examples_per_model]) if judge else []
+        games = _rows(con, GAMEEVAL_EXAMPLE_GAMES_SQL) or []
+        events = _rows(con, GAMEEVAL_EXAMPLE_EVENTS_SQL.format(", ".join("?" * len(games))),
+                       [g["cell_key"] for g in games]) if games else []
     data["mt_judge"] = mt_judge(data, judge)
     for key in ("mt_leaderboard", "mt_abilities", "mt_curves"):
         if data[key] is not None:
             data[key] = [r for r in data[key] if r["judge"] == data["mt_judge"]]
     data["examples"] = [{**e, "utterances": list(e["utterances"] or [])} for e in examples or []]
+    data["ge_examples"] = gameeval_examples(games, events or [])
     data["leaderboard"] = leaderboard(data)
     return data
+
+
+def gameeval_examples(games: list[dict], events: list[dict]) -> list[dict]:
+    """One example GameEval game per game: its details and its transcript events in order (a game without
+    transcript events is left out)."""
+    by_key = {g["cell_key"]: g for g in games}
+    out: dict[str, dict] = {}
+    for e in events:
+        game = out.setdefault(e["cell_key"], {k: e[k] for k in ("cell_key", "game", "item_id", "item", "setting",
+                                                               "trial", "outcome", "finished")}
+                              | {k: by_key[e["cell_key"]][k] for k in ("rounds", "end_reason")}
+                              | {"assignment": dict(e["assignment"] or {}), "events": []})
+        game["events"].append(e)
+    return sorted(out.values(), key=lambda g: (g["game"], g["item_id"]))
 
 
 def pick_ns(present: set[int]) -> list[int]:

@@ -1,11 +1,12 @@
 """The remaining report sections: vs the ground truth, lengths, judge reliability, flagged examples, runs
-(MT-Bench-101's lives in ``mtbench101``)."""
+(MT-Bench-101's lives in ``mtbench101``, GameEval's in ``gameeval``)."""
 
 from __future__ import annotations
 
 import json
 
 from dialogbench.report import svg
+from dialogbench.report.gameeval import gameeval
 from dialogbench.report.mtbench101 import mtbench101
 from dialogbench.report.tables import NO_DATA, Section, Table, arena, leaderboard, num, pct, unieval
 
@@ -107,4 +108,4 @@ def skipped_note(detail: str | None) -> str:
 
 def all_sections(data: dict) -> list[Section]:
     return [f(data) for f in (leaderboard, unieval, arena, ground_truth, lengths, examples, mtbench101,
-                                 reliability, runs)]
+                                 gameeval, reliability, runs)]

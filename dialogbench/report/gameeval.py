@@ -1,0 +1,206 @@
+"""The GameEval section: Ask-Guess outcomes (Table 2), SpyFall spy win rate and living rounds per ordered model pair
+(Table 3) and per word pair (Figure 6), TofuKingdom points per camp permutation (Table 4), and one example transcript
+per game. Ask-Guess counts every trial (CE included); SpyFall and TofuKingdom count only finished games, as the paper
+counts only successful trials."""
+
+from __future__ import annotations
+
+from dialogbench.report.tables import Section, Table, num
+
+TITLE = "GameEval"
+EMPTY = "No GameEval games yet: the protocol has not run (enable gameeval in the config)."
+GAMES = {"askguess": "Ask-Guess", "spyfall": "SpyFall", "tofukingdom": "TofuKingdom"}
+SETTINGS = {"with_description": "w/ prior description", "without_description": "w/o prior description"}
+OUTCOMES = ("st", "ee", "rle", "ame", "ce")
+CAMPS = ("prince", "spy", "queen")  # Table 4's column order
+CAMP_ROLES = {"prince": "Prince, Princess, Chef", "queen": "Queen, Minister, Guard", "spy": "Spy, Maid"}
+EXAMPLE_EVENTS = 40  # transcript rows shown per example game
+TEXT_CHARS, THOUGHT_CHARS = 80, 50  # shortened; the full texts are in the gameeval_transcripts view
+NOT_PLAYED = "-"
+
+
+def two(v) -> str:
+    return num(v, 2)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def clip(text: str | None, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def status_line(status: dict[str, dict]) -> str:
+    parts = []
+    for game, name in GAMES.items():
+        s = status.get(game)
+        if not s:
+            parts.append(f"{name}: not run")
+            continue
+        failed = s.get("backend_errors") or 0
+        failed = f", {failed:,} of them on backend errors (replayed by the next run)" if failed else ""
+        parts.append(f"{name}: {plural(s['planned'], 'game')} planned, {s['played']:,} played "
+                     f"({s['finished']:,} finished, {s['unfinished']:,} unfinished{failed}), {s['missing']:,} "
+                     f"missing, {plural(s['chat_errors'] or 0, 'chat error')}")
+    return "; ".join(parts) + "."
+
+
+def askguess_tables(rows: list[dict], status: dict | None) -> list[Table]:
+    """Table 2: a block per setting (w/ prior description first), best ST first, then fewer rounds."""
+    if not status:
+        return []
+    unassigned = {}  # planned trials of a model with no game of the plan played yet: counted per setting only
+    for r in rows:
+        if r["model"] is None:
+            unassigned[r["setting"]] = unassigned.get(r["setting"], 0) + (r["missing"] or 0)
+    rows = [r for r in rows if r["model"] is not None and r["setting"] is not None]
+    order = [s for s in SETTINGS if any(r["setting"] == s for r in rows)]
+    order += sorted({r["setting"] for r in rows} - set(order))
+    tables = []
+    for setting in order:
+        block = sorted((r for r in rows if r["setting"] == setting),
+                       key=lambda r: (r["st"] is None, -(r["st"] or 0), r["mean_rounds"] is None,
+                                      r["mean_rounds"] or 0, r["model"]))
+        missing = sum(r["missing"] or 0 for r in block)
+        caption = (f"Table 2, Ask-Guess {SETTINGS.get(setting, setting)}: % of each word's trials, averaged over "
+                   f"words; every played trial counts, CE included; {missing:,} missing")
+        if unassigned.get(setting):
+            caption += f" (+{unassigned[setting]:,} of models with no game yet, not listed)"
+        body = [[r["model"], two(r["mean_rounds"]), *(two(r[k]) for k in OUTCOMES), num(r["words"], 0),
+                 num(r["trials"], 0), num(r["missing"], 0)] for r in block]
+        tables.append(Table(["Model", "Round", "ST", "EE", "RLE", "AME", "CE", "words", "trials", "missing"],
+                            body, caption))
+    return tables
+
+
+def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None) -> list[Table]:
+    """Table 3 (spy model x villager model: w and l), Figure 6 as a table (win rate per word pair), all pairs."""
+    rows = [r for r in rows if r["spy_model"] is not None and r["villager_model"] is not None]
+    if not status or not rows:
+        return []
+    models = sorted({r["spy_model"] for r in rows} | {r["villager_model"] for r in rows})
+    by = {(r["spy_model"], r["villager_model"]): r for r in rows}
+    body = []
+    for spy in models:
+        line = [spy]
+        for villager in models:
+            r = by.get((spy, villager))
+            line += [two(r["spy_win_rate"]), two(r["spy_living_rounds"])] if r and r["games"] else [NOT_PLAYED] * 2
+        body.append(line)
+    unfinished, missing = status["unfinished"], status["missing"]
+    caption = (f"Table 3, SpyFall: row model as spy; finished games only, {unfinished:,} unfinished left out, "
+               f"{missing:,} missing")
+    table3 = Table(["Spy", *(h for _ in models for h in ("w", "l"))], body, caption,
+                   groups=[[("", 1), *((f"Villager: {m}", 2) for m in models)]])
+    tables = [table3]
+    pairs = [p for p in pairs if p["spy_model"] is not None and p["villager_model"] is not None]
+    if pairs:
+        matchups = sorted({(p["spy_model"], p["villager_model"]) for p in pairs})
+        items = sorted({p["item"] for p in pairs})
+        cell = {(p["item"], p["spy_model"], p["villager_model"]): p for p in pairs}
+        fig = []
+        for item in items:
+            spy_word, _, common = item.partition(",")
+            line = [f"{spy_word} / {common}" if common else item]
+            for spy, villager in matchups:
+                p = cell.get((item, spy, villager))
+                line.append(f"{two(p['spy_win_rate'])}\n{p['spy_wins']:,} / {p['games']:,}" if p and p["games"]
+                            else NOT_PLAYED)
+            fig.append(line)
+        tables.append(Table(["Spy word / common word", *(f"{s} (spy)\nvs {v}" for s, v in matchups)], fig,
+                            "Figure 6, SpyFall spy win rate per word pair (below: spy wins / finished games; "
+                            "finished games only)"))
+    detail = [[r["spy_model"], r["villager_model"], num(r["games"], 0), num(r["spy_wins"], 0),
+               two(r["spy_win_rate"]), two(r["spy_living_rounds"]), num(r["unfinished"], 0),
+               num(r["chat_errors"], 0), num(r["missing"], 0)] for r in rows]
+    tables.append(Table(["Spy", "Villagers", "finished games", "spy wins", "spy win rate", "spy living rounds",
+                         "unfinished", "chat errors", "missing"], detail,
+                        "All SpyFall model pairs: finished games, unfinished and missing ones, chat errors",
+                        numeric_from=2, collapsed=True))
+    return tables
+
+
+def tofukingdom_table(perms: list[dict], status: dict | None) -> list[Table]:
+    """Table 4: a row per camp permutation, a points column per model (its camp's wins), Total Points."""
+    perms = [p for p in perms if all(p[f"{c}_model"] is not None for c in CAMPS)]
+    if not status or not perms:
+        return []
+    models = sorted({p[f"{c}_model"] for p in perms for c in CAMPS})
+    body, totals = [], dict.fromkeys(models, 0)
+    for p in perms:
+        points = {m: sum(p[f"{c}_wins"] for c in CAMPS if p[f"{c}_model"] == m) for m in models}
+        for m in models:
+            totals[m] += points[m]
+        played = {p[f"{c}_model"] for c in CAMPS}
+        body.append([*(p[f"{c}_model"] for c in CAMPS), num(p["games"], 0), num(p["unfinished"], 0),
+                     *(num(points[m], 0) if m in played else NOT_PLAYED for m in models)])
+    body.append(["Total Points", "", "", num(sum(p["games"] for p in perms), 0),
+                 num(sum(p["unfinished"] for p in perms), 0), *(num(totals[m], 0) for m in models)])
+    unfinished, missing = status["unfinished"], status["missing"]
+    caption = (f"Table 4, TofuKingdom: points per camp permutation; finished games only, {unfinished:,} unfinished "
+               f"left out, {missing:,} missing")
+    return [Table(["Prince", "Spy", "Queen", "games", "unfinished", *models], body, caption, numeric_from=3,
+                  groups=[[("Camps", 3), ("", 2), ("Points", len(models))]])]
+
+
+def example_table(g: dict) -> Table:
+    """One game's transcript: who spoke, what the others heard, and the speaker's private thought."""
+    events = g["events"]
+    rows = []
+    for e in events[:EXAMPLE_EVENTS]:
+        who = e["speaker"] or ""
+        if e["role"] and e["role"] not in (who, "host"):
+            who += f" ({e['role']})"
+        said = clip(e["text"], TEXT_CHARS) or "(nothing public)"
+        if e["target"]:
+            said += f" → {e['target']}"
+        if e["valid"] is False:
+            said += f" [invalid: {clip(e['error'], 60)}]"
+        rows.append([str(e["event"]), str(e["round"] if e["round"] is not None else ""), who,
+                     e["model"] or "host", said, clip(e["thought"], THOUGHT_CHARS)])
+    if len(events) > EXAMPLE_EVENTS:
+        rows.append(["…", "", "", "", f"{len(events) - EXAMPLE_EVENTS:,} more events (gameeval_transcripts)", ""])
+    what = {"askguess": f"word '{g['item']}', {SETTINGS.get(g['setting'], g['setting'])}",
+            "spyfall": "spy word / common word '{}'".format(g["item"].replace(",", " / ")),
+            }.get(g["game"], "camps")
+    players = ", ".join(f"{role}={model}" for role, model in g["assignment"].items())
+    if g["finished"]:
+        side = "camp" if g["game"] == "tofukingdom" else "side"
+        result = f"outcome {g['outcome']}" if g["game"] == "askguess" else f"won by the {g['outcome']} {side}"
+    else:
+        result = f"unfinished ({g['end_reason'] or 'no reason'})"
+        if g["game"] == "askguess":
+            result = f"outcome {g['outcome']}, " + result
+    caption = (f"Example {GAMES.get(g['game'], g['game'])} game ({g['item_id']}): {what}; {players}; {result} after "
+               f"{plural(g['rounds'] or 0, 'round')}")
+    return Table(["#", "round", "speaker", "model", "said (public)", "thought (private)"], rows, caption,
+                 numeric_from=6, collapsed=True)
+
+
+def gameeval(data: dict) -> Section:
+    status = {r["game"]: r for r in data.get("ge_status") or []}
+    if not status:
+        return Section("gameeval", TITLE, empty=EMPTY)
+    intro = ("GameEval (Qiao et al., 2023): models play goal-driven conversational games with a rule-driven host; the "
+             "outcomes are the score, with no judge. The games of each game's latest plan: "
+             f"{status_line(status)} Missing: planned games not played yet (counted nowhere else). "
+             "Ask-Guess (Table 2) counts every played trial, chat errors included: ST successful trial, EE ending "
+             "error ('gameover' before the word was guessed), RLE round limit, AME answer mentioned, CE chat error "
+             "(unparseable moves or backend errors), each the share (%) of a word's trials averaged over the words; "
+             "Round: mean Q&A rounds of the ST games. SpyFall and TofuKingdom count only the games that finished by "
+             "the rules (the paper's successful trials): unfinished games are left out of their rates and points. "
+             "SpyFall (Table 3): the row model plays the spy against the column model's five villagers; w: spy wins / "
+             "finished games, l: mean rounds the spy lived; '-': pair not played or no finished game. TofuKingdom "
+             "(Table 4): one model plays every role of a camp (" +
+             "; ".join(f"{c}: {r}" for c, r in CAMP_ROLES.items()) +
+             ") and scores a point per finished game its camp won. Example transcripts: 'said' is what the other "
+             "players heard, 'thought' the speaker's private reasoning (in no other player's history), both shortened "
+             "(in full: the gameeval_transcripts view).")
+    tables = [*askguess_tables(data.get("ge_askguess") or [], status.get("askguess")),
+              *spyfall_tables(data.get("ge_spyfall") or [], data.get("ge_spyfall_pairs") or [],
+                              status.get("spyfall")),
+              *tofukingdom_table(data.get("ge_tofukingdom_permutations") or [], status.get("tofukingdom")),
+              *map(example_table, data.get("ge_examples") or [])]
+    return Section("gameeval", TITLE, intro, tables, tables_first=True)

@@ -1,0 +1,141 @@
+"""The report's GameEval section: Table 2's two setting blocks, Table 3's w / l matrix, Figure 6's per-word-pair
+win rates, Table 4's points per camp permutation with Total Points, example transcripts, captions that count
+unfinished and missing games, and the "no data" note of a lake GameEval never ran on."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dialogbench.lake import Lake
+from dialogbench.report import write_report
+from dialogbench.report.build import DEFAULT_TITLE
+from dialogbench.report.data import collect
+from dialogbench.report.gameeval import EMPTY, gameeval
+from tests.gameeval.test_views import GAMES, gameeval_lake, plan_rows
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> dict[str, str]:
+    lake = gameeval_lake(tmp_path_factory.mktemp("gameeval-report") / "lake")
+    paths = write_report(lake, tmp_path_factory.mktemp("out"))
+    return {kind: path.read_text() for kind, path in paths.items()}
+
+
+def html_section(html: str) -> str:
+    return html.split('<section id="gameeval">')[1].split("</section>")[0]
+
+
+def html_rows(fragment: str) -> list[list[str]]:
+    """Each table row's cells as text (a cell's extra lines joined with a space)."""
+    rows = []
+    for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", fragment):
+        cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", tr)
+        rows.append([re.sub(r"<br>", " ", re.sub(r"<(?!br>)[^>]+>", "", c)) for c in cells])
+    return rows
+
+
+def md_table(md: str, caption_start: str) -> list[list[str]]:
+    block = md.split("## GameEval")[1].split("\n## ")[0]
+    part = next(p for p in block.split(caption_start, 1)[1].split("\n\n") if p.startswith("| "))
+    return [[c.strip() for c in line.strip("|").split(" | ")] for line in part.splitlines()[2:]]
+
+
+def test_table2_blocks_per_setting(pages):
+    md = pages["md"]
+    with_desc = md_table(md, "*Table 2, Ask-Guess w/ prior description")
+    # beta (ST 100) first; alpha: apple 3/4 ST + 1/4 EE, bus 1/2 ST + 1/2 AME, averaged over the two words
+    assert with_desc == [["beta", "1.00", "100.00", "0.00", "0.00", "0.00", "0.00", "1", "1", "0"],
+                         ["alpha", "3.50", "62.50", "12.50", "0.00", "25.00", "0.00", "2", "6", "0"]]
+    without = md_table(md, "*Table 2, Ask-Guess w/o prior description")
+    assert without == [["alpha", "7.00", "33.33", "0.00", "33.33", "0.00", "33.33", "1", "3", "1"]]
+    assert md.index("w/ prior description") < md.index("w/o prior description")
+    assert "every played trial counts, CE included; 0 missing (+1 of models with no game yet, not listed)*" in md
+    assert "every played trial counts, CE included; 1 missing*" in md
+
+
+def test_table3_spy_by_villager_with_w_and_l(pages):
+    section = html_section(pages["html"])
+    table = section[section.index("Table 3, SpyFall"):]
+    table = table[:table.index("</table>")]
+    rows = html_rows(table)
+    assert rows[0] == ["", "Villager: alpha", "Villager: beta"]
+    assert rows[1] == ["Spy", "w", "l", "w", "l"]
+    assert rows[2:] == [["alpha", "-", "-", "0.50", "2.75"], ["beta", "0.00", "2.50", "-", "-"]]
+    caption = table.split("</caption>")[0]
+    assert "finished games only, 1 unfinished left out, 1 missing" in caption
+
+
+def test_figure6_win_rate_per_word_pair(pages):
+    rows = md_table(pages["md"], "*Figure 6, SpyFall")
+    assert rows == [["iphone / ipad", "0.00 0 / 1", "-"], ["lion / tiger", "0.67 2 / 3", "0.00 0 / 2"]]
+    assert "| Spy word / common word | alpha (spy) vs beta | beta (spy) vs alpha |" in pages["md"]
+
+
+def test_table4_points_per_permutation_and_total(pages):
+    rows = md_table(pages["md"], "*Table 4, TofuKingdom")
+    assert rows == [["alpha", "beta", "gamma", "3", "1", "2", "0", "1"],
+                    ["beta", "gamma", "alpha", "3", "0", "1", "1", "1"],
+                    ["gamma", "alpha", "beta", "2", "0", "1", "0", "1"],
+                    ["Total Points", "", "", "8", "1", "4", "1", "3"]]
+    section = html_section(pages["html"])
+    table = section[section.index("Table 4, TofuKingdom"):]
+    assert html_rows(table[:table.index("</table>")])[0] == ["Camps", "", "Points"]
+    assert "finished games only, 1 unfinished left out, 1 missing" in table.split("</caption>")[0]
+
+
+def test_intro_counts_and_example_transcripts(pages):
+    section = html_section(pages["html"])
+    assert ("Ask-Guess: 12 games planned, 10 played (9 finished, 1 unfinished, 1 of them on backend errors "
+            "(replayed by the next run)), 2 missing") in section
+    assert "SpyFall: 8 games planned, 7 played (6 finished, 1 unfinished), 1 missing, 3 chat errors" in section
+    assert "TofuKingdom: 10 games planned, 9 played (8 finished, 1 unfinished, 1 of them on backend" in section
+    assert "Ask-Guess (Table 2) counts every played trial, chat errors included" in section
+    assert ("count only the games that finished by the rules (the paper&#x27;s successful trials): unfinished games "
+            "are left out of their rates and points") in section
+    assert section.count("<details>") == 4  # all SpyFall pairs + an example per game
+    example = section[section.index("Example Ask-Guess game (apple/with_description/1)"):]
+    example = example[:example.index("</table>")]
+    rows = html_rows(example)
+    assert rows[1:] == [
+        ["1", "0", "host", "host", "The game starts. Answerer, describe the word.", ""],
+        ["2", "0", "answerer", "alpha", "A round fruit that grows on trees.", ""],
+        ["3", "1", "questioner", "alpha", "Is it an apple?", "Round fruit on a tree."],
+        ["4", "1", "answerer", "alpha", "Gameover", ""]]
+    assert "thought (private)" in example and "outcome ST after 2 rounds" in example
+    assert "Example SpyFall game (iphone,ipad/1)" in section
+    assert "Example TofuKingdom game (alpha-beta-gamma/1)" in section and "won by the prince camp" in section
+    assert "won by the villagers side" in section
+    assert "Example Ask-Guess game (apple/with\\_description/1)" in pages["md"]
+
+
+def test_page_title_and_section_order(pages):
+    html = pages["html"]
+    assert f"<title>{DEFAULT_TITLE}</title>" in html and "GameEval" in DEFAULT_TITLE
+    assert html.index('id="mtbench101"') < html.index('id="gameeval"') < html.index('id="judge"')
+    assert '<a href="#gameeval">GameEval</a>' in html
+
+
+def test_empty_lake_renders_a_no_data_note(tmp_path):
+    paths = write_report(Lake(tmp_path / "nothing"), tmp_path / "out")
+    html, md = paths["html"].read_text(), paths["md"].read_text()
+    assert f'<p class="empty">{EMPTY}</p>' in html_section(html)
+    assert "## GameEval\n\n_No GameEval games yet" in md
+
+
+def test_planned_but_unplayed_games_render(tmp_path):
+    """A run that planned games but wrote none yet (killed, or still running): counts, no tables, no crash."""
+    lake = gameeval_lake(tmp_path / "lake", games=[], plans=[p for p in plan_rows() if p["run_id"] == "run-2"])
+    section = gameeval(collect(lake))
+    assert section.empty is None and section.tables == []
+    assert "Ask-Guess: 12 games planned, 0 played (0 finished, 0 unfinished), 12 missing" in section.intro
+
+
+def test_one_game_only(tmp_path):
+    games = [g for g in GAMES if g["game"] == "spyfall"]
+    lake = gameeval_lake(tmp_path / "lake", games=games,
+                         plans=[p for p in plan_rows() if p["stage"] == "gameeval_spyfall"])
+    section = gameeval(collect(lake))
+    assert "Ask-Guess: not run" in section.intro and "TofuKingdom: not run" in section.intro
+    assert [t.caption.split(",")[0] for t in section.tables if not t.collapsed] == ["Table 3", "Figure 6"]
