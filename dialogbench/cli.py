@@ -37,6 +37,7 @@ def _overrides(args) -> dict:
 def cmd_run(args) -> int:
     from dialogbench.botchat.leaderboard import format_leaderboard
     from dialogbench.mtbench101.leaderboard import format_mtbench101
+    from dialogbench.gameeval.leaderboard import format_gameeval
     from dialogbench.config import load_config
     from dialogbench.preflight import preflight
 
@@ -56,6 +57,8 @@ def cmd_run(args) -> int:
         print("\n" + format_leaderboard(result["leaderboard"]["botchat"], config.botchat.n))
     if config.mtbench101.enabled:
         print("\n" + format_mtbench101(result["leaderboard"]["mtbench101"]))
+    if config.gameeval.enabled:
+        print("\n" + format_gameeval(result["leaderboard"]["gameeval"]))
     if result.get("report"):
         print(f"\nreport: {result['report']['html']}")
     if args.json:

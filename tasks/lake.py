@@ -6,6 +6,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from dialogbench.botchat.leaderboard import unieval_leaderboard
+from dialogbench.gameeval.leaderboard import gameeval_leaderboard
 from dialogbench.mtbench101.leaderboard import mtbench101_leaderboard
 from dialogbench.config import Config
 from dialogbench.lake import Lake
@@ -37,8 +38,9 @@ def check_lake(config: Config) -> dict[str, int]:
 
 @task(name="leaderboards", cache_policy=NO_CACHE)
 def leaderboard(config: Config) -> dict[str, list[dict]]:
-    """The rows the CLI prints: BotChat pass@N and the MT-Bench-101 Table-3 row per model."""
-    return {"botchat": unieval_leaderboard(config), "mtbench101": mtbench101_leaderboard(config)}
+    """The rows the CLI prints: BotChat pass@N, the MT-Bench-101 Table-3 row per model, GameEval's tables."""
+    return {"botchat": unieval_leaderboard(config), "mtbench101": mtbench101_leaderboard(config),
+            "gameeval": gameeval_leaderboard(config)}
 
 
 @task(name="render-report", cache_policy=NO_CACHE)

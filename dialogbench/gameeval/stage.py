@@ -101,24 +101,36 @@ def run_game(config: Config, game: str, run_id: str) -> StageReport:
         log.info("%s: all %d games cached", game, len(setups))
         return report
     start = time.perf_counter()
-    models = {name for s in todo for name in s.assignment.values()}
-    seats = {}
-    for name in sorted(models):
-        model = config.model(name)
-        sampling = game_sampling(config, model)
-        seats[name] = Seat(get_backend(model), sampling, max(model.context_window - sampling.max_tokens, 16))
     cls, game_limits = GAMES[game], limits(config, game)
     writer = _Writer(lake, game, run_id)
-    log.info("%s: playing %d games (%d cached), %d at a time", game, len(todo), report.cached, settings.concurrency)
-    stats = play((cls(s, **game_limits) for s in todo), seats=seats, concurrency=settings.concurrency, on_done=writer.add)
+    groups: dict[tuple[str, ...], list[GameSetup]] = {}
+    for setup in todo:  # games that need the same models play together (Ask-Guess: one model at a time)
+        groups.setdefault(tuple(sorted(set(setup.assignment.values()))), []).append(setup)
+    order = sorted(groups)
+    calls = steps = moves = trimmed = 0
+    for i, names in enumerate(order):
+        seats = {}
+        for name in names:
+            model = config.model(name)
+            sampling = game_sampling(config, model)
+            seats[name] = Seat(get_backend(model), sampling, max(model.context_window - sampling.max_tokens, 16))
+        log.info("%s: playing %d games of %s (%d cached in all), %d at a time", game, len(groups[names]),
+                 " vs ".join(names), report.cached, settings.concurrency)
+        stats = play((cls(s, **game_limits) for s in groups[names]), seats=seats, concurrency=settings.concurrency,
+                     on_done=writer.add)
+        calls, steps, moves, trimmed = (calls + stats.backend_calls, steps + stats.steps, moves + stats.moves,
+                                        trimmed + stats.trimmed_prompts)
+        following = set(order[i + 1]) if i + 1 < len(order) else set(names)
+        for name in set(names) - following:  # one accelerator: free what the next group does not use
+            release_backend(config.model(name))
     writer.flush()
     report.computed, report.failed = writer.written - writer.failed, writer.failed
     report.seconds = time.perf_counter() - start
-    report.detail = {"backend_calls": stats.backend_calls, "steps": stats.steps, "moves": stats.moves,
-                     "chat_errors": writer.chat_errors, "trimmed_prompts": stats.trimmed_prompts,
+    report.detail = {"backend_calls": calls, "steps": steps, "moves": moves, "chat_errors": writer.chat_errors,
+                     "trimmed_prompts": trimmed, "model_groups": len(order),
                      "outcomes": dict(sorted(writer.outcomes.items()))}
     log.info("%s: %d games in %d steps (%d backend calls, %d moves), outcomes %s, %d chat errors",
-             game, writer.written, stats.steps, stats.backend_calls, stats.moves, dict(writer.outcomes), writer.chat_errors)
+             game, writer.written, steps, calls, moves, dict(writer.outcomes), writer.chat_errors)
     return report
 
 

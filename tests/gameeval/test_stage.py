@@ -93,12 +93,12 @@ def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_co
     from dialogbench.backends.scripted import ScriptedBackend
 
     monkeypatch.setattr(stage, "WRITE_EVERY_GAMES", 1)
-    config = game_config(make_config, lake_dir, concurrency=4, askguess={"settings": ["without_description"]})
+    config = game_config(make_config, lake_dir, concurrency=2, askguess={"settings": ["without_description"]})
     real, calls = ScriptedBackend.generate, []
 
     def dying(self, conversations, *, sampling, seeds=None):
         calls.append(len(conversations))
-        if len(calls) == 9:
+        if len(calls) == 6:
             raise KeyboardInterrupt  # the process dies here
         return real(self, conversations, sampling=sampling, seeds=seeds)
 

@@ -1,0 +1,91 @@
+"""GameEval through the CLI and the Prefect flow (scripted players): tables printed, report written,
+a rerun plays nothing; a run killed mid-game keeps the finished games and replays the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import data_tests
+from tests.e2e.conftest import REPO, cli_env, run_cli
+
+pytestmark = pytest.mark.slow
+
+MOVE = json.dumps({"thought": "I think player2 sounds odd", "speak": "It is something people use daily.",
+                   "name": "player2", "question": 1, "ask": "player3"})
+
+
+def games_config(tmp_path, *, delay: float = 0.0):
+    config = {
+        "lake": str(tmp_path / "lake"),
+        "models": [{"name": n, "backend": "scripted", "script": [MOVE, "Is it a kind of animal?"],
+                    "script_delay_s": delay} for n in ("bot-a", "bot-b")],
+        "botchat": {"enabled": False},
+        "gameeval": {"enabled": True, "askguess": {"limit": 3, "max_rounds": 3},
+                     "spyfall": {"limit": 2, "max_rounds": 2}, "tofukingdom": {"trials": 1}},
+    }
+    path = tmp_path / "games.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+# 3 words x 2 settings x 2 models; 2 word pairs x 2 ordered pairs; 6 camp assignments of two models
+EXPECTED = {"gameeval_askguess": 12, "gameeval_spyfall": 4, "gameeval_tofukingdom": 6}
+
+
+def test_games_run_print_report_and_cache(tmp_path):
+    config = games_config(tmp_path)
+    first = run_cli(["run", "--config", str(config), "--json", str(tmp_path / "1.json")], tmp_path)
+    assert first.returncode == 0, first.stderr[-3000:]
+    stages = {s["stage"]: s for s in json.loads((tmp_path / "1.json").read_text())["stages"]}
+    for stage, games in EXPECTED.items():
+        assert (stages[stage]["planned"], stages[stage]["computed"]) == (games, games)
+    assert "GameEval Ask-Guess" in first.stdout and "GameEval SpyFall" in first.stdout
+    assert "GameEval TofuKingdom" in first.stdout
+    html = (tmp_path / "lake" / "reports" / "report.html").read_text()
+    assert "GameEval" in html and "bot-a" in html
+
+    second = run_cli(["run", "--config", str(config), "--json", str(tmp_path / "2.json")], tmp_path)
+    assert second.returncode == 0, second.stderr[-3000:]
+    stages = {s["stage"]: s for s in json.loads((tmp_path / "2.json").read_text())["stages"]}
+    for stage, games in EXPECTED.items():
+        assert (stages[stage]["cached"], stages[stage]["computed"]) == (games, 0)
+
+
+def test_killed_mid_game_then_rerun_completes(tmp_path):
+    config = games_config(tmp_path, delay=0.3)
+    lake = Lake(tmp_path / "lake")
+    proc = subprocess.Popen([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config)], cwd=REPO,
+                            env=cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    # Ask-Guess is written, SpyFall is being played
+    while not (lake.table_dir("gameeval_games") / "game=askguess").exists() or \
+            not list((lake.root / "plans").glob("stage=gameeval_spyfall/*.parquet")):
+        assert proc.poll() is None, "the run ended before the kill point"
+        assert time.monotonic() < deadline, "kill point never reached"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert lake.read("gameeval_games").num_rows == EXPECTED["gameeval_askguess"]
+
+    rerun = run_cli(["run", "--config", str(config), "--json", str(tmp_path / "r.json")], tmp_path)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    stages = {s["stage"]: s for s in json.loads((tmp_path / "r.json").read_text())["stages"]}
+    assert stages["gameeval_askguess"]["cached"] == EXPECTED["gameeval_askguess"]
+    assert stages["gameeval_spyfall"]["computed"] == EXPECTED["gameeval_spyfall"]
+    for path in lake.root.rglob("*.parquet"):
+        pq.read_table(path)
+    games = lake.read("gameeval_games").to_pylist()
+    assert len(games) == len({g["cell_key"] for g in games}) == sum(EXPECTED.values())
+    assert data_tests(lake) == {}
