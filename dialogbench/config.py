@@ -301,6 +301,9 @@ class Config(_Strict):
         return [self.model(n) for n in names]
 
     def botchat_models(self) -> list[ModelConfig]:
+        """The models BotChat runs (none when it is off)."""
+        if not self.botchat.enabled:
+            return []
         names = self.botchat.models or [m.name for m in self.models]
         return [self.model(n) for n in names]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,31 @@ def test_shipped_configs_parse(path, monkeypatch, capsys):
     rc = main(["validate", "--config", str(path.relative_to(REPO_ROOT))])
     assert rc in (0, 1)
     assert "valid" in capsys.readouterr().out
+
+
+def test_botchat_off_runs_no_botchat_stage(make_config, lake_dir, backend_calls):
+    """A games-only config: BotChat's stages plan nothing and call no backend (and need no judge)."""
+    from dialogbench.botchat import comparison_stages, stages
+
+    config = make_config({"lake": str(lake_dir), "models": [{"name": "a", "backend": "scripted", "script": ["x"]}],
+                          "botchat": {"enabled": False, "arena": {"enabled": True}, "gteval": {"enabled": True}}})
+    assert config.botchat_models() == []
+    assert stages.extract_seeds(config).detail == {"enabled": False}
+    for plan in (stages.plan_unieval, comparison_stages.plan_arena, comparison_stages.plan_gteval):
+        chunks, report = plan(config, "run")
+        assert chunks == [] and report.detail == {"enabled": False}
+    assert backend_calls == {} and not lake_dir.exists()
+
+
+@pytest.mark.parametrize("gameeval,message", [
+    ({"models": ["nope"]}, "gameeval.models: 'nope' is not in models"),
+    ({"spyfall": {"pairs": [["a", "zz"]]}}, "gameeval.spyfall.pairs[0]: 'zz' is not one of the gameeval models"),
+    ({"tofukingdom": {"assignments": [{"prince": "a", "queen": "a"}]}}, "name a model for each camp"),
+    ({"askguess": {"settings": ["sideways"]}}, "gameeval.askguess.settings[0]"),
+    ({"temperature": -1}, "gameeval.temperature"),
+])
+def test_gameeval_config_errors_name_the_field(make_config, lake_dir, gameeval, message):
+    data = {"lake": str(lake_dir), "models": [{"name": "a", "backend": "scripted", "script": ["x"]}],
+            "botchat": {"enabled": False}, "gameeval": {"enabled": True, **gameeval}}
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        make_config(data)

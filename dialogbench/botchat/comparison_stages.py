@@ -43,7 +43,7 @@ def plan_arena(config: Config, run_id: str) -> tuple[list[JudgeChunk], StageRepo
     """Missing Arena cells (both orders of every pair, seed and N), in chunks of ``judge_chunk_size``;
     none when the arena is disabled."""
     settings = config.botchat.arena
-    if not settings.enabled:
+    if not (config.botchat.enabled and settings.enabled):
         return [], StageReport(arena_stage.PROTOCOL, detail={"enabled": False})
     seeds = comparison_seeds(config, min_human_utterances=settings.min_human_utterances, limit=settings.limit)
     cells, planned, cached, skipped = arena_stage.plan_arena(
@@ -65,7 +65,7 @@ def plan_gteval(config: Config, run_id: str) -> tuple[list[JudgeChunk], StageRep
     """Missing GTEval cells (model first and human first, per model and seed), in chunks; none when
     GTEval is disabled."""
     settings = config.botchat.gteval
-    if not settings.enabled:
+    if not (config.botchat.enabled and settings.enabled):
         return [], StageReport(gteval_stage.PROTOCOL, detail={"enabled": False})
     seeds = comparison_seeds(config, min_human_utterances=settings.min_human_utterances, limit=settings.limit)
     cells, planned, cached, skipped = gteval_stage.plan_gteval(

@@ -18,7 +18,9 @@ log = logging.getLogger("dialogbench.botchat")
 
 def extract_seeds(config: Config) -> StageReport:
     """Read and validate the dataset; write the ``seeds`` table when it differs from the stored one
-    (an unchanged dataset is cached, a changed one replaces the table)."""
+    (an unchanged dataset is cached, a changed one replaces the table). BotChat off: nothing."""
+    if not config.botchat.enabled:
+        return StageReport("extract_seeds", detail={"enabled": False})
     lake = Lake(config.lake)
     seeds = read_seeds(config.botchat.dataset)
     with_gt = sum(n >= 4 for n in seeds.column("n_utterances").to_pylist())
@@ -62,6 +64,8 @@ class JudgeChunk:
 
 def plan_unieval(config: Config, run_id: str) -> tuple[list[JudgeChunk], StageReport]:
     """Missing UniEval cells, cut into chunks of ``judge_chunk_size`` (one Prefect task each)."""
+    if not config.botchat.enabled:
+        return [], StageReport(unieval_stage.PROTOCOL, detail={"enabled": False})
     examples = unieval.load_examples(config.botchat.unieval_examples)
     cells, planned, cached = unieval_stage.plan_unieval(
         lake=Lake(config.lake), models=config.botchat_models(), judge=config.model(config.botchat.judge),

@@ -120,9 +120,11 @@ def run_game(config: Config, game: str, run_id: str) -> StageReport:
                      on_done=writer.add)
         calls, steps, moves, trimmed = (calls + stats.backend_calls, steps + stats.steps, moves + stats.moves,
                                         trimmed + stats.trimmed_prompts)
-        following = set(order[i + 1]) if i + 1 < len(order) else set(names)
-        for name in set(names) - following:  # one accelerator: free what the next group does not use
-            release_backend(config.model(name))
+        following = [config.model(n) for n in (order[i + 1] if i + 1 < len(order) else names)]
+        for name in names:  # one accelerator: free what the next group does not use (weights included)
+            model = config.model(name)
+            if not any((m.backend, m.weights) == (model.backend, model.weights) for m in following):
+                release_backend(model)
     writer.flush()
     report.computed, report.failed = writer.written - writer.failed, writer.failed
     report.seconds = time.perf_counter() - start
