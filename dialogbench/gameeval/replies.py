@@ -95,6 +95,12 @@ def text_field(reply: dict, key: str) -> str | None:
     return value or None
 
 
+def heard(raw: str | None, *, limit: int = 300) -> str:
+    """What the other players hear from a reply that is not usable JSON: its text, whitespace
+    collapsed, cut to ``limit`` characters."""
+    return " ".join((raw or "").split())[:limit] or "(says nothing)"
+
+
 def player_names(text: str | None) -> list[str]:
     """``playerN`` mentions in free text, normalised ("Player 3" → "player3"), in order."""
     return [f"player{m.group(1)}" for m in _PLAYER.finditer(text or "")]

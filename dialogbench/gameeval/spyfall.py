@@ -25,12 +25,11 @@ from collections import Counter
 
 from dialogbench.gameeval.askguess import word_pattern
 from dialogbench.gameeval.game import Game, GameSetup, Request
-from dialogbench.gameeval.replies import ReplyError, normalise_player, parse_reply, player_names, text_field
+from dialogbench.gameeval.replies import ReplyError, heard, normalise_player, parse_reply, player_names, text_field
 from dialogbench.gameeval.words import spoken
 
 PLAYERS = 6
 MIN_PLAYERS = 3
-MAX_SPEECH = 300
 
 RULES = """You are playing a game called "SpyFall" with five other players: {players}.
 The rules of this game are as follows:
@@ -44,11 +43,6 @@ DESCRIBE = ('{name}, it is your turn to describe your word, without saying it. R
             '{{"thought": "what you infer about the words and the players, and your plan", "speak": "your description"}}')
 VOTE = ('{name}, vote for the player you think is the spy. Living players: {living}. Reply with only a JSON object: '
         '{{"thought": "your reasoning", "speak": "what you say to the others", "name": "the player you vote for"}}')
-
-
-def _heard(raw: str) -> str:
-    text = " ".join((raw or "").split())
-    return text[:MAX_SPEECH] or "(says nothing)"
 
 
 class SpyFall(Game):
@@ -106,9 +100,9 @@ class SpyFall(Game):
             reply = parse_reply(raw, required=("speak",))
             thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
             if speech is None:
-                error, speech = "empty 'speak'", _heard(raw)
+                error, speech = "empty 'speak'", heard(raw)
         except ReplyError as exc:
-            error, speech = str(exc), _heard(raw)
+            error, speech = str(exc), heard(raw)
         pattern = word_pattern(self.words[name])
         if pattern.search(speech):
             error = (error + "; " if error else "") + "said its own word (masked)"

@@ -25,14 +25,13 @@ from __future__ import annotations
 import re
 
 from dialogbench.gameeval.game import Game, GameSetup, Request
-from dialogbench.gameeval.replies import ReplyError, normalise_player, parse_reply, player_names, text_field
+from dialogbench.gameeval.replies import ReplyError, heard, normalise_player, parse_reply, player_names, text_field
 
 SEATED_ROLES = ("Princess", "Queen", "Minister", "Chef", "Guard", "Maid", "Spy")
 CAMPS = {"prince": ("Prince", "Princess", "Chef"), "queen": ("Queen", "Minister", "Guard"), "spy": ("Spy", "Maid")}
 CAMP_OF = {role: camp for camp, roles in CAMPS.items() for role in roles}
 TRUTH = {"prince": "must always tell the truth", "queen": "must always lie", "spy": "may tell the truth or lie"}
 QUESTIONS = {1: "Who is the Princess?", 2: "What is your identity?", 3: "What is the identity of {name}?"}
-MAX_SPEECH = 300
 
 RULES = """You are playing a game called "TofuKingdom" with eight roles: Prince, Princess, Queen, Minister, Chef, Guard, Maid and Spy.
 Seven players, player1 to player7, hold every role but the Prince's; they all know each other's identities. The Prince does not, and must find the Princess.
@@ -156,7 +155,7 @@ class TofuKingdom(Game):
                 error, speech = "empty 'speak'", None
         except ReplyError as exc:
             error, speech = str(exc), None
-        speech = speech or (" ".join((raw or "").split())[:MAX_SPEECH] or "(says nothing)")
+        speech = speech or heard(raw)
         self.event(self.asked, "answer", text=speech, thought=thought, raw=raw, valid=error is None, error=error)
         self.speak(self.asked, raw, speech)
         if self.round < len(self.seats):
