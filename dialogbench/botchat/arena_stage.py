@@ -8,7 +8,8 @@ import logging
 
 import pyarrow as pa
 
-from dialogbench.botchat import pairwise
+from dialogbench.backends.formats import format_key
+from dialogbench.botchat import arena, pairwise
 from dialogbench.botchat.generate_stage import model_fingerprint
 from dialogbench.botchat.pairwise import PairCell
 from dialogbench.config import ModelConfig
@@ -50,6 +51,7 @@ def plan_arena(*, lake: Lake, models: list[ModelConfig], judge: ModelConfig, pai
     item_ids = seeds.column("seed_id").to_pylist()
     stored = pairwise.stored_generations(lake, [by_name[n] for n in dict.fromkeys(itertools.chain(*pairs))], item_ids)
     judge_fp = model_fingerprint(judge)
+    fmt = format_key(judge, arena.output_format(max_tokens=judge.max_tokens))
     cells: list[PairCell] = []
     skipped: dict[str, int] = {}
     for n in n_values:
@@ -63,7 +65,7 @@ def plan_arena(*, lake: Lake, models: list[ModelConfig], judge: ModelConfig, pai
                 compared += 1
                 for (first, g1), (second, g2) in (((a, gen_a), (b, gen_b)), ((b, gen_b), (a, gen_a))):
                     cells.append(PairCell(
-                        cell_key=fingerprint(PROTOCOL, version, judge_fp, g1["cell_key"], g2["cell_key"], n),
+                        cell_key=fingerprint(PROTOCOL, version, judge_fp, g1["cell_key"], g2["cell_key"], n, *fmt),
                         item_id=item, model=first, generation_key=g1["cell_key"], opponent=second,
                         opponent_generation_key=g2["cell_key"], position=1, n_judged=n,
                         first=tuple(g1["utterances"][:n]), second=tuple(g2["utterances"][:n]),

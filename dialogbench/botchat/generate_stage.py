@@ -61,7 +61,8 @@ def plan_generation(*, lake: Lake, seeds: pa.Table, model: ModelConfig, system_p
         """).to_arrow_table()
         con.register("missing", missing)
         prefixes = {r["dialogue_key"]: r for r in con.sql(f"""
-            SELECT g.dialogue_key, g.utterances, g.completion_tokens FROM {gens} g SEMI JOIN missing USING (dialogue_key)
+            SELECT g.dialogue_key, g.utterances, g.completion_tokens, g.backend_version
+            FROM {gens} g SEMI JOIN missing USING (dialogue_key)
             QUALIFY row_number() OVER (PARTITION BY g.dialogue_key ORDER BY len(g.utterances) DESC) = 1
         """).to_arrow_table().to_pylist()}
     prefixes.update(_load_checkpoint(lake, model, model_fp, set(missing.column("dialogue_key").to_pylist())))
@@ -71,8 +72,10 @@ def plan_generation(*, lake: Lake, seeds: pa.Table, model: ModelConfig, system_p
         if prefix and len(prefix["utterances"]) > len(row["seed"]):
             generated = len(prefix["utterances"]) - len(row["seed"])
             keep = min(generated, n_target - len(row["seed"]))
+            engines = {v for v in (prefix.get("backend_version") or "").split("; ") if v}
             states.append(DialogueState(row["dialogue_key"], list(prefix["utterances"])[:len(row["seed"]) + keep],
-                                        n_target, completion_tokens=list(prefix["completion_tokens"])[:keep]))
+                                        n_target, completion_tokens=list(prefix["completion_tokens"])[:keep],
+                                        engines=engines))
         else:
             states.append(DialogueState(row["dialogue_key"], list(row["seed"]), n_target))
     return GenerationPlan(model=model.name, planned=len(keys), cached=len(keys) - missing.num_rows,
@@ -111,7 +114,10 @@ def run_generation(*, lake: Lake, plan: GenerationPlan, model: ModelConfig, syst
              "item_id": plan.item_ids[s.key], "model": model.name, "model_fp": model_fp, "n_target": s.n_target,
              "utterances": s.utterances, "completion_tokens": s.completion_tokens,
              "empty_utterances": s.empty_utterances, "trimmed_steps": s.trimmed_steps, "run_id": run_id,
-             "created_at": created} for s in ok]
+             "created_at": created, "backend": model.backend,
+             # a dialogue extended from a stored prefix keeps the engine that wrote that prefix too
+             "backend_version": "; ".join(sorted(s.engines)) or None}
+            for s in ok]
     lake.write("generations", pa.Table.from_pylist(rows, schema=GENERATIONS),
                partition={"protocol": PROTOCOL, "model": model.name})
     failures = [{"cell_key": cell_key(s.key, s.n_target), "stage": "botchat_generation",
@@ -135,10 +141,10 @@ def _checkpoint_name(model: ModelConfig, model_fp: str) -> str:
 
 
 def _save_checkpoint(lake: Lake, model: ModelConfig, model_fp: str, states) -> None:
-    rows = [{"dialogue_key": s.key, "utterances": s.utterances, "completion_tokens": s.completion_tokens}
-            for s in states if s.error is None]
+    rows = [{"dialogue_key": s.key, "utterances": s.utterances, "completion_tokens": s.completion_tokens,
+             "backend_version": "; ".join(sorted(s.engines)) or None} for s in states if s.error is None]
     schema = pa.schema([("dialogue_key", pa.string()), ("utterances", pa.list_(pa.string())),
-                        ("completion_tokens", pa.list_(pa.int32()))])
+                        ("completion_tokens", pa.list_(pa.int32())), ("backend_version", pa.string())])
     lake.write(STATE, pa.Table.from_pylist(rows, schema=schema), partition={"stage": "botchat_generation"},
                name=_checkpoint_name(model, model_fp))
 

@@ -19,6 +19,7 @@ class DialogueState:
     empty_utterances: int = 0
     trimmed_steps: int = 0  # steps whose history was cut to fit the context window
     error: str | None = None
+    engines: set[str] = field(default_factory=set)  # engine versions that wrote its utterances
 
     @property
     def done(self) -> bool:
@@ -44,20 +45,32 @@ def fit_context(utterances: Sequence[str], *, system_prompt: str | None, count_t
     return messages, start > 0
 
 
+def fit_contexts(histories: Sequence[Sequence[str]], *, system_prompt: str | None, backend: Backend,
+                 budget: int) -> list[tuple[Conversation, bool]]:
+    """``fit_context`` for a batch: every prompt is counted in one batched call (the backend keeps
+    the token ids for the ``generate`` that follows); only the few over ``budget`` are cut."""
+    prompts = [build_messages(u, system_prompt) for u in histories]
+    fitted = []
+    for utterances, messages, tokens in zip(histories, prompts, backend.count_tokens_many(prompts)):
+        if tokens <= budget:
+            fitted.append((messages, False))
+        else:
+            fitted.append(fit_context(utterances, system_prompt=system_prompt, count_tokens=backend.count_tokens,
+                                      budget=budget))
+    return fitted
+
+
 def step_dialogues(states: Sequence[DialogueState], *, backend: Backend, sampling: Sampling, system_prompt: str | None,
                    context_window: int) -> int:
     """One backend call that appends one utterance to every unfinished dialogue; returns how many."""
     active = [s for s in states if not s.done]
     if not active:
         return 0
-    budget = context_window - sampling.max_tokens
-    prompts = []
-    for state in active:
-        messages, trimmed = fit_context(state.utterances, system_prompt=system_prompt,
-                                        count_tokens=backend.count_tokens, budget=budget)
+    fitted = fit_contexts([s.utterances for s in active], system_prompt=system_prompt, backend=backend,
+                          budget=context_window - sampling.max_tokens)
+    for state, (_, trimmed) in zip(active, fitted):
         state.trimmed_steps += trimmed
-        prompts.append(messages)
-    for state, completion in zip(active, backend.generate(prompts, sampling=sampling)):
+    for state, completion in zip(active, backend.generate([m for m, _ in fitted], sampling=sampling)):
         if not completion.ok:
             state.error = f"utterance {len(state.utterances) + 1}: {completion.error}"
             continue
@@ -65,6 +78,8 @@ def step_dialogues(states: Sequence[DialogueState], *, backend: Backend, samplin
         state.empty_utterances += not text
         state.utterances.append(text)
         state.completion_tokens.append(completion.completion_tokens)
+        if completion.engine:
+            state.engines.add(completion.engine)
     return len(active)
 
 

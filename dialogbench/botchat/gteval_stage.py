@@ -7,7 +7,8 @@ import logging
 
 import pyarrow as pa
 
-from dialogbench.botchat import pairwise
+from dialogbench.backends.formats import format_key
+from dialogbench.botchat import arena, pairwise
 from dialogbench.botchat.generate_stage import model_fingerprint
 from dialogbench.botchat.pairwise import PairCell
 from dialogbench.config import ModelConfig
@@ -35,6 +36,7 @@ def plan_gteval(*, lake: Lake, models: list[ModelConfig], judge: ModelConfig, se
     seed_rows = seeds.select(["seed_id", "item_fp", "dialogue"]).to_pylist()
     stored = pairwise.stored_generations(lake, models, [s["seed_id"] for s in seed_rows])
     judge_fp = model_fingerprint(judge)
+    fmt = format_key(judge, arena.output_format(max_tokens=judge.max_tokens))
     cells: list[PairCell] = []
     skipped: dict[str, int] = {}
     for model in models:
@@ -50,7 +52,7 @@ def plan_gteval(*, lake: Lake, models: list[ModelConfig], judge: ModelConfig, se
             for position, (first, second) in ((1, (generated, human)), (2, (human, generated))):
                 cells.append(PairCell(
                     cell_key=fingerprint(PROTOCOL, version, judge_fp, gen["cell_key"], seed["item_fp"],
-                                         fingerprint(human), length, position),
+                                         fingerprint(human), length, position, *fmt),
                     item_id=seed["seed_id"], model=model.name, generation_key=gen["cell_key"], opponent=HUMAN,
                     opponent_generation_key=None, position=position, n_judged=length, first=first, second=second,
                     plan_label=model.name))

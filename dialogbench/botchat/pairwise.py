@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from dialogbench.backends import get_backend, sampling_for
+from dialogbench.backends.provenance import provenance
 from dialogbench.botchat import arena
 from dialogbench.botchat.generate_stage import model_fingerprint
 from dialogbench.config import ModelConfig
@@ -77,7 +78,8 @@ def judge_pairs_chunk(*, lake: Lake, cells: list[PairCell], judge: ModelConfig, 
     kept, winner null when unparsed); backend errors go to ``failures`` and are retried next run."""
     start = time.perf_counter()
     completions = get_backend(judge).generate([arena.build_prompt(c.first, c.second, kind=kind) for c in cells],
-                                              sampling=sampling_for(judge))
+                                              sampling=sampling_for(judge),
+                                              formats=arena.output_format(max_tokens=judge.max_tokens))
     created, judge_fp = now(), model_fingerprint(judge)
     rows, failures = [], []
     for cell, completion in zip(cells, completions):
@@ -93,10 +95,11 @@ def judge_pairs_chunk(*, lake: Lake, cells: list[PairCell], judge: ModelConfig, 
                      "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
                      "run_id": run_id, "created_at": created, "opponent": cell.opponent,
                      "opponent_generation_key": cell.opponent_generation_key, "position": cell.position,
-                     "verdict": verdict.verdict, "winner": arena.winner_for(verdict.verdict)})
+                     "verdict": verdict.verdict, "winner": arena.winner_for(verdict.verdict),
+                     "constraint": completion.constraint, **provenance(judge, [completion])})
     lake.write("judgments", pa.Table.from_pylist(rows, schema=JUDGMENTS), partition={"protocol": protocol, "judge": judge.name})
     lake.write("failures", pa.Table.from_pylist(failures, schema=FAILURES), partition={"stage": protocol})
     unparsed = sum(not r["parsed"] for r in rows)
     log.info("%s: %s judged %d pairs (%d unparseable, %d failed)", protocol, judge.name, len(rows), unparsed, len(failures))
     return StageReport(protocol, computed=len(rows), failed=len(failures), seconds=time.perf_counter() - start,
-                       detail={"unparsed": unparsed})
+                       detail={"unparsed": unparsed, "constrained": sum(r["constraint"] is not None for r in rows)})

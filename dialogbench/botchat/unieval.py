@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from dialogbench.backends.base import Conversation
+from dialogbench.backends.formats import OutputFormat, text_budget
 from dialogbench.botchat.prompts import UNIEVAL_PROMPT
 from dialogbench.keys import fingerprint
 
@@ -44,6 +45,15 @@ def build_prompt(utterances: Sequence[str], examples: Sequence[dict]) -> Convers
     parts += ["Now judge this conversation:", f"Conversation:{render_dialogue(utterances).rstrip()}", "",
               ANSWER_REQUEST]
     return [{"role": "user", "content": "\n".join(parts)}]
+
+
+def output_format(*, n_utterances: int, max_tokens: int) -> OutputFormat:
+    """The answer the prompt asks for, as a regex: ``Choice: Yes`` with an ``Index`` in
+    1..n_utterances, or ``Choice: No`` with ``Index: None``; then a one-line reason short enough
+    that the reply ends within ``max_tokens``."""
+    indices = "|".join(str(i) for i in range(n_utterances, 0, -1))
+    reason = text_budget(max_tokens, reserved=16)
+    return OutputFormat(name="unieval", regex=rf"Choice: (?:Yes\nIndex: (?:{indices})|No\nIndex: None)\nReason: [^\n]{{1,{reason}}}")
 
 
 def protocol_version(examples: Sequence[dict]) -> str:

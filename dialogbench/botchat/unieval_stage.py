@@ -9,8 +9,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from dialogbench.backends import get_backend, sampling_for
+from dialogbench.backends.formats import format_key
+from dialogbench.backends.provenance import provenance
 from dialogbench.botchat.generate_stage import model_fingerprint
-from dialogbench.botchat.unieval import build_prompt, parse_verdict
+from dialogbench.botchat.unieval import build_prompt, output_format, parse_verdict
 from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint
 from dialogbench.lake import Lake
@@ -48,7 +50,8 @@ def plan_unieval(*, lake: Lake, models: list[ModelConfig], judge: ModelConfig, i
             WHERE g.n_target >= {int(n_judged)}
             QUALIFY row_number() OVER (PARTITION BY g.model, g.item_id ORDER BY g.n_target, g.created_at DESC) = 1
         """).to_arrow_table()
-        cells = [JudgeCell(cell_key=fingerprint(PROTOCOL, version, judge_fp, g["cell_key"], n_judged),
+        fmt = format_key(judge, output_format(n_utterances=n_judged, max_tokens=judge.max_tokens))
+        cells = [JudgeCell(cell_key=fingerprint(PROTOCOL, version, judge_fp, g["cell_key"], n_judged, *fmt),
                            item_id=g["item_id"], model=g["model"], generation_key=g["cell_key"],
                            utterances=tuple(g["utterances"][:n_judged])) for g in gens.to_pylist()]
         con.register("planned", pa.table({"cell_key": [c.cell_key for c in cells]}, schema=pa.schema([("cell_key", pa.string())])))
@@ -69,7 +72,9 @@ def judge_unieval_chunk(*, lake: Lake, cells: list[JudgeCell], judge: ModelConfi
     output); backend errors go to ``failures`` and are retried on the next run."""
     start = time.perf_counter()
     backend = get_backend(judge)
-    completions = backend.generate([build_prompt(c.utterances, examples) for c in cells], sampling=sampling_for(judge))
+    formats = [output_format(n_utterances=len(c.utterances), max_tokens=judge.max_tokens) for c in cells]
+    completions = backend.generate([build_prompt(c.utterances, examples) for c in cells], sampling=sampling_for(judge),
+                                   formats=formats)
     created, judge_fp = now(), model_fingerprint(judge)
     rows, failures = [], []
     for cell, completion in zip(cells, completions):
@@ -83,10 +88,11 @@ def judge_unieval_chunk(*, lake: Lake, cells: list[JudgeCell], judge: ModelConfi
                      "generation_key": cell.generation_key, "n_judged": n_judged, "raw_output": completion.text,
                      "parsed": verdict.parsed, "parse_error": verdict.error, "choice": verdict.choice,
                      "ai_index": verdict.index, "reason": verdict.reason, "prompt_tokens": completion.prompt_tokens,
-                     "completion_tokens": completion.completion_tokens, "run_id": run_id, "created_at": created})
+                     "completion_tokens": completion.completion_tokens, "run_id": run_id, "created_at": created,
+                     "constraint": completion.constraint, **provenance(judge, [completion])})
     lake.write("judgments", pa.Table.from_pylist(rows, schema=JUDGMENTS), partition={"protocol": PROTOCOL, "judge": judge.name})
     lake.write("failures", pa.Table.from_pylist(failures, schema=FAILURES), partition={"stage": PROTOCOL})
     unparsed = sum(not r["parsed"] for r in rows)
     log.info("%s: judged %d dialogues (%d unparseable, %d failed)", judge.name, len(rows), unparsed, len(failures))
     return StageReport(PROTOCOL, computed=len(rows), failed=len(failures), seconds=time.perf_counter() - start,
-                       detail={"unparsed": unparsed})
+                       detail={"unparsed": unparsed, "constrained": sum(r["constraint"] is not None for r in rows)})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 
 from dialogbench.backends import Sampling, sampling_for
+from dialogbench.backends.formats import enforced_kinds
 from dialogbench.botchat.generate_stage import model_fingerprint
 from dialogbench.config import Config, ModelConfig
 from dialogbench.gameeval import askguess, spyfall, tofukingdom
@@ -45,11 +46,18 @@ def trial_seed(base: int, game: str, item: str, setting: str, trial: int) -> int
 def _setup(config: Config, game: str, item: str, setting: str, trial: int, item_id: str,
            assignment: dict[str, str]) -> GameSetup:
     seed = trial_seed(config.gameeval.seed, game, item, setting, trial)
-    players = {role: [model_fingerprint(config.model(name)), game_sampling(config, config.model(name))]
-               for role, name in assignment.items()}
+    players = {role: [model_fingerprint(config.model(name)), game_sampling(config, config.model(name)),
+                      *_formats_key(game, config.model(name))] for role, name in assignment.items()}
     key = fingerprint(PROTOCOL, GAMES[game].VERSION, PROMPTS[game], game, item, setting, trial, seed, players,
                       limits(config, game))
     return GameSetup(key, game, item_id, item, setting, trial, seed, dict(assignment))
+
+
+def _formats_key(game: str, model: ModelConfig) -> list[str]:
+    """The game's move shapes, when the model's backend holds its moves to them (else nothing, so the
+    keys of free-text games are what they were)."""
+    formats = GAMES[game].FORMATS
+    return [formats] if formats and "json" in enforced_kinds(model) else []
 
 
 def spyfall_pairs(config: Config) -> list[tuple[str, str]]:

@@ -24,6 +24,7 @@ import random
 from dataclasses import dataclass, field
 
 from dialogbench.backends.base import Completion, Message
+from dialogbench.gameeval.formats import MoveShape
 from dialogbench.keys import fingerprint
 from dialogbench.runs import now
 
@@ -47,6 +48,7 @@ class Request:
     player: str
     kind: str
     instruction: str
+    shape: MoveShape | None = None  # the JSON the instruction asks for (None: free text)
 
 
 @dataclass
@@ -59,6 +61,7 @@ class Move:
     kind: str
     messages: list[Message]
     seed: int
+    shape: MoveShape | None = None
 
 
 def move_seed(trial_seed: int, step: int, player: str) -> int:
@@ -87,6 +90,7 @@ class Player:
 class Game:
     GAME = ""
     VERSION = ""
+    FORMATS = ""  # version of the games' move shapes ("": free-text moves only)
 
     def __init__(self, setup: GameSetup, *, max_retries: int = 2, max_steps: int = 200) -> None:
         self.setup = setup
@@ -101,6 +105,8 @@ class Game:
         self.finished = False
         self.ended = False
         self.chat_errors = 0
+        self.constrained_moves = 0
+        self.engines: set[str] = set()  # engine versions that played its moves
         self.prompt_tokens = self.completion_tokens = 0
         self.backend_errors: list[tuple[str, str]] = []  # (player, error), for the failures table
         self._requests: list[Request] | None = None
@@ -166,7 +172,7 @@ class Game:
             messages = [{"role": "user", "content": player.rules}, *player.history,
                         {"role": "user", "content": f"host: {request.instruction}"}]
             moves.append(Move(self, request.player, player.model, request.kind, merge_roles(messages),
-                              move_seed(self.setup.seed, self.step, request.player)))
+                              move_seed(self.setup.seed, self.step, request.player), request.shape))
         return moves
 
     def resolve(self, replies: dict[str, Completion]) -> None:
@@ -176,7 +182,10 @@ class Game:
         for name, completion in replies.items():
             self.prompt_tokens += completion.prompt_tokens
             self.completion_tokens += completion.completion_tokens
+            if completion.engine:
+                self.engines.add(completion.engine)
             if completion.ok:
+                self.constrained_moves += completion.constraint is not None
                 self._collected[name] = completion.text
                 continue
             error = completion.error or "no text"
@@ -205,4 +214,5 @@ class Game:
                 "finished": self.finished, "rounds": self.round, "spy_living_rounds": None,
                 "chat_errors": self.chat_errors, "steps": self.step, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "transcript": self.transcript, "run_id": run_id,
-                "created_at": now(), **self._result()}
+                "created_at": now(), "backend_version": "; ".join(sorted(self.engines)) or None,
+                "constrained_moves": self.constrained_moves, **self._result()}

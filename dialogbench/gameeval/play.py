@@ -73,12 +73,15 @@ def play(games: Iterable[Game], *, seats: dict[str, Seat], concurrency: int,
         replies: dict[int, dict] = defaultdict(dict)
         for model, batch in moves.items():
             seat = seats[model]
-            prompts = []
-            for move in batch:
-                prompt, trimmed = fit(move.messages, count_tokens=seat.backend.count_tokens, budget=seat.prompt_budget)
-                prompts.append(prompt)
-                stats.trimmed_prompts += trimmed
-            completions = seat.backend.generate(prompts, sampling=seat.sampling, seeds=[m.seed for m in batch])
+            prompts = [m.messages for m in batch]
+            for k, tokens in enumerate(seat.backend.count_tokens_many(prompts)):  # one batched count
+                if tokens > seat.prompt_budget:
+                    prompts[k], trimmed = fit(prompts[k], count_tokens=seat.backend.count_tokens,
+                                              budget=seat.prompt_budget)
+                    stats.trimmed_prompts += trimmed
+            formats = [m.shape.output_format(max_tokens=seat.sampling.max_tokens) if m.shape else None for m in batch]
+            completions = seat.backend.generate(prompts, sampling=seat.sampling, seeds=[m.seed for m in batch],
+                                                formats=formats)
             stats.backend_calls += 1
             stats.moves += len(batch)
             stats.batch_sizes.append(len(batch))

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 
 from dialogbench.gameeval.askguess import word_pattern
+from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
 from dialogbench.gameeval.replies import ReplyError, heard, normalise_player, parse_reply, player_names, text_field
 from dialogbench.gameeval.words import spoken
@@ -48,6 +49,7 @@ VOTE = ('{name}, vote for the player you think is the spy. Living players: {livi
 class SpyFall(Game):
     GAME = "spyfall"
     VERSION = "spyfall-v1"
+    FORMATS = "spyfall-formats-v1"  # the move shapes below; in the keys of games whose models enforce JSON
 
     def __init__(self, setup: GameSetup, *, max_rounds: int = 10, **limits) -> None:
         super().__init__(setup, **limits)
@@ -84,9 +86,10 @@ class SpyFall(Game):
             self._start_round()
         if self.phase == "describe":
             name = self.queue[0]
-            return [Request(name, "describe", DESCRIBE.format(name=name))]
+            return [Request(name, "describe", DESCRIBE.format(name=name), MoveShape("spyfall-describe", ("thought", "speak")))]
         living = ", ".join(self.living)
-        return [Request(name, "vote", VOTE.format(name=name, living=living)) for name in self.living]
+        vote = MoveShape("spyfall-vote", ("thought", "speak", "name"), (("name", tuple(self.living)),))
+        return [Request(name, "vote", VOTE.format(name=name, living=living), vote) for name in self.living]
 
     def _on_replies(self, requests: list[Request], replies: dict[str, str]) -> None:
         if requests[0].kind == "describe":

@@ -56,8 +56,10 @@ def record_plan(lake: Lake, game: str, setups: list[GameSetup], run_id: str) -> 
 class _Writer:
     """Buffers finished games; writes the games and their backend failures together."""
 
-    def __init__(self, lake: Lake, game: str, run_id: str) -> None:
+    def __init__(self, lake: Lake, game: str, run_id: str, backends: dict[str, str]) -> None:
         self.lake, self.game, self.run_id = lake, game, run_id
+        self.backends = backends  # model name → backend, for each row's provenance
+        self.constrained = 0
         self.buffer: list[Game] = []
         self.last = time.monotonic()
         self.outcomes: Counter[str] = Counter()
@@ -77,11 +79,13 @@ class _Writer:
                      "model": g.players[player].model, "judge": None, "error": error, "run_id": self.run_id,
                      "created_at": created} for g in games for player, error in g.backend_errors]
         self.lake.write("failures", pa.Table.from_pylist(failures, schema=FAILURES), partition={"stage": stage_name(self.game)})
-        self.lake.write(TABLE, pa.Table.from_pylist([g.row(run_id=self.run_id) for g in games], schema=GAMEEVAL_GAMES),
-                        partition={"game": self.game})
+        rows = [{**g.row(run_id=self.run_id), "backend": "; ".join(sorted({self.backends[m] for m in
+                                                                        g.setup.assignment.values()}))} for g in games]
+        self.lake.write(TABLE, pa.Table.from_pylist(rows, schema=GAMEEVAL_GAMES), partition={"game": self.game})
         for g in games:
             self.outcomes[g.outcome or g.end_reason] += 1
             self.chat_errors += g.chat_errors
+            self.constrained += g.constrained_moves
             self.failed += g.end_reason == "backend_error"
         self.written += len(games)
 
@@ -102,7 +106,7 @@ def run_game(config: Config, game: str, run_id: str) -> StageReport:
         return report
     start = time.perf_counter()
     cls, game_limits = GAMES[game], limits(config, game)
-    writer = _Writer(lake, game, run_id)
+    writer = _Writer(lake, game, run_id, {m.name: m.backend for m in config.gameeval_models()})
     groups: dict[tuple[str, ...], list[GameSetup]] = {}
     for setup in todo:  # games that need the same models play together (Ask-Guess: one model at a time)
         groups.setdefault(tuple(sorted(set(setup.assignment.values()))), []).append(setup)
@@ -129,6 +133,7 @@ def run_game(config: Config, game: str, run_id: str) -> StageReport:
     report.computed, report.failed = writer.written - writer.failed, writer.failed
     report.seconds = time.perf_counter() - start
     report.detail = {"backend_calls": calls, "steps": steps, "moves": moves, "chat_errors": writer.chat_errors,
+                     "constrained_moves": writer.constrained,
                      "trimmed_prompts": trimmed, "model_groups": len(order),
                      "outcomes": dict(sorted(writer.outcomes.items()))}
     log.info("%s: %d games in %d steps (%d backend calls, %d moves), outcomes %s, %d chat errors",

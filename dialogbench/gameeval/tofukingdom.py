@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
 from dialogbench.gameeval.replies import ReplyError, heard, normalise_player, parse_reply, player_names, text_field
 
@@ -78,6 +79,7 @@ def question_number(value, raw: str) -> int | None:
 class TofuKingdom(Game):
     GAME = "tofukingdom"
     VERSION = "tofukingdom-v1"
+    FORMATS = "tofukingdom-formats-v1"  # the move shapes below; in the keys of games whose models enforce JSON
 
     def __init__(self, setup: GameSetup, **limits) -> None:
         super().__init__(setup, **limits)
@@ -97,13 +99,19 @@ class TofuKingdom(Game):
         self.announce("The game has started now, prince, please ask each player a question.")
 
     def _next_requests(self) -> list[Request]:
+        seats, numbers = tuple(self.seats), (1, 2, 3)
         if self.phase == "question":
-            return [Request("prince", "question", ASK.format(name=self.seats[self.round]))]
+            shape = MoveShape("tofukingdom-question", ("thought", "question", "name"),
+                              (("question", numbers), ("name", seats)))
+            return [Request("prince", "question", ASK.format(name=self.seats[self.round]), shape)]
         if self.phase == "extra":
-            return [Request("prince", "extra", EXTRA)]
+            shape = MoveShape("tofukingdom-extra", ("thought", "ask", "question", "name"),
+                              (("ask", seats), ("question", numbers), ("name", seats)))
+            return [Request("prince", "extra", EXTRA, shape)]
         if self.phase == "answer":
-            return [Request(self.asked, "answer", ANSWER.format(name=self.asked))]
-        return [Request("prince", "choose", CHOOSE)]
+            shape = MoveShape("tofukingdom-answer", ("thought", "speak"))
+            return [Request(self.asked, "answer", ANSWER.format(name=self.asked), shape)]
+        return [Request("prince", "choose", CHOOSE, MoveShape("tofukingdom-choose", ("thought", "name"), (("name", seats),)))]
 
     def _on_replies(self, requests: list[Request], replies: dict[str, str]) -> None:
         request = requests[0]

@@ -18,6 +18,10 @@ GENERATIONS = pa.schema([
     ("trimmed_steps", pa.int32()),
     ("run_id", pa.string()),
     ("created_at", TS),
+    # Provenance: the config's backend and the engine's version (vLLM / transformers version; an
+    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
+    ("backend", pa.string()),
+    ("backend_version", pa.string()),
 ])
 
 JUDGMENTS = pa.schema([
@@ -55,6 +59,13 @@ JUDGMENTS = pa.schema([
     # MT-Bench-101 (protocol "mtbench101"): the judge's 1–10 rating of one turn, null when unparsed
     # and for every other protocol (older files lack the column; reads use union_by_name).
     ("score", pa.int32()),
+    # Provenance: the config's backend and the engine's version (vLLM / transformers version; an
+    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
+    ("backend", pa.string()),
+    ("backend_version", pa.string()),
+    # The output format the judge was held to by constrained decoding ("regex:unieval"), null when its
+    # text was free (structured_outputs off, or a format its backend does not enforce).
+    ("constraint", pa.string()),
 ])
 
 FAILURES = pa.schema([
@@ -92,6 +103,10 @@ MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, g
     ("completion_tokens", pa.int32()),
     ("run_id", pa.string()),
     ("created_at", TS),
+    # Provenance: the config's backend and the engine's version (vLLM / transformers version; an
+    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
+    ("backend", pa.string()),
+    ("backend_version", pa.string()),
 ])
 
 ELO = pa.schema([  # arena ratings per run, (judge, N) and model: bootstrap Elo and Bradley–Terry
@@ -174,6 +189,11 @@ GAMEEVAL_GAMES = pa.schema([  # one finished (or abandoned) game: a GameEval cel
     ("transcript", pa.list_(GAMEEVAL_EVENT)),
     ("run_id", pa.string()),
     ("created_at", TS),
+    # Provenance: the config's backend and the engine's version (distinct values of the players joined with "; "; vLLM / transformers version; an
+    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
+    ("backend", pa.string()),
+    ("backend_version", pa.string()),
+    ("constrained_moves", pa.int32()),  # moves held to their JSON format by constrained decoding
 ])
 
 TABLES = {"generations": GENERATIONS, "judgments": JUDGMENTS, "failures": FAILURES, "plans": PLANS, "runs": RUNS,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from dialogbench.backends import get_backend, sampling_for
+from dialogbench.backends.provenance import provenance
 from dialogbench.botchat.generate_stage import model_fingerprint
 from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint
@@ -156,13 +157,14 @@ def run_answers(*, lake: Lake, plan: AnswerPlan, model: ModelConfig, run_id: str
 
     def call(batch: list[tuple[AnswerCell, list[tuple[str, str]]]]) -> dict[str, str]:
         nonlocal calls, computed, failed, trimmed
-        prompts = []
-        for cell, pairs in batch:  # a history over the context window loses its oldest turns
-            messages, dropped = fit_conversation(pairs, cell.dialogue.turns[cell.turn].user,
-                                                 count_tokens=backend.count_tokens,
-                                                 budget=model.context_window - sampling.max_tokens)
-            trimmed += dropped > 0
-            prompts.append(messages)
+        budget = model.context_window - sampling.max_tokens
+        prompts = [conversation(pairs, cell.dialogue.turns[cell.turn].user) for cell, pairs in batch]
+        for k, tokens in enumerate(backend.count_tokens_many(prompts)):  # one batched count
+            if tokens > budget:  # a history over the context window loses its oldest turns
+                cell, pairs = batch[k]
+                prompts[k], dropped = fit_conversation(pairs, cell.dialogue.turns[cell.turn].user,
+                                                       count_tokens=backend.count_tokens, budget=budget)
+                trimmed += dropped > 0
         completions = backend.generate(prompts, sampling=sampling)
         calls += 1
         created, rows, failures, answered = now(), [], [], {}
@@ -176,7 +178,8 @@ def run_answers(*, lake: Lake, plan: AnswerPlan, model: ModelConfig, run_id: str
             rows.append({"cell_key": cell.cell_key, "dialogue_id": str(cell.dialogue.id), "task": cell.dialogue.task,
                          "turn": cell.turn, "context": plan.context, "model": model.name, "model_fp": model_fp,
                          "answer": completion.text, "prompt_tokens": completion.prompt_tokens,
-                         "completion_tokens": completion.completion_tokens, "run_id": run_id, "created_at": created})
+                         "completion_tokens": completion.completion_tokens, "run_id": run_id, "created_at": created,
+                         **provenance(model, [completion])})
         lake.write(TABLE, pa.Table.from_pylist(rows, schema=MTBENCH101_ANSWERS),
                    partition={"context": plan.context, "model": model.name})
         lake.write("failures", pa.Table.from_pylist(failures, schema=FAILURES), partition={"stage": STAGE})

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from dialogbench.backends import Sampling, get_backend, sampling_for
+from dialogbench.backends.formats import format_key
+from dialogbench.backends.provenance import provenance
 from dialogbench.botchat.generate_stage import model_fingerprint
 from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint
@@ -24,7 +26,7 @@ from dialogbench.lake.schemas import FAILURES, JUDGMENTS, PLANS
 from dialogbench.mtbench101 import prompts
 from dialogbench.mtbench101.answer_stage import PROTOCOL, answer_key, history, item_id, stored_answers
 from dialogbench.mtbench101.dataset import Dialogue
-from dialogbench.mtbench101.rating import parse_rating
+from dialogbench.mtbench101.rating import output_format, parse_rating
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.runs import StageReport, now
 
@@ -65,6 +67,7 @@ def plan_judging(*, lake: Lake, dialogues: list[Dialogue], models: list[ModelCon
     (every such turn, answered or not, so the metrics see missing turns) is recorded in ``plans``;
     returns the cells with a stored answer and no judgment yet, and the counts."""
     judge_fp = model_fingerprint(judge)
+    fmt = format_key(judge, output_format(max_tokens=judge_sampling(judge, judge_max_tokens).max_tokens))
     versions = {d.task: task_prompt_version(d.task) for d in dialogues}
     planned: list[tuple[str, str, str, str, Dialogue, int, str]] = []  # key, item, task, model, dialogue, turn, answer key
     answer_keys: dict[tuple[str, str, int], str] = {}
@@ -76,7 +79,7 @@ def plan_judging(*, lake: Lake, dialogues: list[Dialogue], models: list[ModelCon
                     continue
                 a_key = answer_key(dialogue=d, turn=i, model_fp=model_fp, context=context)
                 answer_keys[(model.name, str(d.id), i)] = a_key
-                key = fingerprint(JUDGE_PROTOCOL, versions[d.task], judge_fp, judge_max_tokens, a_key)
+                key = fingerprint(JUDGE_PROTOCOL, versions[d.task], judge_fp, judge_max_tokens, a_key, *fmt)
                 planned.append((key, item_id(d.id, i), d.task, model.name, d, i, a_key))
     answers = stored_answers(lake, list(answer_keys.values()))
     with lake.connect() as con:
@@ -114,7 +117,9 @@ def judge_chunk(*, lake: Lake, cells: list[JudgeCell], judge: ModelConfig, judge
     start = time.perf_counter()
     conversations = [prompts.judge_messages(task=c.task, history_turns=c.history, user_message=c.user_message,
                                             answer=c.answer, reference=c.reference) for c in cells]
-    completions = get_backend(judge).generate(conversations, sampling=judge_sampling(judge, judge_max_tokens))
+    sampling = judge_sampling(judge, judge_max_tokens)
+    completions = get_backend(judge).generate(conversations, sampling=sampling,
+                                              formats=output_format(max_tokens=sampling.max_tokens))
     created, judge_fp = now(), model_fingerprint(judge)
     rows, failures = [], []
     for cell, completion in zip(cells, completions):
@@ -128,11 +133,12 @@ def judge_chunk(*, lake: Lake, cells: list[JudgeCell], judge: ModelConfig, judge
                      "item_id": cell.item_id, "model": cell.model, "judge": judge.name, "judge_fp": judge_fp,
                      "generation_key": cell.generation_key, "raw_output": completion.text, "parsed": rating.parsed,
                      "parse_error": rating.error, "score": rating.score, "prompt_tokens": completion.prompt_tokens,
-                     "completion_tokens": completion.completion_tokens, "run_id": run_id, "created_at": created})
+                     "completion_tokens": completion.completion_tokens, "run_id": run_id, "created_at": created,
+                     "constraint": completion.constraint, **provenance(judge, [completion])})
     lake.write("judgments", pa.Table.from_pylist(rows, schema=JUDGMENTS), partition={"protocol": PROTOCOL, "judge": judge.name})
     lake.write("failures", pa.Table.from_pylist(failures, schema=FAILURES), partition={"stage": PROTOCOL})
     unparsed = sum(not r["parsed"] for r in rows)
     log.info("%s: %s rated %d MT-Bench-101 turns (%d unparseable, %d failed)", PROTOCOL, judge.name, len(rows),
              unparsed, len(failures))
     return StageReport(PROTOCOL, computed=len(rows), failed=len(failures), seconds=time.perf_counter() - start,
-                       detail={"unparsed": unparsed})
+                       detail={"unparsed": unparsed, "constrained": sum(r["constraint"] is not None for r in rows)})

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dialogbench.backends.formats import OutputFormat, text_budget
+
 _NUMBER = r"([-+]?\d+(?:\.\d+)?)"
 _BRACKETED = re.compile(r"\[\[\s*" + _NUMBER + r"\s*\]\]")
 _LABELLED = re.compile(r"(?:rating|score)\s*[*_`]*\s*[:：]\s*[*_`\[\s]*" + _NUMBER, re.IGNORECASE)
@@ -54,3 +56,11 @@ def parse_rating(text: str | None) -> Rating:
     if not 1 <= score <= 10:
         return Rating(None, f"rating {raw} in {source} is outside 1..10")
     return Rating(score)
+
+
+def output_format(*, max_tokens: int) -> OutputFormat:
+    """What the judge prompts ask for, as a regex: an explanation (no square brackets, short enough
+    that the reply ends within ``max_tokens``), then ``Rating: [[n]]`` with n in 1..10 on its own line.
+    The explanation cannot hold a ``[[…]]`` of its own, so the rating parsed is the judge's rating."""
+    explanation = text_budget(max_tokens, reserved=12)
+    return OutputFormat(name="mtbench101-rating", regex=rf"[^\[\]]{{1,{explanation}}}\nRating: \[\[(?:10|[1-9])\]\]")

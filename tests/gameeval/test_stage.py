@@ -96,11 +96,11 @@ def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_co
     config = game_config(make_config, lake_dir, concurrency=2, askguess={"settings": ["without_description"]})
     real, calls = ScriptedBackend.generate, []
 
-    def dying(self, conversations, *, sampling, seeds=None):
+    def dying(self, conversations, *, sampling, seeds=None, formats=None):
         calls.append(len(conversations))
         if len(calls) == 6:
             raise KeyboardInterrupt  # the process dies here
-        return real(self, conversations, sampling=sampling, seeds=seeds)
+        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
 
     monkeypatch.setattr(ScriptedBackend, "generate", dying)
     with pytest.raises(KeyboardInterrupt):

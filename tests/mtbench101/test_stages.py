@@ -25,9 +25,9 @@ def conversations(monkeypatch) -> dict[str, list[list]]:
     calls: dict[str, list[list]] = {}
     real = ScriptedBackend.generate
 
-    def generate(self, convs, *, sampling, seeds=None):
+    def generate(self, convs, *, sampling, seeds=None, formats=None):
         calls.setdefault(self.model.name, []).append(list(convs))
-        return real(self, convs, sampling=sampling, seeds=seeds)
+        return real(self, convs, sampling=sampling, seeds=seeds, formats=formats)
 
     monkeypatch.setattr(ScriptedBackend, "generate", generate)
     return calls
