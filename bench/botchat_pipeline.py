@@ -70,17 +70,19 @@ def _temp_dir(prefix: str) -> Iterator[Path]:
 
 @contextmanager
 def record_generate(backend) -> Iterator[list[dict]]:
-    """Wrap ``backend.generate`` (on the instance) so every call's conversations, completions and
-    time are recorded; the class method is back in place afterwards."""
+    """Wrap ``backend.generate`` (on the instance) so every call's conversations, sampling, seeds,
+    output formats, completions and time are recorded; the class method is back in place afterwards."""
     calls: list[dict] = []
     original = backend.generate
 
-    def generate(conversations, *, sampling, seeds=None):
+    def generate(conversations, *, sampling, seeds=None, formats=None):
         conversations = [[dict(m) for m in c] for c in conversations]
         seeds = None if seeds is None else list(seeds)
+        # one format for every conversation, or one (or None) per conversation: kept as given
+        formats = formats if formats is None or not isinstance(formats, (list, tuple)) else list(formats)
         start = time.perf_counter()
-        completions = original(conversations, sampling=sampling, seeds=seeds)
-        calls.append({"conversations": conversations, "sampling": sampling, "seeds": seeds,
+        completions = original(conversations, sampling=sampling, seeds=seeds, formats=formats)
+        calls.append({"conversations": conversations, "sampling": sampling, "seeds": seeds, "formats": formats,
                       "completions": completions, "seconds": time.perf_counter() - start})
         return completions
 

@@ -163,8 +163,11 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    for noisy in ("httpx", "httpcore", "transformers", "prefect.server"):
+    for noisy in ("httpx", "httpcore", "transformers", "prefect.server", "vllm"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # vLLM logs every engine setting at INFO from its own processes; its warnings and errors stay.
+    # Set VLLM_LOGGING_LEVEL=INFO to see them all.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate,
                 "report": cmd_report, "elo": run_elo_command}
     try:

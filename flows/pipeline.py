@@ -8,7 +8,7 @@ from prefect import flow
 from flows.botchat import botchat
 from flows.gameeval import gameeval
 from flows.mtbench101 import mtbench101
-from tasks.config import load_run_config, start_run
+from tasks.config import load_run_config, release_engines, start_run
 from tasks.lake import catalog, check_lake, leaderboard, render_report
 
 
@@ -19,6 +19,7 @@ def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, m
     run_id = start_run(config)
     stages = (botchat(config, run_id, config_path) + mtbench101(config, run_id, config_path)
               + gameeval(config, run_id, config_path))
+    release_engines()
     catalog(config)
     check_lake(config)
     return {"run_id": run_id, "lake": config.lake, "stages": stages, "leaderboard": leaderboard(config),

@@ -12,8 +12,3 @@ from dialogbench.runs import StageReport
 def play_games(config: Config, game: str, run_id: str) -> StageReport:
     """Plan, play and store the games of ``game`` the config asks for that the lake lacks."""
     return stage.run_game(config, game, run_id)
-
-
-@task(name="release-game-models", cache_policy=NO_CACHE)
-def release_game_models(config: Config) -> list[str]:
-    return stage.release_models(config)

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from dialogbench.backends import clear_backends, engines
+from dialogbench.backends import clear_backends
 from dialogbench.config import Config, load_config
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,6 @@ def _fresh_backends():
     clear_backends()
     yield
     clear_backends()
-    engines.close_all()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint
 
 __all__ = ["Backend", "BackendError", "BatchStats", "Completion", "Conversation", "Sampling",
-           "get_backend", "sampling_for", "clear_backends", "release_backend"]
+           "get_backend", "sampling_for", "clear_backends", "release_backend", "release_except"]
 
 _cache: dict[str, Backend] = {}
 _lock = threading.Lock()
@@ -59,6 +59,21 @@ def release_backend(model: ModelConfig) -> None:
     close = getattr(backend, "close", None)
     if close is not None:
         close()
+
+
+def release_except(keep: list[ModelConfig]) -> list[str]:
+    """Close every backend built for a model config not in ``keep``; returns their model names. An
+    engine that a kept model shares stays loaded (``engines`` counts its users)."""
+    kept = {fingerprint(m.model_dump()) for m in keep}
+    with _lock:
+        dropped = {k: b for k, b in _cache.items() if k not in kept}
+        for key in dropped:
+            del _cache[key]
+    for backend in dropped.values():
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    return sorted(b.model.name for b in dropped.values())
 
 
 def sampling_for(model: ModelConfig) -> Sampling:

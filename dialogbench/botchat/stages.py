@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from dialogbench.backends import release_backend
+from dialogbench import schedule
 from dialogbench.botchat import generate_stage, unieval, unieval_stage
 from dialogbench.botchat.seeds import read_seeds
 from dialogbench.config import Config
 from dialogbench.lake import Lake
-from dialogbench.preflight import models_in_use
 from dialogbench.runs import StageReport
+from dialogbench.schedule import release_before
 
 log = logging.getLogger("dialogbench.botchat")
 
@@ -38,19 +38,15 @@ def selected_seeds(config: Config):
 
 
 def generate(config: Config, model_name: str, run_id: str) -> StageReport:
-    """All missing dialogues of one model. Its backend is released afterwards (one model at a time
-    on the accelerator) unless another model of the run shares its weights, which then stay loaded."""
+    """All missing dialogues of one model. Backends no stage from here on needs are released first
+    (one model at a time on the accelerator; see ``dialogbench.schedule``)."""
     lake = Lake(config.lake)
     model = config.model(model_name)
+    release_before(config, schedule.generate_stage(model_name))
     plan = generate_stage.plan_generation(lake=lake, seeds=selected_seeds(config), model=model,
                                           system_prompt=config.botchat.system_prompt, n_target=config.botchat.n_max)
-    try:
-        return generate_stage.run_generation(lake=lake, plan=plan, model=model,
-                                             system_prompt=config.botchat.system_prompt, run_id=run_id)
-    finally:
-        if not any(m.name != model.name and (m.backend, m.weights) == (model.backend, model.weights)
-                   for m in models_in_use(config)):
-            release_backend(model)
+    return generate_stage.run_generation(lake=lake, plan=plan, model=model,
+                                         system_prompt=config.botchat.system_prompt, run_id=run_id)
 
 
 @dataclass(frozen=True)
@@ -66,6 +62,7 @@ def plan_unieval(config: Config, run_id: str) -> tuple[list[JudgeChunk], StageRe
     """Missing UniEval cells, cut into chunks of ``judge_chunk_size`` (one Prefect task each)."""
     if not config.botchat.enabled:
         return [], StageReport(unieval_stage.PROTOCOL, detail={"enabled": False})
+    release_before(config, schedule.BOTCHAT_JUDGES)
     examples = unieval.load_examples(config.botchat.unieval_examples)
     cells, planned, cached = unieval_stage.plan_unieval(
         lake=Lake(config.lake), models=config.botchat_models(), judge=config.model(config.botchat.judge),

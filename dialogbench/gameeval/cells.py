@@ -78,6 +78,17 @@ def tofukingdom_assignments(config: Config) -> list[dict[str, str]]:
     return [dict(zip(camps, c)) for c in chosen]
 
 
+def game_models(config: Config, game: str) -> list[ModelConfig]:
+    """The models ``game`` seats (what the pool keeps loaded while it plays)."""
+    if game == "spyfall":
+        names = [n for pair in spyfall_pairs(config) for n in pair]
+    elif game == "tofukingdom":
+        names = [n for assignment in tofukingdom_assignments(config) for n in assignment.values()]
+    else:
+        names = [m.name for m in config.gameeval_models()]
+    return [config.model(n) for n in dict.fromkeys(names)]
+
+
 def plan_setups(config: Config, game: str) -> list[GameSetup]:
     """Every cell of ``game`` the config asks for, in a stable order (items, then assignments, then trials)."""
     settings = config.gameeval

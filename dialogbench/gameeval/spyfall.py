@@ -17,6 +17,9 @@ Host rules (the paper leaves these open; documented here and in the README):
   text (cut to 300 characters); one that says the speaker's own word is heard with the word masked;
   a vote that is not JSON counts for the first living player its text names, else is void; a vote
   for oneself, a dead or an unknown player is void.
+* **Constrained moves** (a backend that enforces JSON schemas): a description is ``{"thought",
+  "speak"}``, a vote ``{"thought", "speak", "name"}`` with ``name`` one of the *other* living players
+  (``_vote_shape``), so a constrained vote always counts.
 """
 
 from __future__ import annotations
@@ -46,10 +49,16 @@ VOTE = ('{name}, vote for the player you think is the spy. Living players: {livi
         '{{"thought": "your reasoning", "speak": "what you say to the others", "name": "the player you vote for"}}')
 
 
+def _vote_shape(voter: str, living: list[str]) -> MoveShape:
+    """A vote names another living player: the only votes that count under these rules (a vote for
+    oneself is void), so a constrained voter always casts one."""
+    return MoveShape("spyfall-vote", ("thought", "speak", "name"), (("name", tuple(n for n in living if n != voter)),))
+
+
 class SpyFall(Game):
     GAME = "spyfall"
     VERSION = "spyfall-v1"
-    FORMATS = "spyfall-formats-v1"  # the move shapes below; in the keys of games whose models enforce JSON
+    FORMATS = "spyfall-formats-v2"  # the move shapes below; in the keys of games whose models enforce JSON
 
     def __init__(self, setup: GameSetup, *, max_rounds: int = 10, **limits) -> None:
         super().__init__(setup, **limits)
@@ -88,8 +97,8 @@ class SpyFall(Game):
             name = self.queue[0]
             return [Request(name, "describe", DESCRIBE.format(name=name), MoveShape("spyfall-describe", ("thought", "speak")))]
         living = ", ".join(self.living)
-        vote = MoveShape("spyfall-vote", ("thought", "speak", "name"), (("name", tuple(self.living)),))
-        return [Request(name, "vote", VOTE.format(name=name, living=living), vote) for name in self.living]
+        return [Request(name, "vote", VOTE.format(name=name, living=living), _vote_shape(name, self.living))
+                for name in self.living]
 
     def _on_replies(self, requests: list[Request], replies: dict[str, str]) -> None:
         if requests[0].kind == "describe":

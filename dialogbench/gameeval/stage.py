@@ -14,7 +14,8 @@ from collections import Counter
 
 import pyarrow as pa
 
-from dialogbench.backends import get_backend, release_backend
+from dialogbench import schedule
+from dialogbench.backends import get_backend, release_except
 from dialogbench.config import Config
 from dialogbench.gameeval.cells import GAMES, game_sampling, limits, plan_setups
 from dialogbench.gameeval.game import Game, GameSetup
@@ -22,6 +23,7 @@ from dialogbench.gameeval.play import Seat, play
 from dialogbench.lake import Lake
 from dialogbench.lake.schemas import FAILURES, GAMEEVAL_GAMES, PLANS
 from dialogbench.runs import StageReport, now
+from dialogbench.schedule import release_before
 
 log = logging.getLogger("dialogbench.gameeval")
 TABLE = "gameeval_games"
@@ -97,6 +99,7 @@ def run_game(config: Config, game: str, run_id: str) -> StageReport:
     if not settings.enabled or not getattr(settings, game).enabled:
         return StageReport(stage, detail={"enabled": False})
     lake = Lake(config.lake)
+    release_before(config, schedule.game_stage(game))
     setups = plan_setups(config, game)
     record_plan(lake, game, setups, run_id)
     todo = missing(lake, setups)
@@ -124,11 +127,9 @@ def run_game(config: Config, game: str, run_id: str) -> StageReport:
                      on_done=writer.add)
         calls, steps, moves, trimmed = (calls + stats.backend_calls, steps + stats.steps, moves + stats.moves,
                                         trimmed + stats.trimmed_prompts)
-        following = [config.model(n) for n in (order[i + 1] if i + 1 < len(order) else names)]
-        for name in names:  # one accelerator: free what the next group does not use (weights included)
-            model = config.model(name)
-            if not any((m.backend, m.weights) == (model.backend, model.weights) for m in following):
-                release_backend(model)
+        later = [config.model(n) for group in order[i + 1:] for n in group]
+        after = schedule.stage_after(config, schedule.game_stage(game))
+        release_except([*later, *(schedule.models_from(config, after) if after else [])])
     writer.flush()
     report.computed, report.failed = writer.written - writer.failed, writer.failed
     report.seconds = time.perf_counter() - start
@@ -139,15 +140,3 @@ def run_game(config: Config, game: str, run_id: str) -> StageReport:
     log.info("%s: %d games in %d steps (%d backend calls, %d moves), outcomes %s, %d chat errors",
              game, writer.written, steps, calls, moves, dict(writer.outcomes), writer.chat_errors)
     return report
-
-
-def release_models(config: Config) -> list[str]:
-    """After the games: free the game models' backends (GameEval runs last; a model whose weights a
-    judge of the run shares keeps them, as in the other stages)."""
-    if not config.gameeval.enabled:
-        return []
-    released = []
-    for model in config.gameeval_models():
-        release_backend(model)
-        released.append(model.name)
-    return released

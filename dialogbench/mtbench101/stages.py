@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import logging
 
-from dialogbench.backends import release_backend
+from dialogbench import schedule
 from dialogbench.botchat.stages import JudgeChunk
 from dialogbench.config import Config
 from dialogbench.lake import Lake
 from dialogbench.mtbench101 import answer_stage, judge_stage
 from dialogbench.mtbench101.dataset import Dialogue, read_dialogues
-from dialogbench.preflight import models_in_use
 from dialogbench.runs import StageReport
+from dialogbench.schedule import release_before
 
 log = logging.getLogger("dialogbench.mtbench101")
 PROTOCOL = answer_stage.PROTOCOL
@@ -40,20 +40,16 @@ def _answer_chunk_size(config: Config) -> int | None:
 
 
 def answer(config: Config, model_name: str, run_id: str) -> StageReport:
-    """All missing answers of one model. Its backend is released afterwards unless another model of
-    the run (or the judge) shares its weights."""
+    """All missing answers of one model. Backends no stage from here on needs are released first
+    (see ``dialogbench.schedule``)."""
     if not config.mtbench101.enabled:
         return StageReport(f"{answer_stage.STAGE}:{model_name}", detail={"enabled": False})
     lake, model = Lake(config.lake), config.model(model_name)
+    release_before(config, schedule.answer_stage(model_name))
     plan = answer_stage.plan_answers(lake=lake, dialogues=selected_dialogues(config), model=model,
                                      context=config.mtbench101.context)
-    try:
-        return answer_stage.run_answers(lake=lake, plan=plan, model=model, run_id=run_id,
-                                        chunk_size=_answer_chunk_size(config))
-    finally:
-        others = [*models_in_use(config), *config.mtbench101_models(), config.mtbench101_judge()]
-        if not any(m.name != model.name and (m.backend, m.weights) == (model.backend, model.weights) for m in others):
-            release_backend(model)
+    return answer_stage.run_answers(lake=lake, plan=plan, model=model, run_id=run_id,
+                                    chunk_size=_answer_chunk_size(config))
 
 
 def _chunks(cells: list, size: int) -> list[JudgeChunk]:
@@ -67,6 +63,7 @@ def plan_judging(config: Config, run_id: str) -> tuple[list[JudgeChunk], StageRe
     settings = config.mtbench101
     if not settings.enabled:
         return [], StageReport(PROTOCOL, detail={"enabled": False})
+    release_before(config, schedule.MTBENCH101_JUDGE)
     cells, counts = judge_stage.plan_judging(
         lake=Lake(config.lake), dialogues=selected_dialogues(config), models=config.mtbench101_models(),
         judge=config.mtbench101_judge(), context=settings.context, judge_max_tokens=settings.judge_max_tokens,

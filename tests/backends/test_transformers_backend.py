@@ -3,10 +3,14 @@ SmolLM2 tokenizer and chat template from the embedded GGUF."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from dialogbench.backends import Sampling, clear_backends, engines
 from dialogbench.backends import transformers_backend as tb
+from dialogbench.backends.formats import OutputFormat
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import ModelConfig
 
@@ -43,6 +47,7 @@ def _fresh():
     clear_backends()
     yield
     clear_backends()
+    engines.close_all()  # backends built directly share engines too: each test starts from none
 
 
 def _conversations(n: int, system: str) -> list[list[dict]]:
@@ -158,3 +163,66 @@ def test_seed_count_must_match_conversations(tiny_model_dir):
     with pytest.raises(ValueError, match="2 seeds for 3 conversations"):
         backend.generate(_conversations(3, "Be brief."), sampling=SAMPLED, seeds=[1, 2])
     assert backend.stats.calls == 0
+
+
+# -- constrained decoding (xgrammar) ----------------------------------------------------------------
+
+VERDICT = OutputFormat(name="verdict", regex=r"Choice: (?:Yes\nIndex: (?:3|2|1)|No\nIndex: None)\nReason: [^\n]{1,12}")
+MOVE = OutputFormat.json("move", {"type": "object", "properties": {
+    "thought": {"type": "string", "minLength": 1, "maxLength": 10}, "name": {"enum": ["player1", "player2"]}},
+    "required": ["thought", "name"], "additionalProperties": False})
+
+
+def test_a_random_model_held_to_a_regex_and_a_json_schema(tiny_model_dir):
+    """A random-weight model writes noise; held to the formats, every reply matches them."""
+    backend = tb.TransformersBackend(_model(tiny_model_dir, max_tokens=48))
+    conversations = _conversations(4, "Judge.")
+    greedy = backend.generate(conversations, sampling=Sampling(max_tokens=48), formats=VERDICT)
+    assert all(re.fullmatch(VERDICT.regex, c.text) for c in greedy), [c.text for c in greedy]
+    assert {c.constraint for c in greedy} == {"regex:verdict"}
+    sampled = backend.generate(conversations, sampling=Sampling(temperature=1.0, max_tokens=48),
+                               seeds=[1, 2, 3, 4], formats=[MOVE, None, MOVE, VERDICT])
+    for completion in (sampled[0], sampled[2]):
+        move = json.loads(completion.text)
+        assert set(move) == {"thought", "name"} and move["name"] in ("player1", "player2")
+        assert 1 <= len(move["thought"]) <= 10 and completion.constraint == "json:move"
+    assert sampled[1].constraint is None and re.fullmatch(VERDICT.regex, sampled[3].text)
+    # the same seed and format give the same reply whatever else shares the batch
+    alone = backend.generate([conversations[2]], sampling=Sampling(temperature=1.0, max_tokens=48), seeds=[3],
+                             formats=MOVE)
+    assert alone[0].text == sampled[2].text
+
+
+def test_structured_outputs_off_leaves_the_text_free(tiny_model_dir):
+    free = tb.TransformersBackend(_model(tiny_model_dir, structured_outputs="off"))
+    out = free.generate(_conversations(2, "Judge."), sampling=Sampling(max_tokens=6), formats=VERDICT)
+    assert [c.constraint for c in out] == [None, None]
+    plain = free.generate(_conversations(2, "Judge."), sampling=Sampling(max_tokens=6))
+    assert [c.text for c in out] == [c.text for c in plain]
+
+
+def test_model_configs_on_the_same_weights_share_one_engine(tiny_model_dir):
+    from dialogbench.backends import get_backend, release_except
+
+    a, b = _model(tiny_model_dir), _model(tiny_model_dir, name="tiny-sampled", sampling={"temperature": 0.7})
+    first, second = get_backend(a), get_backend(b)
+    assert first.lm is second.lm and list(engines.loaded().values()) == [2]
+    assert first.version.startswith(f"{__import__('transformers').__version__} (torch ")
+    assert release_except([b]) == ["tiny"]
+    assert list(engines.loaded().values()) == [1]  # b still uses it
+    assert second.generate(_conversations(1, "Be brief."), sampling=Sampling(max_tokens=3))[0].ok
+    assert release_except([]) == ["tiny-sampled"] and engines.loaded() == {}
+
+
+def test_prompts_counted_before_generate_are_tokenized_once(tiny_model_dir, monkeypatch):
+    backend = tb.TransformersBackend(_model(tiny_model_dir))
+    conversations = _conversations(5, "Be brief.")
+    calls = []
+    tokenizer_class = type(backend.tokenizer)
+    real = tokenizer_class.__call__
+    monkeypatch.setattr(tokenizer_class, "__call__", lambda self, text, **kw: calls.append(
+        len(text) if isinstance(text, list) else 1) or real(self, text, **kw))
+    counts = backend.count_tokens_many(conversations)
+    out = backend.generate(conversations, sampling=Sampling(max_tokens=3))
+    assert calls == [5]  # one batched call for the counts; generate reused its ids
+    assert [c.prompt_tokens for c in out] == counts

@@ -38,7 +38,7 @@ def test_engine_kwargs_pass_engine_settings_through():
     kwargs = engine_kwargs(make(revision="abc123", sampling={"seed": 7},
                                 engine={"gpu_memory_utilization": 0.5, "max_model_len": 4096, "enforce_eager": True}))
     assert kwargs == {"model": "org/model", "revision": "abc123",
-                      "structured_outputs_config": {"disable_any_whitespace": True},
+                      "structured_outputs_config": {"backend": "xgrammar", "disable_any_whitespace": True},
                       "gpu_memory_utilization": 0.5, "max_model_len": 4096, "enforce_eager": True}
     # the seed is per request (SamplingParams), not the engine's: models with other seeds share it
     assert "seed" not in kwargs

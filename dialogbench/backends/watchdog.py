@@ -1,0 +1,72 @@
+"""Engine processes never outlive the run that started them.
+
+vLLM runs its engine in child processes (``VLLM::EngineCore`` and its workers). When the run's
+process dies without closing the engine (SIGKILL, the OOM killer), they would stay behind, holding
+memory and the accelerator. ``guard`` starts a small watchdog process, in its own session so a kill
+of the run's process group does not take it first, that polls the run's process: once it is gone,
+the watchdog kills the engine's processes and exits. It also exits by itself once they are all gone
+(the engine was closed normally).
+
+Run as ``python -m dialogbench.backends.watchdog PARENT_PID:CREATE_TIME PID:CREATE_TIME ...``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import psutil
+
+POLL_S = 0.5
+
+
+def engine_processes(before: set[int]) -> list[psutil.Process]:
+    """This process's descendants that were not there in ``before`` (the pids seen before the engine)."""
+    return [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+
+
+def child_pids() -> set[int]:
+    return {p.pid for p in psutil.Process().children(recursive=True)}
+
+
+def guard(processes: list[psutil.Process]) -> subprocess.Popen | None:
+    """Start the watchdog for ``processes`` (none: nothing to guard)."""
+    if not processes:
+        return None
+    me = psutil.Process()
+    args = [f"{p.pid}:{p.create_time()!r}" for p in [me, *processes]]
+    return subprocess.Popen([sys.executable, "-m", "dialogbench.backends.watchdog", *args],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True, close_fds=True)
+
+
+def _alive(pid: int, created: float | None = None) -> psutil.Process | None:
+    try:
+        process = psutil.Process(pid)
+        if created is not None and abs(process.create_time() - created) > 1e-3:
+            return None  # the pid was reused by another process
+        return process if process.status() != psutil.STATUS_ZOMBIE else None
+    except psutil.NoSuchProcess:
+        return None
+
+
+def watch(parent: tuple[int, float], guarded: list[tuple[int, float]]) -> None:
+    while True:
+        living = [p for p in (_alive(pid, created) for pid, created in guarded) if p is not None]
+        if not living:
+            return
+        if _alive(*parent) is None:
+            for process in living:
+                try:
+                    process.kill()
+                except psutil.NoSuchProcess:
+                    pass
+            psutil.wait_procs(living, timeout=10)
+            return
+        time.sleep(POLL_S)
+
+
+if __name__ == "__main__":
+    pairs = [(int(pid), float(created)) for pid, created in (arg.split(":", 1) for arg in sys.argv[1:])]
+    watch(pairs[0], pairs[1:])

