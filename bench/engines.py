@@ -40,8 +40,7 @@ if __package__ in (None, ""):  # run as a script: import `bench` and `dialogbenc
         sys.path.insert(0, str(REPO_ROOT))
 
 from bench.botchat_pipeline import (  # noqa: E402 - stdlib-only at import time
-    _resolve, _stage_totals, _table, load_bench_config, machine_info, read_selected_seeds, record_generate,
-    run_pipeline_once,
+    _resolve, _stage_totals, _table, load_bench_config, machine_info, read_selected_seeds, run_pipeline_once,
 )
 
 DEFAULT_CONFIG = "configs/demo.yaml"
@@ -307,7 +306,8 @@ def _reset_prefix_cache(backend) -> bool:
     if reset is None:
         return False
     try:
-        return bool(reset()) or True
+        reset()
+        return True
     except Exception:  # noqa: BLE001 - not fatal: the calls are then just not cold
         return False
 

@@ -96,10 +96,10 @@ def judge_pairs_chunk(*, lake: Lake, cells: list[PairCell], judge: ModelConfig, 
                      "run_id": run_id, "created_at": created, "opponent": cell.opponent,
                      "opponent_generation_key": cell.opponent_generation_key, "position": cell.position,
                      "verdict": verdict.verdict, "winner": arena.winner_for(verdict.verdict),
-                     "constraint": completion.constraint, **provenance(judge, [completion])})
+                     "output_format": completion.constraint, **provenance(judge, [completion])})
     lake.write("judgments", pa.Table.from_pylist(rows, schema=JUDGMENTS), partition={"protocol": protocol, "judge": judge.name})
     lake.write("failures", pa.Table.from_pylist(failures, schema=FAILURES), partition={"stage": protocol})
     unparsed = sum(not r["parsed"] for r in rows)
     log.info("%s: %s judged %d pairs (%d unparseable, %d failed)", protocol, judge.name, len(rows), unparsed, len(failures))
     return StageReport(protocol, computed=len(rows), failed=len(failures), seconds=time.perf_counter() - start,
-                       detail={"unparsed": unparsed, "constrained": sum(r["constraint"] is not None for r in rows)})
+                       detail={"unparsed": unparsed, "constrained": sum(r["output_format"] is not None for r in rows)})

@@ -65,7 +65,7 @@ JUDGMENTS = pa.schema([
     ("backend_version", pa.string()),
     # The output format the judge was held to by constrained decoding ("regex:unieval"), null when its
     # text was free (structured_outputs off, or a format its backend does not enforce).
-    ("constraint", pa.string()),
+    ("output_format", pa.string()),
 ])
 
 FAILURES = pa.schema([

@@ -134,11 +134,11 @@ def judge_chunk(*, lake: Lake, cells: list[JudgeCell], judge: ModelConfig, judge
                      "generation_key": cell.generation_key, "raw_output": completion.text, "parsed": rating.parsed,
                      "parse_error": rating.error, "score": rating.score, "prompt_tokens": completion.prompt_tokens,
                      "completion_tokens": completion.completion_tokens, "run_id": run_id, "created_at": created,
-                     "constraint": completion.constraint, **provenance(judge, [completion])})
+                     "output_format": completion.constraint, **provenance(judge, [completion])})
     lake.write("judgments", pa.Table.from_pylist(rows, schema=JUDGMENTS), partition={"protocol": PROTOCOL, "judge": judge.name})
     lake.write("failures", pa.Table.from_pylist(failures, schema=FAILURES), partition={"stage": PROTOCOL})
     unparsed = sum(not r["parsed"] for r in rows)
     log.info("%s: %s rated %d MT-Bench-101 turns (%d unparseable, %d failed)", PROTOCOL, judge.name, len(rows),
              unparsed, len(failures))
     return StageReport(PROTOCOL, computed=len(rows), failed=len(failures), seconds=time.perf_counter() - start,
-                       detail={"unparsed": unparsed, "constrained": sum(r["constraint"] is not None for r in rows)})
+                       detail={"unparsed": unparsed, "constrained": sum(r["output_format"] is not None for r in rows)})

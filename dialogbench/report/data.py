@@ -21,6 +21,7 @@ QUERIES = {
     "unieval_gt": "select * from botchat_unieval_gt order by judge, model",
     "lengths": "select * from botchat_lengths order by model",
     "reliability": "select * from judge_reliability order by judge, protocol",
+    "judge_outputs": "select * from judge_outputs order by judge, protocol, backend, backend_version, output_format",
     "length_boxes": """
         with current_config as (
             select model, arg_max(model_fp, created_at) as model_fp from utterance_lengths group by model),

@@ -60,16 +60,25 @@ def lengths(data: dict) -> Section:
 
 
 def reliability(data: dict) -> Section:
-    rows = data["reliability"] or []
-    if not rows:
+    rows, outputs = data["reliability"] or [], data.get("judge_outputs") or []
+    if not rows and not outputs:
         return Section("judge", "Judge reliability", empty=NO_DATA)
+    tables = []
+    if outputs:
+        tables.append(Table(["Judge", "protocol", "engine", "output format", "verdicts", "unparsed", "unparsed rate"],
+                            [[r["judge"], r["protocol"], f"{r['backend']} {r['backend_version']}", r["output_format"],
+                              num(r["verdicts"], 0), num(r["unparsed"], 0), pct(r["unparsed_rate"])] for r in outputs],
+                            numeric_from=4))
+    if rows:
+        tables.append(Table(["Judge", "protocol", "comparisons", "unparsed", "unparsed rate", "pairs both orders",
+                             "flips", "flip rate"],
+                            [[r["judge"], r["protocol"], num(r["comparisons"], 0), num(r["unparsed"], 0),
+                              pct(r["unparsed_rate"]), num(r["pairs_both_orders"], 0), num(r["flips"], 0),
+                              pct(r["flip_rate"])] for r in rows], numeric_from=2))
     return Section("judge", "Judge reliability",
-                   "Unparseable verdicts, and pairs judged in both orders whose winner flipped with the order.",
-                   [Table(["Judge", "protocol", "comparisons", "unparsed", "unparsed rate", "pairs both orders",
-                           "flips", "flip rate"],
-                          [[r["judge"], r["protocol"], num(r["comparisons"], 0), num(r["unparsed"], 0),
-                            pct(r["unparsed_rate"]), num(r["pairs_both_orders"], 0), num(r["flips"], 0),
-                            pct(r["flip_rate"])] for r in rows], numeric_from=2)])
+                   "How each judge answered (the engine, and the output format constrained decoding held it to: "
+                   "'free' when none) and how many verdicts could not be parsed; then pairs judged in both orders "
+                   "whose winner flipped with the order.", tables)
 
 
 def examples(data: dict) -> Section:

@@ -21,6 +21,7 @@ import openai
 import pytest
 
 from dialogbench.backends.base import BackendError, Sampling
+from dialogbench.backends.formats import OutputFormat
 from dialogbench.backends.openai_backend import OpenAIBackend, is_retryable, with_retries
 from dialogbench.config import ModelConfig
 
@@ -251,8 +252,9 @@ def test_with_retries_gives_up_and_skips_other_4xx():
 class FakeClient:
     """``client.chat.completions.create`` that records its kwargs and peak concurrency."""
 
-    def __init__(self, *, delay_s: float = 0.0, usage: bool = True) -> None:
+    def __init__(self, *, delay_s: float = 0.0, usage: bool = True, served: dict | None = None) -> None:
         self.delay_s, self.usage = delay_s, usage
+        self.served = served or {}  # response fields: model, system_fingerprint
         self.requests: list[dict] = []
         self.in_flight = self.peak = 0
         self._lock = threading.Lock()
@@ -268,7 +270,8 @@ class FakeClient:
             self.in_flight -= 1
         text = "echo " + kwargs["messages"][-1]["content"]
         usage = SimpleNamespace(prompt_tokens=11, completion_tokens=3) if self.usage else None
-        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=text))], usage=usage)
+        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=text))], usage=usage,
+                               **self.served)
 
 
 def fake_backend(client: FakeClient, **fields) -> OpenAIBackend:
@@ -319,3 +322,36 @@ def test_seed_count_must_match_conversations():
     with pytest.raises(ValueError, match="1 seeds for 2 conversations"):
         backend.generate([conv(0), conv(1)], sampling=Sampling(), seeds=[1])
     assert client.requests == [] and backend.stats.calls == 0
+
+
+VERDICT = OutputFormat(name="yes-no", regex="Yes|No")
+MOVE = OutputFormat.json("spyfall-vote", {"type": "object", "properties": {"name": {"enum": ["player1"]}},
+                                          "required": ["name"], "additionalProperties": False})
+
+
+def test_json_formats_go_as_response_format_and_regexes_stay_free_by_default():
+    client = FakeClient()
+    results = fake_backend(client).generate([conv(0), conv(1)], sampling=Sampling(), formats=[MOVE, VERDICT])
+    sent = {r["messages"][-1]["content"]: r for r in client.requests}
+    assert sent["question 0"]["response_format"] == {"type": "json_schema", "json_schema": {
+        "name": "spyfall_vote", "schema": MOVE.schema_dict, "strict": True}}
+    assert "response_format" not in sent["question 1"] and "extra_body" not in sent["question 1"]
+    assert [r.constraint for r in results] == ["json:spyfall-vote", None]
+
+
+def test_all_sends_regexes_as_vllm_server_structured_outputs_and_off_sends_nothing():
+    client = FakeClient()
+    fake_backend(client, structured_outputs="all").generate([conv(0)], sampling=Sampling(), formats=VERDICT)
+    assert client.requests[0]["extra_body"] == {"structured_outputs": {"regex": "Yes|No"}}
+    off = FakeClient()
+    fake_backend(off, structured_outputs="off").generate([conv(0)], sampling=Sampling(), formats=MOVE)
+    assert "response_format" not in off.requests[0] and "extra_body" not in off.requests[0]
+
+
+def test_each_reply_records_the_served_model_and_its_fingerprint():
+    client = FakeClient(served={"model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_123"})
+    backend = fake_backend(client, weights="gpt-4o")
+    (result,) = backend.generate([conv(0)], sampling=Sampling())
+    assert result.engine == "gpt-4o-2024-08-06 fp_123" and backend.version == "gpt-4o-2024-08-06 fp_123"
+    (plain,) = fake_backend(FakeClient(), weights="served-name").generate([conv(0)], sampling=Sampling())
+    assert plain.engine == "served-name"  # no model in the response: the configured name

@@ -69,7 +69,7 @@ def test_demo_config_on_two_seeds(tmp_path):
         rows = Lake(lake).read(table).to_pylist()
         assert rows and {r["backend"] for r in rows} == {"vllm"}, table
         assert {r["backend_version"] for r in rows} == {vllm_version()}, table
-    assert all(j["constraint"] is not None and j["parsed"] for j in judgments), \
+    assert all(j["output_format"] is not None and j["parsed"] for j in judgments), \
         [(j["protocol"], j["raw_output"]) for j in judgments if not j["parsed"]]
     assert stages["botchat_unieval"]["detail"]["constrained"] == 4
     assert stages["gameeval_spyfall"]["detail"]["constrained_moves"] > 0

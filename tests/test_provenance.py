@@ -1,0 +1,35 @@
+"""Every stored row says which engine produced it (backend, backend_version), and judgments say which
+output format held them; the views and judge_outputs show it. Scripted models: fast."""
+
+from __future__ import annotations
+
+from dialogbench.gameeval import stage as game_stage
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect
+from dialogbench.mtbench101 import stages as mt_stages
+from tests.conftest import chatbot, config_dict
+
+
+def test_rows_record_backend_and_engine_version(make_config, lake_dir, pipeline):
+    data = config_dict(lake_dir, models=[chatbot("bot-a"), chatbot("bot-b")], judge_script=["Rating: [[7]]"])
+    data["mtbench101"] = {"enabled": True, "judge": "judge", "tasks": ["GR"], "limit": 1}
+    data["gameeval"] = {"enabled": True, "askguess": {"limit": 1, "max_rounds": 1, "settings": ["without_description"]},
+                        "spyfall": {"enabled": False}, "tofukingdom": {"enabled": False}}
+    config = make_config(data)
+    pipeline(config, "run-1")
+    for model in config.mtbench101_models():
+        mt_stages.answer(config, model.name, "run-1")
+    chunks, _ = mt_stages.plan_judging(config, "run-1")
+    for chunk in chunks:
+        mt_stages.judge(config, chunk, "run-1")
+    game_stage.run_game(config, "askguess", "run-1")
+
+    lake = Lake(lake_dir)
+    for table in ("generations", "judgments", "mtbench101_answers", "gameeval_games"):
+        rows = lake.read(table).to_pylist()
+        assert rows and {(r["backend"], r["backend_version"]) for r in rows} == {("scripted", "scripted")}, table
+    # a scripted judge enforces no format: its verdicts are free text
+    assert {r["output_format"] for r in lake.read("judgments").to_pylist()} == {None}
+    with connect(lake) as con:
+        outputs = con.sql("select protocol, backend, output_format, verdicts from judge_outputs order by protocol").fetchall()
+    assert outputs == [("botchat_unieval", "scripted", "free", 6), ("mtbench101", "scripted", "free", 6)]
