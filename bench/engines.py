@@ -93,19 +93,24 @@ def write_yaml(data: dict, path: Path) -> Path:
 def tree_rss(proc) -> int:
     """Resident bytes of a psutil process and all its descendants, recursively (0 once gone). Pages
     shared between processes (libraries, forked memory) are counted once per process."""
+    return sum(rss for _, _, rss in tree_rss_detail(proc))
+
+
+def tree_rss_detail(proc) -> list[tuple[int, str, int]]:
+    """(pid, name, resident bytes) of a psutil process and each of its descendants still alive."""
     import psutil
 
     try:
         procs = [proc, *proc.children(recursive=True)]
     except psutil.Error:
-        return 0
-    total = 0
+        return []
+    rows = []
     for p in procs:
         try:
-            total += p.memory_info().rss
+            rows.append((p.pid, p.name(), p.memory_info().rss))
         except psutil.Error:
             pass
-    return total
+    return rows
 
 
 def _kill_tree(proc) -> None:
@@ -126,16 +131,20 @@ def _kill_tree(proc) -> None:
 def run_sampled(cmd: Sequence[str], *, env: dict | None = None, cwd: Path | None = None, stdout=None, stderr=None,
                 timeout: float | None = None, poll_s: float = POLL_S) -> dict:
     """Run ``cmd`` while sampling its process tree's summed RSS every ``poll_s``; returns wall time,
-    exit code, peak RSS (bytes) and whether it ran past ``timeout`` (then its tree is killed)."""
+    exit code, peak RSS (bytes), the processes at that peak (name, MiB) and whether it ran past
+    ``timeout`` (then its tree is killed)."""
     import psutil
 
     start = time.perf_counter()
     proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=stdout, stderr=stderr)
     handle = psutil.Process(proc.pid)
-    peak, samples, timed_out = 0, 0, False
+    peak, samples, timed_out, at_peak = 0, 0, False, []
     try:
         while proc.poll() is None:
-            peak = max(peak, tree_rss(handle))
+            detail = tree_rss_detail(handle)
+            total = sum(rss for _, _, rss in detail)
+            if total > peak:
+                peak, at_peak = total, detail
             samples += 1
             if timeout is not None and time.perf_counter() - start > timeout:
                 timed_out = True
@@ -147,7 +156,9 @@ def run_sampled(cmd: Sequence[str], *, env: dict | None = None, cwd: Path | None
             _kill_tree(handle)
         proc.wait()
     return {"wall_seconds": round(time.perf_counter() - start, 2), "returncode": proc.returncode,
-            "peak_rss_bytes": peak, "samples": samples, "timed_out": timed_out}
+            "peak_rss_bytes": peak, "samples": samples, "timed_out": timed_out,
+            "peak_processes": [{"pid": pid, "name": name, "rss_mib": round(rss / MIB, 1)}
+                               for pid, name, rss in sorted(at_peak, key=lambda r: -r[2])]}
 
 
 def _rate(tokens: int, seconds: float) -> float:
@@ -180,7 +191,11 @@ def same_outputs(engines: dict[str, dict]) -> dict:
     out = {}
     for part in ("generation", "unieval_free", "unieval_constrained"):
         a, b = v[part].get("texts") or [], t[part].get("texts") or []
-        out[part] = {"same": sum(x is not None and x == y for x, y in zip(a, b)), "of": min(len(a), len(b))}
+        same = [i for i, (x, y) in enumerate(zip(a, b)) if x is not None and x == y]
+        # on identical replies that ended before max_tokens, vllm's count minus transformers' (+1: the EOS)
+        va, tb, cap = v[part].get("tokens") or [], t[part].get("tokens") or [], t[part]["max_tokens"]
+        diffs = sorted({va[i] - tb[i] for i in same if i < len(va) and i < len(tb) and tb[i] < cap})
+        out[part] = {"same": len(same), "of": min(len(a), len(b)), "token_count_diffs_when_ended": diffs}
     return out
 
 
@@ -230,11 +245,13 @@ def format_report(result: dict) -> str:
             for part, label in (("generation", "BotChat generation"), ("unieval_free", "UniEval free"),
                                 ("unieval_constrained", "UniEval constrained")):
                 r = e[part]
-                detail.append([name, label, r["conversations"], f"{r['seconds']:.2f}", r["completion_tokens"],
-                               r["prompt_tokens"], r["hit_max_tokens"], r.get("constrained", ""), r["failed"]])
+                per_conv = r["seconds"] / r["conversations"] if r["conversations"] else None
+                detail.append([name, label, r["conversations"], f"{r['seconds']:.2f}", _fmt(per_conv, ".2f"),
+                               r.get("tokens_to_eos", r["completion_tokens"]), r["completion_tokens"], r["prompt_tokens"], _fmt(_rate(r["prompt_tokens"], r["seconds"])),
+                               r["hit_max_tokens"], r.get("constrained", ""), r["failed"]])
         parts.append("")
-        parts.append(_table(["engine", "call", "convs", "seconds", "gen tokens", "prompt tokens", "at max_tokens",
-                             "constrained", "failed"], detail))
+        parts.append(_table(["engine", "call", "convs", "seconds", "s/conv", "gen tokens", "reported", "prompt tokens",
+                             "prompt tok/s", "at max_tokens", "constrained", "failed"], detail))
         for name, e in engines.items():
             export = e.get("export") or {}
             if export.get("seconds") is not None:
@@ -244,10 +261,22 @@ def format_report(result: dict) -> str:
             else:
                 parts.append(f"{name}: ready {e['ready_seconds']:.1f}s after its process started; RSS after start-up "
                              f"{e['rss_after_startup_mib']:.0f} MiB")
+        for name, e in engines.items():
+            for part in ("generation", "unieval_free", "unieval_constrained"):
+                if e[part]["failed"]:
+                    parts.append(f"{name} {part}: {e[part]['failed']} failed, first: {e[part]['first_error']}")
+        for name, e in engines.items():
+            if e.get("peak_processes"):
+                parts.append(f"{name}: at the peak, MiB by process: " + ", ".join(
+                    f"{p['name']} {p['rss_mib']:.0f}" for p in e["peak_processes"]))
         same = result.get("same_outputs") or {}
         if same:
             parts.append("identical greedy outputs vllm vs transformers: "
                          + ", ".join(f"{k} {v['same']}/{v['of']}" for k, v in same.items()))
+            diffs = sorted({d for v in same.values() for d in v.get("token_count_diffs_when_ended") or []})
+            if diffs:
+                parts.append(f"backend token counts on identical replies that ended by EOS, vllm - transformers: {diffs} "
+                             "(gen tokens = up to EOS, without it, for both; 'reported' = the backend's count)")
 
     p = result.get("pipeline_vs_generate")
     if p:
@@ -276,8 +305,17 @@ def format_report(result: dict) -> str:
                  _fmt(r["peak_rss_gib"], ".2f"), r.get("computed", "n/a"), r.get("failed", "n/a")]
                 for r in d["runs"]]
         parts.append(_table(["run", "backends", "exit", "wall m:ss", "wall s", "peak GiB", "computed", "failed"], rows))
+        for r in d["runs"]:
+            if r.get("peak_processes"):
+                parts.append(f"{r['label']}: at the peak, MiB by process: " + ", ".join(
+                    f"{p['name']} {p['rss_mib']:.0f}" for p in r["peak_processes"][:5]))
+            if r["returncode"] != 0 and r.get("log_tail"):
+                parts.append(f"{r['label']}: exit {r['returncode']}; last log line: "
+                             + (r["log_tail"].strip().splitlines() or ["?"])[-1])
         if d.get("wall_ratio") is not None:
-            parts.append(f"vllm/transformers wall time = {d['wall_ratio']:.3f}; peak memory = {_fmt(d['peak_ratio'], '.3f')}")
+            first, second = d["runs"]
+            parts.append(f"{first['label']} ({first['backends']}) / {second['label']}: wall time {d['wall_ratio']:.3f}, "
+                         f"peak memory {_fmt(d['peak_ratio'], '.3f')}")
     elif result.get("demo_skipped"):
         parts.append(f"\n3. the demo: skipped ({result['demo_skipped']})")
     for key, error in (result.get("errors") or {}).items():
@@ -287,15 +325,22 @@ def format_report(result: dict) -> str:
 
 # ------------------------------------------------------------------------- worker: one engine (part 1)
 
-def _summary(completions, seconds: float, *, max_tokens: int) -> dict:
-    tokens = sum(c.completion_tokens for c in completions if c.ok)
+def _summary(completions, seconds: float, *, max_tokens: int, counts_eos: bool) -> dict:
+    """One timed call. ``tok_s`` counts generated tokens up to EOS, the EOS token left out, for
+    every engine: ``counts_eos`` says the backend's ``completion_tokens`` include it (vLLM's
+    ``len(token_ids)`` does, for a reply that ended before ``max_tokens``; transformers stops its
+    count at EOS), and then one token is taken off each such reply. ``completion_tokens`` is the
+    backend's own count."""
+    reported = sum(c.completion_tokens for c in completions if c.ok)
+    ended = sum(c.ok and c.completion_tokens < max_tokens for c in completions)
+    tokens = reported - (ended if counts_eos else 0)
     errors = [c.error for c in completions if not c.ok]
     return {"conversations": len(completions), "max_tokens": max_tokens, "seconds": round(seconds, 4),
-            "completion_tokens": tokens, "prompt_tokens": sum(c.prompt_tokens for c in completions),
-            "tok_s": _rate(tokens, seconds), "hit_max_tokens": sum(c.ok and c.completion_tokens >= max_tokens
-                                                                    for c in completions),
+            "completion_tokens": reported, "tokens_to_eos": tokens, "prompt_tokens": sum(c.prompt_tokens for c in completions),
+            "tok_s": _rate(tokens, seconds), "tok_s_reported": _rate(reported, seconds),
+            "hit_max_tokens": sum(c.ok and c.completion_tokens >= max_tokens for c in completions),
             "failed": len(errors), "first_error": errors[0] if errors else None,
-            "texts": [c.text for c in completions]}
+            "texts": [c.text for c in completions], "tokens": [c.completion_tokens for c in completions]}
 
 
 def _reset_prefix_cache(backend) -> bool:
@@ -381,10 +426,11 @@ def engine_worker(engine: str, *, config_path: str, seeds: int, tokens: int, jud
         return completions, time.perf_counter() - t0
 
     result["prefix_cache_reset"] = _reset_prefix_cache(backend)
+    counts_eos = result["counts_eos"] = engine == "vllm"  # see _summary
     conversations = [build_messages(s, system_prompt) for s in seed_utterances[:seeds]]
     log(f"  [{engine}] BotChat generation: {len(conversations)} conversations x {tokens} tokens")
     completions, seconds = timed(conversations, Sampling(temperature=0.0, max_tokens=tokens))
-    result["generation"] = _summary(completions, seconds, max_tokens=tokens)
+    result["generation"] = _summary(completions, seconds, max_tokens=tokens, counts_eos=counts_eos)
     log(f"  [{engine}]   {result['generation']['completion_tokens']} tokens in {seconds:.2f}s "
         f"({result['generation']['tok_s']:.1f} tok/s)")
 
@@ -397,7 +443,7 @@ def engine_worker(engine: str, *, config_path: str, seeds: int, tokens: int, jud
                                                   for u in judged])):
         log(f"  [{engine}] UniEval {key.split('_')[1]}: {len(prompts)} dialogues x {UNIEVAL_MAX_TOKENS} tokens")
         completions, seconds = timed(prompts, sampling, formats)
-        summary = _summary(completions, seconds, max_tokens=UNIEVAL_MAX_TOKENS)
+        summary = _summary(completions, seconds, max_tokens=UNIEVAL_MAX_TOKENS, counts_eos=counts_eos)
         summary["parsed"] = sum(unieval.parse_verdict(c.text, n_utterances=len(u)).parsed
                                 for c, u in zip(completions, judged))
         summary["constrained"] = sum(c.constraint is not None for c in completions)
@@ -534,6 +580,7 @@ def run_worker(kind: str, args, *, work: Path, log: Callable[[str], None]) -> di
     result["worker_wall_seconds"] = m["wall_seconds"]
     result["peak_rss_mib"] = round(m["peak_rss_bytes"] / MIB, 1)
     result["rss_samples"] = m["samples"]
+    result["peak_processes"] = m["peak_processes"]
     return result
 
 
@@ -572,13 +619,14 @@ def demo_runs(*, config_path: str, limit: int | None, timeout: float | None, kee
                    "--json", str(summary)]
             if limit:
                 cmd += ["--limit", str(limit)]
-            log(f"  demo ({label}, {backends}): {' '.join(cmd[1:])}  (log: {run_dir / 'run.log'})")
+            log(f"  demo {label} (backend {backends}): dialogbench {' '.join(cmd[1:])}")
             with open(run_dir / "run.log", "wb") as log_file:
                 m = run_sampled(cmd, env=demo_env(run_dir), cwd=REPO_ROOT, stdout=log_file,
                                 stderr=subprocess.STDOUT, timeout=timeout)
             row = {"label": label, "config": str(config), "backends": backends, "returncode": m["returncode"],
                    "timed_out": m["timed_out"], "wall_seconds": m["wall_seconds"],
-                   "peak_rss_gib": round(m["peak_rss_bytes"] / 2 ** 30, 3), "rss_samples": m["samples"]}
+                   "peak_rss_gib": round(m["peak_rss_bytes"] / 2 ** 30, 3), "rss_samples": m["samples"],
+                   "peak_processes": m["peak_processes"]}
             if summary.exists():
                 totals = _stage_totals(json.loads(summary.read_text()))
                 row.update({k: totals[k] for k in ("computed", "cached", "failed")})
@@ -591,9 +639,10 @@ def demo_runs(*, config_path: str, limit: int | None, timeout: float | None, kee
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
     first, second = runs
+    both_ok = first["returncode"] == 0 and second["returncode"] == 0  # a failed run's time compares nothing
     return {"config": str(source), "limit": limit, "runs": runs, "work_dir": str(work) if keep else None,
-            "wall_ratio": _ratio(first["wall_seconds"], second["wall_seconds"]),
-            "peak_ratio": _ratio(first["peak_rss_gib"], second["peak_rss_gib"])}
+            "wall_ratio": _ratio(first["wall_seconds"], second["wall_seconds"]) if both_ok else None,
+            "peak_ratio": _ratio(first["peak_rss_gib"], second["peak_rss_gib"]) if both_ok else None}
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -701,6 +750,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in results.values():  # the texts served the comparison; a few stay as samples
                 for key in ("generation", "unieval_free", "unieval_constrained"):
                     r[key]["samples"] = (r[key].pop("texts", None) or [])[:3]
+                    r[key].pop("tokens", None)
         if args.pipeline:
             part("pipeline_vs_generate", f"2. pipeline vs plain model.generate: {args.pipeline_seeds} seeds, "
                  f"N={args.n}, {args.repeats} repeats (subprocess)",

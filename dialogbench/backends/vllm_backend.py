@@ -97,6 +97,14 @@ class _Engine:
             pass
 
 
+def _generated(output: Any) -> int:
+    """Tokens of the reply, as the transformers backend counts them: vLLM's ``token_ids`` end with the
+    end-of-sequence token when the reply stopped on it (``finish_reason`` stop, no ``stop_reason``)."""
+    tokens = len(output.token_ids)
+    ended_on_eos = getattr(output, "finish_reason", None) == "stop" and getattr(output, "stop_reason", None) is None
+    return tokens - 1 if ended_on_eos and tokens else tokens
+
+
 def _token_ids(encoded: Any) -> list[int]:
     """``tokenizer(...)`` gives a mapping with ``input_ids``; some tokenizers give the list."""
     return list(encoded["input_ids"] if isinstance(encoded, Mapping) else encoded)
@@ -184,7 +192,7 @@ class VLLMBackend:
             with self._engine.lock:
                 outputs = self.llm.chat(batch, params, use_tqdm=False) if batch else []
             results = [Completion(text=out.outputs[0].text, prompt_tokens=len(out.prompt_token_ids or []),
-                                  completion_tokens=len(out.outputs[0].token_ids), engine=self.version,
+                                  completion_tokens=_generated(out.outputs[0]), engine=self.version,
                                   constraint=fmt.label if fmt else None)
                        for out, fmt in zip(outputs, applied)]
             if len(results) != len(batch):

@@ -102,3 +102,14 @@ def test_seed_count_must_match_conversations(vllm):
     with pytest.raises(ValueError, match="1 output formats for 2 conversations"):
         backend.generate([conv(0), conv(1)], sampling=Sampling(), formats=[None])
     assert backend.stats.calls == 0
+
+
+def test_reply_tokens_leave_out_the_end_of_sequence_token():
+    """As the transformers backend counts: vLLM's token_ids end with EOS when the reply stopped on it."""
+    from types import SimpleNamespace
+
+    from dialogbench.backends.vllm_backend import _generated
+
+    assert _generated(SimpleNamespace(token_ids=[5, 6, 2], finish_reason="stop", stop_reason=None)) == 2
+    assert _generated(SimpleNamespace(token_ids=[5, 6, 7], finish_reason="length", stop_reason=None)) == 3
+    assert _generated(SimpleNamespace(token_ids=[5, 6], finish_reason="stop", stop_reason="\n\n")) == 2
