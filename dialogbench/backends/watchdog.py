@@ -7,7 +7,8 @@ of the run's process group does not take it first, that polls the run's process:
 the watchdog kills the engine's processes and exits. It also exits by itself once they are all gone
 (the engine was closed normally).
 
-Run as ``python -m dialogbench.backends.watchdog PARENT_PID:CREATE_TIME PID:CREATE_TIME ...``.
+Run as ``python -m dialogbench.backends.watchdog PARENT_PID:CREATE_TIME PID:CREATE_TIME ... +PID:CREATE_TIME``
+(``+``: a shared process, killed with the others but not waited for).
 """
 
 from __future__ import annotations
@@ -30,12 +31,24 @@ def child_pids() -> set[int]:
     return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
+def _shared(process: psutil.Process) -> bool:
+    """multiprocessing's resource tracker: started with the engine, but it serves this process for the
+    rest of its life, so a normal close leaves it running."""
+    try:
+        return "resource_tracker" in " ".join(process.cmdline())
+    except psutil.Error:
+        return False
+
+
 def guard(processes: list[psutil.Process]) -> subprocess.Popen | None:
-    """Start the watchdog for ``processes`` (none: nothing to guard)."""
-    if not processes:
+    """Start the watchdog for ``processes`` (none: nothing to guard). It waits for the engine's own
+    processes; a shared one (the resource tracker) is only killed if this process dies."""
+    engine = [p for p in processes if not _shared(p)]
+    if not engine:
         return None
     me = psutil.Process()
-    args = [f"{p.pid}:{p.create_time()!r}" for p in [me, *processes]]
+    args = ([f"{p.pid}:{p.create_time()!r}" for p in [me, *engine]]
+            + [f"+{p.pid}:{p.create_time()!r}" for p in processes if _shared(p)])
     return subprocess.Popen([sys.executable, "-m", "dialogbench.backends.watchdog", *args],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, close_fds=True)
@@ -51,12 +64,14 @@ def _alive(pid: int, created: float | None = None) -> psutil.Process | None:
         return None
 
 
-def watch(parent: tuple[int, float], guarded: list[tuple[int, float]]) -> None:
+def watch(parent: tuple[int, float], guarded: list[tuple[int, float]], shared: list[tuple[int, float]]) -> None:
+    """Until every ``guarded`` process is gone: if ``parent`` dies, kill them and the ``shared`` ones."""
     while True:
         living = [p for p in (_alive(pid, created) for pid, created in guarded) if p is not None]
         if not living:
             return
         if _alive(*parent) is None:
+            living += [p for p in (_alive(pid, created) for pid, created in shared) if p is not None]
             for process in living:
                 try:
                     process.kill()
@@ -67,6 +82,10 @@ def watch(parent: tuple[int, float], guarded: list[tuple[int, float]]) -> None:
         time.sleep(POLL_S)
 
 
+def _pairs(args: list[str]) -> list[tuple[int, float]]:
+    return [(int(pid), float(created)) for pid, created in (a.lstrip("+").split(":", 1) for a in args)]
+
+
 if __name__ == "__main__":
-    pairs = [(int(pid), float(created)) for pid, created in (arg.split(":", 1) for arg in sys.argv[1:])]
-    watch(pairs[0], pairs[1:])
+    own = _pairs([a for a in sys.argv[1:] if not a.startswith("+")])
+    watch(own[0], own[1:], _pairs([a for a in sys.argv[1:] if a.startswith("+")]))
