@@ -9,7 +9,7 @@ from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint
 
 __all__ = ["Backend", "BackendError", "BatchStats", "Completion", "Conversation", "Sampling",
-           "get_backend", "sampling_for", "clear_backends", "release_backend", "release_except"]
+           "get_backend", "sampling_for", "clear_backends", "release_except"]
 
 _cache: dict[str, Backend] = {}
 _lock = threading.Lock()
@@ -49,16 +49,6 @@ def clear_backends() -> None:
         close = getattr(backend, "close", None)
         if close is not None:
             close()
-
-
-def release_backend(model: ModelConfig) -> None:
-    """Drop a model's backend (and, if it has one, free its accelerator memory) so the next model
-    fits: a nightly run generates with one model after another on the same GPU."""
-    with _lock:
-        backend = _cache.pop(fingerprint(model.model_dump()), None)
-    close = getattr(backend, "close", None)
-    if close is not None:
-        close()
 
 
 def release_except(keep: list[ModelConfig]) -> list[str]:
