@@ -104,6 +104,30 @@ def _texts(calls: Sequence[dict]) -> list[list[str | None]]:
     return [[c.text for c in call["completions"]] for call in calls]
 
 
+def run_part(result: dict, key: str, title: str, fn, *, log) -> None:
+    """Run one part of a benchmark into ``result[key]``; a failure is recorded under ``errors`` (and
+    makes the exit status 1), the other parts still run."""
+    log(title)
+    try:
+        result[key] = fn()
+    except Exception as exc:  # noqa: BLE001 - reported in the table and the JSON
+        result.setdefault("errors", {})[key] = "".join(traceback.format_exception(exc))
+        log(f"  FAILED: {type(exc).__name__}: {exc}")
+
+
+def finish(result: dict, *, started: float, report, out: str | os.PathLike) -> None:
+    """End a benchmark run: its seconds and the load average at the end into ``result``, the report
+    printed, the JSON written to ``out``."""
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    if hasattr(os, "getloadavg"):
+        result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    print(report(result))
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(f"\nwritten: {out}  ({result['seconds']:.0f}s)")
+
+
 # ------------------------------------------------------------------------------ 1. pipeline overhead
 
 def run_pipeline_once(*, model, seeds, system_prompt: str, n_target: int) -> dict:
@@ -463,13 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
 
     def part(key: str, title: str, fn) -> None:
-        """Run one part; a failure is recorded (and makes the exit status 1), the others still run."""
-        log(title)
-        try:
-            result[key] = fn()
-        except Exception as exc:  # noqa: BLE001 - reported in the table and the JSON
-            result.setdefault("errors", {})[key] = "".join(traceback.format_exception(exc))
-            log(f"  FAILED: {type(exc).__name__}: {exc}")
+        run_part(result, key, title, fn, log=log)
 
     part("pipeline_overhead", f"1. pipeline overhead: {model.name}, {args.seeds} seeds, N={args.n}, {args.repeats} repeats",
          lambda: pipeline_overhead(model=model, seeds=read_selected_seeds(config.botchat.dataset, args.seeds),
@@ -486,15 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         part("demo_rerun", f"3. cached rerun: `dialogbench run --config {args.config}` twice (takes minutes)",
              lambda: demo_rerun(config_path=args.config, limit=args.demo_limit, keep=args.keep_demo, log=log))
-    result["seconds"] = round(time.perf_counter() - started, 1)
-    if hasattr(os, "getloadavg"):
-        result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-
-    print(format_report(result))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    print(f"\nwritten: {out}  ({result['seconds']:.0f}s)")
+    finish(result, started=started, report=format_report, out=args.out)
     failed = bool(result.get("errors")) or not all(r["ok"] for r in result.get("backend_calls", []))
     return 1 if failed else 0
 

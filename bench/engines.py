@@ -28,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -40,7 +39,8 @@ if __package__ in (None, ""):  # run as a script: import `bench` and `dialogbenc
         sys.path.insert(0, str(REPO_ROOT))
 
 from bench.botchat_pipeline import (  # noqa: E402 - stdlib-only at import time
-    _resolve, _stage_totals, _table, load_bench_config, machine_info, read_selected_seeds, run_pipeline_once,
+    _resolve, _stage_totals, _table, finish, load_bench_config, run_part, machine_info, read_selected_seeds,
+    run_pipeline_once,
 )
 
 DEFAULT_CONFIG = "configs/demo.yaml"
@@ -726,13 +726,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="dialogbench-bench-engines-"))
 
     def part(key: str, title: str, fn) -> None:
-        """Run one part; a failure is recorded (and makes the exit status 1), the others still run."""
-        log(title)
-        try:
-            result[key] = fn()
-        except Exception as exc:  # noqa: BLE001 - reported in the table and the JSON
-            result.setdefault("errors", {})[key] = "".join(traceback.format_exception(exc))
-            log(f"  FAILED: {type(exc).__name__}: {exc}")
+        run_part(result, key, title, fn, log=log)
 
     try:
         if not args.skip_engines:
@@ -764,15 +758,7 @@ def main(argv: list[str] | None = None) -> int:
             result["demo_skipped"] = "off by default; --demo to run it"
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result["seconds"] = round(time.perf_counter() - started, 1)
-    if hasattr(os, "getloadavg"):
-        result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-
-    print(format_report(result))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    print(f"\nwritten: {out}  ({result['seconds']:.0f}s)")
+    finish(result, started=started, report=format_report, out=args.out)
     demo_failed = any(r["returncode"] != 0 for r in (result.get("demo") or {}).get("runs", []))
     return 1 if result.get("errors") or demo_failed else 0
 

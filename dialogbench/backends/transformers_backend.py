@@ -231,11 +231,7 @@ class TransformersBackend:
             return []
         from xgrammar.contrib.hf import LogitsProcessor
 
-        free = self._free_grammar()
-        return [LogitsProcessor([self._engine.grammar(f) if f else free for f in formats])]
-
-    def _free_grammar(self):
-        return self._engine.grammar(FREE_TEXT)
+        return [LogitsProcessor([self._engine.grammar(f or FREE_TEXT) for f in formats])]
 
     def _top_k(self) -> int | None:
         """The top-k that ``generate(do_sample=True)`` applies here: the checkpoint's generation
