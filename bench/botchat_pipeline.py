@@ -130,18 +130,31 @@ def finish(result: dict, *, started: float, report, out: str | os.PathLike) -> N
 
 # ------------------------------------------------------------------------------ 1. pipeline overhead
 
-def run_pipeline_once(*, model, seeds, system_prompt: str, n_target: int) -> dict:
-    """plan_generation + run_generation into a fresh temp lake; returns time, tokens, recorded calls."""
-    from dialogbench.backends import get_backend
-    from dialogbench.botchat.generate_stage import plan_generation, run_generation
+def generate_stage(*, root, model, seeds, system_prompt: str, n_target: int):
+    """The real generation stage of ``model`` (plan, anti-join, lock-step compute, write) on a fresh lake
+    under ``root`` holding ``seeds``; returns its StageReport."""
+    from dialogbench.botchat.generate_stage import GenerateDialogues
+    from dialogbench.cells.runner import run_stage
+    from dialogbench.config import Config
     from dialogbench.lake import Lake
+    from dialogbench.lake.version import ensure_current
 
-    backend = get_backend(model)  # the same cached instance run_generation will use
+    lake = Lake(root / "lake")
+    ensure_current(lake)  # a new lake: marked as the current format before its first table
+    lake.write("seeds", seeds, partition={"dataset": "mutual_test"}, name="seeds.parquet")
+    config = Config.model_validate({"lake": str(lake.root), "models": [model.model_dump()],
+                                    "botchat": {"judge": model.name, "n": [n_target], "system_prompt": system_prompt}})
+    return run_stage(GenerateDialogues(model.name), config, "bench")
+
+
+def run_pipeline_once(*, model, seeds, system_prompt: str, n_target: int) -> dict:
+    """The generation stage into a fresh temp lake; returns time, tokens, recorded calls."""
+    from dialogbench.backends import get_backend
+
+    backend = get_backend(model)  # the same cached instance the stage will use
     with _temp_dir("dialogbench-bench-lake-") as root, record_generate(backend) as calls:
-        lake = Lake(root / "lake")
         start = time.perf_counter()
-        plan = plan_generation(lake=lake, seeds=seeds, model=model, system_prompt=system_prompt, n_target=n_target)
-        report = run_generation(lake=lake, plan=plan, model=model, system_prompt=system_prompt, run_id="bench")
+        report = generate_stage(root=root, model=model, seeds=seeds, system_prompt=system_prompt, n_target=n_target)
         seconds = time.perf_counter() - start
     tokens = sum(_tokens(c["completions"]) for c in calls)
     return {"seconds": seconds, "tokens": tokens, "calls": calls, "backend_seconds": sum(c["seconds"] for c in calls),
@@ -253,10 +266,8 @@ def backend_calls(seeds, *, sizes: Sequence[int] = CALL_SIZES, n: int = CALL_N,
     (fresh temp lake each); count ``backend.stats.calls``. Lock-step generation makes it n − 2
     (a ChatSEED has 2 utterances) whatever S is."""
     from dialogbench.backends import get_backend
-    from dialogbench.botchat.generate_stage import plan_generation, run_generation
     from dialogbench.botchat.prompts import SYSTEM_PROMPT
     from dialogbench.botchat.seeds import SEED_LENGTH
-    from dialogbench.lake import Lake
 
     system_prompt = SYSTEM_PROMPT if system_prompt is None else system_prompt
     rows = []
@@ -266,10 +277,8 @@ def backend_calls(seeds, *, sizes: Sequence[int] = CALL_SIZES, n: int = CALL_N,
         backend = get_backend(model)
         calls_before, convs_before = backend.stats.calls, backend.stats.conversations
         with _temp_dir("dialogbench-bench-calls-") as root:
-            lake = Lake(root / "lake")
             start = time.perf_counter()
-            plan = plan_generation(lake=lake, seeds=subset, model=model, system_prompt=system_prompt, n_target=n)
-            report = run_generation(lake=lake, plan=plan, model=model, system_prompt=system_prompt, run_id="bench")
+            report = generate_stage(root=root, model=model, seeds=subset, system_prompt=system_prompt, n_target=n)
             seconds = time.perf_counter() - start
         calls = backend.stats.calls - calls_before
         expected = n - SEED_LENGTH

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: int) -> dict:
     from dialogbench.backends import get_backend, sampling_for
     from dialogbench.config import load_config
-    from dialogbench.lake import Lake
-    from dialogbench.mtbench101 import answer_stage
+    from dialogbench.cells.runner import run_stage
+    from dialogbench.mtbench101.answers import AnswerTurns
     from dialogbench.mtbench101.dataset import read_dialogues
 
     config = load_config(config_path, root=ROOT)
@@ -47,20 +47,20 @@ def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: i
     sent: list = []
     real = backend.generate
 
-    def recording(conversations, *, sampling, seeds=None):
+    def recording(conversations, *, sampling, seeds=None, formats=None):
         sent.append(list(conversations))
-        return real(conversations, sampling=sampling, seeds=seeds)
+        return real(conversations, sampling=sampling, seeds=seeds, formats=formats)
 
     backend.generate(sent or [[{"role": "user", "content": "Hello"}]], sampling=sampling_for(model))  # warm-up
     pipeline_s, raw_s, tokens = [], [], []
     for rep in range(repeats):
-        with tempfile.TemporaryDirectory() as tmp:
-            lake = Lake(tmp)
-            plan = answer_stage.plan_answers(lake=lake, dialogues=dialogues, model=model, context="golden")
+        with tempfile.TemporaryDirectory() as tmp:  # the real stage (plan, anti-join, compute, write) on a new lake
+            run_config = config.with_sections(lake=tmp, sections={"mtbench101": config.mtbench101.model_copy(
+                update={"tasks": tasks, "limit": limit, "context": "golden"})})
             backend.generate = recording if rep == 0 else real
             before = backend.stats.completion_tokens
             start = time.perf_counter()
-            answer_stage.run_answers(lake=lake, plan=plan, model=model, run_id=f"bench-{rep}")
+            report = run_stage(AnswerTurns(run_config, model.name), run_config, f"bench-{rep}")
             pipeline_s.append(time.perf_counter() - start)
             tokens.append(backend.stats.completion_tokens - before)
             backend.generate = real
@@ -69,7 +69,7 @@ def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: i
         raw_s.append(time.perf_counter() - start)
     pipe_tps = statistics.median(t / s for t, s in zip(tokens, pipeline_s))
     raw_tps = statistics.median(raw_tokens / s for s in raw_s)
-    return {"model": model.name, "tasks": tasks, "dialogues": len(dialogues), "turns": plan.planned,
+    return {"model": model.name, "tasks": tasks, "dialogues": len(dialogues), "turns": report.planned,
             "backend_calls_per_pipeline_run": len(sent), "pipeline_tokens": tokens, "raw_tokens": raw_tokens,
             "pipeline_seconds": pipeline_s, "raw_seconds": raw_s, "pipeline_tok_s": pipe_tps, "raw_tok_s": raw_tps,
             "overhead": 1 - pipe_tps / raw_tps}

@@ -43,8 +43,8 @@ def synthetic_lake(root: Path, *, models: list[str], seeds: int, arena_seeds: in
                    utterance=lambda model, item, i: f"{model} line {i} about seed {item}.") -> dict[str, int]:
     """Write the base tables for ``models`` x ``seeds``; model i is better than model i+1. Returns row counts."""
     from dialogbench.lake import Lake
-    from dialogbench.botchat.seeds import SEEDS_SCHEMA
-    from dialogbench.lake.schemas import ELO, GENERATIONS, JUDGMENTS, LENGTHS, PLANS, RUNS
+    from dialogbench.botchat.tables import ELO, GENERATIONS, LENGTHS, SEEDS
+    from dialogbench.lake.schemas import JUDGMENTS, PLANS, RUNS
 
     lake, rng, run = Lake(root), np.random.default_rng(seed), "run-0001"
     items = [f"MT-{k + 1}" for k in range(seeds)]
@@ -72,7 +72,8 @@ def synthetic_lake(root: Path, *, models: list[str], seeds: int, arena_seeds: in
                          "reason": f"Utterance {ai} is far too long & formal." if flagged else "smooth",
                          "prompt_tokens": 900, "completion_tokens": 40, "run_id": run, "created_at": T0})
             plans.append({"run_id": run, "stage": "botchat_unieval", "cell_key": jkey, "item_id": item,
-                          "model": model, "judge": judge, "created_at": T0})
+                          "model": model, "judge": judge, "created_at": T0, "roles": [("model", model)],
+                          "scope": [model]})
     arena, human_len = [], {item: 4 + k % 12 for k, item in enumerate(items)}
     verdicts = ["conversation_1", "conversation_2", "both", "neither"]
     winners = {"conversation_1": "model_b", "conversation_2": "model_a", "both": "tie", "neither": "tie"}
@@ -84,7 +85,8 @@ def synthetic_lake(root: Path, *, models: list[str], seeds: int, arena_seeds: in
                 arena.append(_pairwise(key, "botchat_arena", item, first, second, 1, verdict, winners[verdict],
                                        na, judge, run))
                 plans.append({"run_id": run, "stage": "botchat_arena", "cell_key": key, "item_id": item,
-                              "model": f"{first} vs {second}", "judge": judge, "created_at": T0})
+                              "model": None, "judge": judge, "created_at": T0,
+                              "roles": [("first", first), ("second", second)], "scope": sorted({first, second})})
     for mi, model in enumerate(models):
         for item in items[:arena_seeds]:
             for position in (1, 2):
@@ -94,7 +96,8 @@ def synthetic_lake(root: Path, *, models: list[str], seeds: int, arena_seeds: in
                 arena.append(_pairwise(key, "botchat_gteval", item, model, "human", position, verdict, win,
                                        human_len[item], judge, run))
                 plans.append({"run_id": run, "stage": "botchat_gteval", "cell_key": key, "item_id": item,
-                              "model": model, "judge": judge, "created_at": T0})
+                              "model": model, "judge": judge, "created_at": T0, "roles": [("model", model)],
+                              "scope": [model]})
     seeds_rows = [{"seed_id": item, "line": k, "seed": ["a", "b"], "dialogue": ["x"] * human_len[item],
                    "n_utterances": human_len[item], "item_fp": item} for k, item in enumerate(items)]
     elo = [{"run_id": run, "judge": judge, "n": na, "model": model, "elo": 1150 - 22 * mi + na,
@@ -108,7 +111,7 @@ def synthetic_lake(root: Path, *, models: list[str], seeds: int, arena_seeds: in
                                 ("botchat_arena", len(arena), 3004.2), ("botchat_elo", len(elo), 42.0))]
     for table, rows, schema in (("generations", gens, GENERATIONS), ("judgments", judg + arena, JUDGMENTS),
                                 ("plans", plans, PLANS), ("utterance_lengths", lengths, LENGTHS),
-                                ("elo", elo, ELO), ("runs", runs, RUNS), ("seeds", seeds_rows, SEEDS_SCHEMA)):
+                                ("elo", elo, ELO), ("runs", runs, RUNS), ("seeds", seeds_rows, SEEDS)):
         lake.write(table, pa.Table.from_pylist(rows, schema=schema))
         counts[table] = len(rows)
     counts["pairwise_comparisons"] = len(arena)

@@ -1,4 +1,5 @@
-"""``dialogbench``: run the pipeline, check a config, query the lake, rebuild the catalog, render the report, rate comparisons."""
+"""``dialogbench``: run the pipeline, check a config, query the lake, rebuild the catalog, render the report,
+migrate an older lake, rate comparisons."""
 
 from __future__ import annotations
 
@@ -35,14 +36,13 @@ def _overrides(args) -> dict:
 
 
 def cmd_run(args) -> int:
-    from dialogbench.botchat.leaderboard import format_leaderboard
-    from dialogbench.mtbench101.leaderboard import format_mtbench101
-    from dialogbench.gameeval.leaderboard import format_gameeval
+    from dialogbench import registry
     from dialogbench.config import load_config
     from dialogbench.preflight import preflight
 
     config = load_config(args.config, _overrides(args))  # fail fast, before Prefect starts
     preflight(config, source=args.config)
+    _refuse_older(config.lake)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     from flows.pipeline import pipeline
@@ -53,12 +53,9 @@ def cmd_run(args) -> int:
     print(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']})")
     for stage in result["stages"]:
         print("  " + StageReport(**stage).line())
-    if config.botchat.enabled:
-        print("\n" + format_leaderboard(result["leaderboard"]["botchat"], config.botchat.n))
-    if config.mtbench101.enabled:
-        print("\n" + format_mtbench101(result["leaderboard"]["mtbench101"]))
-    if config.gameeval.enabled:
-        print("\n" + format_gameeval(result["leaderboard"]["gameeval"]))
+    for family in registry.families():
+        if family.name in result["leaderboard"] and family.format_leaderboard:
+            print("\n" + family.format_leaderboard(config, result["leaderboard"][family.name]))
     if result.get("report"):
         print(f"\nreport: {result['report']['html']}")
     if args.json:
@@ -70,6 +67,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_query(args) -> int:
+    _refuse_older(args.lake)
     from dialogbench.lake import Lake
     from dialogbench.lake.catalog import connect
 
@@ -91,7 +89,25 @@ def cmd_query(args) -> int:
     return 0
 
 
+def _refuse_older(lake: str | None) -> None:
+    from dialogbench.lake import Lake
+    from dialogbench.lake.version import refuse_older
+
+    refuse_older(Lake(lake or "data_lake"))
+
+
+def cmd_migrate(args) -> int:
+    from dialogbench.lake import Lake
+    from dialogbench.lake.version import migrate
+
+    result = migrate(Lake(args.lake or "data_lake"))
+    print(f"lake format {result['from_format']} -> {result['to_format']}: "
+          f"{result['plan_files_rewritten']} plan file(s) rewritten")
+    return 0
+
+
 def cmd_catalog(args) -> int:
+    _refuse_older(args.lake)
     from dialogbench.lake import Lake
     from dialogbench.lake.catalog import build_catalog
 
@@ -101,6 +117,7 @@ def cmd_catalog(args) -> int:
 
 
 def cmd_report(args) -> int:
+    _refuse_older(args.lake)
     from dialogbench.lake import Lake
     from dialogbench.report.build import write_report
 
@@ -116,8 +133,11 @@ def cmd_validate(args) -> int:
     from dialogbench.preflight import preflight
 
     config = load_config(args.config, _overrides(args))
-    print(f"{args.config}: valid ({len(config.models)} models, judge {config.botchat.judge}, "
-          f"N {config.botchat.n}, seeds {config.botchat.limit or 'all'})")
+    from dialogbench import registry
+
+    families = ", ".join(f.name for f in registry.families() if f.enabled(config)) or "none"
+    print(f"{args.config}: valid ({len(config.models)} models; families: {families}; "
+          f"{len(registry.stages(config))} stages)")
     try:
         preflight(config, source=args.config)
     except ConfigError as exc:
@@ -135,10 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
                             ("validate", "check a config without computing anything")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--config", required=True, help="YAML config, e.g. configs/demo.yaml")
-        p.add_argument("--limit", type=int, help="only the first K seeds")
-        p.add_argument("--models", type=_csv, help="comma-separated subset of the config's models")
+        p.add_argument("--limit", type=int, help="only the first K items of every family (BotChat seeds, "
+                       "MT-Bench-101 dialogues per task, GameEval words and word pairs)")
+        p.add_argument("--models", type=_csv, help="comma-separated subset of the config's models (every family)")
         p.add_argument("--n", type=_ints, help="comma-separated N values for pass@N (generation runs to the largest)")
-        p.add_argument("--judge", help="judge model name (one of the config's judges or models)")
+        p.add_argument("--judge", help="judge of every judged family (BotChat, MT-Bench-101): one of the config's models")
         p.add_argument("--lake", help="lake directory (default: the config's, data_lake)")
         if name == "run":
             p.add_argument("--json", help="also write the run summary as JSON to this file")
@@ -149,6 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--max-rows", type=int, default=100)
     c = sub.add_parser("catalog", help="rebuild <lake>/catalog.duckdb (views for plain `duckdb`)")
     c.add_argument("--lake", help="lake directory (default: data_lake)")
+    m = sub.add_parser("migrate", help="bring a lake written by an older dialogbench to this version's format")
+    m.add_argument("--lake", help="lake directory (default: data_lake)")
     r = sub.add_parser("report", help="write the HTML + Markdown leaderboard report from the lake")
     r.add_argument("--lake", help="lake directory (default: data_lake)")
     r.add_argument("--out", help="output directory (default: <lake>/reports)")
@@ -159,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
     from dialogbench.config import ConfigError
+    from dialogbench.lake.version import LakeFormatError
     from dialogbench.ratings.command import run_elo_command
 
     args = build_parser().parse_args(argv)
@@ -169,10 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     # Set VLLM_LOGGING_LEVEL=INFO to see them all.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate,
-                "report": cmd_report, "elo": run_elo_command}
+                "report": cmd_report, "migrate": cmd_migrate, "elo": run_elo_command}
     try:
         return handlers[args.command](args)
-    except (ConfigError, DatasetError) as exc:
+    except (ConfigError, DatasetError, LakeFormatError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from dialogbench.botchat.prompts import SYSTEM_PROMPT
 
 BACKENDS = ("transformers", "vllm", "openai", "scripted")
 
@@ -20,6 +19,30 @@ class ConfigError(ValueError):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FamilySection(_Strict):
+    """A family's section of the config. Present means it runs (``enabled: false`` turns it off, the
+    same for every family); absent means it does not, and leaves no trace in a run. ``OVERRIDES`` maps
+    each CLI flag (limit, models, n, judge) to the section fields it sets."""
+
+    OVERRIDES: ClassVar[dict[str, tuple[str, ...]]] = {}
+    PATHS: ClassVar[tuple[str, ...]] = ()  # fields holding file paths (resolved against the working directory)
+    enabled: bool = True
+
+    def required_files(self) -> tuple[str, ...]:
+        """The ``PATHS`` this section reads when it runs (each must be a readable file)."""
+        return self.PATHS
+
+    def check(self, config: "Config") -> None:
+        """Cross-references to the rest of the config; raise ValueError("<section>.<field>: …")."""
+
+    @staticmethod
+    def _known(config: "Config", field: str, names, among=None, what: str = "in models") -> None:
+        known = set(among if among is not None else (m.name for m in config.models))
+        for name in names or []:
+            if name not in known:
+                raise ValueError(f"{field}: {name!r} is not {what} ({', '.join(sorted(known))})")
 
 
 class ChatTemplateConfig(_Strict):
@@ -133,19 +156,32 @@ class GTEvalConfig(_Strict):
     limit: int | None = Field(None, ge=1)
 
 
-class BotChatConfig(_Strict):
-    enabled: bool = True
+class BotChatConfig(FamilySection):
+    OVERRIDES = {"limit": ("limit",), "models": ("models",), "n": ("n",), "judge": ("judge",)}
+    PATHS = ("dataset", "unieval_examples")
     dataset: str = "data_lake/raw/botchat/mutual_test.jsonl"
     unieval_examples: str = "data_lake/raw/botchat/unieval_examples.json"
     models: list[str] | None = None  # default: every model in `models`
     judge: str | None = None
     n: UtteranceCounts = Field(default_factory=lambda: [4, 8, 16])
     limit: int | None = Field(None, ge=1)
-    system_prompt: str = SYSTEM_PROMPT
+    system_prompt: str = Field(default_factory=lambda: __import__("dialogbench.botchat.prompts",
+                                                               fromlist=["SYSTEM_PROMPT"]).SYSTEM_PROMPT)
     judge_chunk_size: int = Field(64, ge=1)
     arena: ArenaConfig = ArenaConfig()
     gteval: GTEvalConfig = GTEvalConfig()
 
+
+    def check(self, config: "Config") -> None:
+        self._known(config, "botchat.models", self.models)
+        playing = set(self.models or [m.name for m in config.models])
+        for i, pair in enumerate(self.arena.pairs or []):
+            self._known(config, f"botchat.arena.pairs[{i}]", pair, playing, "one of the botchat models")
+            if pair[0] == pair[1]:
+                raise ValueError(f"botchat.arena.pairs[{i}]: a model cannot play itself ({pair[0]!r})")
+        if not self.judge:
+            raise ValueError("botchat.judge: name the judge model (one of judges or models)")
+        self._known(config, "botchat.judge", [self.judge], config.model_names(), "a configured model")
 
     @property
     def n_max(self) -> int:
@@ -154,16 +190,20 @@ class BotChatConfig(_Strict):
         return max([*self.n, *(self.arena.n if self.arena.enabled else [])])
 
 
-class MTBench101Config(_Strict):
+class MTBench101Config(FamilySection):
     """MT-Bench-101: answer every judged turn given its context, a judge rates each turn 1–10."""
 
-    enabled: bool = False
+    OVERRIDES = {"limit": ("limit",), "models": ("models",), "judge": ("judge",)}
+    PATHS = ("dataset",)
     dataset: str = "data_lake/raw/mtbench101/mtbench101.jsonl"
     models: list[str] | None = None  # default: every model in `models`
     judge: str | None = None  # default: botchat.judge
     tasks: list[str] | None = None  # task codes (CM, SI, …); default: all 13
     limit: int | None = Field(None, ge=1)  # the first K dialogues of each task
     context: Literal["golden", "self"] = "golden"  # golden history (the paper) or the model's own answers
+    # golden context: the missing answers of a model per chunk (one task and backend call each); None: all
+    # at once. Self context always answers in one chunk (a dialogue's turns need its earlier answers).
+    answer_chunk_size: int | None = Field(None, ge=1)
     judge_chunk_size: int = Field(64, ge=1)
     judge_max_tokens: int | None = Field(None, ge=1)  # unset: the judge model's max_tokens
 
@@ -176,6 +216,14 @@ class MTBench101Config(_Strict):
             if value not in TASK_CODES:
                 raise ValueError(f"unknown task code {value!r} (expected one of: {', '.join(TASK_CODES)})")
         return values
+
+    def check(self, config: "Config") -> None:
+        self._known(config, "mtbench101.models", self.models)
+        botchat = config.section("botchat")
+        if not (self.judge or (botchat and botchat.judge)):
+            raise ValueError("mtbench101.judge: name the judge model (or set botchat.judge)")
+        self._known(config, "mtbench101.judge", [self.judge] if self.judge else [], config.model_names(),
+                    "a configured model")
 
 
 class AskGuessConfig(_Strict):
@@ -210,10 +258,14 @@ class TofuKingdomConfig(_Strict):
     trials: int = Field(1, ge=1)  # per assignment (the paper plays until 20 finish)
 
 
-class GameEvalConfig(_Strict):
+class GameEvalConfig(FamilySection):
     """GameEval: models play Ask-Guess, SpyFall and TofuKingdom with a rule-driven host; outcomes are the score."""
 
-    enabled: bool = False
+    OVERRIDES = {"limit": ("askguess.limit", "spyfall.limit"), "models": ("models",)}
+    PATHS = ("words", "word_pairs")
+
+    def required_files(self) -> tuple[str, ...]:
+        return tuple(key for key, game in (("words", self.askguess), ("word_pairs", self.spyfall)) if game.enabled)
     words: str = "data_lake/raw/gameeval/askguess_words.json"
     word_pairs: str = "data_lake/raw/gameeval/spyfall_word_pairs.txt"
     models: list[str] | None = None  # default: every model in `models`
@@ -227,64 +279,75 @@ class GameEvalConfig(_Strict):
     spyfall: SpyFallConfig = SpyFallConfig()
     tofukingdom: TofuKingdomConfig = TofuKingdomConfig()
 
+    def check(self, config: "Config") -> None:
+        self._known(config, "gameeval.models", self.models)
+        players = set(self.models or [m.name for m in config.models])
+        for i, pair in enumerate(self.spyfall.pairs or []):
+            self._known(config, f"gameeval.spyfall.pairs[{i}]", pair, players, "one of the gameeval models")
+        for i, assignment in enumerate(self.tofukingdom.assignments or []):
+            if set(assignment) != {"prince", "queen", "spy"}:
+                raise ValueError(f"gameeval.tofukingdom.assignments[{i}]: name a model for each camp: prince, queen, spy")
+            self._known(config, f"gameeval.tofukingdom.assignments[{i}]", assignment.values(), players,
+                        "one of the gameeval models")
+
+
+def family_sections() -> dict[str, type[FamilySection]]:
+    """Config section name → its class, for every registered family (built-in and added)."""
+    from dialogbench import registry
+
+    return {f.name: f.section for f in registry.families()}
+
 
 class Config(_Strict):
+    """The run's config: the lake, the models and judges, and one section per family that runs.
+    Sections of families registered at run time (``dialogbench.registry.register``) are accepted and
+    validated by their family's section class."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
     lake: str = "data_lake"
     models: list[ModelConfig] = Field(min_length=1)
     judges: list[ModelConfig] = Field(default_factory=list)
-    botchat: BotChatConfig = BotChatConfig()
-    mtbench101: MTBench101Config = MTBench101Config()
-    gameeval: GameEvalConfig = GameEvalConfig()
+    # The families' sections: present (and not `enabled: false`) means the family runs.
+    botchat: BotChatConfig | None = None
+    mtbench101: MTBench101Config | None = None
+    gameeval: GameEvalConfig | None = None
 
     @model_validator(mode="after")
     def _references(self) -> "Config":
-        names = [m.name for m in [*self.models, *self.judges]]
+        names = self.model_names()
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"duplicate model names: {', '.join(dupes)} (names must be unique across models and judges)")
-        known = {m.name for m in self.models}
-        for name in self.botchat.models or []:
-            if name not in known:
-                raise ValueError(f"botchat.models: {name!r} is not in models ({', '.join(sorted(known))})")
-        playing = set(self.botchat.models or known)
-        for i, pair in enumerate(self.botchat.arena.pairs or []):
-            for name in pair:
-                if name not in playing:
-                    raise ValueError(f"botchat.arena.pairs[{i}]: {name!r} is not one of the botchat models "
-                                     f"({', '.join(sorted(playing))})")
-            if pair[0] == pair[1]:
-                raise ValueError(f"botchat.arena.pairs[{i}]: a model cannot play itself ({pair[0]!r})")
-        for name in self.mtbench101.models or []:
-            if name not in known:
-                raise ValueError(f"mtbench101.models: {name!r} is not in models ({', '.join(sorted(known))})")
-        for name in self.gameeval.models or []:
-            if name not in known:
-                raise ValueError(f"gameeval.models: {name!r} is not in models ({', '.join(sorted(known))})")
-        players = set(self.gameeval.models or known)
-        for i, pair in enumerate(self.gameeval.spyfall.pairs or []):
-            for name in pair:
-                if name not in players:
-                    raise ValueError(f"gameeval.spyfall.pairs[{i}]: {name!r} is not one of the gameeval models "
-                                     f"({', '.join(sorted(players))})")
-        for i, assignment in enumerate(self.gameeval.tofukingdom.assignments or []):
-            if set(assignment) != {"prince", "queen", "spy"}:
-                raise ValueError(f"gameeval.tofukingdom.assignments[{i}]: name a model for each camp: prince, queen, spy")
-            for name in assignment.values():
-                if name not in players:
-                    raise ValueError(f"gameeval.tofukingdom.assignments[{i}]: {name!r} is not one of the gameeval "
-                                     f"models ({', '.join(sorted(players))})")
-        everyone = {m.name for m in [*self.judges, *self.models]}
-        if self.mtbench101.enabled and not (self.mtbench101.judge or self.botchat.judge):
-            raise ValueError("mtbench101.judge: name the judge model (or set botchat.judge)")
-        if self.mtbench101.judge and self.mtbench101.judge not in everyone:
-            raise ValueError(f"mtbench101.judge: {self.mtbench101.judge!r} is not a configured model")
-        if self.botchat.enabled:
-            judges = {m.name for m in [*self.judges, *self.models]}
-            if not self.botchat.judge:
-                raise ValueError("botchat.judge: name the judge model (one of judges or models)")
-            if self.botchat.judge not in judges:
-                raise ValueError(f"botchat.judge: {self.botchat.judge!r} is not a configured model ({', '.join(sorted(judges))})")
+        sections = family_sections()
+        for name, value in list((self.__pydantic_extra__ or {}).items()):
+            if name not in sections:
+                raise ValueError(f"{name}: unknown section (families: {', '.join(sections)}; or a top-level key: "
+                                 f"{', '.join(type(self).model_fields)})")
+            self.__pydantic_extra__[name] = value if isinstance(value, sections[name]) else \
+                sections[name].model_validate(value or {})
+        for name in sections:
+            section = self.section(name)
+            if section is not None and section.enabled:
+                section.check(self)
         return self
+
+    def with_sections(self, *, lake: str, sections: dict) -> "Config":
+        """A copy with ``lake`` and family sections replaced (built-in fields and added families alike)."""
+        builtin = {k: v for k, v in sections.items() if k in type(self).model_fields}
+        copy = self.model_copy(update={"lake": lake, **builtin})
+        copy.__pydantic_extra__.update({k: v for k, v in sections.items() if k not in builtin})
+        return copy
+
+    def model_names(self) -> list[str]:
+        return [m.name for m in [*self.models, *self.judges]]
+
+    def enabled(self, family: str) -> bool:
+        section = self.section(family)
+        return section is not None and section.enabled
+
+    def section(self, name: str):
+        """A family's config section (``botchat``, ``mtbench101``, ``gameeval``, or a registered family's)."""
+        return getattr(self, name, None)
 
     def model(self, name: str) -> ModelConfig:
         for model in [*self.models, *self.judges]:
@@ -305,7 +368,7 @@ class Config(_Strict):
 
     def botchat_models(self) -> list[ModelConfig]:
         """The models BotChat runs (none when it is off)."""
-        if not self.botchat.enabled:
+        if not self.enabled("botchat"):
             return []
         names = self.botchat.models or [m.name for m in self.models]
         return [self.model(n) for n in names]
@@ -322,19 +385,33 @@ def _format_errors(source: str, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
+OVERRIDE_FLAGS = ("limit", "models", "n", "judge")
+
+
 def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
-    """Apply CLI flags (``limit``, ``models``, ``n``, ``judge``, ``lake``) on top of the YAML mapping."""
-    raw = {**raw, "botchat": dict(raw.get("botchat") or {})}
+    """Apply CLI flags on top of the YAML mapping: ``lake``, and ``limit`` / ``models`` / ``n`` / ``judge``
+    in every family section of the config that has a field for them (``FamilySection.OVERRIDES``)."""
+    raw = dict(raw)
     for key, value in (overrides or {}).items():
         if value is None:
             continue
         if key == "lake":
             raw["lake"] = value
-        elif key in ("limit", "models", "n", "judge"):
-            raw["botchat"][key] = value
-        else:
+        elif key not in OVERRIDE_FLAGS:
             raise ConfigError(f"unknown override {key!r}")
+        else:
+            for name, section in family_sections().items():
+                if not isinstance(raw.get(name), dict):
+                    continue
+                for path in section.OVERRIDES.get(key, ()):
+                    raw[name] = _set(raw[name], path.split("."), value)
     return raw
+
+
+def _set(mapping: dict, path: list[str], value: Any) -> dict:
+    head, rest = path[0], path[1:]
+    inner = value if not rest else _set(dict(mapping.get(head) or {}), rest, value)
+    return {**mapping, head: inner}
 
 
 def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None, *, root: Path | None = None) -> Config:
@@ -356,27 +433,20 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
 
 
 def _resolve_paths(config: Config, root: Path, source: str) -> Config:
+    """Relative paths against ``root``; each enabled family checks that its data files are readable."""
     def resolve(value: str) -> str:
         return value if os.path.isabs(value) else str((root / value).resolve())
 
-    botchat = config.botchat.model_copy(update={
-        "dataset": resolve(config.botchat.dataset),
-        "unieval_examples": resolve(config.botchat.unieval_examples),
-    })
-    if botchat.enabled:
-        for key in ("dataset", "unieval_examples"):
-            path = Path(getattr(botchat, key))
-            if not path.is_file() or not os.access(path, os.R_OK):
-                raise ConfigError(f"{source}: botchat.{key}: cannot read dataset file {path}")
-    mtbench101 = config.mtbench101.model_copy(update={"dataset": resolve(config.mtbench101.dataset)})
-    if mtbench101.enabled and not Path(mtbench101.dataset).is_file():
-        raise ConfigError(f"{source}: mtbench101.dataset: cannot read dataset file {mtbench101.dataset}")
-    gameeval = config.gameeval.model_copy(update={"words": resolve(config.gameeval.words),
-                                                  "word_pairs": resolve(config.gameeval.word_pairs)})
-    if gameeval.enabled:
-        for key, game in (("words", gameeval.askguess), ("word_pairs", gameeval.spyfall)):
-            path = Path(getattr(gameeval, key))
-            if game.enabled and not path.is_file():
-                raise ConfigError(f"{source}: gameeval.{key}: cannot read dataset file {path}")
-    return config.model_copy(update={"lake": resolve(config.lake), "botchat": botchat, "mtbench101": mtbench101,
-                                     "gameeval": gameeval})
+    sections = {}
+    for name in family_sections():
+        section = config.section(name)
+        if section is None:
+            continue
+        section = section.model_copy(update={key: resolve(getattr(section, key)) for key in section.PATHS})
+        if section.enabled:
+            for key in section.required_files():
+                path = Path(getattr(section, key))
+                if not path.is_file() or not os.access(path, os.R_OK):
+                    raise ConfigError(f"{source}: {name}.{key}: cannot read dataset file {path}")
+        sections[name] = section
+    return config.with_sections(lake=resolve(config.lake), sections=sections)

@@ -9,18 +9,10 @@ from dialogbench.config import Config, ConfigError, ModelConfig
 
 
 def models_in_use(config: Config) -> list[ModelConfig]:
-    used: dict[str, ModelConfig] = {}
-    if config.botchat.enabled:
-        for model in config.botchat_models():
-            used[model.name] = model
-        used[config.botchat.judge] = config.model(config.botchat.judge)
-    if config.mtbench101.enabled:
-        for model in [*config.mtbench101_models(), config.mtbench101_judge()]:
-            used[model.name] = model
-    if config.gameeval.enabled:
-        for model in config.gameeval_models():
-            used[model.name] = model
-    return list(used.values())
+    """Every model a stage of the run calls (chatbots, judges, players), each once, in run order."""
+    from dialogbench.pool import stage_models
+
+    return list({m.name: m for _, models in stage_models(config) for m in models}.values())
 
 
 def preflight(config: Config, *, source: str = "config") -> None:

@@ -1,24 +1,25 @@
-"""The whole nightly pipeline: check the config, run each benchmark family's flow, then rebuild the
-catalog, run the SQL data tests and render the report. Wiring only."""
+"""The whole nightly pipeline: check the config, run every stage of every enabled family (one stage
+subflow each), then rebuild the catalog, run the SQL data tests and render the report. Wiring only;
+the flow run is named by the lake's run id."""
 
 from __future__ import annotations
 
 from prefect import flow
+from prefect.runtime import flow_run
 
-from flows.botchat import botchat
-from flows.gameeval import gameeval
-from flows.mtbench101 import mtbench101
+from dialogbench.runs import new_run_id
+from flows.stage import stage
 from tasks.config import load_run_config, release_engines, start_run
 from tasks.lake import catalog, check_lake, leaderboard, render_report
+from tasks.stages import run_stages
 
 
-@flow(name="dialogbench", log_prints=True)
+@flow(name="dialogbench", flow_run_name=new_run_id, log_prints=True)
 def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
              n: list[int] | None = None, judge: str | None = None, lake: str | None = None) -> dict:
     config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake})
-    run_id = start_run(config)
-    stages = (botchat(config, run_id, config_path) + mtbench101(config, run_id, config_path)
-              + gameeval(config, run_id, config_path))
+    run_id = start_run(config, flow_run.name)
+    stages = [stage(config, run_id, name, config_path) for name in run_stages(config)]
     release_engines()
     catalog(config)
     check_lake(config)

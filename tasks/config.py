@@ -5,9 +5,10 @@ from prefect.cache_policies import NO_CACHE
 
 from dialogbench.config import Config, load_config
 from dialogbench.lake import Lake
+from dialogbench.lake.version import ensure_current
 from dialogbench.preflight import preflight
 from dialogbench.runs import new_run_id
-from dialogbench.schedule import release_all
+from dialogbench.pool import release_all
 
 
 @task(name="load-config", cache_policy=NO_CACHE)
@@ -18,10 +19,13 @@ def load_run_config(config_path: str, overrides: dict) -> Config:
 
 
 @task(name="start-run", cache_policy=NO_CACHE)
-def start_run(config: Config) -> str:
-    """A new run id; temp files left by a killed writer are removed first."""
-    Lake(config.lake).clean_temp_files()
-    return new_run_id()
+def start_run(config: Config, run_id: str | None = None) -> str:
+    """The run id (the flow run's name, else a new one). An older lake is refused (``dialogbench migrate``);
+    temp files left by a killed writer are removed first."""
+    lake = Lake(config.lake)
+    ensure_current(lake)
+    lake.clean_temp_files()
+    return run_id or new_run_id()
 
 
 @task(name="release-engines", cache_policy=NO_CACHE)

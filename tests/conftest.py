@@ -85,7 +85,7 @@ def make_config(config_file) -> Callable[..., Config]:
 def run_pipeline(config: Config, run_id: str | None = None, *, record: bool = False) -> dict:
     """The flow's stages in order, as a fresh process would run them (backends rebuilt).
     Returns {"seeds": report, "<model>": generation report, "unieval": merged judging report}."""
-    from dialogbench.botchat import stages
+    from tests import stage_runner as stages
     from dialogbench.lake import Lake
     from dialogbench.runs import new_run_id, record_stage, sum_reports
 

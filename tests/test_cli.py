@@ -9,7 +9,7 @@ import time
 import duckdb
 import pytest
 
-from dialogbench.botchat import stages
+from tests import stage_runner as stages
 from dialogbench.cli import main
 from tests.conftest import config_dict
 
@@ -94,7 +94,7 @@ def test_missing_config_exits_2(tmp_path, capsys):
 def test_validate_a_scripted_config(config_file, capsys):
     assert main(["validate", "--config", str(config_file()), "--limit", "5", "--n", "4,6"]) == 0
     out = capsys.readouterr().out
-    assert "valid (2 models, judge judge, N [4, 6], seeds 5)" in out
+    assert "valid (2 models; families: botchat; 6 stages)" in out
 
 
 def test_bad_n_flag_is_a_usage_error(config_file):

@@ -226,17 +226,45 @@ def test_shipped_configs_parse(path, monkeypatch, capsys):
 
 
 def test_botchat_off_runs_no_botchat_stage(make_config, lake_dir, backend_calls):
-    """A games-only config: BotChat's stages plan nothing and call no backend (and need no judge)."""
-    from dialogbench.botchat import comparison_stages, stages
+    """A games-only config: BotChat has no stage in the run, calls no backend (and needs no judge)."""
+    from dialogbench import registry
+    from tests import stage_runner as stages
 
     config = make_config({"lake": str(lake_dir), "models": [{"name": "a", "backend": "scripted", "script": ["x"]}],
                           "botchat": {"enabled": False, "arena": {"enabled": True}, "gteval": {"enabled": True}}})
-    assert config.botchat_models() == []
+    assert config.botchat_models() == [] and registry.stages(config) == []
     assert stages.extract_seeds(config).detail == {"enabled": False}
-    for plan in (stages.plan_unieval, comparison_stages.plan_arena, comparison_stages.plan_gteval):
+    for plan in (stages.plan_unieval, stages.plan_arena, stages.plan_gteval):
         chunks, report = plan(config, "run")
         assert chunks == [] and report.detail == {"enabled": False}
     assert backend_calls == {} and not lake_dir.exists()
+
+
+@pytest.mark.parametrize("section", ["botchat", "mtbench101", "gameeval"])
+def test_a_family_runs_when_its_section_is_present_and_not_disabled(make_config, lake_dir, section):
+    """`enabled` means the same for every family: a section present runs (default true), absent or
+    `enabled: false` does not, and a family that does not run has no stage (so no `runs` row)."""
+    from dialogbench import registry
+
+    base = {"lake": str(lake_dir), "models": [{"name": "a", "backend": "scripted", "script": ["x"]}]}
+    judge = {"judge": "a"} if section != "gameeval" else {}
+    families = lambda cfg: {f.name for f in registry.families() if f.enabled(cfg)}  # noqa: E731
+    assert families(make_config(base)) == set()
+    assert families(make_config({**base, section: dict(judge)})) == {section}
+    off = make_config({**base, section: {"enabled": False, **judge}})
+    assert families(off) == set() and registry.stages(off) == []
+
+
+def test_cli_overrides_reach_every_family(make_config, lake_dir):
+    """--limit / --models / --judge set every family section that has the field; --n only BotChat's."""
+    from dialogbench.config import apply_overrides
+
+    raw = {"botchat": {}, "mtbench101": {}, "gameeval": {"spyfall": {"trials": 2}}}
+    out = apply_overrides(raw, {"limit": 3, "models": ["a"], "judge": "j", "n": [4]})
+    assert out["botchat"] == {"limit": 3, "models": ["a"], "judge": "j", "n": [4]}
+    assert out["mtbench101"] == {"limit": 3, "models": ["a"], "judge": "j"}
+    assert out["gameeval"] == {"models": ["a"], "askguess": {"limit": 3}, "spyfall": {"trials": 2, "limit": 3}}
+    assert apply_overrides({"models": []}, {"limit": 3}) == {"models": []}  # no section is created
 
 
 @pytest.mark.parametrize("gameeval,message", [

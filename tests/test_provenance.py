@@ -3,10 +3,10 @@ output format held them; the views and judge_outputs show it. Scripted models: f
 
 from __future__ import annotations
 
-from dialogbench.gameeval import stage as game_stage
+from tests import stage_runner as game_stage
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
-from dialogbench.mtbench101 import stages as mt_stages
+from tests import stage_runner as mt_stages
 from tests.conftest import chatbot, config_dict
 
 

@@ -14,10 +14,6 @@ class ResolvedWeights:
     path: str  # a directory, a file, or (vllm/openai) a model name
     gguf_file: str | None = None  # set when ``path`` is the directory of a GGUF file
 
-    @property
-    def is_local(self) -> bool:
-        return Path(self.path).exists()
-
 
 def resolve_weights(weights: str, *, must_exist: bool = True) -> ResolvedWeights:
     """``pkg://DIST/FILE`` is FILE inside the installed Python package DIST (found without importing

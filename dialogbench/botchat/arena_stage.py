@@ -1,5 +1,5 @@
-"""The BotChat Arena stage: plan both orders of every (pair, seed, N) whose two dialogues are stored,
-judge them in chunks, write cells. Ratings (Elo) are computed from the ``botchat_arena`` view."""
+"""The BotChat Arena stage: both orders of every (pair, seed, N) whose two dialogues are stored, judged
+in chunks. Ratings (Elo) are computed from the ``botchat_arena`` view."""
 
 from __future__ import annotations
 
@@ -10,16 +10,14 @@ import pyarrow as pa
 
 from dialogbench.backends.formats import format_key
 from dialogbench.botchat import arena, pairwise
-from dialogbench.botchat.generate_stage import model_fingerprint
-from dialogbench.botchat.pairwise import PairCell
+from dialogbench.botchat.pairwise import Pair, PairwiseStage
+from dialogbench.cells import Cell
 from dialogbench.config import ModelConfig
-from dialogbench.keys import fingerprint
+from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
-from dialogbench.runs import StageReport
 
 log = logging.getLogger("dialogbench.botchat.arena")
 PROTOCOL = "botchat_arena"
-PLAN_SEPARATOR = " vs "  # plans.model is "<first> vs <second>" (model names have no spaces)
 
 
 def default_pairs(models: list[ModelConfig]) -> list[tuple[str, str]]:
@@ -38,48 +36,42 @@ def _distinct(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return kept
 
 
-def plan_arena(*, lake: Lake, models: list[ModelConfig], judge: ModelConfig, pairs: list[tuple[str, str]] | None,
-               seeds: pa.Table, n_values: list[int], version: str,
-               run_id: str) -> tuple[list[PairCell], int, int, dict[str, int]]:
-    """Two cells (a first, then b first) per N, pair and seed where both models have a stored
-    dialogue of >= N utterances (the shortest such, so a later extension does not change the cell).
-    A seed where one side is missing is skipped and counted (returned per "a vs b @ N=n"). The key
-    covers both generations and their order, so adding a model only plans its own pairs anew.
-    Returns the cells still to judge, the planned and cached counts, and the skips; records the plan."""
-    by_name = {m.name: m for m in models}
-    pairs = _distinct(pairs) if pairs else default_pairs(models)
-    item_ids = seeds.column("seed_id").to_pylist()
-    stored = pairwise.stored_generations(lake, [by_name[n] for n in dict.fromkeys(itertools.chain(*pairs))], item_ids)
-    judge_fp = model_fingerprint(judge)
-    fmt = format_key(judge, arena.output_format(max_tokens=judge.max_tokens))
-    cells: list[PairCell] = []
-    skipped: dict[str, int] = {}
-    for n in n_values:
-        for a, b in pairs:
-            compared = 0
-            for item in item_ids:
-                gen_a = next((g for g in stored.get((a, item), []) if g["n_target"] >= n), None)
-                gen_b = next((g for g in stored.get((b, item), []) if g["n_target"] >= n), None)
-                if gen_a is None or gen_b is None:
-                    continue
-                compared += 1
-                for (first, g1), (second, g2) in (((a, gen_a), (b, gen_b)), ((b, gen_b), (a, gen_a))):
-                    cells.append(PairCell(
-                        cell_key=fingerprint(PROTOCOL, version, judge_fp, g1["cell_key"], g2["cell_key"], n, *fmt),
-                        item_id=item, model=first, generation_key=g1["cell_key"], opponent=second,
-                        opponent_generation_key=g2["cell_key"], position=1, n_judged=n,
-                        first=tuple(g1["utterances"][:n]), second=tuple(g2["utterances"][:n]),
-                        plan_label=f"{first}{PLAN_SEPARATOR}{second}"))
-            skipped[f"{a} vs {b} @ N={n}"] = len(item_ids) - compared
-            log.info("arena N=%d, pair %s vs %s: %d seeds compared, %d skipped (missing dialogues)",
-                     n, a, b, compared, len(item_ids) - compared)
-    missing = pairwise.record_plan(lake=lake, cells=cells, stage=PROTOCOL, judge=judge, run_id=run_id)
-    todo = [c for c in cells if c.cell_key in missing]
-    return todo, len(cells), len(cells) - len(todo), skipped
+class Arena(PairwiseStage):
+    """Two cells (a first, then b first) per N, pair and seed where both models have a stored dialogue
+    of >= N utterances (the shortest such, so a later extension does not change the cell). A seed
+    where one side is missing is skipped and counted (per "a vs b @ N=n"). The key covers both
+    generations and their order, so adding a model only plans its own pairs anew."""
 
+    name = PROTOCOL
+    kind = "arena"
 
-def judge_arena_chunk(*, lake: Lake, cells: list[PairCell], judge: ModelConfig, version: str,
-                      run_id: str) -> StageReport:
-    """One backend call for the chunk; rows into ``judgments`` with protocol ``botchat_arena``."""
-    return pairwise.judge_pairs_chunk(lake=lake, cells=cells, judge=judge, kind="arena", protocol=PROTOCOL,
-                                      version=version, run_id=run_id)
+    def pairs(self, config, lake: Lake, seeds: pa.Table, judge: ModelConfig) -> tuple[list[Cell], dict[str, int]]:
+        models, settings = config.botchat_models(), config.botchat.arena
+        by_name = {m.name: m for m in models}
+        pairs = _distinct(settings.pairs) if settings.pairs else default_pairs(models)
+        item_ids = seeds.column("seed_id").to_pylist()
+        stored = pairwise.stored_generations(lake, [by_name[n] for n in dict.fromkeys(itertools.chain(*pairs))], item_ids)
+        judge_fp, version = model_fingerprint(judge), arena.protocol_version("arena")
+        fmt = format_key(judge, arena.output_format(max_tokens=judge.max_tokens))
+        cells: list[Cell] = []
+        skipped: dict[str, int] = {}
+        for n in settings.n:
+            for a, b in pairs:
+                compared = 0
+                for item in item_ids:
+                    gen_a = next((g for g in stored.get((a, item), []) if g["n_target"] >= n), None)
+                    gen_b = next((g for g in stored.get((b, item), []) if g["n_target"] >= n), None)
+                    if gen_a is None or gen_b is None:
+                        continue
+                    compared += 1
+                    for (first, g1), (second, g2) in (((a, gen_a), (b, gen_b)), ((b, gen_b), (a, gen_a))):
+                        cells.append(Cell(
+                            fingerprint(PROTOCOL, version, judge_fp, g1["cell_key"], g2["cell_key"], n, *fmt), item,
+                            {"first": first, "second": second}, judge=judge.name,
+                            payload=Pair(model=first, generation_key=g1["cell_key"], opponent=second,
+                                         opponent_generation_key=g2["cell_key"], position=1, n_judged=n,
+                                         first=tuple(g1["utterances"][:n]), second=tuple(g2["utterances"][:n]))))
+                skipped[f"{a} vs {b} @ N={n}"] = len(item_ids) - compared
+                log.info("arena N=%d, pair %s vs %s: %d seeds compared, %d skipped (missing dialogues)",
+                         n, a, b, compared, len(item_ids) - compared)
+        return cells, skipped

@@ -1,11 +1,17 @@
-"""Algorithm 1, batched: advance every unfinished dialogue of one model by one utterance per call."""
+"""Algorithm 1, batched, over the episode engine: every unfinished dialogue advances by one utterance
+per step, all of them in one backend call."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from dialogbench.backends.base import Backend, Conversation, Sampling
+from dialogbench.episodes import Fit, Progress, Reply, Request, Seat, run_episodes
+
+log = logging.getLogger("dialogbench.botchat.generation")
+MODEL = "chatbot"  # the one seat of a generation run
 
 
 @dataclass
@@ -34,53 +40,42 @@ def build_messages(utterances: Sequence[str], system_prompt: str | None) -> Conv
     return ([{"role": "system", "content": system_prompt}] if system_prompt else []) + messages
 
 
-def fit_context(utterances: Sequence[str], *, system_prompt: str | None, count_tokens: Callable[[Conversation], int],
-                budget: int) -> tuple[Conversation, bool]:
-    """Drop the oldest utterances until the prompt fits ``budget`` tokens (the newest one always stays)."""
-    start = 0
-    messages = build_messages(utterances, system_prompt)
-    while start < len(utterances) - 1 and count_tokens(messages) > budget:
-        start += 1
-        messages = build_messages(utterances[start:], system_prompt)
-    return messages, start > 0
+def dialogue_fit(system_prompt: str | None) -> Fit:
+    """Over the context window a dialogue loses its oldest utterances; the system prompt and the
+    newest utterance stay. Roles count backwards from the newest, so dropping from the front leaves
+    every kept role as it was."""
+    return Fit(keep_head=1 if system_prompt else 0, keep_tail=1, unit=1)
 
 
-def fit_contexts(histories: Sequence[Sequence[str]], *, system_prompt: str | None, backend: Backend,
-                 budget: int) -> list[tuple[Conversation, bool]]:
-    """``fit_context`` for a batch: every prompt is counted in one batched call (the backend keeps
-    the token ids for the ``generate`` that follows); only the few over ``budget`` are cut."""
-    prompts = [build_messages(u, system_prompt) for u in histories]
-    fitted = []
-    for utterances, messages, tokens in zip(histories, prompts, backend.count_tokens_many(prompts)):
-        if tokens <= budget:
-            fitted.append((messages, False))
-        else:
-            fitted.append(fit_context(utterances, system_prompt=system_prompt, count_tokens=backend.count_tokens,
-                                      budget=budget))
-    return fitted
+class DialogueEpisode:
+    """A ``DialogueState`` as an episode: one request a step, its reply appended (or its error kept)."""
 
+    def __init__(self, state: DialogueState, *, system_prompt: str | None) -> None:
+        self.state, self.system_prompt, self.fit = state, system_prompt, dialogue_fit(system_prompt)
 
-def step_dialogues(states: Sequence[DialogueState], *, backend: Backend, sampling: Sampling, system_prompt: str | None,
-                   context_window: int) -> int:
-    """One backend call that appends one utterance to every unfinished dialogue; returns how many."""
-    active = [s for s in states if not s.done]
-    if not active:
-        return 0
-    fitted = fit_contexts([s.utterances for s in active], system_prompt=system_prompt, backend=backend,
-                          budget=context_window - sampling.max_tokens)
-    for state, (_, trimmed) in zip(active, fitted):
-        state.trimmed_steps += trimmed
-    for state, completion in zip(active, backend.generate([m for m, _ in fitted], sampling=sampling)):
-        if not completion.ok:
-            state.error = f"utterance {len(state.utterances) + 1}: {completion.error}"
-            continue
-        text = completion.text.strip()
-        state.empty_utterances += not text
-        state.utterances.append(text)
-        state.completion_tokens.append(completion.completion_tokens)
-        if completion.engine:
-            state.engines.add(completion.engine)
-    return len(active)
+    @property
+    def done(self) -> bool:
+        return self.state.done
+
+    def pending(self) -> list[Request]:
+        if self.state.done:
+            return []
+        return [Request(model=MODEL, messages=build_messages(self.state.utterances, self.system_prompt), fit=self.fit)]
+
+    def resolve(self, replies: list[Reply]) -> None:
+        state = self.state
+        for reply in replies:
+            state.trimmed_steps += reply.trimmed
+            completion = reply.completion
+            if not completion.ok:
+                state.error = f"utterance {len(state.utterances) + 1}: {completion.error}"
+                continue
+            text = completion.text.strip()
+            state.empty_utterances += not text
+            state.utterances.append(text)
+            state.completion_tokens.append(completion.completion_tokens)
+            if completion.engine:
+                state.engines.add(completion.engine)
 
 
 def generate_dialogues(states: Sequence[DialogueState], *, backend: Backend, sampling: Sampling,
@@ -88,10 +83,7 @@ def generate_dialogues(states: Sequence[DialogueState], *, backend: Backend, sam
                        on_step: Callable[[int, Sequence[DialogueState]], None] | None = None) -> None:
     """Run steps until every dialogue reached its target or failed; ``on_step`` sees progress
     after each call (the pipeline checkpoints there)."""
-    step = 0
-    while any(not s.done for s in states):
-        step_dialogues(states, backend=backend, sampling=sampling, system_prompt=system_prompt,
-                       context_window=context_window)
-        step += 1
-        if on_step:
-            on_step(step, states)
+    seat = Seat(backend=backend, sampling=sampling, prompt_budget=context_window - sampling.max_tokens)
+    run_episodes([DialogueEpisode(s, system_prompt=system_prompt) for s in states if not s.done],
+                 seats={MODEL: seat}, on_step=(lambda stats: on_step(stats.steps, states)) if on_step else None,
+                 progress=Progress(log, noun="dialogues"))

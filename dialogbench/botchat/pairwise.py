@@ -1,33 +1,31 @@
-"""What BotChat Arena and GTEval share: the pair cell, the stored dialogues they read, the plan
-record, and judging a chunk of pairs with one backend call."""
+"""What BotChat Arena and GTEval share: the pair a cell shows the judge, the stored dialogues they read,
+and the stage that plans pairs per seed and judges them in chunks."""
 
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-from dialogbench.backends import get_backend, sampling_for
-from dialogbench.backends.provenance import provenance
 from dialogbench.botchat import arena
-from dialogbench.botchat.generate_stage import model_fingerprint
+from dialogbench.botchat.selection import comparison_seeds
+from dialogbench.botchat.tables import GENERATIONS_TABLE
+from dialogbench.cells.shared_tables import JUDGMENTS_TABLE
+from dialogbench.cells import Cell, Emit, Planned, Stage
 from dialogbench.config import ModelConfig
+from dialogbench.judging import judge_chunk
+from dialogbench.keys import model_fingerprint
 from dialogbench.lake import Lake
-from dialogbench.lake.schemas import FAILURES, GENERATIONS, JUDGMENTS, PLANS
-from dialogbench.runs import StageReport, now
 
 log = logging.getLogger("dialogbench.botchat.pairwise")
 
 
 @dataclass(frozen=True)
-class PairCell:
+class Pair:
     """One judge call on two conversations, in one order (the mirror order is its own cell)."""
 
-    cell_key: str
-    item_id: str
-    model: str                    # the side whose generation this cell is filed under
+    model: str                    # the side whose generation the row is filed under
     generation_key: str
     opponent: str                 # the other model, or "human"
     opponent_generation_key: str | None
@@ -35,7 +33,6 @@ class PairCell:
     n_judged: int                 # utterances of each conversation shown
     first: tuple[str, ...]        # Conversation 1
     second: tuple[str, ...]       # Conversation 2
-    plan_label: str               # `plans.model`: what the metrics take each latest plan per
 
 
 def stored_generations(lake: Lake, models: list[ModelConfig], item_ids: list[str]) -> dict[tuple[str, str], list[dict]]:
@@ -47,7 +44,7 @@ def stored_generations(lake: Lake, models: list[ModelConfig], item_ids: list[str
         con.register("items", pa.table({"item_id": pa.array(item_ids, pa.string())}))
         rows = con.sql(f"""
             SELECT g.cell_key, g.item_id, g.model, g.n_target, g.utterances
-            FROM {lake.relation_sql('generations', GENERATIONS)} g
+            FROM {lake.relation_sql(GENERATIONS_TABLE.name, GENERATIONS_TABLE.schema)} g
             JOIN fps USING (model, model_fp) SEMI JOIN items USING (item_id)
             ORDER BY g.model, g.item_id, g.n_target, g.created_at DESC, g.cell_key
         """).to_arrow_table().to_pylist()
@@ -57,49 +54,41 @@ def stored_generations(lake: Lake, models: list[ModelConfig], item_ids: list[str
     return found
 
 
-def record_plan(*, lake: Lake, cells: list[PairCell], stage: str, judge: ModelConfig, run_id: str) -> set[str]:
-    """Write the plan (metrics read each latest one) and return the keys not judged yet."""
-    keys = pa.table({"cell_key": pa.array([c.cell_key for c in cells], pa.string())})
-    with lake.connect() as con:
-        con.register("planned", keys)
-        missing = set(con.sql(f"""SELECT cell_key FROM planned ANTI JOIN
-            {lake.relation_sql('judgments', JUDGMENTS)} j USING (cell_key)""").to_arrow_table().column(0).to_pylist())
-    created = now()
-    lake.write("plans", pa.Table.from_pylist(
-        [{"run_id": run_id, "stage": stage, "cell_key": c.cell_key, "item_id": c.item_id, "model": c.plan_label,
-          "judge": judge.name, "created_at": created} for c in cells], schema=PLANS),
-        partition={"stage": stage, "run_id": run_id}, name=f"{judge.name}.parquet")
-    return missing
+class PairwiseStage(Stage):
+    """Arena and GTEval: cells planned per comparison seed by ``pairs``; judged in chunks."""
 
+    table = JUDGMENTS_TABLE
+    retries = 2
+    kind: arena.Kind
 
-def judge_pairs_chunk(*, lake: Lake, cells: list[PairCell], judge: ModelConfig, kind: arena.Kind, protocol: str,
-                      version: str, run_id: str) -> StageReport:
-    """One backend call for the chunk; parsed and unparseable verdicts are both cells (raw output
-    kept, winner null when unparsed); backend errors go to ``failures`` and are retried next run."""
-    start = time.perf_counter()
-    completions = get_backend(judge).generate([arena.build_prompt(c.first, c.second, kind=kind) for c in cells],
-                                              sampling=sampling_for(judge),
-                                              formats=arena.output_format(max_tokens=judge.max_tokens))
-    created, judge_fp = now(), model_fingerprint(judge)
-    rows, failures = [], []
-    for cell, completion in zip(cells, completions):
-        if not completion.ok:
-            failures.append({"cell_key": cell.cell_key, "stage": protocol, "item_id": cell.item_id, "model": cell.model,
-                             "judge": judge.name, "error": completion.error, "run_id": run_id, "created_at": created})
-            continue
-        verdict = arena.parse_arena_verdict(completion.text)
-        rows.append({"cell_key": cell.cell_key, "protocol": protocol, "protocol_version": version,
-                     "item_id": cell.item_id, "model": cell.model, "judge": judge.name, "judge_fp": judge_fp,
-                     "generation_key": cell.generation_key, "n_judged": cell.n_judged, "raw_output": completion.text,
-                     "parsed": verdict.parsed, "parse_error": verdict.error, "reason": verdict.reason,
-                     "prompt_tokens": completion.prompt_tokens, "completion_tokens": completion.completion_tokens,
-                     "run_id": run_id, "created_at": created, "opponent": cell.opponent,
-                     "opponent_generation_key": cell.opponent_generation_key, "position": cell.position,
-                     "verdict": verdict.verdict, "winner": arena.winner_for(verdict.verdict),
-                     "output_format": completion.constraint, **provenance(judge, [completion])})
-    lake.write("judgments", pa.Table.from_pylist(rows, schema=JUDGMENTS), partition={"protocol": protocol, "judge": judge.name})
-    lake.write("failures", pa.Table.from_pylist(failures, schema=FAILURES), partition={"stage": protocol})
-    unparsed = sum(not r["parsed"] for r in rows)
-    log.info("%s: %s judged %d pairs (%d unparseable, %d failed)", protocol, judge.name, len(rows), unparsed, len(failures))
-    return StageReport(protocol, computed=len(rows), failed=len(failures), seconds=time.perf_counter() - start,
-                       detail={"unparsed": unparsed, "constrained": sum(r["output_format"] is not None for r in rows)})
+    def __init__(self, config) -> None:
+        self.chunk_size = config.botchat.judge_chunk_size
+
+    def models(self, config):
+        return [config.model(config.botchat.judge)]
+
+    def settings(self, config):
+        return getattr(config.botchat, self.kind)
+
+    def pairs(self, config, lake: Lake, seeds: pa.Table, judge: ModelConfig) -> tuple[list[Cell], dict[str, int]]:
+        raise NotImplementedError
+
+    def plan(self, config, lake: Lake) -> Planned:
+        settings = self.settings(config)
+        seeds = comparison_seeds(config, min_human_utterances=settings.min_human_utterances, limit=settings.limit)
+        cells, skipped = self.pairs(config, lake, seeds, config.model(config.botchat.judge))
+        return Planned(cells, detail={"skipped_missing_dialogues": sum(skipped.values()), "skipped": skipped})
+
+    def compute(self, config, cells: list[Cell], emit: Emit) -> None:
+        judge, version = config.model(config.botchat.judge), arena.protocol_version(self.kind)
+
+        def parse(cell: Cell, text: str) -> dict:
+            verdict, pair = arena.parse_arena_verdict(text), cell.payload
+            return {"protocol_version": version, "n_judged": pair.n_judged, "parsed": verdict.parsed,
+                    "parse_error": verdict.error, "reason": verdict.reason, "opponent": pair.opponent,
+                    "opponent_generation_key": pair.opponent_generation_key, "position": pair.position,
+                    "verdict": verdict.verdict, "winner": arena.winner_for(verdict.verdict)}
+
+        judge_chunk(judge=judge, cells=cells, emit=emit, protocol=self.name, parse=parse,
+                    prompt=lambda c: arena.build_prompt(c.payload.first, c.payload.second, kind=self.kind),
+                    output_format=lambda c: arena.output_format(max_tokens=judge.max_tokens))

@@ -7,19 +7,12 @@ from pathlib import Path
 import pyarrow as pa
 
 from dialogbench.jsonl import DatasetError, raise_if_any, records
+from dialogbench.botchat.tables import SEEDS
 from dialogbench.keys import fingerprint
 
-__all__ = ["DatasetError", "SEEDS_SCHEMA", "SEED_LENGTH", "read_seeds"]
+__all__ = ["DatasetError", "SEED_LENGTH", "read_seeds"]
 
 SEED_LENGTH = 2
-SEEDS_SCHEMA = pa.schema([
-    ("seed_id", pa.string()),
-    ("line", pa.int32()),
-    ("seed", pa.list_(pa.string())),
-    ("dialogue", pa.list_(pa.string())),
-    ("n_utterances", pa.int32()),
-    ("item_fp", pa.string()),
-])
 
 
 def read_seeds(path: str | Path) -> pa.Table:
@@ -44,7 +37,7 @@ def read_seeds(path: str | Path) -> pa.Table:
                          "n_utterances": len(dialogue), "item_fp": fingerprint("botchat_seed", seed_id, seed)})
     raise_if_any(problems, path=path, what="row(s)")
     rows.sort(key=lambda r: _natural(r["seed_id"]))
-    return pa.Table.from_pylist(rows, schema=SEEDS_SCHEMA)
+    return pa.Table.from_pylist(rows, schema=SEEDS)
 
 
 def _natural(seed_id: str) -> tuple:

@@ -12,7 +12,7 @@ import itertools
 
 from dialogbench.backends import Sampling, sampling_for
 from dialogbench.backends.formats import enforced_kinds
-from dialogbench.botchat.generate_stage import model_fingerprint
+from dialogbench.keys import model_fingerprint
 from dialogbench.config import Config, ModelConfig
 from dialogbench.gameeval import askguess, spyfall, tofukingdom
 from dialogbench.gameeval.game import GameSetup

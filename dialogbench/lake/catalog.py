@@ -1,56 +1,213 @@
-"""DuckDB views over the lake, defined by the files in ``sql/`` (base views, then metrics)."""
+"""DuckDB views over the lake, defined by the files in ``sql/`` (see ``sql/README.md``): one view per file,
+created in the order their declared dependencies give (``{{ ref('view') }}``), reading lake tables through
+``{{ source('table') }}`` and generated reference tables through ``{{ reference('name') }}``."""
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import duckdb
+import pyarrow as pa
 
-from dialogbench.botchat.seeds import SEEDS_SCHEMA
-from dialogbench.lake.schemas import TABLES
-from dialogbench.lake.store import Lake
+from dialogbench.lake.store import Lake, _duck_type
 
 log = logging.getLogger("dialogbench.catalog")
 SQL_DIR = Path(os.environ.get("DIALOGBENCH_SQL_DIR", Path(__file__).resolve().parents[2] / "sql"))
-_SOURCE = re.compile(r"\{\{\s*source\('([a-z0-9_]+)'\)\s*\}\}")
-VIEW_DIRS = ("views", "metrics")
-# Typed empty views for tables a lake may not have yet; `seeds` too, so metric views that join it
-# (botchat_unieval_gt) exist, empty, before the first extraction.
-SOURCE_SCHEMAS = {**TABLES, "seeds": SEEDS_SCHEMA}
+VIEW_DIRS = ("views", "metrics", "report")  # every file of these is a view named after the file
+TESTS_DIR = "tests"                         # data tests: each must return zero rows
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_TAG = re.compile(r"\{\{\s*(?P<tag>[a-z_]+)\(\s*(?:'(?P<arg>" + _NAME + r")')?\s*\)\s*\}\}")
+_ANY_TAG = re.compile(r"\{\{.*?\}\}", re.S)
+TAGS = {"ref": True, "source": True, "reference": True, "computed_cells": False}  # tag -> takes a name
+
+
+class CatalogError(RuntimeError):
+    """A view file that cannot be created: an unknown tag, ref, source or reference, a cycle, broken SQL."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """One SQL file: the view (or data test) ``name`` and the views it reads (``refs``, in file order)."""
+
+    name: str
+    path: Path
+    sql: str
+    refs: tuple[str, ...]
+
+
+def parse(path: Path) -> Model:
+    """The file's model; raises naming the file for a tag that is not ``ref('x')``, ``source('x')``,
+    ``reference('x')`` or ``computed_cells()``."""
+    sql = path.read_text()
+    refs: list[str] = []
+    for m in _ANY_TAG.finditer(sql):
+        tag = _TAG.fullmatch(m.group(0))
+        if tag is None or tag["tag"] not in TAGS or TAGS[tag["tag"]] != (tag["arg"] is not None):
+            raise CatalogError(f"{path}: unknown tag {m.group(0)!r} (expected {{{{ ref('view') }}}}, "
+                               f"{{{{ source('table') }}}}, {{{{ reference('name') }}}} or {{{{ computed_cells() }}}})")
+        if tag["tag"] == "ref" and tag["arg"] not in refs:
+            refs.append(tag["arg"])
+    return Model(path.stem, path, sql, tuple(refs))
+
+
+def models(sql_dir: Path = SQL_DIR) -> list[Model]:
+    """Every view file of ``VIEW_DIRS``, by folder then name; two files of one name are an error."""
+    found: dict[str, Model] = {}
+    for d in VIEW_DIRS:
+        for path in sorted((sql_dir / d).glob("*.sql")):
+            if path.stem in found:
+                raise CatalogError(f"{path}: a view {path.stem!r} is already defined by {found[path.stem].path}")
+            found[path.stem] = parse(path)
+    return list(found.values())
+
+
+def ordered(views: list[Model]) -> list[Model]:
+    """``views`` with every view after the views it refs (otherwise in the given order); raises naming the file
+    for a ref to no view, and the views of a cycle."""
+    by_name = {v.name: v for v in views}
+    done: dict[str, Model] = {}
+    visiting: list[str] = []
+
+    def visit(view: Model) -> None:
+        if view.name in done:
+            return
+        if view.name in visiting:
+            cycle = visiting[visiting.index(view.name):] + [view.name]
+            raise CatalogError(f"{view.path}: dependency cycle {' -> '.join(cycle)}")
+        visiting.append(view.name)
+        for ref in view.refs:
+            if ref not in by_name:
+                raise CatalogError(f"{view.path}: ref('{ref}') names no view (no sql/{{{','.join(VIEW_DIRS)}}}/"
+                                   f"{ref}.sql)")
+            visit(by_name[ref])
+        visiting.pop()
+        done[view.name] = view
+
+    for view in views:
+        visit(view)
+    return list(done.values())
 
 
 def view_files(sql_dir: Path = SQL_DIR) -> list[Path]:
-    """Base views first (they read Parquet), then the metric views built on them, each by name."""
-    return [f for d in VIEW_DIRS for f in sorted((sql_dir / d).glob("*.sql"))]
+    """The view files in creation order (each after the views it refs)."""
+    return [m.path for m in ordered(models(sql_dir))]
 
 
-def render(sql: str, lake: Lake) -> str:
-    return _SOURCE.sub(lambda m: lake.relation_sql(m.group(1), SOURCE_SCHEMAS.get(m.group(1))), sql)
+@dataclass
+class Context:
+    """What tags resolve against: the registry's lake tables and reference tables (loaded once, lazily:
+    the registry imports the families, which import the lake)."""
+
+    lake: Lake
+    tables: dict = field(default_factory=dict)                                  # name -> cells.Table
+    references: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
+    _built: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, lake: Lake) -> "Context":
+        from dialogbench import registry
+
+        tables = {t.name: t for t in registry.tables()}
+        references = dict(registry.references())
+        for name in references.keys() & tables.keys():
+            raise CatalogError(f"{name!r} is both a lake table and a reference table")
+        return cls(lake, tables, references)
+
+    def source(self, name: str) -> str:
+        table = self.tables[name]
+        return self.lake.relation_sql(table.name, table.schema)
+
+    def reference(self, name: str) -> str:
+        if name not in self._built:
+            self._built[name] = values_sql(self.references[name]())
+        return self._built[name]
+
+    def computed_cells(self) -> str:
+        """Every computed cell's key (``cell_key``) of every table that holds cells (``Table.done`` set)."""
+        parts = []
+        for table in self.tables.values():
+            if table.done is None:
+                continue
+            if table.key not in table.schema.names:
+                raise CatalogError(f"lake table {table.name!r} holds cells (done={table.done!r}) but its schema "
+                                   f"has no key column {table.key!r}")
+            parts.append(table.computed_keys_sql(self.lake))
+        return f"({' UNION ALL '.join(parts)})" if parts else "(SELECT CAST(NULL AS VARCHAR) AS cell_key WHERE false)"
+
+
+def render(sql: str, lake: Lake, context: Context | None = None, *, path: Path | str = "<sql>") -> str:
+    """``sql`` with its tags filled in: a ref is the view's name, a source the table's Parquet files (typed,
+    empty when it has none), a reference an inline typed VALUES relation, computed_cells() a union of keys."""
+    context = context or Context.load(lake)
+
+    def fill(m: re.Match) -> str:
+        tag, name = m["tag"], m["arg"]
+        if tag == "ref":
+            return f'"{name}"'
+        if tag == "source":
+            if name not in context.tables:
+                raise CatalogError(f"{path}: source('{name}') names no lake table (registered: "
+                                   f"{', '.join(sorted(context.tables))})")
+            return context.source(name)
+        if tag == "reference":
+            if name not in context.references:
+                raise CatalogError(f"{path}: reference('{name}') names no reference table (registered: "
+                                   f"{', '.join(sorted(context.references)) or 'none'})")
+            return context.reference(name)
+        return context.computed_cells()
+
+    return _TAG.sub(fill, sql)
+
+
+def values_sql(table: pa.Table) -> str:
+    """``table`` as a self-contained typed relation (no Python object behind it, so a persistent catalog
+    file that holds it works in plain ``duckdb``)."""
+    columns = [f'"{f.name}"' for f in table.schema]
+    types = [_duck_type(f.type, exact=True) for f in table.schema]
+    if table.num_rows == 0:
+        return "(SELECT " + ", ".join(f"CAST(NULL AS {t}) AS {c}" for c, t in zip(columns, types)) + " WHERE false)"
+    rows = zip(*(table.column(i).to_pylist() for i in range(table.num_columns)))
+    values = ",\n    ".join("(" + ", ".join(_literal(v) for v in row) + ")" for row in rows)
+    select = ", ".join(f"CAST(c{i} AS {t}) AS {c}" for i, (c, t) in enumerate(zip(columns, types)))
+    names = ", ".join(f"c{i}" for i in range(len(columns)))
+    return f"(SELECT {select} FROM (VALUES\n    {values}\n) AS v({names}))"
+
+
+def _literal(value) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else f"'{value}'::DOUBLE"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    raise TypeError(f"no SQL literal for {type(value).__name__} in a reference table")
 
 
 def create_views(con: duckdb.DuckDBPyConnection, lake: Lake, sql_dir: Path = SQL_DIR) -> list[str]:
-    """Create every view; a view that reads another is retried once the other exists (so files need
-    no dependency order). Raises naming the file whose SQL is broken."""
-    pending = view_files(sql_dir)
-    created: list[str] = []
-    while pending:
-        errors, before = {}, len(pending)
-        for path in list(pending):
-            try:
-                con.execute(f'CREATE OR REPLACE VIEW "{path.stem}" AS {render(path.read_text(), lake)}')
-            except duckdb.CatalogException as exc:  # reads a view not created yet: next pass
-                errors[path] = exc
-                continue
-            except duckdb.Error as exc:
-                raise RuntimeError(f"{path}: {exc}") from exc
-            pending.remove(path)
-            created.append(path.stem)
-        if len(pending) == before:  # no progress: a real error, not an order problem
-            path, exc = next(iter(errors.items()))
-            raise RuntimeError(f"{path}: {exc}")
+    """Create every view, each after the views it refs; returns their names in creation order. Raises
+    ``CatalogError`` naming the file whose tags or SQL are broken."""
+    context = Context.load(lake)
+    created = []
+    for model in ordered(models(sql_dir)):
+        sql = render(model.sql, lake, context, path=model.path)
+        try:
+            con.execute(f'CREATE OR REPLACE VIEW "{model.name}" AS {sql}')
+        except duckdb.Error as exc:
+            raise CatalogError(f"{model.path}: {exc}") from exc
+        created.append(model.name)
     return created
 
 
@@ -62,14 +219,18 @@ def connect(lake: Lake) -> duckdb.DuckDBPyConnection:
 
 
 def build_catalog(lake: Lake) -> Path | None:
-    """Write ``<lake>/catalog.duckdb`` so plain ``duckdb data_lake/catalog.duckdb`` sees the views.
-    If someone holds it open, the old views stay (they read the files, so they are still current
-    unless a table was created since) and a warning says so."""
+    """Write ``<lake>/catalog.duckdb`` so plain ``duckdb data_lake/catalog.duckdb`` sees the views (a view whose
+    file is gone is dropped). If someone holds it open, the old views stay (they read the files, so they are
+    still current unless a table was created since) and a warning says so."""
     path = lake.root / "catalog.duckdb"
     lake.root.mkdir(parents=True, exist_ok=True)
     try:
         with duckdb.connect(str(path)) as con:
-            create_views(con, lake)
+            created = set(create_views(con, lake))
+            stale = [r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal "
+                                               "AND schema_name = 'main'").fetchall() if r[0] not in created]
+            for name in stale:
+                con.execute(f'DROP VIEW IF EXISTS "{name}"')
     except duckdb.IOException as exc:
         log.warning("catalog %s not rebuilt (in use?): %s", path, exc)
         return None
@@ -77,11 +238,19 @@ def build_catalog(lake: Lake) -> Path | None:
 
 
 def data_tests(lake: Lake, sql_dir: Path = SQL_DIR) -> dict[str, int]:
-    """Run ``sql/tests/*.sql`` (each must return zero rows); returns the failing ones with row counts."""
+    """Run ``sql/tests/*.sql`` (each must return zero rows; tags as in views); returns the failing ones with
+    row counts."""
     failing = {}
-    with connect(lake) as con:
-        for path in sorted((sql_dir / "tests").glob("*.sql")):
-            rows = con.sql(path.read_text()).fetchall()
+    views = {m.name for m in models(sql_dir)}
+    with duckdb.connect() as con:
+        create_views(con, lake, sql_dir)
+        context = Context.load(lake)
+        for path in sorted((sql_dir / TESTS_DIR).glob("*.sql")):
+            test = parse(path)
+            for ref in test.refs:
+                if ref not in views:
+                    raise CatalogError(f"{path}: ref('{ref}') names no view")
+            rows = con.sql(render(test.sql, lake, context, path=path)).fetchall()
             if rows:
                 failing[path.stem] = len(rows)
     return failing

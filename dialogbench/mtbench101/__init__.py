@@ -4,5 +4,3 @@
 per-task judge prompts of appendix C), ``rating`` (``Rating: [[n]]`` parsing) and ``scoring``
 (minimum over judged turns, task/ability/tier/overall means as Table 3).
 """
-
-VENDORED_DATASET = "data_lake/raw/mtbench101/mtbench101.jsonl"

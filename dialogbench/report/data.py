@@ -13,6 +13,7 @@ from dialogbench.lake.catalog import connect as catalog_connect
 
 log = logging.getLogger("dialogbench.report")
 
+# Every section reads one view of sql/ (the report's own views are sql/report/report_*.sql), ordered here.
 QUERIES = {
     "unieval": "select * from botchat_unieval order by judge, model, n",
     "elo": "select * from botchat_elo order by judge, n, model",
@@ -22,53 +23,26 @@ QUERIES = {
     "lengths": "select * from botchat_lengths order by model",
     "reliability": "select * from judge_reliability order by judge, protocol",
     "judge_outputs": "select * from judge_outputs order by judge, protocol, backend, backend_version, output_format",
-    "length_boxes": """
-        with current_config as (
-            select model, arg_max(model_fp, created_at) as model_fp from utterance_lengths group by model),
-        utterances as (
-            select distinct model, item_id, utterance, tokens
-            from utterance_lengths semi join current_config using (model, model_fp))
-        select model, min(tokens) as lo, quantile_cont(tokens, 0.25) as q1, quantile_cont(tokens, 0.5) as median,
-               quantile_cont(tokens, 0.75) as q3, max(tokens) as hi
-        from utterances group by model order by model""",
+    "length_boxes": "select * from report_length_boxes order by model",
     "mt_leaderboard": "select * from mtbench101_leaderboard order by judge, model",
     "mt_abilities": "select * from mtbench101_abilities order by judge, model",
     "mt_curves": "select * from mtbench101_turn_curves order by judge, model, task, turn",
-    "ge_status": """
-        select game, count(*) as planned, count(*) filter (where played) as played,
-               count(*) filter (where played and finished) as finished,
-               count(*) filter (where played and not finished) as unfinished,
-               count(*) filter (where not played) as missing,
-               count(*) filter (where end_reason = 'backend_error') as backend_errors,
-               coalesce(sum(chat_errors), 0) as chat_errors
-        from gameeval_current group by game order by game""",
+    "ge_status": "select * from report_gameeval_status order by game",
     "ge_askguess": "select * from gameeval_askguess order by setting, model",
     "ge_spyfall": "select * from gameeval_spyfall order by spy_model, villager_model",
     "ge_spyfall_pairs": "select * from gameeval_spyfall_pairs order by item, spy_model, villager_model",
-    "ge_tofukingdom_permutations": """
-        select * from gameeval_tofukingdom_permutations order by prince_model, spy_model, queen_model""",
-    "runs": """
-        with latest as (select arg_max(run_id, started_at) as run_id from runs)
-        select stage, planned, cached, computed, failed, seconds, started_at, run_id, detail
-        from runs semi join latest using (run_id) order by started_at, stage""",
+    "ge_tofukingdom_permutations": ("select * from gameeval_tofukingdom_permutations "
+                                    "order by prince_model, spy_model, queen_model"),
+    "runs": "select * from report_latest_run order by started_at, stage",
 }
 
-EXAMPLES_SQL = """
-    with flagged as (
-        select j.model, j.item_id, j.cell_key, j.ai_index, j.reason, j.n_judged, g.utterances
-        from judgments j join generations g on j.generation_key = g.cell_key
-        where j.protocol = 'botchat_unieval' and j.parsed and j.choice = 'Yes' and j.judge = ?
-        qualify row_number() over (partition by j.model, j.item_id order by j.created_at desc, j.cell_key) = 1)
-    select * from flagged
-    qualify row_number() over (partition by model order by item_id, cell_key) <= ?
-    order by model, item_id"""
+# The flagged UniEval examples of one judge: the first few seeds of each model.
+EXAMPLES_SQL = ("select * exclude (judge, example) from report_flagged_examples where judge = ? and example <= ? "
+                "order by model, item_id")
 
-
-# GameEval's example games: the first current game of each game (finished ones first, then by item id), then
-# their transcripts by key (a filter DuckDB pushes below the transcript unnest; a join would unnest every game)
-GAMEEVAL_EXAMPLE_GAMES_SQL = """
-    select cell_key, rounds, end_reason from gameeval_current where played
-    qualify row_number() over (partition by game order by finished desc, item_id, cell_key) = 1"""
+# GameEval's example games (one per game), then their transcripts by key (a filter DuckDB pushes below the
+# transcript unnest; a join would unnest every game)
+GAMEEVAL_EXAMPLE_GAMES_SQL = "select * from report_gameeval_example_games order by game"
 GAMEEVAL_EXAMPLE_EVENTS_SQL = ("select * exclude (raw) from gameeval_transcripts where cell_key in ({}) "
                                "order by game, event")
 

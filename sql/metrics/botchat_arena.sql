@@ -3,23 +3,14 @@
 -- ("Conversation 1"), model_b the one shown second. The judge names the AI-involved conversation(s) (verdict:
 -- conversation_1 / conversation_2 / both / neither) and the other side wins: winner is model_a / model_b / tie,
 -- null exactly when the verdict could not be parsed. (model_a, model_b, winner) of the parsed rows is the input
--- of `dialogbench elo FILE`. The cells are those of each (unordered model pair, judge)'s most recent plan;
--- plans.model holds "<first> vs <second>" for this stage.
-with plans as (
-    select
-        *,
-        least(split_part(model, ' vs ', 1), split_part(model, ' vs ', 2)) as pair_low,
-        greatest(split_part(model, ' vs ', 1), split_part(model, ' vs ', 2)) as pair_high
-    from plans
-    where stage = 'botchat_arena'
-),
-
-latest_plan as (
-    select pair_low, pair_high, judge, arg_max(run_id, created_at) as run_id from plans group by pair_low, pair_high, judge
+-- of `dialogbench elo FILE`. The cells are those of each (unordered model pair, judge)'s most recent plan
+-- (current_cells: a plan's scope is the pair's two models, sorted).
+with judgments as (
+    select * from {{ ref('judgments') }}
 ),
 
 current_cells as (
-    select plans.cell_key from plans join latest_plan using (pair_low, pair_high, judge, run_id)
+    select cell_key from {{ ref('current_cells') }} where stage = 'botchat_arena'
 ),
 
 arena as (

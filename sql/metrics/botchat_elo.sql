@@ -1,7 +1,7 @@
 -- botchat_elo: the latest ratings per judge and N: bootstrap Elo (init 1000, scale 400, K 32, 1000 shuffles,
 -- median, mean over repeats) with its pooled 2.5–97.5% spread, and Bradley–Terry with bootstrap 95% intervals.
 with ratings as (
-    select * from elo
+    select * from {{ ref('elo') }}
 ),
 
 latest as (

@@ -3,16 +3,12 @@
 -- conversation as the AI-involved one, ties on both / neither, loses when it picks the model's. Unparsed
 -- verdicts are counted and left out of win_tie_rate's denominator (win + tie + lose). The cells are those of
 -- each (model, judge)'s most recent plan.
-with plans as (
-    select * from plans where stage = 'botchat_gteval'
-),
-
-latest_plan as (
-    select model, judge, arg_max(run_id, created_at) as run_id from plans group by model, judge
+with judgments as (
+    select * from {{ ref('judgments') }}
 ),
 
 current_cells as (
-    select plans.cell_key from plans join latest_plan using (model, judge, run_id)
+    select cell_key from {{ ref('current_cells') }} where stage = 'botchat_gteval'
 ),
 
 gteval as (

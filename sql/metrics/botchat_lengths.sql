@@ -1,7 +1,7 @@
 -- botchat_lengths: CL100K tokens per generated utterance, per model (the paper's Table 1 and Figure 3),
 -- over the dialogues of each model's current config (its newest model fingerprint).
 with lengths as (
-    select * from utterance_lengths
+    select * from {{ ref('utterance_lengths') }}
 ),
 
 current_config as (

@@ -3,7 +3,7 @@
 -- comparisons and include both results"). games counts parsed verdicts only; unparsed ones are counted apart
 -- and are never ties. win_rate_a and tie_rate are fractions of games.
 with comparisons as (
-    select * from botchat_arena
+    select * from {{ ref('botchat_arena') }}
 ),
 
 oriented as (

@@ -3,7 +3,7 @@
 -- (model, judge)'s most recent plan; pass@N is read off one judgment of the first n_judged utterances for
 -- every 3 <= N <= n_judged. Unparseable verdicts are counted, and left out of pass_rate's denominator.
 with unieval as (
-    select * from botchat_unieval_current
+    select * from {{ ref('botchat_unieval_current') }}
 ),
 
 per_n as (

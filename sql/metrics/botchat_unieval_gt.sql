@@ -4,7 +4,11 @@
 -- with L = the human dialogue's length: no AI found, or the first AI utterance after the L-th. A dialogue is
 -- counted only when it was judged on >= L utterances. Unparsed verdicts are counted, not in the denominator.
 with unieval as (
-    select * from botchat_unieval_current
+    select * from {{ ref('botchat_unieval_current') }}
+),
+
+seeds as (
+    select * from {{ ref('seeds') }}
 ),
 
 human as (

@@ -12,7 +12,7 @@ with games as (
         outcome,
         rounds,
         played
-    from gameeval_current
+    from {{ ref('gameeval_current') }}
     where game = 'askguess'
 ),
 

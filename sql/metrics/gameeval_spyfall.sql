@@ -13,7 +13,7 @@ with games as (
         outcome,
         spy_living_rounds,
         chat_errors
-    from gameeval_current
+    from {{ ref('gameeval_current') }}
     where game = 'spyfall'
 ),
 

@@ -5,7 +5,7 @@
 -- finish, or are planned but not played yet (no points, not in `games`).
 with games as (
     select assignment, played, finished, outcome
-    from gameeval_current
+    from {{ ref('gameeval_current') }}
     where game = 'tofukingdom'
 ),
 

@@ -10,7 +10,7 @@ with games as (
         played,
         finished,
         outcome
-    from gameeval_current
+    from {{ ref('gameeval_current') }}
     where game = 'tofukingdom'
 ),
 

@@ -3,7 +3,7 @@
 -- `event` (1-based position in the transcript) and every GAMEEVAL_EVENT field (step, round, speaker, role, model,
 -- kind, text = what the other players heard, thought = the speaker's private reasoning, target, raw, valid, error).
 with games as (
-    select * from gameeval_current where played
+    select * from {{ ref('gameeval_current') }} where played
 ),
 
 events as (

@@ -4,7 +4,7 @@
 -- `backend_version` are the engine that answered (vLLM / transformers version; an endpoint's served model id and
 -- system_fingerprint). Every stored verdict counts, whatever plan it belongs to.
 with judged as (
-    select * from judgments
+    select * from {{ ref('judgments') }}
 ),
 
 final as (

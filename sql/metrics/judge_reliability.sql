@@ -3,19 +3,15 @@
 -- of the same comparison (same seed, N or L, and sides) disagree once mapped back to the same side ("flips":
 -- one order says A wins, the other says A loses or ties). Only comparisons with both orders parsed can flip.
 with arena as (
-    select * from botchat_arena
+    select * from {{ ref('botchat_arena') }}
 ),
 
-gteval_plans as (
-    select * from plans where stage = 'botchat_gteval'
-),
-
-gteval_latest_plan as (
-    select model, judge, arg_max(run_id, created_at) as run_id from gteval_plans group by model, judge
+judgments as (
+    select * from {{ ref('judgments') }}
 ),
 
 gteval_cells as (
-    select gteval_plans.cell_key from gteval_plans join gteval_latest_plan using (model, judge, run_id)
+    select cell_key from {{ ref('current_cells') }} where stage = 'botchat_gteval'
 ),
 
 gteval as (

@@ -1,11 +1,11 @@
 -- mtbench101_abilities: the score of each second-tier ability, the mean of its tasks' scores (§4.2); null
 -- unless every task of the ability has a score, so a partial run is never ranked beside a complete one.
 with tasks as (
-    select * from mtbench101_tasks
+    select * from {{ ref('mtbench101_tasks') }}
 ),
 
 taxonomy as (
-    select * from mtbench101_taxonomy
+    select * from {{ ref('mtbench101_taxonomy') }}
 ),
 
 runs as (
@@ -26,11 +26,11 @@ final as (
         tier,
         case when count(score) = count(*) then avg(score) end as score,
         count(score) as tasks_scored,
-        count(*) as tasks
+        count(*) as tasks,
+        min(position) as position  -- the ability's first column in Table 3
     from cells
     group by model, judge, ability, tier
 )
 
-select final.* from final
-join (select ability, min(position) as position from taxonomy group by ability) o using (ability)
-order by model, judge, o.position
+select * exclude (position) from final
+order by model, judge, position

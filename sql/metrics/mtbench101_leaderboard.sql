@@ -2,7 +2,7 @@
 -- order) and `avg`, the UNWEIGHTED mean of the 13 task scores (the rule that reproduces every row of Table 3,
 -- see dialogbench/mtbench101/scoring.py), null unless all 13 tasks have a score. `tasks_scored` says how many do.
 with tasks as (
-    select * from mtbench101_tasks
+    select * from {{ ref('mtbench101_tasks') }}
 ),
 
 final as (

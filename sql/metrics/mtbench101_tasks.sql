@@ -3,7 +3,11 @@
 -- with any judged turn unparsed or missing has no score and is counted in `unparsed` instead (a minimum over a
 -- subset could only be too high).
 with turns as (
-    select * from mtbench101_turns
+    select * from {{ ref('mtbench101_turns') }}
+),
+
+taxonomy as (
+    select * from {{ ref('mtbench101_taxonomy') }}
 ),
 
 dialogues as (
@@ -12,7 +16,7 @@ dialogues as (
     group by model, judge, task, dialogue_id
 ),
 
-final as (
+scores as (
     select
         model,
         judge,
@@ -22,7 +26,11 @@ final as (
         count(*) filter (where not complete) as unparsed
     from dialogues
     group by model, judge, task
+),
+
+final as (  -- the taxonomy's tasks, in Table 3's order
+    select scores.*, taxonomy.position from scores join taxonomy using (task)
 )
 
-select final.* from final join mtbench101_taxonomy t using (task)
-order by model, judge, t.position
+select * exclude (position) from final
+order by model, judge, position

@@ -1,7 +1,7 @@
 -- mtbench101_turn_curves: mean rating per turn of each task (MT-Bench-101 figure 4's curves), per model and
 -- judge; `n` is the number of parsed ratings averaged. `turn` is 0-based (figure 4's turn 1 is turn 0).
 with turns as (
-    select * from mtbench101_turns where parsed
+    select * from {{ ref('mtbench101_turns') }} where parsed
 ),
 
 final as (

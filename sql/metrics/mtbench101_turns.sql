@@ -2,17 +2,12 @@
 -- MT-Bench-101 plan. A planned turn without a judgment (not answered yet, or the judge call failed) has
 -- judged = false and a null score; an unparseable rating has judged = true, parsed = false, a null score.
 -- `turn` is 0-based, as in the dataset.
-with plans as (
-    select * from plans where stage = 'mtbench101'
+with current_cells as (
+    select cell_key, item_id, model, judge, task from {{ ref('current_cells') }} where stage = 'mtbench101'
 ),
 
-latest_plan as (
-    select model, judge, arg_max(run_id, created_at) as run_id from plans group by model, judge
-),
-
-current_cells as (
-    select plans.cell_key, plans.item_id, plans.model, plans.judge, plans.task
-    from plans join latest_plan using (model, judge, run_id)
+judgments as (
+    select * from {{ ref('judgments') }}
 ),
 
 ratings as (

@@ -1,6 +1,6 @@
 -- A pairwise verdict (Arena, GTEval) has a winner exactly when it was parsed: an unparseable verdict is never
 -- a tie, and a parsed one always has a result.
-select cell_key, protocol, parsed, verdict, winner from judgments
+select cell_key, protocol, parsed, verdict, winner from {{ ref('judgments') }}
 where protocol in ('botchat_arena', 'botchat_gteval')
   and ((winner is null) = parsed or (verdict is null) = parsed
        or winner not in ('model_a', 'model_b', 'tie') or position not in (1, 2))

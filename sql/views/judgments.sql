@@ -1,2 +1,2 @@
--- judgments: every row of the lake table, read from its Parquet files ({{ source }} is filled in by the catalog).
+-- judgments: every row of the lake table, read from its Parquet files (source() is filled in by the catalog).
 select * from {{ source('judgments') }}

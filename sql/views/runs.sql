@@ -1,2 +1,2 @@
--- runs: every row of the lake table, read from its Parquet files ({{ source }} is filled in by the catalog).
+-- runs: every row of the lake table, read from its Parquet files (source() is filled in by the catalog).
 select * from {{ source('runs') }}

@@ -10,11 +10,12 @@ import pytest
 
 from dialogbench.backends import clear_backends
 from dialogbench.backends.scripted import ScriptedBackend
-from dialogbench.botchat import comparison_stages as cs
-from dialogbench.botchat import stages
+from tests import stage_runner as cs
+from tests import stage_runner as stages
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
-from dialogbench.lake.schemas import GENERATIONS, JUDGMENTS
+from dialogbench.botchat.tables import GENERATIONS
+from dialogbench.lake.schemas import JUDGMENTS
 from dialogbench.ratings.games import Games
 from dialogbench.runs import sum_reports
 from tests.conftest import JUDGE_SCRIPT, VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, VERDICT_YES_5, chatbot, config_dict
@@ -255,7 +256,8 @@ def test_data_tests_catch_broken_comparisons(make_config, lake_dir):
     tie_for_garbage = {**row, "cell_key": "bad-1", "parsed": False, "verdict": None, "winner": "tie"}
     lake.write("judgments", pa.Table.from_pylist([tie_for_garbage], schema=JUDGMENTS), partition={"judge": "x"})
     plans = lake.read("plans").to_pylist()
-    lonely = [{**p, "cell_key": "bad-2", "model": "bot-a vs ghost", "run_id": "run-9"} for p in plans[:1]]
+    lonely = [{**p, "cell_key": "bad-2", "model": None, "roles": [("first", "bot-a"), ("second", "ghost")],
+               "scope": ["bot-a", "ghost"], "run_id": "run-9"} for p in plans[:1]]
     lake.write("plans", pa.Table.from_pylist(lonely, schema=lake.read("plans").schema), partition={"stage": "x"})
     lake.write("judgments", pa.Table.from_pylist([{**row, "cell_key": "bad-2", "opponent": "ghost"}],
                                                  schema=JUDGMENTS), partition={"judge": "y"})

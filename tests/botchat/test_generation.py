@@ -7,8 +7,9 @@ import pytest
 from dialogbench.backends import get_backend
 from dialogbench.backends.base import Sampling
 from dialogbench.backends.chat_format import adapt_conversation, probe_template
-from dialogbench.botchat.generation import DialogueState, build_messages, fit_context, generate_dialogues, step_dialogues
+from dialogbench.botchat.generation import DialogueState, build_messages, dialogue_fit, generate_dialogues
 from dialogbench.config import ModelConfig
+from dialogbench.episodes import fit_prompt
 
 SEED = ["You look rather pale. Are you feeling well?", "Not very. I was sick most of the night."]
 
@@ -48,10 +49,17 @@ def test_newest_is_always_user_and_roles_alternate(length):
     assert "system" not in roles(messages)
 
 
-# fit_context ------------------------------------------------------------------------------------
+# fitting a dialogue (the one fitter, with the dialogue's rule) -----------------------------------
 
 def words(conversation) -> int:
     return sum(len(m["content"].split()) for m in conversation)
+
+
+def fit_context(utterances, *, system_prompt, count_tokens, budget):
+    messages, drops = fit_prompt(build_messages(utterances, system_prompt), fit=dialogue_fit(system_prompt),
+                                 count_tokens=count_tokens, budget=budget)
+    assert messages == build_messages(utterances[drops:], system_prompt)  # roles as if rebuilt from the kept ones
+    return messages, drops > 0
 
 
 def test_fit_context_keeps_everything_under_budget():
@@ -89,8 +97,11 @@ def test_fit_context_never_drops_the_newest():
 
 def test_one_backend_call_per_step_for_all_dialogues():
     backend, sampling = scripted(["reply {n}"])
-    batch = states(5, 6)
-    assert step_dialogues(batch, backend=backend, sampling=sampling, system_prompt="sys", context_window=2048) == 5
+    batch = states(5, 3)
+    seen = []
+    generate_dialogues(batch, backend=backend, sampling=sampling, system_prompt="sys", context_window=2048,
+                       on_step=lambda step, st: seen.append(step))
+    assert seen == [1]
     assert backend.stats.calls == 1
     assert backend.stats.per_call == [5]
     for state in batch:
@@ -98,15 +109,16 @@ def test_one_backend_call_per_step_for_all_dialogues():
         assert len(state.utterances) == 3
 
 
-def test_step_skips_finished_dialogues():
+def test_finished_dialogues_are_not_stepped():
     backend, sampling = scripted(["r"])
     batch = states(3, 4) + [DialogueState("done", ["a", "b", "c", "d"], 4)]
-    step_dialogues(batch, backend=backend, sampling=sampling, system_prompt=None, context_window=2048)
-    assert backend.stats.per_call == [3]
+    generate_dialogues(batch, backend=backend, sampling=sampling, system_prompt=None, context_window=2048)
+    assert backend.stats.per_call == [3, 3]
     assert batch[-1].utterances == ["a", "b", "c", "d"]
-    assert step_dialogues([batch[-1]], backend=backend, sampling=sampling, system_prompt=None,
-                          context_window=2048) == 0
-    assert backend.stats.calls == 1
+    seen = []
+    generate_dialogues([batch[-1]], backend=backend, sampling=sampling, system_prompt=None, context_window=2048,
+                       on_step=lambda step, st: seen.append(step))
+    assert backend.stats.calls == 2 and seen == []
 
 
 @pytest.mark.parametrize("count", [3, 7])

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from dialogbench.backends.scripted import ScriptedBackend
-from dialogbench.botchat import stages
+from tests import stage_runner as stages
 from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
-from dialogbench.lake.schemas import FAILURES, GENERATIONS, JUDGMENTS
+from dialogbench.botchat.tables import GENERATIONS
+from dialogbench.lake.schemas import FAILURES, JUDGMENTS
 from tests.conftest import (JUDGE_SCRIPT, VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, VERDICT_YES_5, chatbot,
                             config_dict)
 
@@ -223,7 +224,7 @@ def test_backend_errors_are_stored_and_retried(make_config, pipeline, lake_dir):
     assert counts(reports["bot-b"]) == (3, 0, 3, 0)
     assert counts(reports["unieval"]) == (5, 0, 5, 0)  # the failed dialogue is not judged
     [failure] = failures(config)
-    assert failure["stage"] == "botchat_generation" and failure["model"] == "bot-a"
+    assert failure["stage"] == "generate:bot-a" and failure["model"] == "bot-a"
     assert failure["error"] == "utterance 3: 503 overloaded"
     assert failure["item_id"] not in by_item(generations(config), "bot-a")
     assert data_tests(Lake(config.lake)) == {}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dialogbench.botchat import stages
+from tests import stage_runner as stages
 from dialogbench.botchat.seeds import DatasetError, read_seeds
 from tests.conftest import DATASET, config_dict
 

@@ -86,7 +86,7 @@ def test_games_replay_identically_whatever_shares_their_batch(tmp_path):
     """At the paper's temperature 1.0, each move is sampled with its own seed: the same Ask-Guess
     games played all at once and one at a time give the same transcripts."""
     from dialogbench.config import load_config
-    from dialogbench.gameeval import stage
+    from tests import stage_runner as stage
 
     def play(concurrency: int) -> dict:
         data = yaml.safe_load((REPO / "configs/demo.yaml").read_text())

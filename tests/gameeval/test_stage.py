@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dialogbench.gameeval import stage
+from tests import stage_runner as stage
 from dialogbench.gameeval.cells import plan_setups
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
@@ -92,7 +92,9 @@ def test_backend_errors_end_games_unfinished_and_they_are_replayed(make_config, 
 def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_config, lake_dir, monkeypatch):
     from dialogbench.backends.scripted import ScriptedBackend
 
-    monkeypatch.setattr(stage, "WRITE_EVERY_GAMES", 1)
+    from dialogbench.gameeval import stage as game_stage
+
+    monkeypatch.setattr(game_stage, "WRITE_EVERY_GAMES", 1)
     config = game_config(make_config, lake_dir, concurrency=2, askguess={"settings": ["without_description"]})
     real, calls = ScriptedBackend.generate, []
 

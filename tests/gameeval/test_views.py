@@ -13,7 +13,8 @@ import pytest
 
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
-from dialogbench.lake.schemas import GAMEEVAL_GAMES, PLANS
+from dialogbench.gameeval.tables import GAMEEVAL_GAMES
+from dialogbench.lake.schemas import PLANS
 
 T0 = dt.datetime(2026, 5, 1, 3, 0, tzinfo=dt.timezone.utc)
 OLD, NEW = "run-1", "run-2"  # every game has a plan in both runs; the metrics read run-2's
@@ -31,7 +32,7 @@ def event(step: int, rnd: int, speaker: str, role: str, model: str | None, kind:
 
 
 def summary(game: str, assignment: dict) -> str:
-    """The plan's readable assignment summary (the views only compare it, never parse it)."""
+    """A readable assignment summary, part of the synthetic cell keys."""
     return f"{game}: " + ", ".join(f"{k}={v}" for k, v in sorted(assignment.items()))
 
 
@@ -124,15 +125,23 @@ GAMES = [
     tofu("alpha", "beta", "gamma", 9, "prince", run=OLD, hours=0, key="old|tofu|9"),
 ]
 
-# planned by run-2 but never played: one Ask-Guess trial of alpha (its assignment is known from alpha's other
-# games with the same plan summary), one of a model with no game at all (not attributable), one SpyFall and one
-# TofuKingdom game
+# planned by run-2 but never played (their assignment is the plan's roles): one Ask-Guess trial of alpha, one of a
+# model with no game at all, one SpyFall and one TofuKingdom game
 MISSING = [
     ("askguess", "cloud/without_description/4", {"questioner": "alpha", "answerer": "alpha"}),
     ("askguess", "dog/with_description/1", {"questioner": "delta", "answerer": "delta"}),
     ("spyfall", "lion,tiger/4", {"spy": "alpha", "villager": "beta"}),
     ("tofukingdom", "gamma-alpha-beta/3", {"prince": "gamma", "queen": "beta", "spy": "alpha"}),
 ]
+
+
+def plan_row(run: str, game: str, key: str, item_id: str, roles: dict, created_at: dt.datetime) -> dict:
+    """A GameEval plan row as the stage records it: the roles, ``model`` only when one model plays every role, and
+    the empty scope (a game's latest plan replaces all its cells)."""
+    models = sorted(set(roles.values()))
+    return {"run_id": run, "stage": f"gameeval_{game}", "cell_key": key, "item_id": item_id,
+            "model": models[0] if len(models) == 1 else None, "judge": None, "created_at": created_at, "task": None,
+            "roles": list(roles.items()), "scope": []}
 
 
 def plan_rows() -> list[dict]:
@@ -142,13 +151,9 @@ def plan_rows() -> list[dict]:
         for run, hours in ((OLD, 0), (NEW, 1)):
             if run == NEW and g["run_id"] == OLD:
                 continue
-            rows.append({"run_id": run, "stage": f"gameeval_{g['game']}", "cell_key": g["cell_key"],
-                         "item_id": g["item_id"], "model": summary(g["game"], assignment), "judge": None,
-                         "created_at": at(hours), "task": None})
+            rows.append(plan_row(run, g["game"], g["cell_key"], g["item_id"], assignment, at(hours)))
     for game, item_id, assignment in MISSING:
-        rows.append({"run_id": NEW, "stage": f"gameeval_{game}", "cell_key": cell_key(game, assignment, item_id),
-                     "item_id": item_id, "model": summary(game, assignment), "judge": None, "created_at": at(1),
-                     "task": None})
+        rows.append(plan_row(NEW, game, cell_key(game, assignment, item_id), item_id, assignment, at(1)))
     return list({(r["run_id"], r["cell_key"]): r for r in rows}.values())  # replayed cells are planned once a run
 
 
@@ -197,7 +202,7 @@ def test_current_is_the_latest_plan_with_missing_cells(lake):
     alpha = missing["cloud/without_description/4"]
     assert alpha["game"] == "askguess" and alpha["setting"] == "without_description"
     assert alpha["assignment"] == {"questioner": "alpha", "answerer": "alpha"} and alpha["outcome"] is None
-    assert missing["dog/with_description/1"]["assignment"] is None  # no played game tells its assignment
+    assert missing["dog/with_description/1"]["assignment"] == {"questioner": "delta", "answerer": "delta"}
     assert missing["dog/with_description/1"]["setting"] == "with_description"
     assert missing["lion,tiger/4"]["assignment"] == {"spy": "alpha", "villager": "beta"}
     assert missing["lion,tiger/4"]["setting"] == "default"
@@ -206,8 +211,7 @@ def test_current_is_the_latest_plan_with_missing_cells(lake):
 def test_a_newer_plan_replaces_the_games_of_an_older_one(tmp_path):
     """A later plan with fewer cells (a changed config): the metrics read only its cells."""
     keep = [g for g in GAMES if g["game"] == "spyfall" and g["item"] == "lion,tiger" and g["run_id"] == NEW]
-    plans = plan_rows() + [{"run_id": "run-3", "stage": "gameeval_spyfall", "cell_key": g["cell_key"],
-                            "item_id": g["item_id"], "model": "x", "judge": None, "created_at": at(50), "task": None}
+    plans = plan_rows() + [plan_row("run-3", "spyfall", g["cell_key"], g["item_id"], dict(g["assignment"]), at(50))
                            for g in keep]
     lake = gameeval_lake(tmp_path / "lake", plans=plans)
     rows = {(r["spy_model"], r["villager_model"]): r for r in query(lake, "select * from gameeval_spyfall")}
@@ -232,10 +236,10 @@ def test_askguess_table2_averages_each_outcome_over_words(lake):
     assert w["ee"] == 0 and w["ame"] == 0 and w["mean_rounds"] == 7  # trial 3's ST row was replaced by a CE
     b = rows[("beta", "with_description")]
     assert (b["trials"], b["st"], b["mean_rounds"], b["missing"]) == (1, 100, 1, 0)
-    unattributed = rows[(None, "with_description")]
-    assert (unattributed["trials"], unattributed["missing"], unattributed["st"]) == (0, 1, None)
+    planned_only = rows[("delta", "with_description")]  # no game yet: its plan's roles name the model
+    assert (planned_only["trials"], planned_only["missing"], planned_only["st"]) == (0, 1, None)
     assert set(rows) == {("alpha", "with_description"), ("alpha", "without_description"),
-                         ("beta", "with_description"), (None, "with_description")}  # gamma: old plan only
+                         ("beta", "with_description"), ("delta", "with_description")}  # gamma: old plan only
 
 
 def test_spyfall_table3_counts_finished_games_only(lake):
@@ -308,9 +312,8 @@ def test_data_tests_catch_broken_games(tmp_path):
         {**tofu("alpha", "beta", "gamma", 1, "queen"), "finished": False},            # winner of an unfinished game
         tofu("alpha", "beta", "gamma", 2, "villagers"),                               # not a TofuKingdom camp
     ]
-    plans = [{"run_id": NEW, "stage": f"gameeval_{g['game']}", "cell_key": g["cell_key"], "item_id": g["item_id"],
-              "model": label, "judge": None, "created_at": at(1), "task": None}
-             for g in bad for label in ("a", "b")]  # planned twice under two summaries: a duplicate current cell
+    plans = [plan_row(NEW, g["game"], g["cell_key"], g["item_id"], {"player": label}, at(1))
+             for g in bad for label in ("a", "b")]  # planned twice with two role maps: a duplicate current cell
     failing = data_tests(gameeval_lake(tmp_path / "lake", games=bad, plans=plans))
     assert failing == {"gameeval_askguess_outcomes": 1, "gameeval_outcome_iff_finished": 3,
                        "gameeval_spy_living_rounds": 1, "gameeval_askguess_percentages": 1, "gameeval_rates_bounds": 1,

@@ -10,7 +10,11 @@ import pytest
 
 from dialogbench.lake import Lake
 from dialogbench.lake import store as store_module
-from dialogbench.lake.schemas import GENERATIONS, JUDGMENTS, TABLES
+from dialogbench import registry
+from dialogbench.botchat.tables import GENERATIONS
+from dialogbench.lake.schemas import JUDGMENTS
+
+TABLES = {t.name: t.schema for t in registry.tables()}
 from dialogbench.lake.store import TMP_SUFFIX
 
 

@@ -8,7 +8,8 @@ import pytest
 from dialogbench.backends import clear_backends
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
-from dialogbench.mtbench101 import answer_stage, prompts, scoring, stages
+from dialogbench.mtbench101 import answer_stage, prompts, scoring
+from tests import stage_runner as stages
 from dialogbench.mtbench101.taxonomy import TASK_CODES, TASKS
 from dialogbench.runs import new_run_id, sum_reports
 from tests.conftest import chatbot, config_dict
@@ -99,11 +100,16 @@ def test_golden_one_call_for_all_missing_judged_turns_and_rerun_is_cached(mt_con
     assert again["judge"].computed == 0 and again["judge"].cached == 2 * JUDGED_PER_MODEL and again["chunks"] == 0
 
 
-def test_answer_chunks(mt_config, conversations, monkeypatch):
-    monkeypatch.setattr(answer_stage, "ANSWER_CHUNK_SIZE", 5)
-    config = mt_config(models=[chatbot("bot-a", ["a{n}"])])
+def test_answer_chunks(mt_config, conversations):
+    """Golden context: ``answer_chunk_size`` cuts a model's missing answers into chunks (one task and
+    backend call each); self context ignores it (a dialogue's turns need its earlier answers)."""
+    config = mt_config(models=[chatbot("bot-a", ["a{n}"])], answer_chunk_size=5)
+    chunks, report = stages.plan(config, "mtbench101_answer:bot-a", "r1")
+    assert [len(c.cells) for c in chunks] == [5, 5, 3] and report.planned == 13
     stages.answer(config, "bot-a", "r1")
     assert [len(c) for c in conversations["bot-a"]] == [5, 5, 3]
+    selfish = mt_config(models=[chatbot("bot-a", ["a{n}"])], answer_chunk_size=5, context="self")
+    assert len(stages.plan(selfish, "mtbench101_answer:bot-a", "r2")[0]) == 1
 
 
 def test_self_context_one_call_per_turn_with_own_answers(mt_config, conversations):

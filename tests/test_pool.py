@@ -1,8 +1,8 @@
-"""Which backends a stage releases: those no stage from it on uses (dialogbench.schedule)."""
+"""Which backends a stage releases: those no stage from it on uses (dialogbench.pool)."""
 
 from __future__ import annotations
 
-from dialogbench import schedule
+from dialogbench import pool as schedule
 from dialogbench.backends import get_backend
 from tests.conftest import chatbot, config_dict
 
@@ -16,11 +16,11 @@ def _config(make_config, lake_dir, **mtbench):
 def test_stage_order_and_what_each_uses(make_config, lake_dir):
     config = _config(make_config, lake_dir)
     order = [(name, [m.name for m in models]) for name, models in schedule.stage_models(config)]
-    assert order == [("generate:bot-a", ["bot-a"]), ("generate:bot-b", ["bot-b"]), ("botchat_judges", ["judge"]),
-                     ("mtbench101_answer:bot-a", ["bot-a"]), ("mtbench101_judge", ["judge"])]
+    assert order == [("generate:bot-a", ["bot-a"]), ("generate:bot-b", ["bot-b"]), ("botchat_unieval", ["judge"]),
+                     ("mtbench101_answer:bot-a", ["bot-a"]), ("mtbench101", ["judge"])]
     assert [m.name for m in schedule.models_from(config, "generate:bot-b")] == ["bot-b", "judge", "bot-a"]
-    assert schedule.stage_after(config, "botchat_judges") == "mtbench101_answer:bot-a"
-    assert schedule.stage_after(config, "mtbench101_judge") is None
+    assert schedule.stage_after(config, "botchat_unieval") == "mtbench101_answer:bot-a"
+    assert schedule.stage_after(config, "mtbench101") is None
 
 
 def test_each_stage_releases_what_no_later_stage_needs(make_config, lake_dir):
@@ -29,8 +29,8 @@ def test_each_stage_releases_what_no_later_stage_needs(make_config, lake_dir):
         get_backend(config.model(name))
     # bot-a answers MT-Bench-101 later: it stays; bot-b is done after its dialogues
     assert schedule.release_before(config, "generate:bot-b") == []
-    assert schedule.release_before(config, "botchat_judges") == ["bot-b"]
+    assert schedule.release_before(config, "botchat_unieval") == ["bot-b"]
     assert schedule.release_before(config, "mtbench101_answer:bot-a") == []  # the judge judges MT-Bench-101 too
     get_backend(config.model("bot-a"))
-    assert schedule.release_before(config, "mtbench101_judge") == ["bot-a"]
+    assert schedule.release_before(config, "mtbench101") == ["bot-a"]
     assert schedule.release_all() == ["judge"]

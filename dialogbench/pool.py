@@ -1,4 +1,4 @@
-"""Which models each stage of a run uses, in the order the pipeline runs them; and the release rule:
+"""The model pool: which models each stage of a run uses, in the order the pipeline runs them; and the release rule:
 when a stage starts, every backend that no stage from there on uses is closed (an engine shared by
 several model configs stops with the last of them, see ``backends.engines``). One accelerator then
 holds only what the rest of the run needs: a chatbot's engine goes after its last stage, a judge's
@@ -12,36 +12,18 @@ import logging
 from dialogbench.backends import release_except
 from dialogbench.config import Config, ModelConfig
 
-log = logging.getLogger("dialogbench.schedule")
-BOTCHAT_JUDGES = "botchat_judges"  # UniEval, Arena, GTEval: one judge
-MTBENCH101_JUDGE = "mtbench101_judge"
-
-
-def generate_stage(model: str) -> str:
-    return f"generate:{model}"
-
-
-def answer_stage(model: str) -> str:
-    return f"mtbench101_answer:{model}"
-
-
-def game_stage(game: str) -> str:
-    return f"gameeval_{game}"
+log = logging.getLogger("dialogbench.pool")
 
 
 def stage_models(config: Config) -> list[tuple[str, list[ModelConfig]]]:
-    """Every model-using stage of the run, in pipeline order, with the models it calls."""
-    order: list[tuple[str, list[ModelConfig]]] = []
-    if config.botchat.enabled:
-        order += [(generate_stage(m.name), [m]) for m in config.botchat_models()]
-        order.append((BOTCHAT_JUDGES, [config.model(config.botchat.judge)]))
-    if config.mtbench101.enabled:
-        order += [(answer_stage(m.name), [m]) for m in config.mtbench101_models()]
-        order.append((MTBENCH101_JUDGE, [config.mtbench101_judge()]))
-    if config.gameeval.enabled:
-        from dialogbench.gameeval.cells import GAMES, game_models
+    """Every model-using stage of the run (every enabled family's), in pipeline order, with its models."""
+    from dialogbench import registry
 
-        order += [(game_stage(g), game_models(config, g)) for g in GAMES if getattr(config.gameeval, g).enabled]
+    order = []
+    for stage in registry.stages(config):
+        models = stage.models(config)
+        if models:
+            order.append((stage.name, models))
     return order
 
 

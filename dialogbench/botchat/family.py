@@ -1,0 +1,25 @@
+"""BotChat as a family: seeds → dialogues per model → lengths → UniEval, Arena, GTEval → ratings."""
+
+from dialogbench.botchat.arena_stage import Arena
+from dialogbench.botchat.elo_stage import ArenaRatings
+from dialogbench.botchat.generate_stage import GenerateDialogues
+from dialogbench.botchat.gteval_stage import GTEval
+from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
+from dialogbench.botchat.lengths import UtteranceLengths
+from dialogbench.botchat.seeds_stage import ExtractSeeds
+from dialogbench.botchat.tables import TABLES
+from dialogbench.botchat.unieval_stage import UniEval
+from dialogbench.config import BotChatConfig
+from dialogbench.family import Family
+
+
+def stages(config) -> list:
+    settings = config.botchat
+    return [ExtractSeeds(), *(GenerateDialogues(m.name) for m in config.botchat_models()), UtteranceLengths(),
+            UniEval(config), *([Arena(config)] if settings.arena.enabled else []),
+            *([GTEval(config)] if settings.gteval.enabled else []), ArenaRatings()]
+
+
+FAMILY = Family(name="botchat", title="BotChat", section=BotChatConfig, stages=stages, tables=TABLES,
+                leaderboard=unieval_leaderboard,
+                format_leaderboard=lambda config, rows: format_leaderboard(rows, config.botchat.n))

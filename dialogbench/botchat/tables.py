@@ -1,0 +1,70 @@
+"""BotChat's lake tables: the seeds, the dialogues, their utterance lengths, the ratings (its judgments
+share ``cells.shared_tables.JUDGMENTS_TABLE`` with MT-Bench-101's ratings)."""
+
+import pyarrow as pa
+
+from dialogbench.cells import Table
+from dialogbench.cells.shared_tables import JUDGMENTS_TABLE
+from dialogbench.lake.schemas import TS
+
+SEEDS = pa.schema([  # one ChatSEED of MuTual-Test: the 2-utterance seed and the whole human dialogue
+    ("seed_id", pa.string()),
+    ("line", pa.int32()),
+    ("seed", pa.list_(pa.string())),
+    ("dialogue", pa.list_(pa.string())),
+    ("n_utterances", pa.int32()),
+    ("item_fp", pa.string()),
+])
+
+GENERATIONS = pa.schema([
+    ("cell_key", pa.string()),         # dialogue_key + n_target
+    ("dialogue_key", pa.string()),     # item + model config + protocol version (length-independent)
+    ("protocol", pa.string()),
+    ("item_id", pa.string()),
+    ("model", pa.string()),
+    ("model_fp", pa.string()),
+    ("n_target", pa.int32()),
+    ("utterances", pa.list_(pa.string())),  # the whole dialogue, seed included
+    ("completion_tokens", pa.list_(pa.int32())),  # model tokens of each generated utterance
+    ("empty_utterances", pa.int32()),
+    ("trimmed_steps", pa.int32()),
+    ("run_id", pa.string()),
+    ("created_at", TS),
+    # Provenance: the config's backend and the engine's version (vLLM / transformers version; an
+    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
+    ("backend", pa.string()),
+    ("backend_version", pa.string()),
+])
+
+LENGTHS = pa.schema([  # CL100K tokens of each generated utterance (the seed's two are not counted)
+    ("generation_key", pa.string()),
+    ("model", pa.string()),
+    ("model_fp", pa.string()),
+    ("item_id", pa.string()),
+    ("utterance", pa.int32()),   # 1-based position in the dialogue
+    ("tokens", pa.int32()),
+    ("created_at", TS),
+])
+
+ELO = pa.schema([  # arena ratings per run, (judge, N) and model: bootstrap Elo and Bradley–Terry
+    ("run_id", pa.string()),
+    ("judge", pa.string()),
+    ("n", pa.int32()),
+    ("model", pa.string()),
+    ("elo", pa.float64()),       # mean over repeats of the bootstrap median (paper, appendix A)
+    ("elo_std", pa.float64()),   # std of those medians across repeats
+    ("ci_low", pa.float64()),    # 2.5th percentile of the pooled bootstrap rounds
+    ("ci_high", pa.float64()),   # 97.5th percentile
+    ("bt", pa.float64()),        # Bradley–Terry on the Elo scale (mean 1000)
+    ("bt_ci_low", pa.float64()),
+    ("bt_ci_high", pa.float64()),
+    ("games", pa.int64()),
+    ("settings", pa.string()),
+    ("created_at", TS),
+])
+
+SEEDS_TABLE = Table("seeds", SEEDS)
+GENERATIONS_TABLE = Table("generations", GENERATIONS, partition=("protocol", "model"), done="true")
+LENGTHS_TABLE = Table("utterance_lengths", LENGTHS, key="generation_key", done="true")
+ELO_TABLE = Table("elo", ELO, partition=("run_id",))  # derived per run: not a cell table
+TABLES = (SEEDS_TABLE, GENERATIONS_TABLE, LENGTHS_TABLE, ELO_TABLE)  # + the shared JUDGMENTS_TABLE

@@ -1,0 +1,35 @@
+"""The two records every stage writes the same way: its plan (``plans``) and its failed cells (``failures``)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from dialogbench.cells.cell import Cell
+from dialogbench.lake import Lake
+from dialogbench.lake.schemas import FAILURES, PLANS
+from dialogbench.runs import now
+
+
+def record_plan(lake: Lake, *, stage: str, cells: list[Cell], run_id: str, per_models: bool) -> None:
+    """Every cell the run asked of ``stage``: the metrics read each scope's latest plan. ``scope`` is the
+    cell's models (``per_models``: a later run for other models leaves these cells current) or empty
+    (the stage's latest plan replaces all its cells)."""
+    created = now()
+    rows = [{"run_id": run_id, "stage": stage, "cell_key": c.key, "item_id": c.item_id, "model": c.model,
+             "judge": c.judge, "created_at": created, "task": c.task, "roles": list(c.roles.items()),
+             "scope": c.models if per_models else []} for c in cells]
+    lake.write("plans", pa.Table.from_pylist(rows, schema=PLANS), partition={"stage": stage, "run_id": run_id},
+               name="plan.parquet")
+
+
+def failure_rows(*, stage: str, failed: list[tuple[Cell, str, str | None]], run_id: str) -> list[dict]:
+    """A row per (cell, error, model): ``model`` is who failed (a game's player), else the cell's model."""
+    created = now()
+    return [{"cell_key": cell.key, "stage": stage, "item_id": cell.item_id, "model": model or cell.model,
+             "judge": cell.judge, "error": error or "no text", "run_id": run_id, "created_at": created}
+            for cell, error, model in failed]
+
+
+def write_failures(lake: Lake, *, stage: str, failed: list[tuple[Cell, str, str | None]], run_id: str) -> None:
+    lake.write("failures", pa.Table.from_pylist(failure_rows(stage=stage, failed=failed, run_id=run_id),
+                                                schema=FAILURES), partition={"stage": stage})

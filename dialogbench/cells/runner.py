@@ -1,0 +1,54 @@
+"""Running a stage: plan → record the plan → anti-join → chunks; compute a chunk → rows, failures, report.
+Orchestration-free: Prefect tasks (``tasks/stages.py``) and plain Python call the same three functions."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from dialogbench.cells.cell import Chunk, chunked
+from dialogbench.cells.missing import missing
+from dialogbench.cells.records import record_plan
+from dialogbench.cells.stage import Emit, Stage
+from dialogbench.lake import Lake
+from dialogbench.lake.version import ensure_current
+from dialogbench.runs import StageReport, sum_reports
+
+log = logging.getLogger("dialogbench.stage")
+
+
+def plan_stage(stage: Stage, config, run_id: str) -> tuple[list[Chunk], StageReport]:
+    """The stage's missing cells in chunks, and its report so far (planned, cached, plan detail)."""
+    from dialogbench.pool import release_before
+
+    start = time.perf_counter()
+    lake = Lake(config.lake)
+    ensure_current(lake)  # an older lake is refused before anything is written to it
+    release_before(config, stage.name)
+    planned = stage.plan(config, lake)
+    if stage.records_plan:
+        record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models)
+    todo = planned.todo if planned.todo is not None else missing(lake, stage.table, planned.cells)
+    chunks = chunked(stage.name, todo, stage.chunk_size)
+    cached = len(planned.cells) - len(todo)
+    log.info("%s: %d planned, %d cached, %d to compute in %d chunk(s)", stage.name, len(planned.cells), cached,
+             len(todo), len(chunks))
+    return chunks, StageReport(stage.name, planned=len(planned.cells), cached=cached,
+                               seconds=time.perf_counter() - start, detail=dict(planned.detail))
+
+
+def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str) -> StageReport:
+    """Compute one chunk; its rows and failures are written as the stage emits them."""
+    start = time.perf_counter()
+    emit = Emit(Lake(config.lake), stage.name, stage.table, run_id)
+    stage.compute(config, list(chunk.cells), emit)
+    report = StageReport(stage.name, computed=emit.computed, failed=emit.failed,
+                         seconds=time.perf_counter() - start, detail=emit.detail)
+    log.info("%s: %d computed, %d failed (%.1fs)", chunk.name, emit.computed, emit.failed, report.seconds)
+    return report
+
+
+def run_stage(stage: Stage, config, run_id: str) -> StageReport:
+    """Plan and compute every chunk here, in order (what the flow does, without an orchestrator)."""
+    chunks, planned = plan_stage(stage, config, run_id)
+    return sum_reports([planned, *(run_chunk(stage, config, c, run_id) for c in chunks)])

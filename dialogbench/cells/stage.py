@@ -1,0 +1,79 @@
+"""What a stage of a family declares: its output table, how it plans its cells, how it computes some."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dialogbench.cells.cell import Cell
+from dialogbench.cells.records import write_failures
+from dialogbench.cells.tables import Table
+from dialogbench.lake import Lake
+
+if TYPE_CHECKING:
+    from dialogbench.config import Config, ModelConfig
+
+
+@dataclass
+class Planned:
+    """A stage's plan: every cell the config asks for, and what the report should say about it.
+    ``todo`` is set only by stages whose missing cells are not an anti-join on the table's key."""
+
+    cells: list[Cell]
+    detail: dict = field(default_factory=dict)
+    todo: list[Cell] | None = None
+
+
+@dataclass
+class Emit:
+    """Where a stage's compute sends its results: rows go to the stage's table and failures to
+    ``failures`` at once (so a killed run keeps them), counted for the stage report."""
+
+    lake: Lake
+    stage: str
+    table: Table | None
+    run_id: str
+    computed: int = 0
+    failed: int = 0
+    detail: dict = field(default_factory=dict)
+
+    def __call__(self, rows: list[dict], failures: list[tuple[Cell, str, str | None]] = (), *,
+                 computed: int | None = None, failed: int | None = None) -> None:
+        """Write ``rows`` and ``failures`` ((cell, error, failing model or None)). By default every row
+        is a computed cell and every distinct failed cell a failure; a stage that writes rows for
+        failed cells (an abandoned game) passes the counts."""
+        if rows:
+            self.table.write(self.lake, rows)
+        if failures:
+            write_failures(self.lake, stage=self.stage, failed=list(failures), run_id=self.run_id)
+        self.computed += len(rows) if computed is None else computed
+        self.failed += len({c.key for c, _, _ in failures}) if failed is None else failed
+
+
+class Stage:
+    """One stage of a family. Subclasses set ``name`` and ``table`` and implement ``plan`` and ``compute``;
+    the runner (``dialogbench.cells.runner``) does the rest the same way for every family."""
+
+    name: str
+    table: Table | None = None
+    chunk_size: int | None = None   # None: all missing cells in one chunk
+    records_plan: bool = True        # derived tables (lengths, ratings) record none
+    plan_per_models: bool = True     # the latest plan is per cell models (False: per stage)
+    retries: int = 1                 # orchestrator retries of a failed chunk (judges are often remote)
+
+    def models(self, config: "Config") -> list["ModelConfig"]:
+        """The models the stage calls (the pool keeps exactly what the rest of the run needs)."""
+        return []
+
+    def plan(self, config: "Config", lake: Lake) -> Planned:
+        raise NotImplementedError
+
+    def compute(self, config: "Config", cells: list[Cell], emit: Emit) -> None:
+        raise NotImplementedError
+
+
+def stage_named(stages: list[Stage], name: str) -> Stage:
+    for stage in stages:
+        if stage.name == name:
+            return stage
+    raise KeyError(f"no stage {name!r} (stages: {', '.join(s.name for s in stages)})")

@@ -1,0 +1,38 @@
+"""What a protocol family gives the pipeline: its config section, stages, tables, results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import pyarrow as pa
+
+from dialogbench.cells import Stage, Table
+
+if TYPE_CHECKING:
+    from dialogbench.config import Config
+
+
+@dataclass(frozen=True)
+class Family:
+    """``name`` is the config section (``config.<name>``, validated by ``section``) and the CLI's name
+    for the family. ``stages(config)`` lists its stages in run order; ``tables`` the lake tables it
+    writes; ``references`` small tables the SQL reads (generated, e.g. the MT-Bench-101 taxonomy);
+    ``leaderboard(config)`` the rows a run returns and ``format_leaderboard(config, rows)`` the CLI's table."""
+
+    name: str
+    title: str
+    section: type
+    stages: Callable[["Config"], list[Stage]]
+    tables: tuple[Table, ...] = ()
+    references: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
+    leaderboard: Callable[["Config"], Any] | None = None
+    format_leaderboard: Callable[["Config", Any], str] | None = None
+
+    def settings(self, config: "Config"):
+        """The family's config section, or None when the config has none."""
+        return config.section(self.name)
+
+    def enabled(self, config: "Config") -> bool:
+        settings = self.settings(config)
+        return settings is not None and settings.enabled

@@ -1,0 +1,47 @@
+"""Judging a chunk of cells with one backend call: what UniEval, Arena, GTEval and MT-Bench-101 share.
+Parsed and unparseable outputs are both rows (raw output kept); backend errors are failures (retried
+by the next run)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from dialogbench.backends import Sampling, get_backend, sampling_for
+from dialogbench.backends.base import Conversation
+from dialogbench.backends.formats import OutputFormat
+from dialogbench.backends.provenance import provenance
+from dialogbench.cells import Cell, Emit
+from dialogbench.config import ModelConfig
+from dialogbench.keys import model_fingerprint
+from dialogbench.runs import now
+
+log = logging.getLogger("dialogbench.judging")
+
+
+def judge_chunk(*, judge: ModelConfig, cells: list[Cell], emit: Emit, protocol: str,
+                prompt: Callable[[Cell], Conversation], output_format: Callable[[Cell], OutputFormat | None],
+                parse: Callable[[Cell, str], dict], sampling: Sampling | None = None) -> None:
+    """``prompt(cell)`` is what the judge sees, ``parse(cell, text)`` the protocol's columns of the row
+    (``parsed`` among them); the shared columns (keys, judge, tokens, provenance) are filled in here."""
+    sampling = sampling or sampling_for(judge)
+    completions = get_backend(judge).generate([prompt(c) for c in cells], sampling=sampling,
+                                              formats=[output_format(c) for c in cells])
+    created, judge_fp = now(), model_fingerprint(judge)
+    rows, failures = [], []
+    for cell, completion in zip(cells, completions):
+        if not completion.ok:
+            failures.append((cell, completion.error, cell.payload.model))
+            continue
+        rows.append({"cell_key": cell.key, "protocol": protocol, "item_id": cell.item_id, "model": cell.payload.model,
+                     "judge": judge.name, "judge_fp": judge_fp, "generation_key": cell.payload.generation_key,
+                     "raw_output": completion.text, "prompt_tokens": completion.prompt_tokens,
+                     "completion_tokens": completion.completion_tokens, "run_id": emit.run_id, "created_at": created,
+                     "output_format": completion.constraint, **provenance(judge, [completion]),
+                     **parse(cell, completion.text)})
+    emit(rows, failures)
+    unparsed = sum(not r["parsed"] for r in rows)
+    emit.detail = {"unparsed": emit.detail.get("unparsed", 0) + unparsed,
+                   "constrained": emit.detail.get("constrained", 0) + sum(r["output_format"] is not None for r in rows)}
+    log.info("%s: %s judged %d cells (%d unparseable, %d failed)", protocol, judge.name, len(rows), unparsed,
+             len(failures))

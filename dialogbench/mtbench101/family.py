@@ -1,0 +1,18 @@
+"""MT-Bench-101 as a family: answers per model (golden or self context) → a judge rates every judged turn."""
+
+from dialogbench.config import MTBench101Config
+from dialogbench.family import Family
+from dialogbench.mtbench101.answers import AnswerTurns
+from dialogbench.mtbench101.judge_stage import JudgeTurns
+from dialogbench.mtbench101.leaderboard import format_mtbench101, mtbench101_leaderboard
+from dialogbench.mtbench101.reference import taxonomy_table
+from dialogbench.mtbench101.tables import TABLES
+
+
+def stages(config) -> list:
+    return [*(AnswerTurns(config, m.name) for m in config.mtbench101_models()), JudgeTurns(config)]
+
+
+FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Config, stages=stages, tables=TABLES,
+                references={"mtbench101_taxonomy": taxonomy_table}, leaderboard=mtbench101_leaderboard,
+                format_leaderboard=lambda config, rows: format_mtbench101(rows))

@@ -1,0 +1,28 @@
+"""MT-Bench-101's lake table of answers (its ratings are rows of ``judgments``, protocol ``mtbench101``)."""
+
+import pyarrow as pa
+
+from dialogbench.cells import Table
+from dialogbench.lake.schemas import TS
+
+MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, given its context
+    ("cell_key", pa.string()),       # protocol + answer version + item content + model config + context mode
+    ("dialogue_id", pa.string()),
+    ("task", pa.string()),
+    ("turn", pa.int32()),            # 0-based, as in the dataset
+    ("context", pa.string()),        # "golden" (the dataset's earlier turns) or "self" (the model's own answers)
+    ("model", pa.string()),
+    ("model_fp", pa.string()),
+    ("answer", pa.string()),
+    ("prompt_tokens", pa.int32()),
+    ("completion_tokens", pa.int32()),
+    ("run_id", pa.string()),
+    ("created_at", TS),
+    # Provenance: the config's backend and the engine's version (vLLM / transformers version; an
+    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
+    ("backend", pa.string()),
+    ("backend_version", pa.string()),
+])
+
+ANSWERS_TABLE = Table("mtbench101_answers", MTBENCH101_ANSWERS, partition=("context", "model"), done="true")
+TABLES = (ANSWERS_TABLE,)

@@ -1,0 +1,44 @@
+"""Stage tasks: plan a stage, compute one chunk, record the stage's counts: thin wrappers over
+``dialogbench.cells.runner``, the same three for every family's every stage."""
+
+from prefect import Task, task
+from prefect.cache_policies import NO_CACHE
+
+from dialogbench import registry
+from dialogbench.cells import Chunk
+from dialogbench.cells.runner import plan_stage, run_chunk
+from dialogbench.config import Config
+from dialogbench.lake import Lake
+from dialogbench.runs import StageReport, record_stage, sum_reports
+
+
+@task(name="stages", cache_policy=NO_CACHE)
+def run_stages(config: Config) -> list[str]:
+    """The stages of every family the config enables, in pipeline order."""
+    return [stage.name for stage in registry.stages(config)]
+
+
+@task(name="plan", task_run_name="plan {stage}", cache_policy=NO_CACHE)
+def plan(config: Config, stage: str, run_id: str) -> tuple[list[Chunk], StageReport]:
+    """The stage's missing cells, in chunks; its plan is recorded in ``plans``."""
+    return plan_stage(registry.stage(config, stage), config, run_id)
+
+
+@task(name="compute", task_run_name="{chunk.stage} {chunk.index}/{chunk.total}", cache_policy=NO_CACHE,
+      retry_delay_seconds=[10, 60])
+def compute(config: Config, chunk: Chunk, run_id: str) -> StageReport:
+    """One chunk's cells computed and written (a retry recomputes only what the chunk did not write)."""
+    return run_chunk(registry.stage(config, chunk.stage), config, chunk, run_id)
+
+
+def compute_with_retries(config: Config, stage: str) -> Task:
+    """``compute`` with the stage's retries (judges are often remote endpoints: 2)."""
+    return compute.with_options(retries=registry.stage(config, stage).retries)
+
+
+@task(name="record", task_run_name="record {stage}", cache_policy=NO_CACHE)
+def record(config: Config, run_id: str, stage: str, reports: list[StageReport], config_path: str) -> StageReport:
+    """One ``runs`` row: the plan's counts plus every chunk's."""
+    report = sum_reports(reports)
+    record_stage(Lake(config.lake), run_id=run_id, report=report, config=config_path)
+    return report

@@ -1,0 +1,51 @@
+"""A toy fourth family (tests/toy_family.py) runs through the real CLI and Prefect flow: planned,
+computed, recorded, its failure resolved by the rerun, and the rerun after that computes nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tests.e2e.conftest import REPO, cli_env
+
+pytestmark = pytest.mark.slow
+RUN = "import sys, tests.toy_family; from dialogbench.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def cli(args: list[str], tmp_path) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-c", RUN, *args], cwd=REPO, env=cli_env(tmp_path), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def query(sql: str, tmp_path) -> list[dict]:
+    return json.loads(cli(["query", sql, "--lake", str(tmp_path / "lake"), "--format", "json"], tmp_path).stdout)
+
+
+def test_a_toy_family_runs_through_the_real_flow(tmp_path):
+    config = tmp_path / "toy.yaml"
+    config.write_text(yaml.safe_dump({
+        "lake": str(tmp_path / "lake"),
+        # replies in turn: the second word fails the first time (a backend error), the others echo
+        "models": [{"name": "parrot", "backend": "scripted", "script": ["said {n}", "!error:503 overloaded"]}],
+        "toy": {"words": ["apple", "pear", "plum"]}}))
+    cli(["run", "--config", str(config)], tmp_path)
+    stages = query("select stage, planned, cached, computed, failed from runs order by started_at", tmp_path)
+    assert stages == [{"stage": "echo:parrot", "planned": 3, "cached": 0, "computed": 2, "failed": 1}]
+    [failure] = query("select stage, item_id, model from failures", tmp_path)
+    assert failure == {"stage": "echo:parrot", "item_id": "pear", "model": "parrot"}
+    assert {r["item_id"] for r in query("select item_id from current_cells where stage = 'echo:parrot'",
+                                        tmp_path)} == {"apple", "pear", "plum"}
+
+    cli(["run", "--config", str(config)], tmp_path)  # the failed cell only, and it resolves
+    assert query("select count(*) as n from failures", tmp_path) == [{"n": 0}]
+    cli(["run", "--config", str(config)], tmp_path)  # nothing left to compute
+    runs = query("select run_id, cached, computed, failed from runs order by started_at", tmp_path)
+    assert [(r["cached"], r["computed"], r["failed"]) for r in runs] == [(0, 2, 1), (2, 1, 0), (3, 0, 0)]
+    echoes = f"read_parquet('{tmp_path / 'lake' / 'toy_echoes'}/**/*.parquet')"
+    assert query(f"select count(*) as n, count(distinct cell_key) as k from {echoes}", tmp_path) == [{"n": 3, "k": 3}]

@@ -1,0 +1,258 @@
+"""``dialogbench.lake.catalog``: views created in the order of their declared refs (every view reads other views
+only through ``{{ ref() }}``), clear errors for unknown tags, refs, sources and cycles, reference tables inlined
+so a persistent catalog works in plain DuckDB, the shared current_cells model, and ``failures`` resolved by
+every registered cell table."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from dialogbench import registry
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import (CatalogError, Context, build_catalog, connect, create_views,
+                                      data_tests, models, ordered, render, values_sql)
+from dialogbench.lake.schemas import FAILURES, PLANS
+
+T0 = dt.datetime(2026, 3, 1, 3, 0, tzinfo=dt.timezone.utc)
+
+
+def at(hours: float) -> dt.datetime:
+    return T0 + dt.timedelta(hours=hours)
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
+    return con.sql(sql).to_arrow_table().to_pylist()
+
+
+def table(name: str):
+    return next(t for t in registry.tables() if t.name == name)
+
+
+# --- dependencies ---------------------------------------------------------------------------------------------
+
+def test_every_view_declares_the_views_it_reads(tmp_path):
+    """Each view is created alone with only what it refs (transitively): a view that read another one without
+    ref() would fail here even though the full catalog, in some order, happens to work."""
+    lake, views = Lake(tmp_path / "lake"), ordered(models())
+    by_name, context = {v.name: v for v in views}, Context.load(Lake(tmp_path / "lake"))
+
+    def closure(name: str, seen: dict) -> dict:
+        for ref in by_name[name].refs:
+            closure(ref, seen)
+        seen.setdefault(name, by_name[name])
+        return seen
+
+    for view in views:
+        with duckdb.connect() as con:
+            for needed in closure(view.name, {}).values():
+                try:
+                    con.execute(f'CREATE VIEW "{needed.name}" AS {render(needed.sql, lake, context, path=needed.path)}')
+                except duckdb.Error as exc:
+                    pytest.fail(f"{needed.path} reads something it does not ref: {exc}")
+
+
+def test_views_come_after_their_refs_and_every_view_is_created(tmp_path):
+    created = create_views(duckdb.connect(), Lake(tmp_path / "lake"))
+    views = models()
+    assert sorted(created) == sorted(v.name for v in views)
+    position = {name: i for i, name in enumerate(created)}
+    assert all(position[ref] < position[v.name] for v in views for ref in v.refs)
+    assert "current_cells" in created and "report_latest_run" in created
+
+
+def write_sql(root: Path, files: dict[str, str]) -> Path:
+    for name, sql in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(sql)
+    return root
+
+
+@pytest.mark.parametrize(("files", "message"), [
+    ({"metrics/b.sql": "select * from {{ ref('nope') }}"}, r"metrics/b\.sql: ref\('nope'\) names no view"),
+    ({"views/a.sql": "select * from {{ ref('b') }}", "metrics/b.sql": "select * from {{ ref('c') }}",
+      "metrics/c.sql": "select * from {{ ref('a') }}"}, r"dependency cycle a -> b -> c -> a"),
+    ({"views/a.sql": "select * from {{ ref('a') }}"}, r"views/a\.sql: dependency cycle a -> a"),
+    ({"views/a.sql": "select * from {{ source('nope') }}"}, r"views/a\.sql: source\('nope'\) names no lake table"),
+    ({"views/a.sql": "select * from {{ reference('nope') }}"},
+     r"views/a\.sql: reference\('nope'\) names no reference table"),
+    ({"views/a.sql": "select * from {{ source }}"}, r"views/a\.sql: unknown tag"),
+    ({"views/a.sql": "select * from {{ computed_cells('x') }}"}, r"views/a\.sql: unknown tag"),
+    ({"views/a.sql": "select 1", "report/a.sql": "select 2"}, r"report/a\.sql: a view 'a' is already defined"),
+    ({"views/a.sql": "select * from {{ ref('b') }} where", "views/b.sql": "select 1 as x"}, r"views/a\.sql: .*"),
+])
+def test_broken_files_are_named(tmp_path, files, message):
+    sql_dir = write_sql(tmp_path / "sql", files)
+    with pytest.raises(CatalogError, match=message):
+        create_views(duckdb.connect(), Lake(tmp_path / "lake"), sql_dir)
+
+
+def test_order_does_not_depend_on_file_names(tmp_path):
+    sql_dir = write_sql(tmp_path / "sql", {"views/a_top.sql": "select x + 1 as y from {{ ref('z_base') }}",
+                                           "views/z_base.sql": "select 41 as x",
+                                           "tests/a_test.sql": "select * from {{ ref('a_top') }} where y <> 42"})
+    con = duckdb.connect()
+    assert create_views(con, Lake(tmp_path / "lake"), sql_dir) == ["z_base", "a_top"]
+    assert con.sql("select y from a_top").fetchall() == [(42,)]
+
+
+def test_data_tests_are_rendered_and_checked(tmp_path):
+    sql_dir = write_sql(tmp_path / "sql", {"views/v.sql": "select 1 as x",
+                                           "tests/ok.sql": "select * from {{ ref('v') }} where x <> 1",
+                                           "tests/fails.sql": "select * from {{ ref('v') }}"})
+    assert data_tests(Lake(tmp_path / "lake"), sql_dir) == {"fails": 1}
+    write_sql(sql_dir, {"tests/bad.sql": "select * from {{ ref('gone') }}"})
+    with pytest.raises(CatalogError, match=r"tests/bad\.sql: ref\('gone'\)"):
+        data_tests(Lake(tmp_path / "lake"), sql_dir)
+
+
+def test_the_shipped_data_tests_pass_on_an_empty_lake(tmp_path):
+    assert data_tests(Lake(tmp_path / "lake")) == {}
+
+
+# --- reference tables -------------------------------------------------------------------------------------------
+
+def test_reference_tables_are_inline_so_plain_duckdb_reads_the_catalog(tmp_path):
+    from dialogbench.mtbench101.reference import taxonomy_table
+
+    assert "mtbench101_taxonomy" in registry.references()
+    path = build_catalog(Lake(tmp_path / "lake"))
+    with duckdb.connect(str(path), read_only=True) as con:  # no registered Python object: the SQL holds the rows
+        got = con.sql("select * from mtbench101_taxonomy order by position").to_arrow_table()
+        types = dict(con.sql("select column_name, column_type from (describe mtbench101_taxonomy)").fetchall())
+    assert got.to_pylist() == taxonomy_table().to_pylist()
+    assert types == {"position": "INTEGER", "task": "VARCHAR", "name": "VARCHAR", "ability": "VARCHAR",
+                     "tier": "VARCHAR"}
+
+
+def test_build_catalog_drops_views_whose_file_is_gone(tmp_path):
+    lake = Lake(tmp_path / "lake")
+    path = build_catalog(lake)
+    with duckdb.connect(str(path)) as con:
+        con.execute("create view leftover as select 1")
+    build_catalog(lake)
+    with duckdb.connect(str(path), read_only=True) as con:
+        names = {r[0] for r in con.execute("select view_name from duckdb_views() where not internal").fetchall()}
+    assert "leftover" not in names and "failures" in names
+
+
+def test_values_sql_types_and_escapes():
+    data = pa.table({"i": pa.array([1, None], pa.int32()), "s": ["it's", None], "b": [True, False],
+                     "f": [0.5, float("inf")], "l": pa.array([["a"], []], pa.list_(pa.string()))})
+    with duckdb.connect() as con:
+        got = con.sql(f"select * from {values_sql(data)}")
+        assert got.fetchall() == [(1, "it's", True, 0.5, ["a"]), (None, None, False, float("inf"), [])]
+        assert [str(t) for t in got.types] == ["INTEGER", "VARCHAR", "BOOLEAN", "DOUBLE", "VARCHAR[]"]
+        empty = con.sql(f"select * from {values_sql(data.slice(0, 0))}")
+        assert empty.fetchall() == [] and [str(t) for t in empty.types][:2] == ["INTEGER", "VARCHAR"]
+
+
+# --- current_cells --------------------------------------------------------------------------------------------
+
+def plan(run: str, stage: str, key: str, roles: dict, *, hours: float, judge: str | None = "judge",
+         scope: list[str] | None = None) -> dict:
+    models = sorted(set(roles.values()))
+    return {"run_id": run, "stage": stage, "cell_key": key, "item_id": key.split("|")[-1],
+            "model": models[0] if len(models) == 1 else None, "judge": judge, "created_at": at(hours), "task": None,
+            "roles": list(roles.items()), "scope": models if scope is None else scope}
+
+
+def test_current_cells_are_each_scopes_latest_plan(tmp_path):
+    lake = Lake(tmp_path / "lake")
+    plans = [
+        # UniEval: a's plan of run 2 replaces run 1's; run 3 planned only b, so a's run-2 cells stay current
+        plan("r1", "botchat_unieval", "u|a|1", {"model": "a"}, hours=1),
+        plan("r2", "botchat_unieval", "u|a|2", {"model": "a"}, hours=2),
+        plan("r3", "botchat_unieval", "u|b|1", {"model": "b"}, hours=3),
+        # another judge of a: its own latest plan
+        plan("r1", "botchat_unieval", "u|a|1j", {"model": "a"}, hours=1, judge="other"),
+        # Arena: per unordered pair; both orders of a run are one plan
+        plan("r1", "botchat_arena", "a|ab|1", {"first": "a", "second": "b"}, hours=1),
+        plan("r2", "botchat_arena", "a|ab|2", {"first": "a", "second": "b"}, hours=2),
+        plan("r2", "botchat_arena", "a|ba|2", {"first": "b", "second": "a"}, hours=2),
+        plan("r3", "botchat_arena", "a|ac|3", {"first": "a", "second": "c"}, hours=3),
+        # GameEval: per stage (scope []), no judge: run 3's plan replaces every cell of run 2's
+        plan("r2", "gameeval_spyfall", "g|ab|2", {"spy": "a", "villager": "b"}, hours=2, judge=None, scope=[]),
+        plan("r3", "gameeval_spyfall", "g|cd|3", {"spy": "c", "villager": "d"}, hours=3, judge=None, scope=[]),
+        plan("r2", "gameeval_askguess", "g|aa|2", {"questioner": "a", "answerer": "a"}, hours=2, judge=None,
+             scope=[]),
+    ]
+    lake.write("plans", pa.Table.from_pylist(plans, schema=PLANS))
+    with connect(lake) as con:
+        current = rows(con, "select stage, cell_key, run_id, roles from current_cells order by stage, cell_key")
+    assert [(r["stage"], r["cell_key"]) for r in current] == [
+        ("botchat_arena", "a|ab|2"), ("botchat_arena", "a|ac|3"), ("botchat_arena", "a|ba|2"),
+        ("botchat_unieval", "u|a|1j"), ("botchat_unieval", "u|a|2"), ("botchat_unieval", "u|b|1"),
+        ("gameeval_askguess", "g|aa|2"), ("gameeval_spyfall", "g|cd|3")]
+    assert dict(current[-1]["roles"]) == {"spy": "c", "villager": "d"}
+
+
+# --- failures -------------------------------------------------------------------------------------------------
+
+def failure(key: str, stage: str, hours: float = 1) -> dict:
+    return {"cell_key": key, "stage": stage, "item_id": key, "model": "m", "judge": None, "error": "boom",
+            "run_id": "r1", "created_at": at(hours)}
+
+
+def failing(lake: Lake) -> set[str]:
+    with connect(lake) as con:
+        return {r["cell_key"] for r in rows(con, "select cell_key from failures")}
+
+
+def test_failures_resolve_on_mtbench101_answers_and_finished_games(tmp_path):
+    lake = Lake(tmp_path / "lake")
+    lake.write("failures", pa.Table.from_pylist([failure("answer", "mtbench101_answers"),
+                                                 failure("game", "gameeval_spyfall"),
+                                                 failure("game-error", "gameeval_spyfall")], schema=FAILURES))
+    assert failing(lake) == {"answer", "game", "game-error"}
+    table("mtbench101_answers").write(lake, [{"cell_key": "answer", "context": "golden", "model": "m", "turn": 0,
+                                              "created_at": at(2)}])
+    games = table("gameeval_games")
+    games.write(lake, [{"cell_key": "game", "game": "spyfall", "end_reason": "rules", "finished": True,
+                        "created_at": at(2)},
+                       {"cell_key": "game-error", "game": "spyfall", "end_reason": "backend_error", "finished": False,
+                        "created_at": at(2)}])
+    assert failing(lake) == {"game-error"}  # a game abandoned on backend errors is no computed cell
+    games.write(lake, [{"cell_key": "game-error", "game": "spyfall", "end_reason": "round_limit", "finished": False,
+                        "created_at": at(3)}])
+    assert failing(lake) == set()
+
+
+def test_failures_resolve_on_every_registered_cell_table(tmp_path):
+    """A computed row of any table that holds cells resolves a failure of its key (a new family's table too)."""
+    lake = Lake(tmp_path / "lake")
+    cell_tables = [t for t in registry.tables() if t.done is not None]
+    assert {"generations", "judgments", "mtbench101_answers", "gameeval_games"} <= {t.name for t in cell_tables}
+    lake.write("failures", pa.Table.from_pylist([failure(f"k-{t.name}", t.name) for t in cell_tables] +
+                                                [failure("never", "x")], schema=FAILURES))
+    for t in cell_tables:
+        t.write(lake, [{t.key: f"k-{t.name}", **{c: "p" for c in t.partition}}])
+    assert failing(lake) == {"never"}
+
+
+def test_failures_keep_the_latest_attempt_of_a_cell(tmp_path):
+    lake = Lake(tmp_path / "lake")
+    lake.write("failures", pa.Table.from_pylist([failure("x", "s", 1), {**failure("x", "s", 2), "error": "late"}],
+                                                schema=FAILURES))
+    with connect(lake) as con:
+        assert [r["error"] for r in rows(con, "select error from failures")] == ["late"]
+
+
+def test_arena_mirror_data_test_reads_the_plans_roles(tmp_path):
+    from dialogbench.lake.schemas import JUDGMENTS
+
+    lake = Lake(tmp_path / "lake")
+    orders = [("a", "b"), ("b", "a"), ("a", "c")]  # (a, c) has no mirror planned
+    lake.write("plans", pa.Table.from_pylist([plan("r1", "botchat_arena", f"k|{x}{y}|s1", {"first": x, "second": y},
+                                                   hours=1) for x, y in orders], schema=PLANS))
+    lake.write("judgments", pa.Table.from_pylist([
+        {"cell_key": f"k|{x}{y}|s1", "protocol": "botchat_arena", "item_id": "s1", "model": x, "opponent": y,
+         "position": 1, "judge": "judge", "n_judged": 8, "parsed": True, "verdict": "both", "winner": "tie",
+         "created_at": at(1)} for x, y in orders], schema=JUDGMENTS))
+    failing_tests = data_tests(lake)
+    assert failing_tests.get("arena_mirror_planned") == 1

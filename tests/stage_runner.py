@@ -1,0 +1,75 @@
+"""Running single stages in tests the way the flow does (plan → chunks → record-less), by stage name."""
+
+from __future__ import annotations
+
+from dialogbench import registry
+from dialogbench.botchat.selection import comparison_seeds, selected_seeds  # noqa: F401  (re-exported)
+from dialogbench.mtbench101.selection import selected_dialogues  # noqa: F401
+from dialogbench.cells.runner import plan_stage, run_chunk, run_stage
+from dialogbench.runs import StageReport
+
+
+def plan(config, name: str, run_id: str):
+    """The stage's chunks and planned report; a stage this config does not run plans nothing."""
+    try:
+        stage = registry.stage(config, name)
+    except KeyError:
+        return [], StageReport(name, detail={"enabled": False})
+    return plan_stage(stage, config, run_id)
+
+
+def compute(config, chunk, run_id: str) -> StageReport:
+    return run_chunk(registry.stage(config, chunk.stage), config, chunk, run_id)
+
+
+def run(config, name: str, run_id: str = "run-test") -> StageReport:
+    """Plan and compute the whole stage (a stage this config does not run reports enabled: false)."""
+    try:
+        stage = registry.stage(config, name)
+    except KeyError:
+        return StageReport(name, detail={"enabled": False})
+    return run_stage(stage, config, run_id)
+
+
+# The old per-family entry points, as thin names over the one mechanism.
+def extract_seeds(config) -> StageReport:
+    return run(config, "extract_seeds")
+
+
+def generate(config, model: str, run_id: str) -> StageReport:
+    return run(config, f"generate:{model}", run_id)
+
+
+def plan_unieval(config, run_id: str):
+    return plan(config, "botchat_unieval", run_id)
+
+
+def plan_arena(config, run_id: str):
+    return plan(config, "botchat_arena", run_id)
+
+
+def plan_gteval(config, run_id: str):
+    return plan(config, "botchat_gteval", run_id)
+
+
+def plan_judging(config, run_id: str):
+    return plan(config, "mtbench101", run_id)
+
+
+judge_unieval = judge_arena = judge_gteval = judge = compute
+
+
+def answer(config, model: str, run_id: str) -> StageReport:
+    return run(config, f"mtbench101_answer:{model}", run_id)
+
+
+def run_game(config, game: str, run_id: str) -> StageReport:
+    return run(config, f"gameeval_{game}", run_id)
+
+
+def lengths(config, run_id: str = "run-test") -> StageReport:
+    return run(config, "botchat_lengths", run_id)
+
+
+def elo(config, run_id: str) -> StageReport:
+    return run(config, "botchat_elo", run_id)
