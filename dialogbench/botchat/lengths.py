@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+import pyarrow as pa
+
 from dialogbench.botchat.seeds import SEED_LENGTH
 from dialogbench.botchat.tables import GENERATIONS_TABLE, LENGTHS_TABLE
 from dialogbench.cells import Cell, Emit, Planned, Stage
@@ -28,13 +30,14 @@ class UtteranceLengths(Stage):
         return Planned([Cell(key, item, {"model": model}, payload=model_fp) for key, model, model_fp, item in rows])
 
     def compute(self, config, cells: list[Cell], emit: Emit) -> None:
-        keys = {c.key for c in cells}
-        with emit.lake.connect() as con:
-            utterances = dict(con.sql(f"""select cell_key, utterances from
-                {emit.lake.relation_sql(GENERATIONS_TABLE.name, GENERATIONS_TABLE.schema)}""").fetchall())
+        with emit.lake.connect() as con:  # only the chunk's generations are read in full
+            con.register("chunk", pa.table({"cell_key": pa.array([c.key for c in cells], pa.string())}))
+            utterances = dict(con.sql(f"""select g.cell_key, g.utterances from
+                {emit.lake.relation_sql(GENERATIONS_TABLE.name, GENERATIONS_TABLE.schema)} g
+                semi join chunk using (cell_key)""").fetchall())
         encoding, created = cl100k(), now()
         rows = [{"generation_key": c.key, "model": c.model, "model_fp": c.payload, "item_id": c.item_id,
                  "utterance": i + 1, "tokens": len(encoding.encode(text, disallowed_special=())), "created_at": created}
-                for c in cells if c.key in keys for i, text in enumerate(utterances[c.key]) if i >= SEED_LENGTH]
+                for c in cells for i, text in enumerate(utterances[c.key]) if i >= SEED_LENGTH]
         emit(rows, computed=len(cells))
         log.info("lengths: %d generations counted (%d utterances)", len(cells), len(rows))
