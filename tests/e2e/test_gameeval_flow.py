@@ -70,7 +70,7 @@ def test_killed_mid_game_then_rerun_completes(tmp_path):
     deadline = time.monotonic() + 300
     # Ask-Guess is written, SpyFall is being played
     while not (lake.table_dir("gameeval_games") / "game=askguess").exists() or \
-            not list((lake.root / "plans").glob("stage=gameeval_spyfall/*.parquet")):
+            not list((lake.root / "plans").glob("stage=gameeval_spyfall/**/*.parquet")):
         assert proc.poll() is None, "the run ended before the kill point"
         assert time.monotonic() < deadline, "kill point never reached"
         time.sleep(0.05)
