@@ -48,4 +48,6 @@ chromium:
 clean-lake:
 	rm -rf data_lake/generations data_lake/judgments data_lake/failures data_lake/runs data_lake/seeds data_lake/_state \
 	  data_lake/plans data_lake/elo data_lake/utterance_lengths data_lake/mtbench101_answers data_lake/gameeval_games \
+	  data_lake/unieval_judgments data_lake/arena_judgments data_lake/gteval_judgments data_lake/mtbench101_judgments \
+	  data_lake/lake.json \
 	  data_lake/reports data_lake/catalog.duckdb

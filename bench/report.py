@@ -43,8 +43,8 @@ def synthetic_lake(root: Path, *, models: list[str], seeds: int, arena_seeds: in
                    utterance=lambda model, item, i: f"{model} line {i} about seed {item}.") -> dict[str, int]:
     """Write the base tables for ``models`` x ``seeds``; model i is better than model i+1. Returns row counts."""
     from dialogbench.lake import Lake
-    from dialogbench.botchat.tables import ELO, GENERATIONS, LENGTHS, SEEDS
-    from dialogbench.lake.schemas import JUDGMENTS, PLANS, RUNS
+    from dialogbench.botchat.tables import ARENA_TABLE, ELO, GENERATIONS, GTEVAL_TABLE, LENGTHS, SEEDS, UNIEVAL_TABLE
+    from dialogbench.lake.schemas import PLANS, RUNS
 
     lake, rng, run = Lake(root), np.random.default_rng(seed), "run-0001"
     items = [f"MT-{k + 1}" for k in range(seeds)]
@@ -109,7 +109,10 @@ def synthetic_lake(root: Path, *, models: list[str], seeds: int, arena_seeds: in
              "started_at": T0, "finished_at": T0, "config": "bench.yaml", "detail": "{}"}
             for stage, p, s in (("generate", len(gens), 812.5), ("botchat_unieval", len(judg), 1520.0),
                                 ("botchat_arena", len(arena), 3004.2), ("botchat_elo", len(elo), 42.0))]
-    for table, rows, schema in (("generations", gens, GENERATIONS), ("judgments", judg + arena, JUDGMENTS),
+    pairwise = {p: [r for r in arena if r["protocol"] == p] for p in ("botchat_arena", "botchat_gteval")}
+    for table, rows, schema in (("generations", gens, GENERATIONS), (UNIEVAL_TABLE.name, judg, UNIEVAL_TABLE.schema),
+                                (ARENA_TABLE.name, pairwise["botchat_arena"], ARENA_TABLE.schema),
+                                (GTEVAL_TABLE.name, pairwise["botchat_gteval"], GTEVAL_TABLE.schema),
                                 ("plans", plans, PLANS), ("utterance_lengths", lengths, LENGTHS),
                                 ("elo", elo, ELO), ("runs", runs, RUNS), ("seeds", seeds_rows, SEEDS)):
         lake.write(table, pa.Table.from_pylist(rows, schema=schema))

@@ -102,7 +102,8 @@ def cmd_migrate(args) -> int:
 
     result = migrate(Lake(args.lake or "data_lake"))
     print(f"lake format {result['from_format']} -> {result['to_format']}: "
-          f"{result['plan_files_rewritten']} plan file(s) rewritten")
+          f"{result['plan_files_rewritten']} plan file(s) rewritten, {result['judgment_files_split']} judgments "
+          "file(s) split into their protocol's verdict table")
     return 0
 
 

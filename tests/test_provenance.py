@@ -8,6 +8,7 @@ from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 from tests import stage_runner as mt_stages
 from tests.conftest import chatbot, config_dict
+from tests.verdicts import verdicts
 
 
 def test_rows_record_backend_and_engine_version(make_config, lake_dir, pipeline):
@@ -25,11 +26,11 @@ def test_rows_record_backend_and_engine_version(make_config, lake_dir, pipeline)
     game_stage.run_game(config, "askguess", "run-1")
 
     lake = Lake(lake_dir)
-    for table in ("generations", "judgments", "mtbench101_answers", "gameeval_games"):
+    for table in ("generations", "unieval_judgments", "mtbench101_judgments", "mtbench101_answers", "gameeval_games"):
         rows = lake.read(table).to_pylist()
         assert rows and {(r["backend"], r["backend_version"]) for r in rows} == {("scripted", "scripted")}, table
     # a scripted judge enforces no format: its verdicts are free text
-    assert {r["output_format"] for r in lake.read("judgments").to_pylist()} == {None}
+    assert {r["output_format"] for r in verdicts(lake)} == {None}
     with connect(lake) as con:
         outputs = con.sql("select protocol, backend, output_format, verdicts from judge_outputs order by protocol").fetchall()
     assert outputs == [("botchat_unieval", "scripted", "free", 6), ("mtbench101", "scripted", "free", 6)]

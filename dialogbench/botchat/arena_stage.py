@@ -11,6 +11,7 @@ import pyarrow as pa
 from dialogbench.backends.formats import format_key
 from dialogbench.botchat import arena, pairwise
 from dialogbench.botchat.pairwise import Pair, PairwiseStage
+from dialogbench.botchat.tables import ARENA_TABLE
 from dialogbench.cells import Cell
 from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint, model_fingerprint
@@ -44,6 +45,7 @@ class Arena(PairwiseStage):
 
     name = PROTOCOL
     kind = "arena"
+    table = ARENA_TABLE
 
     def pairs(self, config, lake: Lake, seeds: pa.Table, judge: ModelConfig) -> tuple[list[Cell], dict[str, int]]:
         models, settings = config.botchat_models(), config.botchat.arena

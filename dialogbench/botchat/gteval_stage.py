@@ -10,6 +10,7 @@ import pyarrow as pa
 from dialogbench.backends.formats import format_key
 from dialogbench.botchat import arena, pairwise
 from dialogbench.botchat.pairwise import Pair, PairwiseStage
+from dialogbench.botchat.tables import GTEVAL_TABLE
 from dialogbench.cells import Cell
 from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint, model_fingerprint
@@ -34,6 +35,7 @@ class GTEval(PairwiseStage):
 
     name = PROTOCOL
     kind = "gteval"
+    table = GTEVAL_TABLE
 
     def pairs(self, config, lake: Lake, seeds: pa.Table, judge: ModelConfig) -> tuple[list[Cell], dict[str, int]]:
         models = config.botchat_models()

@@ -11,7 +11,6 @@ import pyarrow as pa
 from dialogbench.botchat import arena
 from dialogbench.botchat.selection import comparison_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE
-from dialogbench.cells.shared_tables import JUDGMENTS_TABLE
 from dialogbench.cells import Cell, Emit, Planned, Stage
 from dialogbench.config import ModelConfig
 from dialogbench.judging import judge_chunk
@@ -57,7 +56,6 @@ def stored_generations(lake: Lake, models: list[ModelConfig], item_ids: list[str
 class PairwiseStage(Stage):
     """Arena and GTEval: cells planned per comparison seed by ``pairs``; judged in chunks."""
 
-    table = JUDGMENTS_TABLE
     retries = 2
     kind: arena.Kind
 

@@ -1,10 +1,10 @@
-"""BotChat's lake tables: the seeds, the dialogues, their utterance lengths, the ratings (its judgments
-share ``cells.shared_tables.JUDGMENTS_TABLE`` with MT-Bench-101's ratings)."""
+"""BotChat's lake tables: the seeds, the dialogues, their utterance lengths, the judge's verdicts of each
+protocol (UniEval, Arena, GTEval), the ratings."""
 
 import pyarrow as pa
 
 from dialogbench.cells import Table
-from dialogbench.cells.shared_tables import JUDGMENTS_TABLE
+from dialogbench.cells.shared_tables import verdict_table
 from dialogbench.lake.schemas import TS
 
 SEEDS = pa.schema([  # one ChatSEED of MuTual-Test: the 2-utterance seed and the whole human dialogue
@@ -63,8 +63,34 @@ ELO = pa.schema([  # arena ratings per run, (judge, N) and model: bootstrap Elo 
     ("created_at", TS),
 ])
 
+UNIEVAL_VERDICT = [  # UniEval: is there an AI in the first n_judged utterances, and where does it first speak
+    ("n_judged", pa.int32()),
+    ("choice", pa.string()),      # "Yes" / "No"; null when unparsed
+    ("ai_index", pa.int32()),     # 1-based utterance the judge flagged first; null for "No"
+    ("reason", pa.string()),
+]
+
+# Arena and GTEval: one judge call on two conversations in one order. `model` / `generation_key` are one
+# side, `opponent` / `opponent_generation_key` the other (the second model, or "human" with a null key in
+# GTEval). `position`: where `model`'s conversation was shown (1 = "Conversation 1"; Arena rows always file
+# the first-shown model as `model`, so 1). `verdict`: the conversation(s) the judge found AI involved
+# (conversation_1 / conversation_2 / both / neither). `winner`: the side shown first is "model_a", the second
+# "model_b"; the side NOT judged AI wins, both / neither is "tie"; null when unparsed.
+PAIRWISE_VERDICT = [
+    ("n_judged", pa.int32()),     # utterances of each conversation shown
+    ("opponent", pa.string()),
+    ("opponent_generation_key", pa.string()),
+    ("position", pa.int32()),
+    ("verdict", pa.string()),
+    ("winner", pa.string()),
+    ("reason", pa.string()),
+]
+
 SEEDS_TABLE = Table("seeds", SEEDS)
 GENERATIONS_TABLE = Table("generations", GENERATIONS, partition=("protocol", "model"), done="true")
 LENGTHS_TABLE = Table("utterance_lengths", LENGTHS, key="generation_key", done="true")
+UNIEVAL_TABLE = verdict_table("unieval_judgments", UNIEVAL_VERDICT)
+ARENA_TABLE = verdict_table("arena_judgments", PAIRWISE_VERDICT)
+GTEVAL_TABLE = verdict_table("gteval_judgments", PAIRWISE_VERDICT)
 ELO_TABLE = Table("elo", ELO, partition=("run_id",))  # derived per run: not a cell table
-TABLES = (SEEDS_TABLE, GENERATIONS_TABLE, LENGTHS_TABLE, ELO_TABLE)  # + the shared JUDGMENTS_TABLE
+TABLES = (SEEDS_TABLE, GENERATIONS_TABLE, LENGTHS_TABLE, UNIEVAL_TABLE, ARENA_TABLE, GTEVAL_TABLE, ELO_TABLE)

@@ -8,8 +8,7 @@ import pyarrow as pa
 
 from dialogbench.backends.formats import format_key
 from dialogbench.botchat.selection import selected_seeds
-from dialogbench.botchat.tables import GENERATIONS_TABLE
-from dialogbench.cells.shared_tables import JUDGMENTS_TABLE
+from dialogbench.botchat.tables import GENERATIONS_TABLE, UNIEVAL_TABLE
 from dialogbench.botchat.unieval import build_prompt, load_examples, output_format, parse_verdict, protocol_version
 from dialogbench.cells import Cell, Emit, Planned, Stage
 from dialogbench.judging import judge_chunk
@@ -30,7 +29,7 @@ class Dialogue:
 
 class UniEval(Stage):
     name = PROTOCOL
-    table = JUDGMENTS_TABLE
+    table = UNIEVAL_TABLE
     retries = 2
 
     def __init__(self, config) -> None:

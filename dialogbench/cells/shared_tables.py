@@ -1,10 +1,20 @@
-"""The lake tables every family shares: judge ratings (``judgments``), failed attempts, plans, runs."""
+"""The lake tables every family shares (failed attempts, plans, runs), and how a family declares a
+table of judge verdicts: the shared verdict columns, then its protocol's own."""
+
+import pyarrow as pa
 
 from dialogbench.cells.tables import Table
-from dialogbench.lake.schemas import FAILURES, JUDGMENTS, PLANS, RUNS
+from dialogbench.lake.schemas import FAILURES, PLANS, RUNS, VERDICTS
 
-JUDGMENTS_TABLE = Table("judgments", JUDGMENTS, partition=("protocol", "judge"), done="true")
 FAILURES_TABLE = Table("failures", FAILURES, partition=("stage",))
 PLANS_TABLE = Table("plans", PLANS, partition=("stage", "run_id"))
 RUNS_TABLE = Table("runs", RUNS, partition=("run_id",))
-SHARED_TABLES = (JUDGMENTS_TABLE, FAILURES_TABLE, PLANS_TABLE, RUNS_TABLE)
+SHARED_TABLES = (FAILURES_TABLE, PLANS_TABLE, RUNS_TABLE)
+
+
+def verdict_table(name: str, fields: list[tuple[str, pa.DataType]]) -> Table:
+    """A judge's verdicts on one protocol's cells: ``VERDICTS`` then ``fields``, one file per judge."""
+    clash = set(VERDICTS.names) & {f[0] for f in fields}
+    if clash:
+        raise ValueError(f"verdict table {name!r}: {sorted(clash)} are shared verdict columns already")
+    return Table(name, pa.schema([*VERDICTS, *fields]), partition=("judge",), done="true", verdicts=True)

@@ -14,13 +14,15 @@ class Table:
     """``key`` names the column that holds a cell's key. ``done`` is the SQL condition a row meets when
     it is a computed cell (a game that ended in backend errors is a row, not a computed cell); None
     means the table holds no cells (runs, plans, seeds). The stage anti-join and the ``failures``
-    view both read it, so "computed" means one thing."""
+    view both read it, so "computed" means one thing. ``verdicts``: the rows are a judge's verdicts
+    (the schema starts with ``lake.schemas.VERDICTS``), which the ``judgments`` view unions."""
 
     name: str
     schema: pa.Schema
     partition: tuple[str, ...] = ()
     key: str = "cell_key"
     done: str | None = None
+    verdicts: bool = False
 
     def computed_keys_sql(self, lake: Lake) -> str:
         """``SELECT <key> AS cell_key`` of every computed cell in the lake's files."""

@@ -1,6 +1,7 @@
 """DuckDB views over the lake, defined by the files in ``sql/`` (see ``sql/README.md``): one view per file,
 created in the order their declared dependencies give (``{{ ref('view') }}``), reading lake tables through
-``{{ source('table') }}`` and generated reference tables through ``{{ reference('name') }}``."""
+``{{ source('table') }}`` and generated reference tables through ``{{ reference('name') }}``; ``{{ computed_cells() }}``
+and ``{{ verdicts() }}`` stand for every registered table that holds cells / judge verdicts."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
+from dialogbench.lake.schemas import VERDICTS
 from dialogbench.lake.store import Lake, _duck_type
 
 log = logging.getLogger("dialogbench.catalog")
@@ -25,7 +27,7 @@ TESTS_DIR = "tests"                         # data tests: each must return zero 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _TAG = re.compile(r"\{\{\s*(?P<tag>[a-z_]+)\(\s*(?:'(?P<arg>" + _NAME + r")')?\s*\)\s*\}\}")
 _ANY_TAG = re.compile(r"\{\{.*?\}\}", re.S)
-TAGS = {"ref": True, "source": True, "reference": True, "computed_cells": False}  # tag -> takes a name
+TAGS = {"ref": True, "source": True, "reference": True, "computed_cells": False, "verdicts": False}  # -> takes a name
 
 
 class CatalogError(RuntimeError):
@@ -44,14 +46,15 @@ class Model:
 
 def parse(path: Path) -> Model:
     """The file's model; raises naming the file for a tag that is not ``ref('x')``, ``source('x')``,
-    ``reference('x')`` or ``computed_cells()``."""
+    ``reference('x')``, ``computed_cells()`` or ``verdicts()``."""
     sql = path.read_text()
     refs: list[str] = []
     for m in _ANY_TAG.finditer(sql):
         tag = _TAG.fullmatch(m.group(0))
         if tag is None or tag["tag"] not in TAGS or TAGS[tag["tag"]] != (tag["arg"] is not None):
             raise CatalogError(f"{path}: unknown tag {m.group(0)!r} (expected {{{{ ref('view') }}}}, "
-                               f"{{{{ source('table') }}}}, {{{{ reference('name') }}}} or {{{{ computed_cells() }}}})")
+                               f"{{{{ source('table') }}}}, {{{{ reference('name') }}}}, {{{{ computed_cells() }}}} or "
+                               "{{ verdicts() }})")
         if tag["tag"] == "ref" and tag["arg"] not in refs:
             refs.append(tag["arg"])
     return Model(path.stem, path, sql, tuple(refs))
@@ -141,10 +144,24 @@ class Context:
             parts.append(table.computed_keys_sql(self.lake))
         return f"({' UNION ALL '.join(parts)})" if parts else "(SELECT CAST(NULL AS VARCHAR) AS cell_key WHERE false)"
 
+    def verdicts(self) -> str:
+        """The shared verdict columns (``lake.schemas.VERDICTS``) of every judge verdict of every verdict table."""
+        columns = ", ".join(f'"{name}"' for name in VERDICTS.names)
+        parts = []
+        for table in self.tables.values():
+            if not table.verdicts:
+                continue
+            if table.schema.names[:len(VERDICTS)] != VERDICTS.names:
+                raise CatalogError(f"lake table {table.name!r} holds verdicts but its schema does not start with the "
+                                   "shared verdict columns (declare it with cells.shared_tables.verdict_table)")
+            parts.append(f"SELECT {columns} FROM {self.lake.relation_sql(table.name, table.schema)}")
+        return f"({' UNION ALL '.join(parts)})" if parts else values_sql(VERDICTS.empty_table())
+
 
 def render(sql: str, lake: Lake, context: Context | None = None, *, path: Path | str = "<sql>") -> str:
     """``sql`` with its tags filled in: a ref is the view's name, a source the table's Parquet files (typed,
-    empty when it has none), a reference an inline typed VALUES relation, computed_cells() a union of keys."""
+    empty when it has none), a reference an inline typed VALUES relation, computed_cells() a union of keys,
+    verdicts() a union of the verdict tables' shared columns."""
     context = context or Context.load(lake)
 
     def fill(m: re.Match) -> str:
@@ -161,7 +178,7 @@ def render(sql: str, lake: Lake, context: Context | None = None, *, path: Path |
                 raise CatalogError(f"{path}: reference('{name}') names no reference table (registered: "
                                    f"{', '.join(sorted(context.references)) or 'none'})")
             return context.reference(name)
-        return context.computed_cells()
+        return context.verdicts() if tag == "verdicts" else context.computed_cells()
 
     return _TAG.sub(fill, sql)
 

@@ -1,47 +1,28 @@
-"""Schemas of the lake tables every family shares: judgments, failures, plans, runs (each family's own
+"""Schemas of what every family shares: the columns of a judge verdict, failures, plans, runs (each family's own
 tables are declared in its folder, ``<family>/tables.py``)."""
 
 import pyarrow as pa
 
 TS = pa.timestamp("us", tz="UTC")
 
-JUDGMENTS = pa.schema([
+VERDICTS = pa.schema([  # what every judge verdict stores; each protocol's table adds its own columns after these
     ("cell_key", pa.string()),
-    ("protocol", pa.string()),
-    ("protocol_version", pa.string()),
+    ("protocol", pa.string()),           # the stage that asked (botchat_unieval, botchat_arena, mtbench101, ...)
+    ("protocol_version", pa.string()),   # its prompt / examples / parser version (part of the key)
     ("item_id", pa.string()),
-    ("model", pa.string()),
+    ("model", pa.string()),              # the judged model (pairwise: the side the row is filed under)
     ("judge", pa.string()),
     ("judge_fp", pa.string()),
-    ("generation_key", pa.string()),
-    ("n_judged", pa.int32()),
+    ("generation_key", pa.string()),     # the judged output's cell (a dialogue, an MT-Bench-101 answer)
     ("raw_output", pa.string()),
     ("parsed", pa.bool_()),
     ("parse_error", pa.string()),
-    ("choice", pa.string()),
-    ("ai_index", pa.int32()),
-    ("reason", pa.string()),
     ("prompt_tokens", pa.int32()),
     ("completion_tokens", pa.int32()),
     ("run_id", pa.string()),
     ("created_at", TS),
-    # Pairwise protocols (botchat_arena, botchat_gteval); null for UniEval rows and in older files.
-    # `model` / `generation_key` are one side, `opponent` / `opponent_generation_key` the other (the
-    # second model, or "human" with a null key in GTEval). `position` is where `model`'s conversation
-    # was shown: 1 = "Conversation 1", 2 = "Conversation 2" (Arena rows always store the first-shown
-    # model as `model`, so 1). `verdict`: the conversation(s) the judge found AI involved
-    # (conversation_1 / conversation_2 / both / neither). `winner`: the side shown FIRST is "model_a",
-    # the second "model_b"; the side NOT judged AI wins, both / neither is "tie"; null when unparsed.
-    ("opponent", pa.string()),
-    ("opponent_generation_key", pa.string()),
-    ("position", pa.int32()),
-    ("verdict", pa.string()),
-    ("winner", pa.string()),
-    # MT-Bench-101 (protocol "mtbench101"): the judge's 1–10 rating of one turn, null when unparsed
-    # and for every other protocol (older files lack the column; reads use union_by_name).
-    ("score", pa.int32()),
     # Provenance: the config's backend and the engine's version (vLLM / transformers version; an
-    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
+    # endpoint's served model id and system_fingerprint).
     ("backend", pa.string()),
     ("backend_version", pa.string()),
     # The output format the judge was held to by constrained decoding ("regex:unieval"), null when its

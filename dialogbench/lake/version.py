@@ -3,6 +3,8 @@ never silently mixed with new rows.
 
 Format 2 (the cell-stage mechanism): ``plans`` rows carry ``roles`` (role → model) and ``scope`` (what
 the plan is the latest one for) instead of packed ``model`` strings ("a vs b", "spy=x;villager=y").
+Format 3: each protocol's judge verdicts are its own table (``unieval_judgments``, ``arena_judgments``,
+``gteval_judgments``, ``mtbench101_judgments``) instead of rows of one ``judgments`` table of every column.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ import pyarrow.parquet as pq
 from dialogbench.lake.schemas import PLANS
 from dialogbench.lake.store import Lake
 
-FORMAT = 2
+FORMAT = 3
 MARKER = "lake.json"
+LEGACY_JUDGMENTS = "judgments"  # the format-2 table of every protocol's verdicts, split by migrate
+VERDICT_TABLES = {"botchat_unieval": "unieval_judgments", "botchat_arena": "arena_judgments",
+                  "botchat_gteval": "gteval_judgments", "mtbench101": "mtbench101_judgments"}
 
 
 class LakeFormatError(RuntimeError):
@@ -31,7 +36,9 @@ def lake_format(lake: Lake) -> int | None:
     marker = lake.root / MARKER
     if marker.is_file():
         return int(json.loads(marker.read_text())["format"])
-    return 1 if lake.root.is_dir() and any(lake.files(t.name) for t in _tables()) else None
+    if not lake.root.is_dir():
+        return None
+    return 1 if any(lake.files(t) for t in [*(t.name for t in _tables()), LEGACY_JUDGMENTS]) else None
 
 
 def ensure_current(lake: Lake) -> None:
@@ -41,8 +48,8 @@ def ensure_current(lake: Lake) -> None:
         _write_marker(lake)
     elif found < FORMAT:
         raise LakeFormatError(f"{lake.root}: lake format {found}, this dialogbench reads format {FORMAT}; "
-                              f"run `dialogbench migrate --lake {lake.root}` (it rewrites the plans in place, "
-                              "keeping every result)")
+                              f"run `dialogbench migrate --lake {lake.root}` (it rewrites the plans and "
+                              "judgments in place, keeping every result)")
     elif found > FORMAT:
         raise LakeFormatError(f"{lake.root}: lake format {found} was written by a newer dialogbench "
                               f"(this one reads format {FORMAT}); upgrade dialogbench")
@@ -56,11 +63,13 @@ def refuse_older(lake: Lake) -> None:
 
 
 def migrate(lake: Lake) -> dict[str, int]:
-    """Bring a format-1 lake to format 2: every ``plans`` file gets ``roles`` and ``scope`` unpacked from
-    its ``model`` strings (each file rewritten atomically, so an interrupted migration can be rerun)."""
+    """Bring an older lake to the current format: every ``plans`` file gets ``roles`` and ``scope`` unpacked
+    from its ``model`` strings (format 1 → 2); every ``judgments`` file's rows move to their protocol's verdict
+    table (2 → 3). Each file is rewritten atomically under a name derived from the old one, and an old file is
+    removed only after its rows are written, so an interrupted migration can be rerun without duplicates."""
     found = lake_format(lake)
-    rewritten = 0
-    if found is not None and found < FORMAT:
+    rewritten = moved = 0
+    if found is not None and found < 2:
         for path in lake.files("plans"):
             table = pq.read_table(path)
             if "scope" in table.column_names and table.column("scope").null_count == 0:
@@ -68,9 +77,33 @@ def migrate(lake: Lake) -> dict[str, int]:
             rows = [{**{f.name: r.get(f.name) for f in PLANS}, **_unpack(r)} for r in table.to_pylist()]
             _replace(path, pa.Table.from_pylist(rows, schema=PLANS))
             rewritten += 1
+    if found is not None and found < 3:
+        moved = _split_judgments(lake)
     if found is None or found < FORMAT:
         _write_marker(lake)
-    return {"from_format": found or FORMAT, "to_format": FORMAT, "plan_files_rewritten": rewritten}
+    return {"from_format": found or FORMAT, "to_format": FORMAT, "plan_files_rewritten": rewritten,
+            "judgment_files_split": moved}
+
+
+def _split_judgments(lake: Lake) -> int:
+    tables = {t.name: t for t in _tables()}
+    moved = 0
+    for path in lake.files(LEGACY_JUDGMENTS):
+        rows = pq.read_table(path).to_pylist()
+        groups: dict[tuple[str, str], list[dict]] = {}
+        for i, row in enumerate(rows):
+            if row.get("protocol") not in VERDICT_TABLES:
+                raise LakeFormatError(f"{path}: row {i}: protocol {row.get('protocol')!r} has no verdict table "
+                                      f"(known: {', '.join(VERDICT_TABLES)}); nothing was removed")
+            groups.setdefault((VERDICT_TABLES[row["protocol"]], row["judge"]), []).append(row)
+        for (name, judge), group in groups.items():
+            table = tables[name]
+            lake.write(name, pa.Table.from_pylist([{c: r.get(c) for c in table.schema.names} for r in group],
+                                                  schema=table.schema),
+                       partition={"judge": judge}, name=f"migrated-{path.stem}.parquet")
+        path.unlink()
+        moved += 1
+    return moved
 
 
 def _unpack(row: dict) -> dict:

@@ -20,13 +20,13 @@ from dialogbench.config import ModelConfig
 from dialogbench.judging import judge_chunk
 from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
-from dialogbench.cells.shared_tables import JUDGMENTS_TABLE
 from dialogbench.mtbench101 import prompts
 from dialogbench.mtbench101.answer_stage import PROTOCOL, answer_key, history, item_id, stored_answers
 from dialogbench.mtbench101.dataset import Dialogue
 from dialogbench.mtbench101.rating import output_format, parse_rating
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.selection import selected_dialogues
+from dialogbench.mtbench101.tables import RATINGS_TABLE
 
 log = logging.getLogger("dialogbench.mtbench101.judge")
 JUDGE_PROTOCOL = "mtbench101_judge"
@@ -65,7 +65,7 @@ class JudgeTurns(Stage):
     stored answer (and, in self mode, stored earlier answers) are computed."""
 
     name = PROTOCOL
-    table = JUDGMENTS_TABLE
+    table = RATINGS_TABLE
     retries = 2
 
     def __init__(self, config) -> None:

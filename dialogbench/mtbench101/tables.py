@@ -1,8 +1,9 @@
-"""MT-Bench-101's lake table of answers (its ratings are rows of ``judgments``, protocol ``mtbench101``)."""
+"""MT-Bench-101's lake tables: the models' answers, the judge's ratings of them."""
 
 import pyarrow as pa
 
 from dialogbench.cells import Table
+from dialogbench.cells.shared_tables import verdict_table
 from dialogbench.lake.schemas import TS
 
 MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, given its context
@@ -25,4 +26,7 @@ MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, g
 ])
 
 ANSWERS_TABLE = Table("mtbench101_answers", MTBENCH101_ANSWERS, partition=("context", "model"), done="true")
-TABLES = (ANSWERS_TABLE,)
+RATINGS_TABLE = verdict_table("mtbench101_judgments", [
+    ("score", pa.int32()),   # the judge's 1–10 rating of the turn; null when unparsed
+])
+TABLES = (ANSWERS_TABLE, RATINGS_TABLE)

@@ -6,7 +6,7 @@
 -- of `dialogbench elo FILE`. The cells are those of each (unordered model pair, judge)'s most recent plan
 -- (current_cells: a plan's scope is the pair's two models, sorted).
 with judgments as (
-    select * from {{ ref('judgments') }}
+    select * from {{ ref('arena_judgments') }}
 ),
 
 current_cells as (
@@ -14,7 +14,7 @@ current_cells as (
 ),
 
 arena as (
-    select * from judgments semi join current_cells using (cell_key) where protocol = 'botchat_arena'
+    select * from judgments semi join current_cells using (cell_key)
 ),
 
 final as (

@@ -4,7 +4,7 @@
 -- verdicts are counted and left out of win_tie_rate's denominator (win + tie + lose). The cells are those of
 -- each (model, judge)'s most recent plan.
 with judgments as (
-    select * from {{ ref('judgments') }}
+    select * from {{ ref('gteval_judgments') }}
 ),
 
 current_cells as (
@@ -12,7 +12,7 @@ current_cells as (
 ),
 
 gteval as (
-    select * from judgments semi join current_cells using (cell_key) where protocol = 'botchat_gteval'
+    select * from judgments semi join current_cells using (cell_key)
 ),
 
 outcomes as (

@@ -7,7 +7,7 @@ with arena as (
 ),
 
 judgments as (
-    select * from {{ ref('judgments') }}
+    select * from {{ ref('gteval_judgments') }}
 ),
 
 gteval_cells as (
@@ -15,7 +15,7 @@ gteval_cells as (
 ),
 
 gteval as (
-    select * from judgments semi join gteval_cells using (cell_key) where protocol = 'botchat_gteval'
+    select * from judgments semi join gteval_cells using (cell_key)
 ),
 
 comparisons as (  -- one row per judged order; `outcome` is for `side` (the alphabetically first model / the model)

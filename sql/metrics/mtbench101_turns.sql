@@ -7,12 +7,11 @@ with current_cells as (
 ),
 
 judgments as (
-    select * from {{ ref('judgments') }}
+    select * from {{ ref('mtbench101_judgments') }}
 ),
 
 ratings as (
     select cell_key, parsed, score from judgments
-    where protocol = 'mtbench101'
     qualify row_number() over (partition by cell_key order by created_at desc) = 1
 ),
 

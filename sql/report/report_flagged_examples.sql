@@ -2,7 +2,7 @@
 -- judgment that found AI (choice 'Yes'; ties by cell_key), with its judged dialogue's utterances. `example` numbers
 -- each (judge, model)'s seeds 1, 2, ... by item_id then cell_key: the report shows the first few of one judge.
 with judgments as (
-    select * from {{ ref('judgments') }}
+    select * from {{ ref('unieval_judgments') }}
 ),
 
 generations as (
@@ -12,7 +12,7 @@ generations as (
 flagged as (
     select j.judge, j.model, j.item_id, j.cell_key, j.ai_index, j.reason, j.n_judged, g.utterances
     from judgments j join generations g on j.generation_key = g.cell_key
-    where j.protocol = 'botchat_unieval' and j.parsed and j.choice = 'Yes'
+    where j.parsed and j.choice = 'Yes'
     qualify row_number() over (partition by j.judge, j.model, j.item_id order by j.created_at desc, j.cell_key) = 1
 ),
 

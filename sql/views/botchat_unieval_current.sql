@@ -1,7 +1,7 @@
 -- botchat_unieval_current: the UniEval judgments of each (model, judge)'s most recent plan, i.e. the cells
 -- the latest config that ran for it asked for (the metrics botchat_unieval and botchat_unieval_gt read these).
 with judgments as (
-    select * from {{ ref('judgments') }}
+    select * from {{ ref('unieval_judgments') }}
 ),
 
 current_cells as (

@@ -15,10 +15,10 @@ from tests import stage_runner as stages
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.botchat.tables import GENERATIONS
-from dialogbench.lake.schemas import JUDGMENTS
 from dialogbench.ratings.games import Games
 from dialogbench.runs import sum_reports
 from tests.conftest import JUDGE_SCRIPT, VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, VERDICT_YES_5, chatbot, config_dict
+from tests.verdicts import verdicts, write_verdicts
 
 C1, C2 = "Choice: Conversation 1\nReason: the first one rambles.", "Choice: Conversation 2; Reason: too formal."
 BOTH, NEITHER = "**Choice:** Both\n**Reason:** both lecture.", "Choice: Neither\nReason: both natural."
@@ -49,7 +49,7 @@ def judge(config, protocol: str, run_id: str = "run-1"):
 
 
 def judged(config, protocol: str) -> list[dict]:
-    return [j for j in Lake(config.lake).read("judgments", JUDGMENTS).to_pylist() if j["protocol"] == protocol]
+    return verdicts(config.lake, protocol)
 
 
 def view(config, sql: str) -> list[dict]:
@@ -223,7 +223,7 @@ def test_unieval_pass_rate_at_the_human_length_by_hand(make_config, pipeline, la
     pipeline(config)
     human = {"MT-1": 4, "MT-5": 5}
     expected = {}
-    for j in Lake(config.lake).read("judgments", JUDGMENTS).to_pylist():
+    for j in verdicts(config.lake, "botchat_unieval"):
         if j["item_id"] not in human:
             continue
         length = human[j["item_id"]]
@@ -254,11 +254,10 @@ def test_data_tests_catch_broken_comparisons(make_config, lake_dir):
     assert data_tests(lake) == {}
     row = judged(config, "botchat_arena")[0]
     tie_for_garbage = {**row, "cell_key": "bad-1", "parsed": False, "verdict": None, "winner": "tie"}
-    lake.write("judgments", pa.Table.from_pylist([tie_for_garbage], schema=JUDGMENTS), partition={"judge": "x"})
+    write_verdicts(lake, [tie_for_garbage], judge="x")
     plans = lake.read("plans").to_pylist()
     lonely = [{**p, "cell_key": "bad-2", "model": None, "roles": [("first", "bot-a"), ("second", "ghost")],
                "scope": ["bot-a", "ghost"], "run_id": "run-9"} for p in plans[:1]]
     lake.write("plans", pa.Table.from_pylist(lonely, schema=lake.read("plans").schema), partition={"stage": "x"})
-    lake.write("judgments", pa.Table.from_pylist([{**row, "cell_key": "bad-2", "opponent": "ghost"}],
-                                                 schema=JUDGMENTS), partition={"judge": "y"})
+    write_verdicts(lake, [{**row, "cell_key": "bad-2", "opponent": "ghost"}], judge="y")
     assert data_tests(lake) == {"pairwise_winner_iff_parsed": 1, "arena_mirror_planned": 1}

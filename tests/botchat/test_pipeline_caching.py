@@ -11,7 +11,8 @@ from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderbo
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.botchat.tables import GENERATIONS
-from dialogbench.lake.schemas import FAILURES, JUDGMENTS
+from dialogbench.lake.schemas import FAILURES
+from tests.verdicts import verdicts, write_verdicts
 from tests.conftest import (JUDGE_SCRIPT, VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, VERDICT_YES_5, chatbot,
                             config_dict)
 
@@ -21,7 +22,7 @@ def generations(config) -> list[dict]:
 
 
 def judgments(config) -> list[dict]:
-    return Lake(config.lake).read("judgments", JUDGMENTS).to_pylist()
+    return verdicts(config.lake)
 
 
 def failures(config) -> list[dict]:
@@ -383,7 +384,7 @@ def test_data_tests_catch_a_broken_lake(make_config, pipeline):
     short = {**gens[1], "cell_key": "short", "utterances": gens[1]["utterances"][:3]}
     lake.write("generations", pa.Table.from_pylist([short], schema=GENERATIONS), partition={"model": "short"})
     dangling = {**judgments(config)[0], "cell_key": "dangling", "generation_key": "nowhere"}
-    lake.write("judgments", pa.Table.from_pylist([dangling], schema=JUDGMENTS), partition={"judge": "x"})
+    write_verdicts(lake, [dangling], judge="x")
     failing = data_tests(lake)
     assert failing == {"unique_generation_cells": 1, "generations_reach_target": 1, "judgments_have_generations": 1}
 

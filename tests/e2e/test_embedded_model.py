@@ -13,6 +13,7 @@ import yaml
 
 from dialogbench.lake import Lake
 from tests.e2e.conftest import REPO, run_cli
+from tests.verdicts import verdict_tables, verdicts
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +47,7 @@ def test_demo_config_on_two_seeds(tmp_path):
         assert len(row["utterances"]) == 4
         assert row["utterances"][2].strip()  # the model really spoke
         assert all(t > 0 for t in row["completion_tokens"])
-    judgments = Lake(lake).read("judgments").to_pylist()
+    judgments = verdicts(lake)
     botchat = [j for j in judgments if j["protocol"] != "mtbench101"]
     assert len(botchat) == 10 and all(j["raw_output"] for j in botchat)
     mtbench = [j for j in judgments if j["protocol"] == "mtbench101"]
@@ -65,7 +66,7 @@ def test_demo_config_on_two_seeds(tmp_path):
     from dialogbench.backends.vllm_backend import vllm_version
 
     assert vllm_version().startswith(vllm.__version__)
-    for table in ("generations", "judgments", "mtbench101_answers", "gameeval_games"):
+    for table in ("generations", *verdict_tables(), "mtbench101_answers", "gameeval_games"):
         rows = Lake(lake).read(table).to_pylist()
         assert rows and {r["backend"] for r in rows} == {"vllm"}, table
         assert {r["backend_version"] for r in rows} == {vllm_version()}, table

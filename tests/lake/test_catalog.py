@@ -227,7 +227,8 @@ def test_failures_resolve_on_every_registered_cell_table(tmp_path):
     """A computed row of any table that holds cells resolves a failure of its key (a new family's table too)."""
     lake = Lake(tmp_path / "lake")
     cell_tables = [t for t in registry.tables() if t.done is not None]
-    assert {"generations", "judgments", "mtbench101_answers", "gameeval_games"} <= {t.name for t in cell_tables}
+    assert {"generations", "unieval_judgments", "arena_judgments", "gteval_judgments", "mtbench101_judgments",
+            "mtbench101_answers", "gameeval_games"} <= {t.name for t in cell_tables}
     lake.write("failures", pa.Table.from_pylist([failure(f"k-{t.name}", t.name) for t in cell_tables] +
                                                 [failure("never", "x")], schema=FAILURES))
     for t in cell_tables:
@@ -244,15 +245,41 @@ def test_failures_keep_the_latest_attempt_of_a_cell(tmp_path):
 
 
 def test_arena_mirror_data_test_reads_the_plans_roles(tmp_path):
-    from dialogbench.lake.schemas import JUDGMENTS
+    from tests.verdicts import write_verdicts
 
     lake = Lake(tmp_path / "lake")
     orders = [("a", "b"), ("b", "a"), ("a", "c")]  # (a, c) has no mirror planned
     lake.write("plans", pa.Table.from_pylist([plan("r1", "botchat_arena", f"k|{x}{y}|s1", {"first": x, "second": y},
                                                    hours=1) for x, y in orders], schema=PLANS))
-    lake.write("judgments", pa.Table.from_pylist([
+    write_verdicts(lake, [
         {"cell_key": f"k|{x}{y}|s1", "protocol": "botchat_arena", "item_id": "s1", "model": x, "opponent": y,
          "position": 1, "judge": "judge", "n_judged": 8, "parsed": True, "verdict": "both", "winner": "tie",
-         "created_at": at(1)} for x, y in orders], schema=JUDGMENTS))
+         "created_at": at(1)} for x, y in orders], judge="judge")
     failing_tests = data_tests(lake)
     assert failing_tests.get("arena_mirror_planned") == 1
+
+
+def test_judgments_unions_every_registered_verdict_table(tmp_path):
+    """Each protocol's verdicts are its own table; the `judgments` view is the shared columns of all of them, a
+    new family's verdict table included, with no SQL edit."""
+    from dialogbench.cells.shared_tables import verdict_table
+    from dialogbench.family import Family
+    from tests.verdicts import write_verdicts
+
+    lake = Lake(tmp_path / "lake")
+    write_verdicts(lake, [{"cell_key": "u", "protocol": "botchat_unieval", "judge": "j", "parsed": True,
+                           "choice": "No"},
+                          {"cell_key": "m", "protocol": "mtbench101", "judge": "j", "parsed": False}], judge="j")
+    ratings = verdict_table("toy_ratings", [("stars", pa.int32())])
+    ratings.write(lake, [{"cell_key": "t", "protocol": "toy", "judge": "j", "parsed": True, "stars": 4}])
+    registry.register(Family(name="toyjudge", title="Toy", section=object, stages=lambda c: [], tables=(ratings,)))
+    try:
+        with connect(lake) as con:
+            assert con.sql("select protocol, cell_key from judgments order by 1").fetchall() == [
+                ("botchat_unieval", "u"), ("mtbench101", "m"), ("toy", "t")]
+            assert "stars" not in [d[0] for d in con.sql("select * from judgments").description]
+            assert failing(lake) == set()
+    finally:
+        registry.unregister("toyjudge")
+    with pytest.raises(ValueError, match="shared verdict columns"):
+        verdict_table("bad", [("parsed", pa.bool_())])

@@ -12,7 +12,7 @@ from dialogbench.lake import Lake
 from dialogbench.lake import store as store_module
 from dialogbench import registry
 from dialogbench.botchat.tables import GENERATIONS
-from dialogbench.lake.schemas import JUDGMENTS
+from dialogbench.botchat.tables import UNIEVAL_TABLE
 
 TABLES = {t.name: t.schema for t in registry.tables()}
 from dialogbench.lake.store import TMP_SUFFIX
@@ -111,9 +111,10 @@ def test_typed_empty_relation_types(lake_dir):
         assert types["n_target"] == "BIGINT"
         assert con.sql(f"SELECT max(len(utterances)) FROM {lake.relation_sql('generations', GENERATIONS)}"
                        ).fetchall() == [(None,)]
-        # an anti join against the empty judgments table keeps everything
+        # an anti join against an empty verdict table keeps everything
         assert con.sql(f"""SELECT count(*) FROM (VALUES ('a'), ('b')) t(cell_key)
-                           ANTI JOIN {lake.relation_sql('judgments', JUDGMENTS)} j USING (cell_key)""").fetchall() == [(2,)]
+                           ANTI JOIN {lake.relation_sql(UNIEVAL_TABLE.name, UNIEVAL_TABLE.schema)} j USING (cell_key)
+                        """).fetchall() == [(2,)]
 
 
 def test_missing_table_without_schema_raises(lake_dir):

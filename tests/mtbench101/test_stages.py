@@ -220,21 +220,22 @@ def test_views_exist_on_an_empty_lake(make_config, lake_dir):
 
 
 def test_views_read_lakes_written_before_the_score_and_task_columns(make_config, lake_dir):
-    """Judgments and plans files written before ``score`` / ``task`` were appended still read, as nulls."""
+    """Rating and plans files that lack a column appended later (``score``, ``task``) still read, as nulls."""
     import pyarrow as pa
 
-    from dialogbench.lake.schemas import JUDGMENTS, PLANS
+    from dialogbench.lake.schemas import PLANS
+    from dialogbench.mtbench101.tables import RATINGS_TABLE
 
     config = make_config(config_dict(lake_dir))
     lake = Lake(config.lake)
-    old_judgments = pa.schema([f for f in JUDGMENTS if f.name != "score"])
+    old_ratings = pa.schema([f for f in RATINGS_TABLE.schema if f.name != "score"])
     old_plans = pa.schema([f for f in PLANS if f.name != "task"])
-    lake.write("judgments", pa.Table.from_pylist([{"cell_key": "k", "protocol": "botchat_unieval", "parsed": True}],
-                                                 schema=old_judgments), partition={"protocol": "botchat_unieval"})
+    lake.write(RATINGS_TABLE.name, pa.Table.from_pylist([{"cell_key": "k", "protocol": "mtbench101", "parsed": True}],
+                                                        schema=old_ratings), partition={"judge": "j"})
     lake.write("plans", pa.Table.from_pylist([{"run_id": "r", "stage": "botchat_unieval", "cell_key": "k"}],
                                              schema=old_plans), partition={"stage": "botchat_unieval"})
     assert view(config, "mtbench101_turns") == [] and view(config, "mtbench101_leaderboard") == []
-    (row,) = view(config, "judgments")
+    (row,) = view(config, "mtbench101_judgments")
     assert row["score"] is None
 
 

@@ -194,7 +194,8 @@ def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -
 
     import pyarrow as pa
 
-    from dialogbench.lake.schemas import JUDGMENTS, PLANS
+    from dialogbench.lake.schemas import PLANS
+    from dialogbench.mtbench101.tables import RATINGS_TABLE
     from dialogbench.mtbench101.taxonomy import TASKS
 
     t0, plans, judgments, lake = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), [], [], Lake(root)
@@ -213,7 +214,7 @@ def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -
                                       if parsed else None,
                                       "run_id": "r1", "created_at": t0})
     lake.write("plans", pa.Table.from_pylist(plans, schema=PLANS))
-    lake.write("judgments", pa.Table.from_pylist(judgments, schema=JUDGMENTS))
+    RATINGS_TABLE.write(lake, judgments)
     return lake
 
 
