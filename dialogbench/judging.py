@@ -11,12 +11,25 @@ from dialogbench.backends import Sampling, get_backend, sampling_for
 from dialogbench.backends.base import Conversation
 from dialogbench.backends.formats import OutputFormat
 from dialogbench.backends.provenance import provenance
-from dialogbench.cells import Cell, Emit
+from dialogbench.cells import Cell, Emit, Stage
 from dialogbench.config import ModelConfig
 from dialogbench.keys import model_fingerprint
 from dialogbench.runs import now
 
 log = logging.getLogger("dialogbench.judging")
+
+
+class JudgeStage(Stage):
+    """A stage whose cells one judge model rates, ``chunk_size`` cells per backend call; a failed chunk is
+    retried twice (judges are often remote endpoints, whose errors pass)."""
+
+    retries = 2
+
+    def __init__(self, *, judge: ModelConfig, chunk_size: int | None) -> None:
+        self.judge, self.chunk_size = judge, chunk_size
+
+    def models(self, config) -> list[ModelConfig]:
+        return [self.judge]
 
 
 def judge_chunk(*, judge: ModelConfig, cells: list[Cell], emit: Emit, protocol: str,

@@ -45,3 +45,23 @@ def probe_template(render) -> tuple[bool, bool]:
     system = accepts([{"role": "system", "content": "s"}, {"role": "user", "content": "u"}])
     leading = accepts([{"role": "assistant", "content": "a"}, {"role": "user", "content": "u"}])
     return system, leading
+
+
+class TemplatedChat:
+    """What a backend that fits conversations to a chat template shares: ``system_native`` /
+    ``leading_native`` (what the template accepts, set by the backend), ``_adapt`` to fit a conversation,
+    and, for a backend with a local tokenizer, ``_render`` (the prompt text) and ``count_tokens``."""
+
+    system_native: bool = True
+    leading_native: bool = True
+
+    def _adapt(self, conversation: Conversation) -> Conversation:
+        return adapt_conversation(conversation, system_native=self.system_native,
+                                  leading_assistant_native=self.leading_native,
+                                  filler=self.model.chat_template.filler)
+
+    def _render(self, conversation: Conversation) -> str:
+        return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+
+    def count_tokens(self, conversation: Conversation) -> int:
+        return self.count_tokens_many([conversation])[0]

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import openai
 
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
-from dialogbench.backends.chat_format import adapt_conversation
+from dialogbench.backends.chat_format import TemplatedChat
 from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
 from dialogbench.config import ModelConfig
 from dialogbench.tokenizers import count_cl100k
@@ -62,7 +62,7 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-class OpenAIBackend:
+class OpenAIBackend(TemplatedChat):
     def __init__(self, model: ModelConfig, *, client: Any = None,
                  backoff_base_s: float = 0.5, backoff_cap_s: float = 20.0) -> None:
         self.model = model
@@ -73,8 +73,8 @@ class OpenAIBackend:
         self.version = model.weights or ""  # until a reply names the served model (and its fingerprint)
         self._kinds = enforced_kinds(model)
         # For a remote API there is no template to probe: ``auto`` means native for both.
-        self._system_native = model.chat_template.system != "merge"
-        self._leading_native = model.chat_template.leading_assistant != "user_filler"
+        self.system_native = model.chat_template.system != "merge"
+        self.leading_native = model.chat_template.leading_assistant != "user_filler"
         if client is None:
             base_url = os.environ.get(model.base_url_env)
             if not base_url:
@@ -83,11 +83,6 @@ class OpenAIBackend:
             api_key = os.environ.get(model.api_key_env) or "EMPTY"
             client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=model.timeout_s)
         self.client = client
-
-    def _adapt(self, conversation: Conversation) -> Conversation:
-        return adapt_conversation(conversation, system_native=self._system_native,
-                                  leading_assistant_native=self._leading_native,
-                                  filler=self.model.chat_template.filler)
 
     def count_tokens(self, conversation: Conversation) -> int:
         """A CL100K estimate: the served model's own tokenizer is not available here."""

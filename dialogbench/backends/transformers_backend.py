@@ -10,7 +10,7 @@ from typing import Sequence
 
 from dialogbench.backends import engines
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
-from dialogbench.backends.chat_format import adapt_conversation, probe_template
+from dialogbench.backends.chat_format import TemplatedChat, probe_template
 from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import ModelConfig
@@ -70,7 +70,7 @@ def _load(path: str, gguf_file: str | None, revision: str | None, device: str, d
     return tokenizer, model
 
 
-class TransformersBackend:
+class TransformersBackend(TemplatedChat):
     def __init__(self, model: ModelConfig) -> None:
         import torch
 
@@ -101,17 +101,6 @@ class TransformersBackend:
             self.tokenizer = self.lm = self._engine = None
             engines.release(self._key)
             self._key = None
-
-    def _render(self, conversation: Conversation) -> str:
-        return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
-
-    def _adapt(self, conversation: Conversation) -> Conversation:
-        return adapt_conversation(conversation, system_native=self.system_native,
-                                  leading_assistant_native=self.leading_native,
-                                  filler=self.model.chat_template.filler)
-
-    def count_tokens(self, conversation: Conversation) -> int:
-        return self.count_tokens_many([conversation])[0]
 
     def count_tokens_many(self, conversations: Sequence[Conversation]) -> list[int]:
         return [len(ids) for ids in self._encode([self._render(self._adapt(c)) for c in conversations])]

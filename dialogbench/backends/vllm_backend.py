@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from dialogbench.backends import engines
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
-from dialogbench.backends.chat_format import adapt_conversation, probe_template
+from dialogbench.backends.chat_format import TemplatedChat, probe_template
 from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import ModelConfig
@@ -110,7 +110,7 @@ def _token_ids(encoded: Any) -> list[int]:
     return list(encoded["input_ids"] if isinstance(encoded, Mapping) else encoded)
 
 
-class VLLMBackend:
+class VLLMBackend(TemplatedChat):
     def __init__(self, model: ModelConfig) -> None:
         try:
             import vllm
@@ -129,8 +129,8 @@ class VLLMBackend:
         system, leading = template.system, template.leading_assistant
         # ``auto``: ask the model's own chat template what it accepts (probed once, here).
         probed = probe_template(self._render) if "auto" in (system, leading) else (True, True)
-        self._system_native = probed[0] if system == "auto" else system == "native"
-        self._leading_native = probed[1] if leading == "auto" else leading == "native"
+        self.system_native = probed[0] if system == "auto" else system == "native"
+        self.leading_native = probed[1] if leading == "auto" else leading == "native"
 
     @property
     def llm(self):
@@ -145,17 +145,6 @@ class VLLMBackend:
         if self._engine_key is not None:
             engines.release(self._engine_key)
             self._engine_key = None
-
-    def _render(self, conversation: Conversation) -> str:
-        return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
-
-    def _adapt(self, conversation: Conversation) -> Conversation:
-        return adapt_conversation(conversation, system_native=self._system_native,
-                                  leading_assistant_native=self._leading_native,
-                                  filler=self.model.chat_template.filler)
-
-    def count_tokens(self, conversation: Conversation) -> int:
-        return self.count_tokens_many([conversation])[0]
 
     def count_tokens_many(self, conversations: Sequence[Conversation]) -> list[int]:
         """Render every conversation, then tokenize them in one batched tokenizer call."""

@@ -11,9 +11,9 @@ import pyarrow as pa
 from dialogbench.botchat import arena
 from dialogbench.botchat.selection import comparison_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE
-from dialogbench.cells import Cell, Emit, Planned, Stage
+from dialogbench.cells import Cell, Emit, Planned
 from dialogbench.config import ModelConfig
-from dialogbench.judging import judge_chunk
+from dialogbench.judging import JudgeStage, judge_chunk
 from dialogbench.keys import model_fingerprint
 from dialogbench.lake import Lake
 
@@ -53,17 +53,13 @@ def stored_generations(lake: Lake, models: list[ModelConfig], item_ids: list[str
     return found
 
 
-class PairwiseStage(Stage):
+class PairwiseStage(JudgeStage):
     """Arena and GTEval: cells planned per comparison seed by ``pairs``; judged in chunks."""
 
-    retries = 2
     kind: arena.Kind
 
     def __init__(self, config) -> None:
-        self.chunk_size = config.botchat.judge_chunk_size
-
-    def models(self, config):
-        return [config.model(config.botchat.judge)]
+        super().__init__(judge=config.model(config.botchat.judge), chunk_size=config.botchat.judge_chunk_size)
 
     def settings(self, config):
         return getattr(config.botchat, self.kind)

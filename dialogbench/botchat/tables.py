@@ -5,7 +5,7 @@ import pyarrow as pa
 
 from dialogbench.cells import Table
 from dialogbench.cells.shared_tables import verdict_table
-from dialogbench.lake.schemas import TS
+from dialogbench.lake.schemas import TS, WRITTEN
 
 SEEDS = pa.schema([  # one ChatSEED of MuTual-Test: the 2-utterance seed and the whole human dialogue
     ("seed_id", pa.string()),
@@ -28,12 +28,7 @@ GENERATIONS = pa.schema([
     ("completion_tokens", pa.list_(pa.int32())),  # model tokens of each generated utterance
     ("empty_utterances", pa.int32()),
     ("trimmed_steps", pa.int32()),
-    ("run_id", pa.string()),
-    ("created_at", TS),
-    # Provenance: the config's backend and the engine's version (vLLM / transformers version; an
-    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
-    ("backend", pa.string()),
-    ("backend_version", pa.string()),
+    *WRITTEN,
 ])
 
 LENGTHS = pa.schema([  # CL100K tokens of each generated utterance (the seed's two are not counted)

@@ -10,8 +10,8 @@ from dialogbench.backends.formats import format_key
 from dialogbench.botchat.selection import selected_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE, UNIEVAL_TABLE
 from dialogbench.botchat.unieval import build_prompt, load_examples, output_format, parse_verdict, protocol_version
-from dialogbench.cells import Cell, Emit, Planned, Stage
-from dialogbench.judging import judge_chunk
+from dialogbench.cells import Cell, Emit, Planned
+from dialogbench.judging import JudgeStage, judge_chunk
 from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 
@@ -27,16 +27,12 @@ class Dialogue:
     utterances: tuple[str, ...]
 
 
-class UniEval(Stage):
+class UniEval(JudgeStage):
     name = PROTOCOL
     table = UNIEVAL_TABLE
-    retries = 2
 
     def __init__(self, config) -> None:
-        self.chunk_size = config.botchat.judge_chunk_size
-
-    def models(self, config):
-        return [config.model(config.botchat.judge)]
+        super().__init__(judge=config.model(config.botchat.judge), chunk_size=config.botchat.judge_chunk_size)
 
     def plan(self, config, lake: Lake) -> Planned:
         """A cell per stored generation of each (model, item) long enough for ``n_max`` (the shortest

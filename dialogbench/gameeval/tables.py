@@ -3,7 +3,7 @@
 import pyarrow as pa
 
 from dialogbench.cells import Table
-from dialogbench.lake.schemas import TS
+from dialogbench.lake.schemas import WRITTEN
 
 GAMEEVAL_EVENT = pa.struct([  # one entry of a game's transcript: a host announcement or a player's move
     ("step", pa.int32()),        # host step (0-based): every pending move of every game is one batch per model
@@ -42,12 +42,7 @@ GAMEEVAL_GAMES = pa.schema([  # one finished (or abandoned) game: a GameEval cel
     ("prompt_tokens", pa.int64()),
     ("completion_tokens", pa.int64()),
     ("transcript", pa.list_(GAMEEVAL_EVENT)),
-    ("run_id", pa.string()),
-    ("created_at", TS),
-    # Provenance: the config's backend and the engine's version (distinct values of the players joined with "; "; vLLM / transformers version; an
-    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
-    ("backend", pa.string()),
-    ("backend_version", pa.string()),
+    *WRITTEN,
     ("constrained_moves", pa.int32()),  # moves held to their JSON format by constrained decoding
 ])
 

@@ -5,6 +5,13 @@ import pyarrow as pa
 
 TS = pa.timestamp("us", tz="UTC")
 
+WRITTEN = [  # who wrote a row: the run, when, the config's backend and the engine's version (vLLM / transformers
+    ("run_id", pa.string()),            # version; an endpoint's served model id and system_fingerprint; a game joins
+    ("created_at", TS),                 # its players' distinct values with "; "). Null in files written before the
+    ("backend", pa.string()),           # backend columns existed.
+    ("backend_version", pa.string()),
+]
+
 VERDICTS = pa.schema([  # what every judge verdict stores; each protocol's table adds its own columns after these
     ("cell_key", pa.string()),
     ("protocol", pa.string()),           # the stage that asked (botchat_unieval, botchat_arena, mtbench101, ...)
@@ -19,12 +26,7 @@ VERDICTS = pa.schema([  # what every judge verdict stores; each protocol's table
     ("parse_error", pa.string()),
     ("prompt_tokens", pa.int32()),
     ("completion_tokens", pa.int32()),
-    ("run_id", pa.string()),
-    ("created_at", TS),
-    # Provenance: the config's backend and the engine's version (vLLM / transformers version; an
-    # endpoint's served model id and system_fingerprint).
-    ("backend", pa.string()),
-    ("backend_version", pa.string()),
+    *WRITTEN,
     # The output format the judge was held to by constrained decoding ("regex:unieval"), null when its
     # text was free (structured_outputs off, or a format its backend does not enforce).
     ("output_format", pa.string()),

@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 
 from dialogbench.backends import Sampling, sampling_for
 from dialogbench.backends.formats import format_key
-from dialogbench.cells import Cell, Emit, Planned, Stage
+from dialogbench.cells import Cell, Emit, Planned
 from dialogbench.cells.missing import missing
 from dialogbench.config import ModelConfig
-from dialogbench.judging import judge_chunk
+from dialogbench.judging import JudgeStage, judge_chunk
 from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 from dialogbench.mtbench101 import prompts
@@ -59,20 +59,16 @@ class Turn:
     reference: str                   # the golden reply of the turn
 
 
-class JudgeTurns(Stage):
+class JudgeTurns(JudgeStage):
     """A cell per judged turn of the selected dialogues per model (current config, context mode). The
     plan holds every such turn, answered or not (so the metrics see missing turns); only turns with a
     stored answer (and, in self mode, stored earlier answers) are computed."""
 
     name = PROTOCOL
     table = RATINGS_TABLE
-    retries = 2
 
     def __init__(self, config) -> None:
-        self.chunk_size = config.mtbench101.judge_chunk_size
-
-    def models(self, config):
-        return [config.mtbench101_judge()]
+        super().__init__(judge=config.mtbench101_judge(), chunk_size=config.mtbench101.judge_chunk_size)
 
     def plan(self, config, lake: Lake) -> Planned:
         settings, judge = config.mtbench101, config.mtbench101_judge()

@@ -4,7 +4,7 @@ import pyarrow as pa
 
 from dialogbench.cells import Table
 from dialogbench.cells.shared_tables import verdict_table
-from dialogbench.lake.schemas import TS
+from dialogbench.lake.schemas import WRITTEN
 
 MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, given its context
     ("cell_key", pa.string()),       # protocol + answer version + item content + model config + context mode
@@ -17,12 +17,7 @@ MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, g
     ("answer", pa.string()),
     ("prompt_tokens", pa.int32()),
     ("completion_tokens", pa.int32()),
-    ("run_id", pa.string()),
-    ("created_at", TS),
-    # Provenance: the config's backend and the engine's version (vLLM / transformers version; an
-    # endpoint's served model id and system_fingerprint). Null in files written before they existed.
-    ("backend", pa.string()),
-    ("backend_version", pa.string()),
+    *WRITTEN,
 ])
 
 ANSWERS_TABLE = Table("mtbench101_answers", MTBENCH101_ANSWERS, partition=("context", "model"), done="true")

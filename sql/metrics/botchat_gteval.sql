@@ -3,29 +3,8 @@
 -- conversation as the AI-involved one, ties on both / neither, loses when it picks the model's. Unparsed
 -- verdicts are counted and left out of win_tie_rate's denominator (win + tie + lose). The cells are those of
 -- each (model, judge)'s most recent plan.
-with judgments as (
-    select * from {{ ref('gteval_judgments') }}
-),
-
-current_cells as (
-    select cell_key from {{ ref('current_cells') }} where stage = 'botchat_gteval'
-),
-
-gteval as (
-    select * from judgments semi join current_cells using (cell_key)
-),
-
-outcomes as (
-    select
-        model,
-        judge,
-        case
-            when not parsed then 'unparsed'
-            when winner = 'tie' then 'tie'
-            when (position = 1 and winner = 'model_a') or (position = 2 and winner = 'model_b') then 'win'
-            else 'lose'
-        end as outcome
-    from gteval
+with comparisons as (
+    select * from {{ ref('botchat_gteval_comparisons') }}
 ),
 
 counted as (
@@ -36,8 +15,8 @@ counted as (
         count(*) filter (where outcome = 'win') as win,
         count(*) filter (where outcome = 'tie') as tie,
         count(*) filter (where outcome = 'lose') as lose,
-        count(*) filter (where outcome = 'unparsed') as unparsed
-    from outcomes
+        count(*) filter (where not parsed) as unparsed
+    from comparisons
     group by model, judge
 ),
 

@@ -1,5 +1,6 @@
 -- botchat_lengths: CL100K tokens per generated utterance, per model (the paper's Table 1 and Figure 3),
--- over the dialogues of each model's current config (its newest model fingerprint).
+-- over the dialogues of each model's current config (its newest model fingerprint): mean, median, p95, max, and
+-- the rest of a box plot (min, quartiles).
 with lengths as (
     select * from {{ ref('utterance_lengths') }}
 ),
@@ -22,7 +23,10 @@ final as (
         round(avg(tokens), 1) as mean_tokens,
         quantile_cont(tokens, 0.5) as median_tokens,
         quantile_cont(tokens, 0.95) as p95_tokens,
-        max(tokens) as max_tokens
+        max(tokens) as max_tokens,
+        min(tokens) as min_tokens,
+        quantile_cont(tokens, 0.25) as q1_tokens,
+        quantile_cont(tokens, 0.75) as q3_tokens
     from utterances
     group by model
 )

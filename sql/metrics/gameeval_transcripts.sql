@@ -23,30 +23,8 @@ events as (
     where len(transcript) > 0
 ),
 
-final as (
-    select
-        cell_key,
-        game,
-        item_id,
-        item,
-        setting,
-        trial,
-        assignment,
-        outcome,
-        finished,
-        event::integer as event,
-        e.step,
-        e.round,
-        e.speaker,
-        e.role,
-        e.model,
-        e.kind,
-        e.text,
-        e.thought,
-        e.target,
-        e.raw,
-        e.valid,
-        e.error
+final as (  -- the game's columns, the event's position, then every event field (GAMEEVAL_EVENT's order)
+    select * exclude (event, e), event::integer as event, e.*
     from events
 )
 

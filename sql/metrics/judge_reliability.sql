@@ -6,16 +6,8 @@ with arena as (
     select * from {{ ref('botchat_arena') }}
 ),
 
-judgments as (
-    select * from {{ ref('gteval_judgments') }}
-),
-
-gteval_cells as (
-    select cell_key from {{ ref('current_cells') }} where stage = 'botchat_gteval'
-),
-
 gteval as (
-    select * from judgments semi join gteval_cells using (cell_key)
+    select * from {{ ref('botchat_gteval_comparisons') }}
 ),
 
 comparisons as (  -- one row per judged order; `outcome` is for `side` (the alphabetically first model / the model)
@@ -39,18 +31,13 @@ comparisons as (  -- one row per judged order; `outcome` is for `side` (the alph
     select
         judge,
         'botchat_gteval' as protocol,
-        n_judged::integer as n,
+        n,
         item_id,
         model as side,
         opponent as other,
-        case when position = 1 then model else opponent end as shown_first,
+        shown_first,
         parsed,
-        case
-            when not parsed then null
-            when winner = 'tie' then 'tie'
-            when (position = 1 and winner = 'model_a') or (position = 2 and winner = 'model_b') then 'win'
-            else 'lose'
-        end as outcome
+        outcome
     from gteval
 ),
 
