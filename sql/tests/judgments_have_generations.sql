@@ -1,8 +1,7 @@
--- Every judgment refers to a generation that is in the lake (an MT-Bench-101 judgment: to a stored answer).
+-- Every judgment refers to an output that is in the lake: a computed cell of a registered table (a BotChat
+-- dialogue, an MT-Bench-101 answer, a new family's output).
 with outputs as (
-    select cell_key from {{ ref('generations') }}
-    union all
-    select cell_key from {{ ref('mtbench101_answers') }}
+    select cell_key from {{ computed_cells() }}
 )
 
 select j.cell_key from {{ ref('judgments') }} j anti join outputs o on j.generation_key = o.cell_key

@@ -1,5 +1,6 @@
-"""A toy fourth family (tests/toy_family.py) runs through the real CLI and Prefect flow: planned,
-computed, recorded, its failure resolved by the rerun, and the rerun after that computes nothing."""
+"""A toy fourth family (tests/toy_family.py: generate, then judge) runs through the real CLI and Prefect flow:
+planned, computed, recorded, its failure resolved by the rerun, its verdicts in `judgments`, and the rerun after
+that computes nothing."""
 
 from __future__ import annotations
 
@@ -32,11 +33,13 @@ def test_a_toy_family_runs_through_the_real_flow(tmp_path):
     config.write_text(yaml.safe_dump({
         "lake": str(tmp_path / "lake"),
         # replies in turn: the second word fails the first time (a backend error), the others echo
-        "models": [{"name": "parrot", "backend": "scripted", "script": ["said {n}", "!error:503 overloaded"]}],
-        "toy": {"words": ["apple", "pear", "plum"]}}))
+        "models": [{"name": "parrot", "backend": "scripted", "script": ["said {n}", "!error:503 overloaded"]},
+                   {"name": "grader", "backend": "scripted", "script": ["yes"]}],
+        "toy": {"words": ["apple", "pear", "plum"], "models": ["parrot"], "judge": "grader"}}))
     cli(["run", "--config", str(config)], tmp_path)
     stages = query("select stage, planned, cached, computed, failed from runs order by started_at", tmp_path)
-    assert stages == [{"stage": "echo:parrot", "planned": 3, "cached": 0, "computed": 2, "failed": 1}]
+    assert stages == [{"stage": "echo:parrot", "planned": 3, "cached": 0, "computed": 2, "failed": 1},
+                      {"stage": "toy_grade", "planned": 2, "cached": 0, "computed": 2, "failed": 0}]
     [failure] = query("select stage, item_id, model from failures", tmp_path)
     assert failure == {"stage": "echo:parrot", "item_id": "pear", "model": "parrot"}
     assert {r["item_id"] for r in query("select item_id from current_cells where stage = 'echo:parrot'",
@@ -45,7 +48,13 @@ def test_a_toy_family_runs_through_the_real_flow(tmp_path):
     cli(["run", "--config", str(config)], tmp_path)  # the failed cell only, and it resolves
     assert query("select count(*) as n from failures", tmp_path) == [{"n": 0}]
     cli(["run", "--config", str(config)], tmp_path)  # nothing left to compute
-    runs = query("select run_id, cached, computed, failed from runs order by started_at", tmp_path)
-    assert [(r["cached"], r["computed"], r["failed"]) for r in runs] == [(0, 2, 1), (2, 1, 0), (3, 0, 0)]
+    runs = query("select stage, cached, computed, failed from runs order by started_at", tmp_path)
+    assert [(r["stage"], r["cached"], r["computed"], r["failed"]) for r in runs] == [
+        ("echo:parrot", 0, 2, 1), ("toy_grade", 0, 2, 0), ("echo:parrot", 2, 1, 0), ("toy_grade", 2, 1, 0),
+        ("echo:parrot", 3, 0, 0), ("toy_grade", 3, 0, 0)]
+    # its judge's verdicts are in the shared judgments view, with no SQL written for them
+    grades = query("select protocol, judge, item_id, parsed from judgments order by item_id", tmp_path)
+    assert grades == [{"protocol": "toy_grade", "judge": "grader", "item_id": w, "parsed": True}
+                      for w in ("apple", "pear", "plum")]
     echoes = f"read_parquet('{tmp_path / 'lake' / 'toy_echoes'}/**/*.parquet')"
     assert query(f"select count(*) as n, count(distinct cell_key) as k from {echoes}", tmp_path) == [{"n": 3, "k": 3}]
