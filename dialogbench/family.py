@@ -1,4 +1,4 @@
-"""What a protocol family gives the pipeline: its config section, stages, tables, results."""
+"""What a protocol family gives the pipeline: its config section, stages, tables, results, report section."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dialogbench.cells import Stage, Table
 
 if TYPE_CHECKING:
     from dialogbench.config import Config
+    from dialogbench.report.section import ReportSection
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,8 @@ class Family:
     """``name`` is the config section (``config.<name>``, validated by ``section``) and the CLI's name
     for the family. ``stages(config)`` lists its stages in run order; ``tables`` the lake tables it
     writes; ``references`` small tables the SQL reads (generated, e.g. the MT-Bench-101 taxonomy);
-    ``leaderboard(config)`` the rows a run returns and ``format_leaderboard(config, rows)`` the CLI's table."""
+    ``leaderboard(config)`` the rows a run returns and ``format_leaderboard(config, rows)`` the CLI's table;
+    ``report`` its part of the HTML / Markdown report (none: the report leaves the family out)."""
 
     name: str
     title: str
@@ -28,6 +30,7 @@ class Family:
     references: dict[str, Callable[[], pa.Table]] = field(default_factory=dict)
     leaderboard: Callable[["Config"], Any] | None = None
     format_leaderboard: Callable[["Config", Any], str] | None = None
+    report: "ReportSection | None" = None
 
     def settings(self, config: "Config"):
         """The family's config section, or None when the config has none."""

@@ -6,6 +6,7 @@ from dialogbench.botchat.generate_stage import GenerateDialogues
 from dialogbench.botchat.gteval_stage import GTEval
 from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
 from dialogbench.botchat.lengths import UtteranceLengths
+from dialogbench.botchat.report import REPORT
 from dialogbench.botchat.seeds_stage import ExtractSeeds
 from dialogbench.botchat.tables import TABLES
 from dialogbench.botchat.unieval_stage import UniEval
@@ -22,4 +23,4 @@ def stages(config) -> list:
 
 FAMILY = Family(name="botchat", title="BotChat", section=BotChatConfig, stages=stages, tables=TABLES,
                 leaderboard=unieval_leaderboard,
-                format_leaderboard=lambda config, rows: format_leaderboard(rows, config.botchat.n))
+                format_leaderboard=lambda config, rows: format_leaderboard(rows, config.botchat.n), report=REPORT)

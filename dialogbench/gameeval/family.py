@@ -4,6 +4,7 @@ from dialogbench.config import GameEvalConfig
 from dialogbench.family import Family
 from dialogbench.gameeval.cells import GAMES
 from dialogbench.gameeval.leaderboard import format_gameeval, gameeval_leaderboard
+from dialogbench.gameeval.report import REPORT
 from dialogbench.gameeval.stage import PlayGames
 from dialogbench.gameeval.tables import TABLES
 
@@ -13,4 +14,5 @@ def stages(config) -> list[PlayGames]:
 
 
 FAMILY = Family(name="gameeval", title="GameEval", section=GameEvalConfig, stages=stages, tables=TABLES,
-                leaderboard=gameeval_leaderboard, format_leaderboard=lambda config, rows: format_gameeval(rows))
+                leaderboard=gameeval_leaderboard, format_leaderboard=lambda config, rows: format_gameeval(rows),
+                report=REPORT)

@@ -6,6 +6,7 @@ from dialogbench.mtbench101.answers import AnswerTurns
 from dialogbench.mtbench101.judge_stage import JudgeTurns
 from dialogbench.mtbench101.leaderboard import format_mtbench101, mtbench101_leaderboard
 from dialogbench.mtbench101.reference import taxonomy_table
+from dialogbench.mtbench101.report import REPORT
 from dialogbench.mtbench101.tables import TABLES
 
 
@@ -15,4 +16,4 @@ def stages(config) -> list:
 
 FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Config, stages=stages, tables=TABLES,
                 references={"mtbench101_taxonomy": taxonomy_table}, leaderboard=mtbench101_leaderboard,
-                format_leaderboard=lambda config, rows: format_mtbench101(rows))
+                format_leaderboard=lambda config, rows: format_mtbench101(rows), report=REPORT)

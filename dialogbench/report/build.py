@@ -8,10 +8,15 @@ from pathlib import Path
 
 from dialogbench.lake import Lake
 from dialogbench.report import html, markdown
-from dialogbench.report.data import collect
+from dialogbench.report.data import collect, reporting
 from dialogbench.report.sections import all_sections
 
-DEFAULT_TITLE = "dialogbench — BotChat, MT-Bench-101 and GameEval report"
+
+def default_title() -> str:
+    """The page title: "dialogbench — BotChat, MT-Bench-101 and GameEval report", the reporting families' titles."""
+    titles = [f.title for f in reporting()]
+    names = " and ".join(filter(None, [", ".join(titles[:-1]), *titles[-1:]]))
+    return f"dialogbench — {names} report" if names else "dialogbench report"
 
 
 def subtitle(data: dict) -> str:
@@ -22,13 +27,13 @@ def subtitle(data: dict) -> str:
     runs = data["runs"] or []
     if runs:
         parts.append(f"latest run: {runs[0]['run_id']}")
-    if data.get("views_left_out"):
-        parts.append("views this lake cannot define yet (shown as no data): " + ", ".join(data["views_left_out"]))
     return "; ".join(parts) + "."
 
 
-def render(lake: Lake, *, title: str = DEFAULT_TITLE, examples_per_model: int = 3) -> dict[str, str]:
-    """{"html": page, "md": markdown} for the lake as it is now (same lake, same text)."""
+def render(lake: Lake, *, title: str | None = None, examples_per_model: int = 3) -> dict[str, str]:
+    """{"html": page, "md": markdown} for the lake as it is now (same lake, same text); the title defaults to
+    ``default_title()``."""
+    title = default_title() if title is None else title
     data = collect(lake, examples_per_model=examples_per_model)
     sections, sub = all_sections(data), subtitle(data)
     return {"html": html.render(sections, title=title, subtitle=sub),
@@ -49,7 +54,7 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def write_report(lake: Lake, out_dir: Path, *, title: str = DEFAULT_TITLE,
+def write_report(lake: Lake, out_dir: Path, *, title: str | None = None,
                  examples_per_model: int = 3) -> dict[str, Path]:
     """Write ``out_dir/report.html`` and ``out_dir/report.md`` (each replaced atomically); returns their paths."""
     out_dir = Path(out_dir)

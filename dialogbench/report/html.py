@@ -42,8 +42,6 @@ table.dlg td.why { color: #8a4b00; font-size: 13px; max-width: 36ch; }
 footer { margin-top: 48px; color: var(--muted); font-size: 13px; }
 """
 
-MAX_CHARS = 600
-
 
 def cell(text: str) -> str:
     """A cell's first line as is, further lines (details such as an interval) smaller below it."""
@@ -68,23 +66,11 @@ def table(t: Table, cls: str = "") -> str:
             f"<thead>{groups}<tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
 
 
-def dialogue(e: dict) -> str:
-    flagged, rows = e.get("ai_index"), []
-    for i, text in enumerate(e["utterances"][: e.get("n_judged") or None], 1):
-        text = text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + " …"
-        why = f'<td class="why">⚑ {escape(e.get("reason") or "")}</td>' if i == flagged else "<td></td>"
-        rows.append(f'<tr{" class=" + chr(34) + "flag" + chr(34) if i == flagged else ""}><td class="who">'
-                    f'{i}</td><td class="who">{"AB"[(i - 1) % 2]}:</td><td class="text">{escape(text)}</td>{why}</tr>')
-    return (f'<p class="note">Seed {escape(str(e["item_id"]))}: first AI utterance {escape(str(flagged))} '
-            f'of {len(e["utterances"][: e.get("n_judged") or None])}</p><div class="scroll"><table class="dlg">'
-            f'<tbody>{"".join(rows)}</tbody></table></div>')
-
-
 def section(s: Section) -> str:
     parts = [f'<section id="{escape(s.id)}"><h2>{escape(s.title)}</h2>']
     if s.empty:
         return parts[0] + f'<p class="empty">{escape(s.empty)}</p></section>'
-    if s.id == "leaderboard":
+    if s.lead:
         notes = "".join(f"<li>{escape(line)}</li>" for line in s.intro.split("\n"))
         parts += [table(t, "lb") for t in s.tables] + [f'<ul class="notes">{notes}</ul>']
     else:
@@ -93,12 +79,7 @@ def section(s: Section) -> str:
         parts += [table(t) for t in first]
         parts += [f"<figure>{chart}<figcaption>{escape(cap)}</figcaption></figure>" for cap, chart in s.charts]
         parts += [table(t) for t in s.tables if t not in first]
-    models: dict[str, list[dict]] = {}
-    for e in s.examples:
-        models.setdefault(e["model"], []).append(e)
-    for i, (model, items) in enumerate(models.items()):
-        parts.append(f'<details{" open" if i == 0 else ""}><summary>{escape(model)} — {len(items)} flagged '
-                     f'dialogue{"s" if len(items) != 1 else ""}</summary>{"".join(map(dialogue, items))}</details>')
+    parts += [b.html for b in s.blocks]
     return "".join(parts) + "</section>"
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dialogbench.report.tables import Section, Table
 
-MAX_CHARS = 300
-
 
 def esc(text: object) -> str:
     s = " ".join(str(text).split())
@@ -29,30 +27,18 @@ def table(t: Table) -> str:
     return "\n".join(lines)
 
 
-def dialogue(e: dict) -> str:
-    flagged = e.get("ai_index")
-    utterances = e["utterances"][: e.get("n_judged") or None]
-    lines = [f"**{esc(e['model'])}**, seed {esc(e['item_id'])}: first AI utterance {esc(flagged)} of "
-             f"{len(utterances)}", "", "| # | speaker | utterance | judge's reason |", "|---:|:---|:---|:---|"]
-    for i, text in enumerate(utterances, 1):
-        text = text if len(text) <= MAX_CHARS else text[:MAX_CHARS] + " …"
-        mark = f"**▶ {esc(text)}**" if i == flagged and text.strip() else esc(text)
-        lines.append(f"| {i} | {'AB'[(i - 1) % 2]} | {mark} | {esc(e.get('reason') or '') if i == flagged else ''} |")
-    return "\n".join(lines)
-
-
 def section(s: Section) -> str:
     parts = [f"## {s.title}"]
     if s.empty:
         return "\n\n".join(parts + [f"_{esc(s.empty)}_"])
-    if s.intro and s.id != "leaderboard":
+    if s.intro and not s.lead:
         parts.append(esc(s.intro))
     parts += [table(t) for t in s.tables]
-    if s.id == "leaderboard":
+    if s.lead:
         parts.append("\n".join(f"- {esc(line)}" for line in s.intro.split("\n")))
     if s.charts:
         parts.append("_Charts: " + "; ".join(esc(c) for c, _ in s.charts) + " (see report.html)._")
-    parts += [dialogue(e) for e in s.examples]
+    parts += [b.markdown for b in s.blocks]
     return "\n\n".join(parts)
 
 

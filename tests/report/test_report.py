@@ -12,9 +12,9 @@ import pytest
 from bench.report import synthetic_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect as catalog_connect
-from dialogbench.report import data as report_data
+from dialogbench.botchat.report import leaderboard
 from dialogbench.report import write_report
-from dialogbench.report.data import collect, leaderboard
+from dialogbench.report.data import collect
 from dialogbench.report.svg import box_plot, heatmap, line_chart, stacked_bars
 
 MODELS = ["alpha", "beta", "gamma"]
@@ -46,7 +46,7 @@ def view(lake: Lake, sql: str) -> list[dict]:
 
 
 def test_leaderboard_rows_values_and_order(lake, report):
-    data = collect(lake)
+    data = collect(lake)["families"]["botchat"]
     rows = data["leaderboard"]["rows"]
     gt = {r["model"]: r["win_tie_rate"] for r in view(lake, "select * from botchat_gteval")}
     uni = {(r["model"], r["n"]): r["pass_rate"] for r in view(lake, "select * from botchat_unieval")}
@@ -115,9 +115,8 @@ def test_page_is_self_contained(report):
 
 
 def test_flagged_examples_highlight_the_judged_utterance(lake, report):
-    flagged = view(lake, """select model, item_id, ai_index, reason from judgments
-                            where protocol = 'botchat_unieval' and parsed and choice = 'Yes'
-                            order by model, item_id""")
+    flagged = view(lake, """select model, item_id, ai_index, reason from unieval_judgments
+                            where parsed and choice = 'Yes' order by model, item_id""")
     html = report["html"]
     examples = html.split('<section id="examples">')[1].split("</section>")[0]
     assert examples.count("<details") == len(MODELS) and examples.count("<details open>") == 1
@@ -163,12 +162,14 @@ def test_report_on_a_lake_written_by_the_real_stages(make_config, pipeline, tmp_
     config = make_config()
     pipeline(config, record=True)
     data = collect(Lake(config.lake))
-    assert data["judge"] == "judge" and data["leaderboard"]["pass_ns"] == [8]
-    assert [r["model"] for r in data["leaderboard"]["rows"]] == sorted(
-        ["bot-a", "bot-b"], key=lambda m: (-next(r["pass@8"] for r in data["leaderboard"]["rows"] if r["model"] == m), m))
+    botchat = data["families"]["botchat"]
+    assert data["judge"] == botchat["judge"] == "judge" and botchat["leaderboard"]["pass_ns"] == [8]
+    rows = botchat["leaderboard"]["rows"]
+    assert [r["model"] for r in rows] == sorted(
+        ["bot-a", "bot-b"], key=lambda m: (-next(r["pass@8"] for r in rows if r["model"] == m), m))
     assert data["runs"] and {r["stage"] for r in data["runs"]} >= {"botchat_unieval"}
     html = write_report(Lake(config.lake), tmp_path / "out")["html"].read_text()
-    assert html.count('<tr class="flag">') == len(data["examples"]) > 0
+    assert html.count('<tr class="flag">') == len(botchat["examples"]) > 0
 
 
 def test_skipped_seeds_are_reported_in_the_run_table():
@@ -280,10 +281,10 @@ def test_mtbench101_radar_and_turn_curves(mt_report):
 
 
 def test_mtbench101_empty_and_partial(tmp_path):
-    from dialogbench.report.mtbench101 import mtbench101
+    from dialogbench.mtbench101.report import mtbench101
 
-    assert mtbench101({"mt_leaderboard": None}).empty.startswith("No data yet")
-    assert mtbench101({"mt_leaderboard": []}).empty.startswith("No data yet")
+    assert mtbench101({"leaderboard": None}).empty.startswith("No data yet")
+    assert mtbench101({"leaderboard": []}).empty.startswith("No data yet")
     lake = mt_lake(tmp_path / "lake", models=["solo"], tasks=["CM", "SI"])  # a slice: no Avg, no complete ability
     html = write_report(lake, tmp_path / "out")["html"].read_text()
     block = mt_block(html)

@@ -10,9 +10,9 @@ import pytest
 
 from dialogbench.lake import Lake
 from dialogbench.report import write_report
-from dialogbench.report.build import DEFAULT_TITLE
+from dialogbench.gameeval.report import EMPTY, gameeval
+from dialogbench.report.build import default_title
 from dialogbench.report.data import collect
-from dialogbench.report.gameeval import EMPTY, gameeval
 from tests.gameeval.test_views import GAMES, gameeval_lake, plan_rows
 
 
@@ -112,7 +112,7 @@ def test_intro_counts_and_example_transcripts(pages):
 
 def test_page_title_and_section_order(pages):
     html = pages["html"]
-    assert f"<title>{DEFAULT_TITLE}</title>" in html and "GameEval" in DEFAULT_TITLE
+    assert f"<title>{default_title()}</title>" in html and "GameEval" in default_title()
     assert html.index('id="mtbench101"') < html.index('id="gameeval"') < html.index('id="judge"')
     assert '<a href="#gameeval">GameEval</a>' in html
 
@@ -128,7 +128,7 @@ def test_planned_but_unplayed_games_render(tmp_path):
     """A run that planned games but wrote none yet (killed, or still running): counts, the planned models (their
     plans' roles) with every game missing, no crash."""
     lake = gameeval_lake(tmp_path / "lake", games=[], plans=[p for p in plan_rows() if p["run_id"] == "run-2"])
-    section = gameeval(collect(lake))
+    section = gameeval(collect(lake)["families"]["gameeval"])
     assert section.empty is None
     table2 = next(t for t in section.tables if t.caption.startswith("Table 2, Ask-Guess w/ prior"))
     assert [(r[0], r[-2], r[-1]) for r in table2.rows] == [("alpha", "0", "6"), ("beta", "0", "1"), ("delta", "0", "1")]
@@ -139,6 +139,6 @@ def test_one_game_only(tmp_path):
     games = [g for g in GAMES if g["game"] == "spyfall"]
     lake = gameeval_lake(tmp_path / "lake", games=games,
                          plans=[p for p in plan_rows() if p["stage"] == "gameeval_spyfall"])
-    section = gameeval(collect(lake))
+    section = gameeval(collect(lake)["families"]["gameeval"])
     assert "Ask-Guess: not run" in section.intro and "TofuKingdom: not run" in section.intro
     assert [t.caption.split(",")[0] for t in section.tables if not t.collapsed] == ["Table 3", "Figure 6"]

@@ -1,12 +1,25 @@
-"""The GameEval section: Ask-Guess outcomes (Table 2), SpyFall spy win rate and living rounds per ordered model pair
-(Table 3) and per word pair (Figure 6), TofuKingdom points per camp permutation (Table 4), and one example transcript
-per game. Ask-Guess counts every trial (CE included); SpyFall and TofuKingdom count only finished games, as the paper
-counts only successful trials."""
+"""GameEval's report section: Ask-Guess outcomes (Table 2), SpyFall spy win rate and living rounds per ordered
+model pair (Table 3) and per word pair (Figure 6), TofuKingdom points per camp permutation (Table 4), and one
+example transcript per game. Ask-Guess counts every trial (CE included); SpyFall and TofuKingdom count only
+finished games, as the paper counts only successful trials."""
 
 from __future__ import annotations
 
+from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import Section, Table, num
 
+QUERIES = {
+    "status": "select * from report_gameeval_status order by game",
+    "askguess": "select * from gameeval_askguess order by setting, model",
+    "spyfall": "select * from gameeval_spyfall order by spy_model, villager_model",
+    "spyfall_pairs": "select * from gameeval_spyfall_pairs order by item, spy_model, villager_model",
+    "tofukingdom_permutations": ("select * from gameeval_tofukingdom_permutations "
+                                 "order by prince_model, spy_model, queen_model"),
+}
+# The example games (one per game), then their transcripts by key (a filter DuckDB pushes below the transcript
+# unnest; a join would unnest every game)
+EXAMPLE_GAMES_SQL = "select * from report_gameeval_example_games order by game"
+EXAMPLE_EVENTS_SQL = "select * exclude (raw) from gameeval_transcripts where cell_key in ({}) order by game, event"
 TITLE = "GameEval"
 EMPTY = "No GameEval games yet: the protocol has not run (enable gameeval in the config)."
 GAMES = {"askguess": "Ask-Guess", "spyfall": "SpyFall", "tofukingdom": "TofuKingdom"}
@@ -17,6 +30,28 @@ CAMP_ROLES = {"prince": "Prince, Princess, Chef", "queen": "Queen, Minister, Gua
 EXAMPLE_EVENTS = 40  # transcript rows shown per example game
 TEXT_CHARS, THOUGHT_CHARS = 80, 50  # shortened; the full texts are in the gameeval_transcripts view
 NOT_PLAYED = "-"
+
+
+def derive(rows: dict[str, Rows], context: Context) -> dict:
+    """The rows, and the example games with their transcripts."""
+    games = context.read(EXAMPLE_GAMES_SQL) or []
+    events = context.read(EXAMPLE_EVENTS_SQL.format(", ".join("?" * len(games))),
+                          [g["cell_key"] for g in games]) if games else []
+    return {**rows, "examples": example_games(games, events or [])}
+
+
+def example_games(games: list[dict], events: list[dict]) -> list[dict]:
+    """One example GameEval game per game: its details and its transcript events in order (a game without
+    transcript events is left out)."""
+    by_key = {g["cell_key"]: g for g in games}
+    out: dict[str, dict] = {}
+    for e in events:
+        game = out.setdefault(e["cell_key"], {k: e[k] for k in ("cell_key", "game", "item_id", "item", "setting",
+                                                               "trial", "outcome", "finished")}
+                              | {k: by_key[e["cell_key"]][k] for k in ("rounds", "end_reason")}
+                              | {"assignment": dict(e["assignment"] or {}), "events": []})
+        game["events"].append(e)
+    return sorted(out.values(), key=lambda g: (g["game"], g["item_id"]))
 
 
 def two(v) -> str:
@@ -180,7 +215,7 @@ def example_table(g: dict) -> Table:
 
 
 def gameeval(data: dict) -> Section:
-    status = {r["game"]: r for r in data.get("ge_status") or []}
+    status = {r["game"]: r for r in data.get("status") or []}
     if not status:
         return Section("gameeval", TITLE, empty=EMPTY)
     intro = ("GameEval (Qiao et al., 2023): models play goal-driven conversational games with a rule-driven host; the "
@@ -198,9 +233,12 @@ def gameeval(data: dict) -> Section:
              ") and scores a point per finished game its camp won. Example transcripts: 'said' is what the other "
              "players heard, 'thought' the speaker's private reasoning (in no other player's history), both shortened "
              "(in full: the gameeval_transcripts view).")
-    tables = [*askguess_tables(data.get("ge_askguess") or [], status.get("askguess")),
-              *spyfall_tables(data.get("ge_spyfall") or [], data.get("ge_spyfall_pairs") or [],
+    tables = [*askguess_tables(data.get("askguess") or [], status.get("askguess")),
+              *spyfall_tables(data.get("spyfall") or [], data.get("spyfall_pairs") or [],
                               status.get("spyfall")),
-              *tofukingdom_table(data.get("ge_tofukingdom_permutations") or [], status.get("tofukingdom")),
-              *map(example_table, data.get("ge_examples") or [])]
+              *tofukingdom_table(data.get("tofukingdom_permutations") or [], status.get("tofukingdom")),
+              *map(example_table, data.get("examples") or [])]
     return Section("gameeval", TITLE, intro, tables, tables_first=True)
+
+
+REPORT = ReportSection(queries=QUERIES, derive=derive, sections=lambda data: [gameeval(data)])

@@ -1,17 +1,37 @@
-"""The MT-Bench-101 section: Table 3 (tier → ability → task over the 13 task columns, plus Avg), a radar of
-the seven abilities (Figure 3) and the mean rating per turn (Figure 4), for one judge."""
+"""MT-Bench-101's report section: Table 3 (tier → ability → task over the 13 task columns, plus Avg), a radar
+of the seven abilities (Figure 3) and the mean rating per turn (Figure 4), for one judge."""
 
 from __future__ import annotations
 
+from collections import Counter
 from itertools import groupby
 
 from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
 from dialogbench.report import svg
+from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import NO_DATA, Section, Table, num
 
+QUERIES = {
+    "leaderboard": "select * from mtbench101_leaderboard order by judge, model",
+    "abilities": "select * from mtbench101_abilities order by judge, model",
+    "curves": "select * from mtbench101_turn_curves order by judge, model, task, turn",
+}
 TITLE = "MT-Bench-101"
 LEAD = ["#", "Model", "Avg"]
 TAIL = ["tasks scored", "left out"]
+
+
+def shown_judge(rows: dict[str, Rows], report_judge: str | None) -> str | None:
+    """The judge shown: the one that scored the most models (ties: the report's judge, then alphabetical)."""
+    counts = Counter(r["judge"] for r in rows.get("leaderboard") or [] if r.get("judge"))
+    return min(counts, key=lambda j: (-counts[j], j != report_judge, j)) if counts else None
+
+
+def derive(rows: dict[str, Rows], context: Context) -> dict:
+    """The rows of the judge shown (``shown_judge``), and that judge."""
+    judge = shown_judge(rows, context.judge)
+    shown = {key: None if found is None else [r for r in found if r["judge"] == judge] for key, found in rows.items()}
+    return {**shown, "judge": judge}
 
 
 def score(v) -> str:
@@ -88,17 +108,20 @@ def turn_curves(order: list[str], curves: list[dict]) -> tuple[list[tuple[str, s
 
 
 def mtbench101(data: dict) -> Section:
-    rows = ranked(data.get("mt_leaderboard") or [])
+    rows = ranked(data.get("leaderboard") or [])
     if not rows:
         return Section("mtbench101", TITLE, empty=NO_DATA)
     order = [r["model"] for r in rows]
     left_out = sum(r["unparsed"] or 0 for r in rows)
-    intro = (f"Judge: {data.get('mt_judge') or '–'}. The judge rates every turn of a dialogue from 1 to 10 and a "
+    intro = (f"Judge: {data.get('judge') or '–'}. The judge rates every turn of a dialogue from 1 to 10 and a "
              "dialogue scores its lowest judged turn; a task scores the mean of its dialogues, Avg the unweighted "
              "mean of the 13 tasks (blank until all 13 have a score). Models sorted by Avg, best first. "
              f"Left out: {left_out:,} dialogue{'s' if left_out != 1 else ''} with a judged turn missing or "
              "unparseable (not counted in any score).")
-    charts = [c for c in [radar_chart(order, data.get("mt_abilities") or [])] if c]
-    curve_charts, curve_tables = turn_curves(order, data.get("mt_curves") or [])
+    charts = [c for c in [radar_chart(order, data.get("abilities") or [])] if c]
+    curve_charts, curve_tables = turn_curves(order, data.get("curves") or [])
     return Section("mtbench101", TITLE, intro, [leaderboard_table(rows), *curve_tables], charts + curve_charts,
                    tables_first=True)
+
+
+REPORT = ReportSection(queries=QUERIES, derive=derive, sections=lambda data: [mtbench101(data)])

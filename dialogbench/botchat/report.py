@@ -1,0 +1,80 @@
+"""BotChat's report section: the views it reads, the judge's flagged examples and the leaderboard derived from
+them, and its sections (``report_sections``, ``report_examples``), registered as ``Family.report``."""
+
+from __future__ import annotations
+
+from dialogbench.botchat.report_examples import examples
+from dialogbench.botchat.report_sections import arena, ground_truth, lengths, unieval
+from dialogbench.botchat.report_sections import leaderboard as leaderboard_section
+from dialogbench.report.section import Context, ReportSection, Rows
+from dialogbench.report.tables import Section
+
+QUERIES = {
+    "unieval": "select * from botchat_unieval order by judge, model, n",
+    "elo": "select * from botchat_elo order by judge, n, model",
+    "pair_rates": "select * from botchat_pair_rates order by judge, n, model_a, model_b",
+    "gteval": "select * from botchat_gteval order by judge, model",
+    "unieval_gt": "select * from botchat_unieval_gt order by judge, model",
+    "lengths": "select * from botchat_lengths order by model",
+    "length_boxes": "select * from report_length_boxes order by model",
+}
+JUDGED = ("unieval", "elo", "pair_rates", "gteval", "unieval_gt")  # the report's judge is picked from these
+
+# The flagged UniEval examples of one judge: the first few seeds of each model.
+EXAMPLES_SQL = ("select * exclude (judge, example) from report_flagged_examples where judge = ? and example <= ? "
+                "order by model, item_id")
+
+
+def derive(rows: dict[str, Rows], context: Context) -> dict:
+    """The rows (cut to the report's judge), the judge, its flagged examples and the leaderboard."""
+    judge = context.judge
+    flagged = context.read(EXAMPLES_SQL, [judge, context.examples_per_model]) if judge else []
+    data = {**rows, "judge": judge,
+            "examples": [{**e, "utterances": list(e["utterances"] or [])} for e in flagged or []]}
+    data["leaderboard"] = leaderboard(data)
+    return data
+
+
+def pick_ns(present: set[int]) -> list[int]:
+    """8 and 16 when present, else the largest N present (beside 8)."""
+    if not present:
+        return []
+    return sorted({n for n in (8,) if n in present} | {16 if 16 in present else max(present)})
+
+
+def leaderboard(data: dict) -> dict:
+    """The leaderboard's rows (a model per row, its pass@N, Elo@N, Win + Tie vs GT, tokens), best first."""
+    unieval, elo = data["unieval"] or [], data["elo"] or []
+    pass_ns, elo_ns = pick_ns({r["n"] for r in unieval}), pick_ns({r["n"] for r in elo})
+    rows: dict[str, dict] = {}
+    entry = lambda m: rows.setdefault(m, {"model": m})  # noqa: E731
+    for r in unieval:
+        e = entry(r["model"])
+        e[f"pass@{r['n']}"] = r["pass_rate"]
+        if r["n"] == max(pass_ns):
+            e.update(dialogues=r["dialogues"], unparsed=r["unparsed"])
+    for r in elo:
+        if r["n"] in elo_ns:
+            entry(r["model"])[f"elo@{r['n']}"] = r
+    for r in data["gteval"] or []:
+        entry(r["model"]).update(win_tie=r["win_tie_rate"], gt_unparsed=r["unparsed"])
+    for r in data["lengths"] or []:
+        entry(r["model"])["mean_tokens"] = r["mean_tokens"]
+    if any(e.get("win_tie") is not None for e in rows.values()):
+        key, sort_by = (lambda e: e.get("win_tie")), "Win + Tie vs GT"
+    elif elo_ns:
+        key, sort_by = (lambda e: (e.get(f"elo@{elo_ns[-1]}") or {}).get("elo")), f"Elo@{elo_ns[-1]}"
+    elif pass_ns:
+        key, sort_by = (lambda e: e.get(f"pass@{pass_ns[-1]}")), f"pass@{pass_ns[-1]}"
+    else:
+        key, sort_by = (lambda e: None), "model"
+    ordered = sorted(rows.values(), key=lambda e: (key(e) is None, -(key(e) or 0), e["model"]))
+    return {"rows": ordered, "pass_ns": pass_ns, "elo_ns": elo_ns, "sort_by": sort_by,
+            "has_gt": data["gteval"] is not None and bool(data["gteval"])}
+
+
+def sections(data: dict) -> list[Section]:
+    return [f(data) for f in (leaderboard_section, unieval, arena, ground_truth, lengths, examples)]
+
+
+REPORT = ReportSection(queries=QUERIES, judged=JUDGED, derive=derive, sections=sections)

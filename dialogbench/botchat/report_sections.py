@@ -1,0 +1,167 @@
+"""BotChat's report sections beside the flagged dialogues: the leaderboard, UniEval pass rate vs N, the Arena
+(Elo, Bradley–Terry, pairwise win rates), win / tie / lose against the ground truth, utterance lengths."""
+
+from __future__ import annotations
+
+from dialogbench.report import svg
+from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
+
+GT_PARTS = [("win", "#4e9a5a"), ("tie", "#9aa0a6"), ("lose", "#d1495b")]
+
+
+def rating(v) -> str:
+    return "–" if v is None else f"{float(v):.1f}"
+
+
+def interval(lo, hi) -> str:
+    return "–" if lo is None or hi is None else f"[{float(lo):.1f}, {float(hi):.1f}]"
+
+
+def elo_pm(r: dict | None) -> str:
+    if not r or r.get("elo") is None:
+        return "–"
+    return f"{r['elo']:.1f} ± {r['elo_std']:.1f}" if r.get("elo_std") is not None else f"{r['elo']:.1f}"
+
+
+def leaderboard_order(data: dict, models) -> list[str]:
+    """``models`` in leaderboard order (those not on it last, by name)."""
+    order = [e["model"] for e in data["leaderboard"]["rows"]]
+    return sorted(set(models), key=lambda m: (order.index(m) if m in order else len(order), m))
+
+
+def leaderboard(data: dict) -> Section:
+    lb = data["leaderboard"]
+    if not lb["rows"]:
+        return Section("leaderboard", "Leaderboard", empty=NO_DATA + " Run the pipeline to fill the lake.")
+    headers = ["#", "Model"] + (["Win + Tie vs GT"] if lb["has_gt"] else [])
+    headers += [f"pass@{n}" for n in lb["pass_ns"]]
+    headers += [f"Elo@{n}\n± std; BT [95% CI]" for n in lb["elo_ns"]]
+    headers += ["avg tokens", "judged", "unparsed"]
+    rows = []
+    for i, e in enumerate(lb["rows"], 1):
+        row = [str(i), e["model"]] + ([pct(e.get("win_tie"))] if lb["has_gt"] else [])
+        row += [pct(e.get(f"pass@{n}")) for n in lb["pass_ns"]]
+        for n in lb["elo_ns"]:
+            r = e.get(f"elo@{n}") or {}
+            bt = f"\nBT {rating(r['bt'])} {interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}" if r.get("bt") is not None else ""
+            row.append(elo_pm(r) + bt)
+        unparsed = [e.get("unparsed"), e.get("gt_unparsed")]
+        row += [num(e.get("mean_tokens")), num(e.get("dialogues"), 0),
+                "–" if all(u is None for u in unparsed) else f"{sum(u or 0 for u in unparsed):,}"]
+        rows.append(row)
+    notes = [f"Sorted by {lb['sort_by']}, best first. Judge: {data['judge'] or '–'}."]
+    if lb["has_gt"]:
+        notes.append("Win + Tie vs GT: share of comparisons with the human (ground-truth) dialogue, trimmed "
+                     "to the same length, where the judge did not find the model's dialogue more AI-like.")
+    notes.append("pass@N: share of dialogues the UniEval judge finds human up to the N-th utterance "
+                 "(no AI found, or the first AI utterance comes after N); unparseable verdicts are left out.")
+    if lb["elo_ns"]:
+        notes.append("Elo@N: BotChat Arena bootstrap Elo (init 1000, scale 400, K 32), mean ± std over repeats; "
+                     "BT@N: Bradley–Terry rating on the Elo scale with its bootstrap 95% interval.")
+    notes.append("avg tokens: mean CL100K tokens per generated utterance. judged: dialogues judged by UniEval. "
+                 "unparsed: verdicts the parser could not read (UniEval + GT comparisons).")
+    return Section("leaderboard", "Leaderboard", "\n".join(notes), [Table(headers, rows, numeric_from=2)],
+                   lead=True)
+
+
+def unieval(data: dict) -> Section:
+    rows = data["unieval"] or []
+    if not rows:
+        return Section("unieval", "UniEval pass rate vs N", empty=NO_DATA)
+    order = [e["model"] for e in data["leaderboard"]["rows"]]
+    ns = sorted({r["n"] for r in rows})
+    by = {(r["model"], r["n"]): r["pass_rate"] for r in rows}
+    models = [m for m in order if any((m, n) in by for n in ns)]
+    series = {m: [(n, by[(m, n)]) for n in ns if (m, n) in by] for m in models}
+    table = Table(["Model"] + [f"N={n}" for n in ns], [[m] + [pct(by.get((m, n))) for n in ns] for m in models])
+    chart = svg.line_chart(series, label="UniEval pass rate vs N, one line per model")
+    return Section("unieval", "UniEval pass rate vs N",
+                   f"Share of dialogues that pass at each length N (judge {data['judge']}).",
+                   [table], [("Pass rate vs N", chart)])
+
+
+def arena(data: dict) -> Section:
+    elo, pairs = data["elo"] or [], data["pair_rates"] or []
+    if not elo and not pairs:
+        return Section("arena", "BotChat Arena", empty=NO_DATA)
+    order = [e["model"] for e in data["leaderboard"]["rows"]]
+    ns = sorted({r["n"] for r in elo})
+    by = {(r["model"], r["n"]): r for r in elo}
+    models = [m for m in order if any((m, n) in by for n in ns)]
+    headers = ["Model"] + [h for n in ns for h in (f"Elo@{n}\n± std; 2.5–97.5%", f"BT@{n}\n[95% CI]", f"games@{n}")]
+    rows = []
+    for m in models:
+        row = [m]
+        for n in ns:
+            r = by.get((m, n)) or {}
+            row += [elo_pm(r) + (f"\n{interval(r.get('ci_low'), r.get('ci_high'))}" if r.get("ci_low") is not None else ""),
+                    rating(r.get("bt")) + (f"\n{interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}"
+                                           if r.get("bt_ci_low") is not None else ""),
+                    num(r.get("games"), 0)]
+        rows.append(row)
+    tables = [Table(headers, rows)] if rows else []
+    charts = []
+    for n in sorted({r["n"] for r in pairs}):
+        group = [r for r in pairs if r["n"] == n]
+        names = sorted({r["model_a"] for r in group} | {r["model_b"] for r in group},
+                       key=lambda m: (order.index(m) if m in order else len(order), m))
+        cells = {}
+        for r in group:
+            if r["games"]:
+                cells[(r["model_a"], r["model_b"])] = r["wins_a"] / r["games"]
+                cells[(r["model_b"], r["model_a"])] = r["wins_b"] / r["games"]
+        charts.append((f"N={n}: share of games the row model won against the column model (ties count for neither)",
+                       svg.heatmap(names, cells, label=f"Pairwise win rate at N={n}")))
+        unparsed = sum(r["unparsed"] or 0 for r in group)
+        tables.append(Table(["Model A", "Model B", "games", "A wins", "B wins", "ties", "unparsed"],
+                            [[r["model_a"], r["model_b"], num(r["games"], 0), pct(r["win_rate_a"]),
+                              pct(r["wins_b"] / r["games"] if r["games"] else None), pct(r["tie_rate"]),
+                              num(r["unparsed"], 0)] for r in group],
+                            caption=f"All pairs at N={n} ({unparsed:,} unparseable verdicts)", numeric_from=2,
+                            collapsed=True))
+    intro = ("Pairs of dialogues from the same seed, judged side by side: the one the judge finds less "
+             "AI-like wins. Ratings from the latest run of each (judge, N). A pair compares only the seeds "
+             "both models have a dialogue for; the seeds skipped are counted in the Latest run table.")
+    return Section("arena", "BotChat Arena", intro, tables, charts, tables_first=True)
+
+
+def ground_truth(data: dict) -> Section:
+    gt, uni = data["gteval"] or [], {r["model"]: r for r in data["unieval_gt"] or []}
+    if not gt and not uni:
+        return Section("gt", "Compared to the ground truth", empty=NO_DATA)
+    by = {r["model"]: r for r in gt}
+    models = sorted(leaderboard_order(data, [*by, *uni]),
+                    key=lambda m: (-((by.get(m) or {}).get("win_tie_rate") or -1), m))
+    rows, bars = [], []
+    for m in models:
+        g, u = by.get(m) or {}, uni.get(m) or {}
+        parsed = sum(g.get(k) or 0 for k in ("win", "tie", "lose"))
+        shares = [(g.get(k) or 0) / parsed if parsed else None for k in ("win", "tie", "lose")]
+        if parsed:
+            bars.append((m, shares))
+        rows.append([m, num(g.get("comparisons"), 0), *map(pct, shares), pct(g.get("win_tie_rate")),
+                     num(g.get("unparsed"), 0), pct(u.get("pass_rate")), num(u.get("unparsed"), 0)])
+    headers = ["Model", "comparisons", "win", "tie", "lose", "Win + Tie", "unparsed", "UniEval pass @ GT length",
+               "UniEval unparsed"]
+    charts = [("Win / tie / lose against the human dialogue", svg.stacked_bars(
+        bars, parts=GT_PARTS, label="Win tie lose versus ground truth"))] if bars else []
+    intro = ("Each model's dialogue against the human one from MuTual-Test, trimmed to the human length: the model "
+             "wins when the judge finds the human dialogue more AI-like. Beside it, UniEval's pass rate at "
+             "the human length.")
+    return Section("gt", "Compared to the ground truth", intro, [Table(headers, rows)], charts)
+
+
+def lengths(data: dict) -> Section:
+    stats, boxes = data["lengths"] or [], {r["model"]: r for r in data["length_boxes"] or []}
+    if not stats:
+        return Section("lengths", "Utterance lengths", empty=NO_DATA)
+    stats = sorted(stats, key=lambda r: (r["mean_tokens"] is None, r["mean_tokens"] or 0, r["model"]))
+    rows = [[r["model"], num(r["mean_tokens"]), num(r["median_tokens"]), num(r["p95_tokens"]),
+             num(r["max_tokens"], 0), num(r["utterances"], 0), num(r["dialogues"], 0)] for r in stats]
+    table = Table(["Model", "avg tokens", "median", "p95", "max", "utterances", "dialogues"], rows)
+    box_rows = [(r["model"], boxes[r["model"]]) for r in stats if r["model"] in boxes]
+    charts = [("Tokens per generated utterance: box = quartiles, line = median, whiskers = min to max",
+               svg.box_plot(box_rows, label="Tokens per utterance by model"))] if box_rows else []
+    return Section("lengths", "Utterance lengths",
+                   "CL100K tokens per generated utterance (the seed's two are not counted), shortest first.",
+                   [table], charts)
