@@ -12,6 +12,7 @@ from flows.stage import stage
 from tasks.config import load_run_config, release_engines, start_run
 from tasks.lake import catalog, check_lake, leaderboard, render_report
 from tasks.stages import run_stages
+from tasks.subflows import subflows_without_heartbeats
 
 
 @flow(name="dialogbench", flow_run_name=new_run_id, log_prints=True)
@@ -19,7 +20,8 @@ def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, m
              n: list[int] | None = None, judge: str | None = None, lake: str | None = None) -> dict:
     config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake})
     run_id = start_run(config, flow_run.name)
-    stages = [stage(config, run_id, name, config_path) for name in run_stages(config)]
+    with subflows_without_heartbeats():
+        stages = [stage(config, run_id, name, config_path) for name in run_stages(config)]
     release_engines()
     catalog(config)
     check_lake(config)

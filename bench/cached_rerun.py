@@ -1,0 +1,78 @@
+"""Cached-rerun benchmark: the orchestration cost of a run that has nothing to compute, for one or more source
+trees (e.g. this checkout and an older commit's worktree), alternating so every tree sees the same machine load.
+
+    .venv/bin/python bench/cached_rerun.py --config CONFIG [--tree DIR ...] [--repeats 3] [--out FILE]
+
+Each tree fills its own lake once (a first `dialogbench run`), then runs `dialogbench run` ``--repeats`` times
+more, all cached; the median wall time of those is the tree's number. Use a scripted config (every model
+``backend: scripted``) to time orchestration alone. Prints the times and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_once(tree: Path, config: Path, lake: Path, home: Path) -> tuple[float, dict]:
+    out = lake.parent / f"{lake.name}-summary.json"
+    env = {**os.environ, "PYTHONPATH": str(tree), "PREFECT_HOME": str(home)}
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config), "--lake", str(lake),
+                           "--json", str(out)], cwd=tree, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{tree}: dialogbench run failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    summary = json.loads(out.read_text())
+    return seconds, {"computed": sum(s.get("computed", 0) for s in summary["stages"]), "stages": len(summary["stages"])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", required=True, type=Path)
+    p.add_argument("--tree", action="append", type=Path, help="source tree to time (default: this checkout)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "cached_rerun.json")
+    args = p.parse_args(argv)
+    trees = [t.resolve() for t in args.tree or [REPO]]
+    work = Path(tempfile.mkdtemp(prefix="dialogbench-bench-rerun-"))
+    config = yaml.safe_load(args.config.read_text())
+    lakes = {t: work / f"lake-{i}" for i, t in enumerate(trees)}
+    homes = {t: work / f"prefect-{i}" for i, t in enumerate(trees)}
+    for tree in trees:  # the first run fills each tree's lake
+        seconds, counts = run_once(tree, args.config, lakes[tree], homes[tree])
+        print(f"{tree}: first run {seconds:.1f}s, {counts['computed']} cells computed, {counts['stages']} stages")
+    times: dict[Path, list[float]] = {t: [] for t in trees}
+    for repeat in range(args.repeats):
+        for tree in trees:
+            seconds, counts = run_once(tree, args.config, lakes[tree], homes[tree])
+            assert counts["computed"] == 0, f"{tree}: a cached rerun computed {counts['computed']} cells"
+            times[tree].append(seconds)
+            print(f"{tree}: cached rerun {repeat + 1}/{args.repeats}: {seconds:.1f}s ({counts['stages']} stages)")
+    result = {"config": str(args.config), "models": [m.get("backend") for m in config.get("models", [])],
+              "trees": {str(t): {"seconds": [round(s, 2) for s in times[t]],
+                                 "median_s": round(statistics.median(times[t]), 2)} for t in trees}}
+    if len(trees) > 1:
+        first = statistics.median(times[trees[0]])
+        result["ratio_to_first"] = {str(t): round(statistics.median(times[t]) / first, 3) for t in trees}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    for tree in trees:
+        print(f"median cached rerun {result['trees'][str(tree)]['median_s']:.1f}s  {tree}")
+    print(f"written: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
