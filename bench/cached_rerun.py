@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "cached_rerun.json")
     args = p.parse_args(argv)
     trees = [t.resolve() for t in args.tree or [REPO]]
+    args.config = args.config.resolve()  # each run starts in its tree
     work = Path(tempfile.mkdtemp(prefix="dialogbench-bench-rerun-"))
     config = yaml.safe_load(args.config.read_text())
     lakes = {t: work / f"lake-{i}" for i, t in enumerate(trees)}
