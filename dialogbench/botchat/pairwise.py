@@ -70,11 +70,11 @@ class PairwiseStage(JudgeStage):
     def plan(self, config, lake: Lake) -> Planned:
         settings = self.settings(config)
         seeds = comparison_seeds(config, min_human_utterances=settings.min_human_utterances, limit=settings.limit)
-        cells, skipped = self.pairs(config, lake, seeds, config.model(config.botchat.judge))
+        cells, skipped = self.pairs(config, lake, seeds, self.judge)
         return Planned(cells, detail={"skipped_missing_dialogues": sum(skipped.values()), "skipped": skipped})
 
     def compute(self, config, cells: list[Cell], emit: Emit) -> None:
-        judge, version = config.model(config.botchat.judge), arena.protocol_version(self.kind)
+        judge, version = self.judge, arena.protocol_version(self.kind)
 
         def parse(cell: Cell, text: str) -> dict:
             verdict, pair = arena.parse_arena_verdict(text), cell.payload

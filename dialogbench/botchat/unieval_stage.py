@@ -38,7 +38,7 @@ class UniEval(JudgeStage):
         """A cell per stored generation of each (model, item) long enough for ``n_max`` (the shortest
         such, so a later, longer extension does not change the cell). Dialogues not generated yet are
         not planned."""
-        judge, n_judged = config.model(config.botchat.judge), config.botchat.n_max
+        judge, n_judged = self.judge, config.botchat.n_max
         version = protocol_version(load_examples(config.botchat.unieval_examples))
         models = config.botchat_models()
         fps = pa.table({"model": [m.name for m in models], "model_fp": [model_fingerprint(m) for m in models]})
@@ -61,7 +61,7 @@ class UniEval(JudgeStage):
                         for g in gens])
 
     def compute(self, config, cells: list[Cell], emit: Emit) -> None:
-        judge, examples = config.model(config.botchat.judge), load_examples(config.botchat.unieval_examples)
+        judge, examples = self.judge, load_examples(config.botchat.unieval_examples)
         version = protocol_version(examples)
 
         def parse(cell: Cell, text: str) -> dict:

@@ -71,7 +71,7 @@ class JudgeTurns(JudgeStage):
         super().__init__(judge=config.mtbench101_judge(), chunk_size=config.mtbench101.judge_chunk_size)
 
     def plan(self, config, lake: Lake) -> Planned:
-        settings, judge = config.mtbench101, config.mtbench101_judge()
+        settings, judge = config.mtbench101, self.judge
         dialogues, context = selected_dialogues(config), settings.context
         judge_fp = model_fingerprint(judge)
         fmt = format_key(judge, output_format(max_tokens=judge_sampling(judge, settings.judge_max_tokens).max_tokens))
@@ -108,7 +108,7 @@ class JudgeTurns(JudgeStage):
         return Planned([p[0] for p in planned], detail={"unanswered": unanswered}, todo=todo)
 
     def compute(self, config, cells: list[Cell], emit: Emit) -> None:
-        judge, max_tokens = config.mtbench101_judge(), config.mtbench101.judge_max_tokens
+        judge, max_tokens = self.judge, config.mtbench101.judge_max_tokens
         sampling = judge_sampling(judge, max_tokens)
 
         def parse(cell: Cell, text: str) -> dict:
