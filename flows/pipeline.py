@@ -1,5 +1,5 @@
-"""The whole nightly pipeline: check the config, run every stage of every enabled family (one stage
-subflow each), then rebuild the catalog, run the SQL data tests and render the report. Wiring only;
+"""The whole nightly pipeline: check the config, run every stage of every enabled family (one subflow per
+family), then rebuild the catalog, run the SQL data tests and render the report. Wiring only;
 the flow run is named by the lake's run id."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from prefect import flow
 from prefect.runtime import flow_run
 
 from dialogbench.runs import new_run_id
-from flows.stage import stage
+from flows.family import family
 from tasks.config import load_run_config, release_engines, start_run
 from tasks.lake import catalog, check_lake, leaderboard, render_report
-from tasks.stages import run_stages
+from tasks.stages import run_families
 from tasks.subflows import subflows_without_heartbeats
 
 
@@ -21,7 +21,8 @@ def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, m
     config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake})
     run_id = start_run(config, flow_run.name)
     with subflows_without_heartbeats():
-        stages = [stage(config, run_id, name, config_path) for name in run_stages(config)]
+        stages = [report for name, names in run_families(config).items()
+                  for report in family(config, run_id, name, names, config_path)]
     release_engines()
     catalog(config)
     check_lake(config)

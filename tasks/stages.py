@@ -13,9 +13,9 @@ from dialogbench.runs import StageReport, record_stage, sum_reports
 
 
 @task(name="stages", cache_policy=NO_CACHE)
-def run_stages(config: Config) -> list[str]:
-    """The stages of every family the config enables, in pipeline order."""
-    return [stage.name for stage in registry.stages(config)]
+def run_families(config: Config) -> dict[str, list[str]]:
+    """Each family the config enables, with its stages, in pipeline order."""
+    return {f.name: [stage.name for stage in f.stages(config)] for f in registry.families() if f.enabled(config)}
 
 
 @task(name="plan", task_run_name="plan {stage}", cache_policy=NO_CACHE)

@@ -1,6 +1,6 @@
-"""How the pipeline runs its stage subflows: without a heartbeat thread of their own. The pipeline flow's
+"""How the pipeline runs its family subflows: without a heartbeat thread of their own. The pipeline flow's
 heartbeat already tells the server the run is alive; a subflow's heartbeat thread sleeps in 1 s steps and
-Prefect joins it when the subflow ends, which cost ~0.6 s per stage (bench: cached rerun of the demo)."""
+Prefect joins it when the subflow ends, which cost ~0.6 s per subflow (bench: cached rerun of the demo)."""
 
 from __future__ import annotations
 

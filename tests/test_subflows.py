@@ -1,5 +1,5 @@
-"""Stage subflows run without a heartbeat thread of their own (Prefect joins it at each subflow's end, a
-second per stage); the pipeline flow keeps its heartbeat."""
+"""Family subflows run without a heartbeat thread of their own (Prefect joins it at each subflow's end, a
+second per subflow); the pipeline flow keeps its heartbeat."""
 
 from prefect.settings import get_current_settings
 

@@ -1,0 +1,21 @@
+"""One family's stages, in order, as one subflow: each stage is plan → compute its chunks (mapped, with
+retries) → record. Wiring only. One subflow per family, not per stage: a Prefect subflow costs ~0.4 s to
+create and finish, and a cached stage's plan and record take ~0.1 s (bench/cached_rerun.py)."""
+
+from __future__ import annotations
+
+from prefect import flow, unmapped
+
+from dialogbench.config import Config
+from tasks.stages import compute_with_retries, plan, record
+
+
+def stage(config: Config, run_id: str, name: str, config_path: str) -> dict:
+    chunks, planned = plan(config, name, run_id)
+    computed = compute_with_retries(config, name).map(unmapped(config), chunks, unmapped(run_id)).result()
+    return record(config, run_id, name, [planned, *computed], config_path).to_dict()
+
+
+@flow(name="family", flow_run_name="{family}", log_prints=True)
+def family(config: Config, run_id: str, family: str, stages: list[str], config_path: str) -> list[dict]:
+    return [stage(config, run_id, name, config_path) for name in stages]
