@@ -1,0 +1,115 @@
+"""The lake lease: one writer at a time. A run (or migrate, repair, a catalog or report rebuild) holds an
+exclusive lock on ``<lake>/.lease`` for as long as it writes; a second one waits up to ``wait_s`` or is
+refused with a message naming the holder and since when.
+
+The lock is ``flock(2)`` on the file, so the kernel drops it the moment its process dies: a killed run
+leaves no stale lease to clear by hand (its holder note stays in the file and is simply overwritten).
+This needs a file system whose locks are seen by every writer: a local disk, or NFSv4 with locking.
+Within one process the lease is re-entrant (the CLI takes it before Prefect starts, the flow takes it
+again when run from a deployment)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+LEASE_FILE = ".lease"
+log = logging.getLogger("dialogbench.lake")
+
+_held: dict[Path, list] = {}   # lake root → [depth, fd], for the leases this process holds
+_lock = threading.Lock()
+
+
+class LeaseHeld(RuntimeError):
+    """Another process writes to the lake (the message names it)."""
+
+
+def holder(root: Path) -> dict:
+    """The last holder's note: pid, host, since, command, run_id (empty if none was ever written)."""
+    try:
+        return json.loads((root / LEASE_FILE).read_text() or "{}")
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def describe(note: dict) -> str:
+    if not note:
+        return "another process (no holder note yet)"
+    run = f"run {note['run_id']}, " if note.get("run_id") else ""
+    return (f"{run}pid {note.get('pid')} on {note.get('host')}, since {note.get('since')} "
+            f"({note.get('command', '?')})")
+
+
+@contextmanager
+def lake_lease(root: str | os.PathLike, *, wait_s: float = 0.0, run_id: str | None = None, poll_s: float = 1.0,
+               create: bool = True) -> Iterator[None]:
+    """Hold the lake's lease for the ``with`` block. Waits up to ``wait_s`` seconds for a holder to finish
+    (logging who, once), then raises ``LeaseHeld``. With ``create=False`` a lake that does not exist yet is
+    left uncreated (nothing in it to guard)."""
+    root = Path(root).resolve()
+    if not create and not root.is_dir():
+        yield
+        return
+    with _lock:
+        held = _held.get(root)
+        if held:
+            held[0] += 1
+            if run_id:  # the flow names the run the CLI's lease is for
+                _write_note(held[1], {**holder(root), "run_id": run_id})
+    if held:
+        try:
+            yield
+        finally:
+            with _lock:
+                held[0] -= 1
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / LEASE_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        _acquire(fd, root, wait_s=wait_s, poll_s=poll_s)
+        note = {"pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
+                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv)[:200]}
+        _write_note(fd, note)
+        with _lock:
+            _held[root] = [1, fd]
+        try:
+            yield
+        finally:
+            with _lock:
+                _held.pop(root, None)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _write_note(fd: int, note: dict) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(note).encode(), 0)
+
+
+def _acquire(fd: int, root: Path, *, wait_s: float, poll_s: float) -> None:
+    deadline = time.monotonic() + max(wait_s, 0.0)
+    told = False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            who = describe(holder(root))
+            if time.monotonic() >= deadline:
+                waited = f" after waiting {wait_s:g} s" if wait_s > 0 else ""
+                raise LeaseHeld(f"lake {root} is being written by {who}{waited}. Wait for it to finish, or pass "
+                                "--wait SECONDS to queue behind it (a killed holder frees the lake at once)") from None
+            if not told:
+                log.warning("lake %s is being written by %s; waiting up to %g s", root, who, wait_s)
+                told = True
+            time.sleep(min(poll_s, max(deadline - time.monotonic(), 0.01)))
