@@ -9,6 +9,8 @@ from typing import Annotated, Any, ClassVar, Literal
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from dialogbench.redact import watch_env
+
 
 BACKENDS = ("transformers", "vllm", "openai", "scripted")
 
@@ -105,6 +107,7 @@ class ModelConfig(_Strict):
             raise ValueError(f"backend {self.backend!r} needs 'weights' (a path, pkg:// file or model name)")
         if self.backend == "scripted" and not self.script:
             raise ValueError("backend 'scripted' needs 'script' (a list of replies)")
+        watch_env(self.api_key_env)  # its value (never stored here) is redacted from everything written
         return self
 
     def fingerprint_fields(self) -> dict[str, Any]:

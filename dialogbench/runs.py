@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from dialogbench.lake import Lake
 from dialogbench.lake.schemas import RUNS
+from dialogbench.redact import redact
 
 
 def now() -> dt.datetime:
@@ -62,7 +63,7 @@ def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str) -
     started_at = finished - dt.timedelta(seconds=report.seconds)
     row = {"run_id": run_id, "stage": report.stage, "planned": report.planned, "cached": report.cached,
            "computed": report.computed, "failed": report.failed, "seconds": report.seconds,
-           "started_at": started_at, "finished_at": finished, "config": config,
-           "detail": json.dumps(report.detail, sort_keys=True, default=str)}
+           "started_at": started_at, "finished_at": finished, "config": redact(config),
+           "detail": redact(json.dumps(report.detail, sort_keys=True, default=str))}
     lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},
                name=f"{report.stage}.parquet")

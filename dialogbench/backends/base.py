@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, Sequence
 
+from dialogbench.redact import redact
+
 if TYPE_CHECKING:
     from dialogbench.backends.formats import OutputFormat
 
@@ -33,6 +35,10 @@ class Completion:
     error: str | None = None
     engine: str | None = None  # the engine's version (see ``Backend.version``; per reply for endpoints)
     constraint: str | None = None  # the enforced output format's label, None when the text was free
+
+    def __post_init__(self) -> None:
+        if self.error is not None:  # an endpoint's error can quote the key it was sent (a 401's body)
+            self.error = redact(self.error)
 
     @property
     def ok(self) -> bool:

@@ -7,6 +7,7 @@ import pyarrow as pa
 from dialogbench.cells.cell import Cell
 from dialogbench.lake import Lake
 from dialogbench.lake.schemas import FAILURES, PLANS
+from dialogbench.redact import redact
 from dialogbench.runs import now
 
 
@@ -23,10 +24,11 @@ def record_plan(lake: Lake, *, stage: str, cells: list[Cell], run_id: str, per_m
 
 
 def failure_rows(*, stage: str, failed: list[tuple[Cell, str, str | None]], run_id: str) -> list[dict]:
-    """A row per (cell, error, model): ``model`` is who failed (a game's player), else the cell's model."""
+    """A row per (cell, error, model): ``model`` is who failed (a game's player), else the cell's model.
+    The error is redacted: an endpoint's error can quote the API key it was sent."""
     created = now()
     return [{"cell_key": cell.key, "stage": stage, "item_id": cell.item_id, "model": model or cell.model,
-             "judge": cell.judge, "error": error or "no text", "run_id": run_id, "created_at": created}
+             "judge": cell.judge, "error": redact(error or "no text"), "run_id": run_id, "created_at": created}
             for cell, error, model in failed]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,8 @@ from dialogbench.lake import Lake
 
 if TYPE_CHECKING:
     from dialogbench.config import Config, ModelConfig
+
+log = logging.getLogger("dialogbench.stage")
 
 
 @dataclass
@@ -46,6 +49,8 @@ class Emit:
             self.table.write(self.lake, rows)
         if failures:
             write_failures(self.lake, stage=self.stage, failed=list(failures), run_id=self.run_id)
+            # why, in the run's log (and the Prefect UI): the first error; log records are redacted
+            log.warning("%s: %d cell(s) failed, first: %s", self.stage, len(failures), failures[0][1])
         self.computed += len(rows) if computed is None else computed
         self.failed += len({c.key for c, _, _ in failures}) if failed is None else failed
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from dialogbench.backends.base import Completion, Message
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.keys import fingerprint
+from dialogbench.redact import redact_optional
 from dialogbench.runs import now
 
 
@@ -134,7 +135,7 @@ class Game:
         self.transcript.append({"step": self.step, "round": self.round, "speaker": speaker,
                                 "role": player.role if player else "host", "model": player.model if player else None,
                                 "kind": kind, "text": text, "thought": thought, "target": target, "raw": raw,
-                                "valid": valid, "error": error})
+                                "valid": valid, "error": redact_optional(error)})
         if not valid:
             self.chat_errors += 1
 
