@@ -20,7 +20,10 @@ class Family:
     for the family. ``stages(config)`` lists its stages in run order; ``tables`` the lake tables it
     writes; ``references`` small tables the SQL reads (generated, e.g. the MT-Bench-101 taxonomy);
     ``leaderboard(config)`` the rows a run returns and ``format_leaderboard(config, rows)`` the CLI's table;
-    ``report`` its part of the HTML / Markdown report (none: the report leaves the family out)."""
+    ``report`` its part of the HTML / Markdown report (none: the report leaves the family out);
+    ``check_data(config)`` reads the data files the family's enabled parts will read and returns every problem
+    ("<section>.<field>: <file>:<line>: …"), so ``dialogbench validate`` and ``run`` refuse a bad file before
+    Prefect starts instead of a stage failing mid-run (dialogbench/preflight.py asks every enabled family)."""
 
     name: str
     title: str
@@ -31,6 +34,7 @@ class Family:
     leaderboard: Callable[["Config"], Any] | None = None
     format_leaderboard: Callable[["Config", Any], str] | None = None
     report: "ReportSection | None" = None
+    check_data: Callable[["Config"], list[str]] | None = None
 
     def settings(self, config: "Config"):
         """The family's config section, or None when the config has none."""

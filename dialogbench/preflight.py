@@ -1,11 +1,31 @@
-"""Checks that stop a run before any compute: weights that do not exist, endpoints with no URL."""
+"""Checks that stop a run before any compute (and before Prefect starts): a lake that cannot be written,
+a dataset with a bad line, weights that do not exist, endpoints with no URL. Every problem is collected,
+not just the first, so one `dialogbench validate` shows all that needs fixing."""
 
 from __future__ import annotations
 
+import logging
 import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import Config, ConfigError, ModelConfig
+
+log = logging.getLogger(__name__)
+_NOTED: set[str] = set()  # notes logged once per process (the CLI and the flow both run preflight)
+
+
+@dataclass(frozen=True)
+class Findings:
+    """``inputs``: what the config points at is unusable (the lake, a dataset): the config is wrong on any
+    machine. ``machine``: what this machine lacks (weights, an engine, an endpoint URL). ``notes``: worth
+    saying, not stopping (an endpoint with no API key set)."""
+
+    inputs: list[str] = field(default_factory=list)
+    machine: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def models_in_use(config: Config) -> list[ModelConfig]:
@@ -15,21 +35,81 @@ def models_in_use(config: Config) -> list[ModelConfig]:
     return list({m.name: m for _, models in stage_models(config) for m in models}.values())
 
 
-def preflight(config: Config, *, source: str = "config") -> None:
-    problems = []
+def lake_problem(lake: str | os.PathLike) -> str | None:
+    """Why the lake directory cannot be written, or None. A missing lake is created to try it, and the
+    directories made for the probe are removed again (``validate`` leaves no trace)."""
+    path = Path(lake)
+    made: list[Path] = []
+    try:
+        parent = path
+        while not parent.exists() and parent != parent.parent:
+            made.append(parent)
+            parent = parent.parent
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".preflight-{uuid.uuid4().hex}.tmp"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        return f"lake: cannot write in the lake directory {path} ({exc.strerror or exc})"
+    finally:
+        for directory in made:  # deepest first; one another process wrote into meanwhile stays
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+    return None
+
+
+def data_problems(config: Config) -> list[str]:
+    """Every enabled family's own data check (``Family.check_data``): a new family brings its own."""
+    from dialogbench import registry
+
+    return [problem for family in registry.families() if family.enabled(config) and family.check_data
+            for problem in family.check_data(config)]
+
+
+def model_findings(model: ModelConfig) -> tuple[list[str], list[str]]:
+    """(problems, notes) of one model on this machine."""
+    problems, notes = [], []
+    if model.backend in ("transformers", "vllm"):
+        try:
+            resolve_weights(model.weights or "", must_exist=model.backend == "transformers")
+        except FileNotFoundError as exc:
+            problems.append(f"weights: {exc}")
+    if model.backend == "openai":
+        if not os.environ.get(model.base_url_env):
+            problems.append(f"base_url_env: environment variable {model.base_url_env} is not set")
+        if not os.environ.get(model.api_key_env):
+            # Not an error: the backend then sends the key "EMPTY", which a local server started without
+            # --api-key accepts; a hosted API answers 401 and the cells land in `failures`.
+            notes.append(f"api_key_env: environment variable {model.api_key_env} is not set (requests carry the "
+                         "key 'EMPTY': fine for a local server without --api-key)")
+    if model.backend == "vllm":
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            problems.append("backend: vllm is not installed (pip install '.[vllm]')")
+    return problems, notes
+
+
+def check(config: Config, *, source: str = "config") -> Findings:
+    """Everything a run of ``config`` needs, checked without computing anything; ``source`` prefixes each line."""
+    found = Findings()
+    lake = lake_problem(config.lake)
+    found.inputs.extend(f"{source}: {p}" for p in [*([lake] if lake else []), *data_problems(config)])
     for model in models_in_use(config):
-        where = f"{source}: model {model.name!r}"
-        if model.backend in ("transformers", "vllm"):
-            try:
-                resolve_weights(model.weights or "", must_exist=model.backend == "transformers")
-            except FileNotFoundError as exc:
-                problems.append(f"{where}: weights: {exc}")
-        if model.backend == "openai" and not os.environ.get(model.base_url_env):
-            problems.append(f"{where}: base_url_env: environment variable {model.base_url_env} is not set")
-        if model.backend == "vllm":
-            try:
-                import vllm  # noqa: F401
-            except ImportError:
-                problems.append(f"{where}: backend: vllm is not installed (pip install '.[vllm]')")
-    if problems:
-        raise ConfigError("\n".join(problems))
+        problems, notes = model_findings(model)
+        found.machine.extend(f"{source}: model {model.name!r}: {p}" for p in problems)
+        found.notes.extend(f"{source}: model {model.name!r}: {n}" for n in notes)
+    return found
+
+
+def preflight(config: Config, *, source: str = "config") -> None:
+    """Raise ConfigError naming every problem (the CLI exits 2 with it, no traceback); log the notes once."""
+    found = check(config, source=source)
+    for note in found.notes:
+        if note not in _NOTED:
+            _NOTED.add(note)
+            log.warning(note)
+    if found.inputs or found.machine:
+        raise ConfigError("\n".join([*found.inputs, *found.machine]))

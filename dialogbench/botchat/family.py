@@ -7,11 +7,14 @@ from dialogbench.botchat.gteval_stage import GTEval
 from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
 from dialogbench.botchat.lengths import UtteranceLengths
 from dialogbench.botchat.report import REPORT
+from dialogbench.botchat.seeds import read_seeds
 from dialogbench.botchat.seeds_stage import ExtractSeeds
 from dialogbench.botchat.tables import TABLES
+from dialogbench.botchat.unieval import load_examples
 from dialogbench.botchat.unieval_stage import UniEval
 from dialogbench.config import BotChatConfig
 from dialogbench.family import Family
+from dialogbench.jsonl import data_problems
 
 
 def stages(config) -> list:
@@ -21,6 +24,14 @@ def stages(config) -> list:
             *([GTEval(config)] if settings.gteval.enabled else []), ArenaRatings()]
 
 
+def check_data(config) -> list[str]:
+    """The seeds file and UniEval's in-context examples, read as the stages will read them."""
+    settings = config.botchat
+    return [*data_problems("botchat.dataset", read_seeds, settings.dataset),
+            *data_problems("botchat.unieval_examples", load_examples, settings.unieval_examples)]
+
+
 FAMILY = Family(name="botchat", title="BotChat", section=BotChatConfig, stages=stages, tables=TABLES,
+                check_data=check_data,
                 leaderboard=unieval_leaderboard,
                 format_leaderboard=lambda config, rows: format_leaderboard(rows, config.botchat.n), report=REPORT)

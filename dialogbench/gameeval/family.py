@@ -7,12 +7,23 @@ from dialogbench.gameeval.leaderboard import format_gameeval, gameeval_leaderboa
 from dialogbench.gameeval.report import REPORT
 from dialogbench.gameeval.stage import PlayGames
 from dialogbench.gameeval.tables import TABLES
+from dialogbench.gameeval.words import read_pairs, read_words
+from dialogbench.jsonl import data_problems
 
 
 def stages(config) -> list[PlayGames]:
     return [PlayGames(game) for game in GAMES if getattr(config.gameeval, game).enabled]
 
 
+def check_data(config) -> list[str]:
+    """The word list and word pairs of the games that are on, read as the games will read them."""
+    settings = config.gameeval
+    return [*(data_problems("gameeval.words", read_words, settings.words) if settings.askguess.enabled else []),
+            *(data_problems("gameeval.word_pairs", read_pairs, settings.word_pairs) if settings.spyfall.enabled
+              else [])]
+
+
 FAMILY = Family(name="gameeval", title="GameEval", section=GameEvalConfig, stages=stages, tables=TABLES,
+                check_data=check_data,
                 leaderboard=gameeval_leaderboard, format_leaderboard=lambda config, rows: format_gameeval(rows),
                 report=REPORT)

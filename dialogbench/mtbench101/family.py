@@ -2,7 +2,9 @@
 
 from dialogbench.config import MTBench101Config
 from dialogbench.family import Family
+from dialogbench.jsonl import data_problems
 from dialogbench.mtbench101.answers import AnswerTurns
+from dialogbench.mtbench101.dataset import read_dialogues
 from dialogbench.mtbench101.judge_stage import JudgeTurns
 from dialogbench.mtbench101.leaderboard import format_mtbench101, mtbench101_leaderboard
 from dialogbench.mtbench101.reference import taxonomy_table
@@ -14,6 +16,12 @@ def stages(config) -> list:
     return [*(AnswerTurns(config, m.name) for m in config.mtbench101_models()), JudgeTurns(config)]
 
 
+def check_data(config) -> list[str]:
+    """The dialogues file, read as the answer stages will read it."""
+    return data_problems("mtbench101.dataset", read_dialogues, config.mtbench101.dataset)
+
+
 FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Config, stages=stages, tables=TABLES,
+                check_data=check_data,
                 references={"mtbench101_taxonomy": taxonomy_table}, leaderboard=mtbench101_leaderboard,
                 format_leaderboard=lambda config, rows: format_mtbench101(rows), report=REPORT)

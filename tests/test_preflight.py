@@ -1,0 +1,188 @@
+"""Preflight: what a run needs (a writable lake, datasets that parse, endpoint variables) is checked before
+Prefect starts; `validate` and `run` report every problem at once, exit 2, no traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dialogbench import registry
+from dialogbench.config import ConfigError, FamilySection
+from dialogbench.family import Family
+from dialogbench.preflight import check, lake_problem, preflight
+from tests.conftest import REPO_ROOT, chatbot, config_dict
+from tests.e2e.conftest import run_cli
+
+RAW = REPO_ROOT / "data_lake/raw"
+
+
+def _broken_copy(source: Path, target: Path, line: int) -> Path:
+    """``source`` with its ``line`` (1-based) cut in half: not JSON any more."""
+    lines = source.read_text(encoding="utf-8").splitlines()
+    lines[line - 1] = lines[line - 1][: len(lines[line - 1]) // 2]
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+# -- the lake ---------------------------------------------------------------------------------------------------
+
+def test_lake_under_proc_is_not_writable():
+    problem = lake_problem("/proc/x")
+    assert problem and problem.startswith("lake: ") and "/proc/x" in problem
+
+
+def test_lake_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "lake").write_text("not a directory")
+    assert "lake" in (lake_problem(tmp_path / "lake") or "")
+
+
+def test_missing_lake_is_tried_and_left_as_it_was(tmp_path):
+    assert lake_problem(tmp_path / "a" / "b" / "lake") is None
+    assert list(tmp_path.iterdir()) == []  # the probe's directories are gone again
+
+
+def test_existing_lake_keeps_its_files(tmp_path):
+    (tmp_path / "lake").mkdir()
+    (tmp_path / "lake" / "kept.txt").write_text("x")
+    assert lake_problem(tmp_path / "lake") is None
+    assert [p.name for p in (tmp_path / "lake").iterdir()] == ["kept.txt"]
+
+
+# -- the datasets, each family's own check ----------------------------------------------------------------------
+
+def test_a_bad_botchat_line_is_reported_with_file_and_line(tmp_path, make_config, lake_dir):
+    bad = _broken_copy(RAW / "botchat/mutual_test.jsonl", tmp_path / "seeds.jsonl", 7)
+    found = check(make_config(dataset=str(bad)), source="c.yaml")
+    assert len(found.inputs) == 1
+    assert found.inputs[0].startswith("c.yaml: botchat.dataset: ") and f"{bad}:7: not valid JSON" in found.inputs[0]
+
+
+def test_bad_unieval_examples_are_reported(tmp_path, make_config):
+    bad = tmp_path / "examples.json"
+    bad.write_text('[{"conv": "x"}]')
+    (problem,) = check(make_config(unieval_examples=str(bad))).inputs
+    assert "botchat.unieval_examples" in problem and str(bad) in problem and "missing fields" in problem
+
+
+def test_a_bad_mtbench101_line_is_reported(tmp_path, make_config, lake_dir):
+    bad = _broken_copy(RAW / "mtbench101/mtbench101.jsonl", tmp_path / "mt.jsonl", 12)
+    data = config_dict(lake_dir)
+    data["mtbench101"] = {"dataset": str(bad), "limit": 1}
+    (problem,) = check(make_config(data)).inputs
+    assert problem.startswith("config: mtbench101.dataset: ") and f"{bad}:12: not valid JSON" in problem
+
+
+def test_bad_gameeval_word_files_are_reported_for_the_games_that_are_on(tmp_path, make_config, lake_dir):
+    words, pairs = tmp_path / "words.json", tmp_path / "pairs.txt"
+    words.write_text('["apple", "apple"]')
+    pairs.write_text("cat,dog\nsame,same\n")
+    data = config_dict(lake_dir)
+    data["gameeval"] = {"words": str(words), "word_pairs": str(pairs)}
+    problems = check(make_config(data)).inputs
+    assert any("gameeval.words" in p and "duplicate word 'apple'" in p for p in problems)
+    assert any("gameeval.word_pairs" in p and f"{pairs}:2:" in p for p in problems)
+    data["gameeval"]["spyfall"] = {"enabled": False}
+    assert [p for p in check(make_config(data)).inputs if "word_pairs" in p] == []
+
+
+def test_the_shipped_datasets_pass(make_config, lake_dir):
+    data = config_dict(lake_dir)
+    data.update(mtbench101={"limit": 1}, gameeval={})
+    assert check(make_config(data)).inputs == []
+
+
+def test_a_new_family_brings_its_own_data_check(make_config, lake_dir):
+    class NoteSection(FamilySection):
+        pass
+
+    registry.register(Family(name="notes", title="Notes", section=NoteSection, stages=lambda config: [],
+                             check_data=lambda config: ["notes.file: x.txt:3: unreadable"]))
+    try:
+        data = config_dict(lake_dir)
+        data["notes"] = {}
+        assert check(make_config(data), source="c.yaml").inputs == ["c.yaml: notes.file: x.txt:3: unreadable"]
+        data["notes"] = {"enabled": False}
+        assert check(make_config(data)).inputs == []
+    finally:
+        registry.unregister("notes")
+
+
+# -- endpoints, and all problems at once -------------------------------------------------------------------------
+
+def test_openai_endpoint_without_url_is_a_problem_without_key_a_note(make_config, lake_dir, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_URL_VAR", raising=False)
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    data = config_dict(lake_dir)
+    data["judges"] = [{"name": "judge", "backend": "openai", "weights": "m", "base_url_env": "NO_SUCH_URL_VAR",
+                       "api_key_env": "NO_SUCH_KEY_VAR"}]
+    found = check(make_config(data))
+    assert found.machine == ["config: model 'judge': base_url_env: environment variable NO_SUCH_URL_VAR is not set"]
+    assert len(found.notes) == 1 and "NO_SUCH_KEY_VAR" in found.notes[0] and "EMPTY" in found.notes[0]
+    monkeypatch.setenv("NO_SUCH_URL_VAR", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("NO_SUCH_KEY_VAR", "k")
+    assert check(make_config(data)) == type(found)()
+
+
+def test_preflight_raises_every_problem_at_once(tmp_path, make_config, lake_dir, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_URL_VAR", raising=False)
+    bad = _broken_copy(RAW / "botchat/mutual_test.jsonl", tmp_path / "seeds.jsonl", 2)
+    data = config_dict(lake_dir, dataset=str(bad))
+    data["lake"] = "/proc/x"
+    data["judges"][0] = {"name": "judge", "backend": "openai", "weights": "m", "base_url_env": "NO_SUCH_URL_VAR"}
+    with pytest.raises(ConfigError) as info:
+        preflight(make_config(data), source="c.yaml")
+    lines = str(info.value).splitlines()
+    assert lines[0].startswith("c.yaml: lake: cannot write in the lake directory /proc/x")
+    assert any(f"{bad}:2: not valid JSON" in line for line in lines)
+    assert any("NO_SUCH_URL_VAR" in line for line in lines)
+
+
+# -- the CLI, in a subprocess: exit 2, the file and line, no traceback, Prefect never started ---------------------
+
+def _write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _scripted(tmp_path: Path, **botchat) -> dict:
+    data = config_dict(tmp_path / "lake", models=[chatbot("bot-a")], limit=1, n=[4], **botchat)
+    data["botchat"].setdefault("dataset", str(RAW / "botchat/mutual_test.jsonl"))
+    data["botchat"]["unieval_examples"] = str(RAW / "botchat/unieval_examples.json")
+    return data
+
+
+def _refused_before_prefect(result) -> None:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    for prefect_line in ("Starting temporary server", "Created flow run", "Beginning flow run", "flow run"):
+        assert prefect_line not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_cli_refuses_a_lake_under_proc(tmp_path, command):
+    config = _write(tmp_path, {**_scripted(tmp_path), "lake": "/proc/x"})
+    result = run_cli([command, "--config", str(config)], tmp_path, timeout=120)
+    _refused_before_prefect(result)
+    assert result.stderr.startswith("error: ")
+    assert f"{config}: lake: cannot write in the lake directory /proc/x" in result.stderr
+    assert "valid (" not in result.stdout
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_cli_refuses_a_dataset_with_a_malformed_line(tmp_path, command):
+    bad = _broken_copy(RAW / "botchat/mutual_test.jsonl", tmp_path / "mutual_test.jsonl", 5)
+    config = _write(tmp_path, _scripted(tmp_path, dataset=str(bad)))
+    result = run_cli([command, "--config", str(config)], tmp_path, timeout=120)
+    _refused_before_prefect(result)
+    assert f"{config}: botchat.dataset: " in result.stderr and f"{bad}:5: not valid JSON" in result.stderr
+    assert not (tmp_path / "lake").exists() and not (tmp_path / "prefect").exists()
+
+
+def test_cli_validate_still_says_valid_for_a_good_config(tmp_path):
+    result = run_cli(["validate", "--config", str(_write(tmp_path, _scripted(tmp_path)))], tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "valid (1 models; families: botchat;" in result.stdout
+    assert not (tmp_path / "lake").exists()  # validate leaves no trace
