@@ -14,7 +14,7 @@ from dialogbench.botchat.tables import GENERATIONS_TABLE
 from dialogbench.cells import Cell, Emit, Planned, Stage
 from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint, model_fingerprint
-from dialogbench.lake import Lake
+from dialogbench.lake import Lake, manifest
 from dialogbench.runs import now
 
 log = logging.getLogger("dialogbench.botchat.generation")
@@ -151,4 +151,4 @@ def _load_checkpoint(lake: Lake, model: ModelConfig, model_fp: str, keys: set[st
 
 
 def _clear_checkpoint(lake: Lake, model: ModelConfig, model_fp: str) -> None:
-    (lake.table_dir(STATE) / "stage=botchat_generation" / _checkpoint_name(model, model_fp)).unlink(missing_ok=True)
+    manifest.remove(lake.table_dir(STATE) / "stage=botchat_generation" / _checkpoint_name(model, model_fp))

@@ -121,7 +121,7 @@ class Context:
         references = dict(registry.references())
         for name in references.keys() & tables.keys():
             raise CatalogError(f"{name!r} is both a lake table and a reference table")
-        return cls(lake, tables, references)
+        return cls(lake.pinned(), tables, references)
 
     def source(self, name: str) -> str:
         table = self.tables[name]

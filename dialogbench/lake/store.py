@@ -1,7 +1,9 @@
-"""Hive-partitioned Parquet tables under one root, written atomically, read with DuckDB."""
+"""Hive-partitioned Parquet tables under one root, written atomically with a checksummed record per file
+(``lake.manifest``), read with DuckDB (only files that pass a cheap check against their record: ``lake.health``)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from pathlib import Path
@@ -11,7 +13,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dialogbench.lake import health, manifest
+
 TMP_SUFFIX = ".parquet.tmp"
+QUARANTINE = "_quarantine"  # damaged files moved aside by lake.verify (not a table)
+log = logging.getLogger("dialogbench.lake")
+_warned: set[tuple[str, str]] = set()
 
 
 class Lake:
@@ -20,12 +27,39 @@ class Lake:
 
     def __init__(self, root: str | os.PathLike) -> None:
         self.root = Path(root)
+        self._readable: dict[str, tuple[list[Path], bool]] | None = None
+
+    def pinned(self) -> "Lake":
+        """This lake with each table's file list taken once and kept: building every view in one go checks
+        each file once instead of once per view that reads its table."""
+        lake = Lake(self.root)
+        lake._readable = {}
+        return lake
 
     def table_dir(self, table: str) -> Path:
         return self.root / table
 
     def files(self, table: str) -> list[Path]:
+        """Every Parquet file on disk under the table, committed or not (``readable`` is what queries read)."""
         return sorted(self.table_dir(table).rglob("*.parquet"))
+
+    def snapshot(self, table: str, level: str = "stat") -> health.Snapshot:
+        return health.snapshot(self.table_dir(table), table, level)
+
+    def readable(self, table: str) -> tuple[list[Path], bool]:
+        """The table's committed files that pass the cheap check, and whether they are all its files (then a
+        glob reads exactly them). Each file left out is named once per process in a warning."""
+        if self._readable is not None and table in self._readable:
+            return self._readable[table]
+        snap = self.snapshot(table)
+        for damage in snap.damaged:
+            if (str(damage.path), damage.problem) not in _warned:
+                _warned.add((str(damage.path), damage.problem))
+                log.warning("left out of every query: %s; `dialogbench verify` quarantines it and the next run "
+                            "recomputes its cells", damage.line(self.root))
+        if self._readable is not None:
+            self._readable[table] = (snap.good, snap.clean)
+        return snap.good, snap.clean
 
     def has(self, table: str) -> bool:
         return bool(self.files(table))
@@ -34,9 +68,10 @@ class Lake:
         return str(self.table_dir(table) / "**" / "*.parquet")
 
     def write(self, table: str, data: pa.Table, *, partition: Mapping[str, str] | None = None,
-              name: str | None = None) -> Path | None:
-        """Write ``data`` as one new file (or replace ``name``) atomically: temp file, fsync, rename.
-        A reader or a killed writer never sees a partial file."""
+              name: str | None = None, supersedes: tuple[str, ...] = ()) -> Path | None:
+        """Write ``data`` as one new file (or replace ``name``) atomically: temp file, fsync, its record (checksum,
+        size, rows) renamed into place, then the file renamed into place. A reader or a killed writer never sees
+        a partial file, and a committed file always has its record."""
         if data.num_rows == 0 and name is None:
             return None
         directory = self.table_dir(table)
@@ -49,18 +84,32 @@ class Lake:
             pq.write_table(data, handle, compression="zstd")
             handle.flush()
             os.fsync(handle.fileno())
+        record = manifest.describe(tmp, table=table, rows=data.num_rows, tmp=tmp, name=final.name,
+                                   supersedes=supersedes)
+        manifest.write(final, record)
         os.replace(tmp, final)
         _fsync_dir(directory)
         return final
 
     def clean_temp_files(self) -> int:
-        """Remove leftovers of writers killed before their rename; returns how many."""
-        removed = 0
+        """Finish or undo writers killed before their rename; returns how many temp files it handled. A temp file
+        whose record is in place (killed between the two renames) is renamed into place: it was committed.
+        Any other temp file is removed. Call it only when no other process writes the lake (a run's start)."""
+        handled = 0
         if self.root.exists():
-            for tmp in self.root.rglob(f"*{TMP_SUFFIX}"):
+            for tmp in self.root.rglob(f"*{manifest.RECORD_TMP_SUFFIX}"):
                 tmp.unlink(missing_ok=True)
-                removed += 1
-        return removed
+                handled += 1
+            for tmp in self.root.rglob(f"*{TMP_SUFFIX}"):
+                final = tmp.with_name(tmp.name[1:-len(TMP_SUFFIX)].rsplit("-", 1)[0] + ".parquet")
+                record = manifest.of(final)
+                if record is not None and record.tmp == tmp.name and tmp.stat().st_size == record.size:
+                    os.replace(tmp, final)
+                    log.info("finished the interrupted write of %s", final)
+                else:
+                    tmp.unlink(missing_ok=True)
+                handled += 1
+        return handled
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         return duckdb.connect()
@@ -69,12 +118,14 @@ class Lake:
         """A SQL expression for the table: its files, or a typed empty relation when it has none.
         With a ``schema``, columns the files lack (appended to the schema after they were written)
         are there too, as nulls, so queries may name every column of the current schema."""
-        files = f"read_parquet('{self.glob(table)}', union_by_name=true, hive_partitioning=false)"
+        good, clean = self.readable(table)
+        paths = f"'{self.glob(table)}'" if clean else "[" + ", ".join(f"'{p}'" for p in good) + "]"
+        files = f"read_parquet({paths}, union_by_name=true, hive_partitioning=false)"
         if schema is None:
-            if self.has(table):
+            if good:
                 return files
-            raise FileNotFoundError(f"lake table {table!r} has no files under {self.table_dir(table)}")
-        if self.has(table):  # exact types, so the files' column types are kept
+            raise FileNotFoundError(f"lake table {table!r} has no readable files under {self.table_dir(table)}")
+        if good:  # exact types, so the files' column types are kept
             exact = ", ".join(f"CAST(NULL AS {_duck_type(f.type, exact=True)}) AS \"{f.name}\"" for f in schema)
             return f"(SELECT * FROM {files} UNION ALL BY NAME SELECT {exact} WHERE false)"
         cols = ", ".join(f"CAST(NULL AS {_duck_type(f.type)}) AS \"{f.name}\"" for f in schema)

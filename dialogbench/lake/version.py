@@ -5,11 +5,17 @@ Format 2 (the cell-stage mechanism): ``plans`` rows carry ``roles`` (role → mo
 the plan is the latest one for) instead of packed ``model`` strings ("a vs b", "spy=x;villager=y").
 Format 3: each protocol's judge verdicts are its own table (``unieval_judgments``, ``arena_judgments``,
 ``gteval_judgments``, ``mtbench101_judgments``) instead of rows of one ``judgments`` table of every column.
+Format 4: every committed file has its record (checksum, size, rows: ``lake.manifest``); reads leave out files
+without one. A format-3 lake is brought to 4 in place by the first run (or ``migrate``) that opens it, under the
+lake's lease: each file that reads whole is recorded (nothing is rewritten), one that does not is quarantined.
+Readers refuse a format-3 lake until then.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import uuid
 from pathlib import Path
@@ -17,11 +23,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dialogbench.lake import manifest
 from dialogbench.lake.schemas import PLANS
 from dialogbench.lake.store import Lake
 
-FORMAT = 3
+FORMAT = 4
 MARKER = "lake.json"
+log = logging.getLogger("dialogbench.lake")
 LEGACY_JUDGMENTS = "judgments"  # the format-2 table of every protocol's verdicts, split by migrate
 VERDICT_TABLES = {"botchat_unieval": "unieval_judgments", "botchat_arena": "arena_judgments",
                   "botchat_gteval": "gteval_judgments", "mtbench101": "mtbench101_judgments"}
@@ -46,6 +54,10 @@ def ensure_current(lake: Lake) -> None:
     found = lake_format(lake)
     if found is None:
         _write_marker(lake)
+    elif found == 3:  # only records each file: no command needed
+        result = migrate(lake)
+        log.info("%s: lake format 3 -> %d: %d file(s) recorded, %d unreadable one(s) quarantined", lake.root,
+                 FORMAT, result["files_adopted"], result["files_quarantined"])
     elif found < FORMAT:
         raise LakeFormatError(f"{lake.root}: lake format {found}, this dialogbench reads format {FORMAT}; "
                               f"run `dialogbench migrate --lake {lake.root}` (it rewrites the plans and "
@@ -56,8 +68,13 @@ def ensure_current(lake: Lake) -> None:
 
 
 def refuse_older(lake: Lake) -> None:
-    """For readers (query, catalog, report): an older lake is refused, a new or current one is left as is."""
+    """For readers (query, catalog, report): an older lake is refused, a new or current one is left as is. A
+    reader never writes, so a format-3 lake is not recorded here (a run or ``migrate`` does it, under the lease)."""
     found = lake_format(lake)
+    if found == 3:
+        raise LakeFormatError(f"{lake.root}: lake format 3, this dialogbench reads format {FORMAT} (every file with "
+                              f"its checksum record); run `dialogbench migrate --lake {lake.root}` or any run: it "
+                              "records the files in place, rewriting nothing")
     if found is not None and found != FORMAT:
         ensure_current(lake)
 
@@ -66,9 +83,13 @@ def migrate(lake: Lake) -> dict[str, int]:
     """Bring an older lake to the current format: every ``plans`` file gets ``roles`` and ``scope`` unpacked
     from its ``model`` strings (format 1 → 2); every ``judgments`` file's rows move to their protocol's verdict
     table (2 → 3). Each file is rewritten atomically under a name derived from the old one, and an old file is
-    removed only after its rows are written, so an interrupted migration can be rerun without duplicates."""
+    removed only after its rows are written, so an interrupted migration can be rerun without duplicates. Then
+    every file without a record is recorded if it reads whole, else quarantined (3 → 4)."""
+    from dialogbench.lake.verify import adopt
+
     found = lake_format(lake)
-    rewritten = moved = 0
+    rewritten = moved = adopted = 0
+    unreadable: list = []
     if found is not None and found < 2:
         for path in lake.files("plans"):
             table = pq.read_table(path)
@@ -79,10 +100,12 @@ def migrate(lake: Lake) -> dict[str, int]:
             rewritten += 1
     if found is not None and found < 3:
         moved = _split_judgments(lake)
+    if found is not None and found < 4:
+        adopted, unreadable = adopt(lake)
     if found is None or found < FORMAT:
         _write_marker(lake)
     return {"from_format": found or FORMAT, "to_format": FORMAT, "plan_files_rewritten": rewritten,
-            "judgment_files_split": moved}
+            "judgment_files_split": moved, "files_adopted": adopted, "files_quarantined": len(unreadable)}
 
 
 def _split_judgments(lake: Lake) -> int:
@@ -102,6 +125,8 @@ def _split_judgments(lake: Lake) -> int:
                                                   schema=table.schema),
                        partition={"judge": judge}, name=f"migrated-{path.stem}.parquet")
         path.unlink()
+        with contextlib.suppress(FileNotFoundError):  # its record, when a format-4 writer made it
+            os.unlink(manifest.record_path(path))
         moved += 1
     return moved
 
@@ -121,11 +146,13 @@ def _unpack(row: dict) -> dict:
 
 
 def _replace(path: Path, table: pa.Table) -> None:
+    """``path`` rewritten with ``table`` as ``Lake.write`` does it: temp file, its record, rename."""
     tmp = path.with_name(f".{path.stem}-{uuid.uuid4().hex[:8]}.parquet.tmp")
     with open(tmp, "wb") as handle:
         pq.write_table(table, handle, compression="zstd")
         handle.flush()
         os.fsync(handle.fileno())
+    manifest.write(path, manifest.describe(tmp, table="plans", rows=table.num_rows, tmp=tmp, name=path.name))
     os.replace(tmp, path)
 
 

@@ -29,7 +29,7 @@ def test_write_is_readable_and_leaves_no_temp_file(lake_dir):
     assert path.parent.name == "kind=a_b_c"  # unsafe characters replaced
     assert pq.read_table(path).column("value").to_pylist() == [1, 2, 3]
     assert not list(lake_dir.rglob(f"*{TMP_SUFFIX}"))
-    assert [p.name for p in lake_dir.rglob("*") if p.is_file()] == [path.name]
+    assert sorted(p.name for p in lake_dir.rglob("*") if p.is_file()) == [f".{path.name}.json", path.name]  # + its record
 
 
 def test_each_write_is_a_new_file(lake_dir):

@@ -73,7 +73,7 @@ def test_an_older_lake_is_refused_with_the_command_to_run(tmp_path, capsys):
 def test_migrate_unpacks_plans_and_splits_judgments_keeping_every_row(tmp_path, capsys):
     lake = old_lake(tmp_path / "lake")
     assert main(["migrate", "--lake", str(lake.root)]) == 0
-    assert "1 -> 3: 1 plan file(s) rewritten, 4 judgments file(s) split" in capsys.readouterr().out
+    assert f"1 -> {FORMAT}: 1 plan file(s) rewritten, 4 judgments file(s) split" in capsys.readouterr().out
     assert lake_format(lake) == FORMAT and not lake.files("judgments")
     with connect(lake) as con:
         plans = {r[0]: (dict(r[1]), r[2], r[3]) for r in con.sql("select cell_key, roles, model, scope from plans").fetchall()}
@@ -89,7 +89,8 @@ def test_migrate_unpacks_plans_and_splits_judgments_keeping_every_row(tmp_path, 
         assert con.sql("select distinct score from mtbench101_judgments").fetchall() == [(7,)]
         assert "score" not in [d[0] for d in con.sql("select * from arena_judgments").description]
     assert migrate(lake) == {"from_format": FORMAT, "to_format": FORMAT, "plan_files_rewritten": 0,
-                             "judgment_files_split": 0}  # a second migrate finds nothing to do
+                             "judgment_files_split": 0, "files_adopted": 0,
+                             "files_quarantined": 0}  # a second migrate finds nothing to do
 
 
 def test_an_interrupted_migration_reruns_without_duplicates(tmp_path, monkeypatch):
