@@ -1,0 +1,114 @@
+"""Through the real CLI: a truncated file and a silently bit-flipped one block no query, `dialogbench verify`
+names and quarantines both, and the next run recomputes exactly their cells (a run alone does the same for a
+truncated file, at its start); a lake holding every cell twice
+fails the run's data tests until `dialogbench repair` keeps one copy of each."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from dialogbench.lake import Lake, manifest
+from tests.damage import flip_keeping_readable, truncate
+from tests.e2e.conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def _run(config: Path, tmp_path: Path, name: str) -> tuple[object, dict[str, tuple[int, int]]]:
+    done = run_cli(["run", "--config", str(config), "--json", str(tmp_path / name)], tmp_path)
+    if done.returncode:
+        return done, {}
+    stages = json.loads((tmp_path / name).read_text())["stages"]
+    return done, {s["stage"]: (s["cached"], s["computed"]) for s in stages}
+
+
+def _query(sql: str, lake: Lake, tmp_path: Path) -> list[dict]:
+    done = run_cli(["query", sql, "--lake", str(lake.root), "--format", "json"], tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_damaged_files_are_named_quarantined_and_their_cells_recomputed(tmp_path, scripted_config):
+    config = scripted_config(limit=6, n=(4, 6), chunk=4)
+    first, _ = _run(config, tmp_path, "1.json")
+    assert first.returncode == 0, first.stderr[-3000:]
+    lake = Lake(tmp_path / "lake")
+    assert run_cli(["verify", "--lake", str(lake.root)], tmp_path).returncode == 0  # a run leaves no false alarm
+    (generations,) = [p for p in lake.files("generations") if "model=bot-a" in str(p)]
+    verdicts = lake.files("unieval_judgments")
+    assert len(verdicts) == 3  # 12 verdicts in chunks of 4
+    truncate(generations)
+    flip_keeping_readable(verdicts[0])  # still reads, with other values: the silent kind
+    lost = {"generations": manifest.of(generations).rows, "unieval_judgments": manifest.of(verdicts[0]).rows}
+    assert lost == {"generations": 6, "unieval_judgments": 4}
+
+    # Before anything is healed, the damaged files are left out of queries and nothing else fails.
+    assert _query("select 1 as one", lake, tmp_path) == [{"one": 1}]
+    assert _query("select model, count(*) as n from generations group by model", lake, tmp_path) == [
+        {"model": "bot-b", "n": 6}]
+    assert _query("select count(*) as n from unieval_judgments", lake, tmp_path) == [{"n": 8}]
+
+    check = run_cli(["verify", "--lake", str(lake.root)], tmp_path)
+    assert check.returncode == 1, check.stdout + check.stderr
+    for path, problem in ((generations, "truncated"), (verdicts[0], "altered")):
+        assert f"{path.relative_to(lake.root)}: {problem}" in check.stdout
+        assert not path.exists()
+        (moved,) = (lake.root / "_quarantine").glob(f"*/{path.relative_to(lake.root)}")
+        assert manifest.of(moved) is not None  # its record went with it
+    again = run_cli(["verify", "--lake", str(lake.root)], tmp_path)
+    assert again.returncode == 0 and "every committed file matches" in again.stdout
+
+    second, stages = _run(config, tmp_path, "2.json")
+    assert second.returncode == 0, second.stderr[-3000:]  # the run's SQL data tests pass
+    assert stages["generate:bot-a"] == (0, lost["generations"])
+    assert stages["generate:bot-b"] == (6, 0)
+    assert stages["botchat_unieval"] == (12 - lost["unieval_judgments"], lost["unieval_judgments"])
+    assert _query("select count(*) as n, count(distinct cell_key) as cells from generations", lake, tmp_path) == [
+        {"n": 12, "cells": 12}]
+
+    # Without `verify`: the run's start finds a truncated file (size, footer), quarantines it and recomputes it.
+    (other,) = [p for p in lake.files("generations") if "model=bot-b" in str(p)]
+    truncate(other)
+    third, stages = _run(config, tmp_path, "3.json")
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert f"{other.relative_to(lake.root)}: truncated" in third.stdout + third.stderr
+    assert stages["generate:bot-b"] == (0, 6) and stages["generate:bot-a"] == (6, 0)
+    assert len(list((lake.root / "_quarantine").glob(f"*/{other.relative_to(lake.root)}"))) == 1
+
+
+def test_repair_keeps_one_copy_of_each_cell_so_runs_pass_again(tmp_path, scripted_config):
+    config = scripted_config(limit=4, n=(4,))
+    first, _ = _run(config, tmp_path, "1.json")
+    assert first.returncode == 0, first.stderr[-3000:]
+    lake = Lake(tmp_path / "lake")
+    clean = {t: sorted(lake.read(t).column("cell_key").to_pylist()) for t in ("generations", "unieval_judgments")}
+    copies = 0
+    for table in clean:  # what two overlapping runs left: every cell committed twice, by two writers
+        for path in lake.files(table):
+            partition = dict(part.split("=", 1) for part in path.parent.relative_to(lake.table_dir(table)).parts)
+            copies += lake.write(table, pq.read_table(path), partition=partition).exists()
+    assert copies == 3
+
+    broken, _ = _run(config, tmp_path, "2.json")
+    assert broken.returncode != 0
+    assert "unique_generation_cells" in broken.stdout + broken.stderr
+
+    dry = run_cli(["repair", "--lake", str(lake.root), "--dry-run"], tmp_path)
+    assert dry.returncode == 0 and "16 duplicate row(s) would be removed" in dry.stdout, dry.stdout + dry.stderr
+    assert len(lake.files("generations")) == 4  # a dry run changes nothing
+    fixed = run_cli(["repair", "--lake", str(lake.root)], tmp_path)
+    assert fixed.returncode == 0, fixed.stderr[-2000:]
+    removed = {m[1]: int(m[2]) for m in re.finditer(r"^\s+(\w+)\s+removed\s+(\d+) duplicate", fixed.stdout, re.M)}
+    assert removed == {"generations": 8, "utterance_lengths": 0, "unieval_judgments": 8, "arena_judgments": 0,
+                       "gteval_judgments": 0, "mtbench101_answers": 0, "mtbench101_judgments": 0,
+                       "gameeval_games": 0}, fixed.stdout
+    assert {t: sorted(lake.read(t).column("cell_key").to_pylist()) for t in clean} == clean
+
+    third, stages = _run(config, tmp_path, "3.json")
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert stages["generate:bot-a"] == (4, 0) and stages["botchat_unieval"] == (8, 0)
