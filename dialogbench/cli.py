@@ -1,5 +1,5 @@
-"""``dialogbench``: run the pipeline, check a config, query the lake, rebuild the catalog, render the report,
-migrate an older lake, rate comparisons."""
+"""``dialogbench``: run the pipeline, check a config, query the lake (read-only) or export a query's result,
+rebuild the catalog, render the report, migrate an older lake, rate comparisons."""
 
 from __future__ import annotations
 
@@ -45,11 +45,14 @@ def cmd_run(args) -> int:
     _refuse_older(config.lake)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    from dialogbench.lake.lease import lake_lease
     from flows.pipeline import pipeline
     from dialogbench.runs import StageReport
 
     start = time.perf_counter()
-    result = pipeline(config_path=args.config, **{k: v for k, v in _overrides(args).items() if v is not None})
+    with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
+        result = pipeline(config_path=args.config, lease_wait_s=args.wait,
+                          **{k: v for k, v in _overrides(args).items() if v is not None})
     print(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']})")
     for stage in result["stages"]:
         print("  " + StageReport(**stage).line())
@@ -59,7 +62,9 @@ def cmd_run(args) -> int:
     if result.get("report"):
         print(f"\nreport: {result['report']['html']}")
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2, default=str))
+        from dialogbench.redact import redact
+
+        Path(args.json).write_text(redact(json.dumps(result, indent=2, default=str)))
     failed = sum(s["failed"] for s in result["stages"])
     if failed:
         print(f"\n{failed} cell(s) failed; see `dialogbench query \"select * from failures\"`. A rerun retries them.")
@@ -69,10 +74,10 @@ def cmd_run(args) -> int:
 def cmd_query(args) -> int:
     _refuse_older(args.lake)
     from dialogbench.lake import Lake
-    from dialogbench.lake.catalog import connect
+    from dialogbench.lake.query import query, read_only_connection
 
-    with connect(Lake(args.lake or "data_lake")) as con:
-        relation = con.sql(args.sql)
+    with read_only_connection(Lake(args.lake or "data_lake")) as con:
+        relation = _users_sql(lambda: query(con, args.sql))
         if relation is None:
             return 0
         if args.format == "csv":
@@ -89,6 +94,28 @@ def cmd_query(args) -> int:
     return 0
 
 
+def _users_sql(run):
+    """The user's SQL failing is an answer, not a crash: DuckDB's message without a traceback."""
+    import duckdb
+
+    from dialogbench.lake.query import QueryRefused
+
+    try:
+        return run()
+    except duckdb.Error as exc:
+        raise QueryRefused(f"{type(exc).__name__}: {exc}") from None
+
+
+def cmd_export(args) -> int:
+    _refuse_older(args.lake)
+    from dialogbench.lake import Lake
+    from dialogbench.lake.query import export
+
+    rows = _users_sql(lambda: export(Lake(args.lake or "data_lake"), args.sql, Path(args.out), fmt=args.format))
+    print(f"{rows} row(s) written to {args.out}")
+    return 0
+
+
 def _refuse_older(lake: str | None) -> None:
     from dialogbench.lake import Lake
     from dialogbench.lake.version import refuse_older
@@ -96,11 +123,19 @@ def _refuse_older(lake: str | None) -> None:
     refuse_older(Lake(lake or "data_lake"))
 
 
+def _lease(args):
+    """The lake's lease for a command that writes in it (a run writing the lake is waited for or refused)."""
+    from dialogbench.lake.lease import lake_lease
+
+    return lake_lease(args.lake or "data_lake", wait_s=args.wait, create=False)
+
+
 def cmd_migrate(args) -> int:
     from dialogbench.lake import Lake
     from dialogbench.lake.version import migrate
 
-    result = migrate(Lake(args.lake or "data_lake"))
+    with _lease(args):
+        result = migrate(Lake(args.lake or "data_lake"))
     print(f"lake format {result['from_format']} -> {result['to_format']}: "
           f"{result['plan_files_rewritten']} plan file(s) rewritten, {result['judgment_files_split']} judgments "
           "file(s) split into their protocol's verdict table")
@@ -112,7 +147,8 @@ def cmd_catalog(args) -> int:
     from dialogbench.lake import Lake
     from dialogbench.lake.catalog import build_catalog
 
-    path = build_catalog(Lake(args.lake or "data_lake"))
+    with _lease(args):
+        path = build_catalog(Lake(args.lake or "data_lake"))
     print(path or "catalog not rebuilt (see warning)")
     return 0 if path else 1
 
@@ -123,31 +159,43 @@ def cmd_report(args) -> int:
     from dialogbench.report.build import write_report
 
     lake = Lake(args.lake or "data_lake")
-    paths = write_report(lake, Path(args.out) if args.out else lake.root / "reports")
+    with _lease(args):
+        paths = write_report(lake, Path(args.out) if args.out else lake.root / "reports")
     for kind, path in paths.items():
         print(f"{kind}: {path}")
     return 0
 
 
 def cmd_validate(args) -> int:
+    """Exit 2 when the config points at something unusable (its lake, a dataset line: what `run` would refuse
+    on any machine), 1 when only this machine lacks something (weights, an endpoint URL), else 0."""
     from dialogbench.config import ConfigError, load_config
-    from dialogbench.preflight import preflight
+    from dialogbench.preflight import check
 
     config = load_config(args.config, _overrides(args))
     from dialogbench import registry
 
+    found = check(config, source=args.config)
+    if found.inputs:
+        raise ConfigError("\n".join([*found.inputs, *found.machine]))
     families = ", ".join(f.name for f in registry.families() if f.enabled(config)) or "none"
     print(f"{args.config}: valid ({len(config.models)} models; families: {families}; "
           f"{len(registry.stages(config))} stages)")
-    try:
-        preflight(config, source=args.config)
-    except ConfigError as exc:
-        print(f"not runnable on this machine yet:\n{exc}")
+    for note in found.notes:
+        print(f"note: {note}")
+    if found.machine:
+        print("not runnable on this machine yet:\n" + "\n".join(found.machine))
         return 1
     return 0
 
 
+def _wait_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                        help="if another run is writing the lake, wait up to this long for it (default: refuse)")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from dialogbench.lake.commands import add_repair_parser, add_verify_parser
     from dialogbench.ratings.command import add_elo_parser
 
     parser = argparse.ArgumentParser(prog="dialogbench", description=__doc__)
@@ -164,42 +212,64 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--lake", help="lake directory (default: the config's, data_lake)")
         if name == "run":
             p.add_argument("--json", help="also write the run summary as JSON to this file")
-    q = sub.add_parser("query", help="run SQL over the lake's views (seeds, generations, judgments, runs, …)")
+            _wait_flag(p)
+    q = sub.add_parser("query", help="run read-only SQL over the lake's views (seeds, generations, judgments, "
+                       "runs, …); files outside the lake are out of reach")
     q.add_argument("sql")
     q.add_argument("--lake", help="lake directory (default: data_lake)")
     q.add_argument("--format", choices=("table", "csv", "json"), default="table")
     q.add_argument("--max-rows", type=int, default=100)
+    e = sub.add_parser("export", help="write a query's result to a file outside the lake (parquet, csv, json)")
+    e.add_argument("sql")
+    e.add_argument("--out", required=True, help="the file to write (its suffix picks the format)")
+    e.add_argument("--format", choices=("parquet", "csv", "json"), help="override the format the suffix implies")
+    e.add_argument("--lake", help="lake directory (default: data_lake)")
     c = sub.add_parser("catalog", help="rebuild <lake>/catalog.duckdb (views for plain `duckdb`)")
     c.add_argument("--lake", help="lake directory (default: data_lake)")
+    _wait_flag(c)
     m = sub.add_parser("migrate", help="bring a lake written by an older dialogbench to this version's format")
     m.add_argument("--lake", help="lake directory (default: data_lake)")
+    _wait_flag(m)
     r = sub.add_parser("report", help="write the HTML + Markdown leaderboard report from the lake")
     r.add_argument("--lake", help="lake directory (default: data_lake)")
     r.add_argument("--out", help="output directory (default: <lake>/reports)")
+    _wait_flag(r)
     add_elo_parser(sub)
+    add_verify_parser(sub)
+    add_repair_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
     from dialogbench.config import ConfigError
+    from dialogbench.lake.lease import LeaseHeld
+    from dialogbench.lake.query import QueryRefused
     from dialogbench.lake.version import LakeFormatError
+    from dialogbench.lake.commands import run_repair_command, run_verify_command
     from dialogbench.ratings.command import run_elo_command
 
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    from dialogbench.redact import install as redact_logs
+
+    redact_logs()  # no API key reaches a log line (ours, Prefect's console, or its API's stored logs)
     for noisy in ("httpx", "httpcore", "transformers", "prefect.server", "vllm"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # vLLM logs every engine setting at INFO from its own processes; its warnings and errors stay.
     # Set VLLM_LOGGING_LEVEL=INFO to see them all.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate,
-                "report": cmd_report, "migrate": cmd_migrate, "elo": run_elo_command}
+                "report": cmd_report, "migrate": cmd_migrate, "export": cmd_export, "elo": run_elo_command,
+                "verify": run_verify_command, "repair": run_repair_command}
     try:
         return handlers[args.command](args)
-    except (ConfigError, DatasetError, LakeFormatError) as exc:
+    except (ConfigError, DatasetError, LakeFormatError, QueryRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

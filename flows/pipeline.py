@@ -1,5 +1,5 @@
 """The whole nightly pipeline: check the config, take the lake's lease (one writer at a time), run every
-stage of every enabled family (one subflow per family), then rebuild the catalog, run the SQL data tests and
+stage of every enabled family (one subflow per family), then run the SQL data tests, rebuild the catalog and
 render the report, all before the lease is let go. Wiring only; the flow run is named by the lake's run id."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, m
             stages = [report for name, names in run_families(config).items()
                       for report in family(config, run_id, name, names, config_path)]
         release_engines()
+        check_lake(config)  # a lake that fails its data tests publishes nothing: no catalog, no report
         catalog(config)
-        check_lake(config)
         return {"run_id": run_id, "lake": config.lake, "stages": stages, "leaderboard": leaderboard(config),
                 "report": render_report(config)}

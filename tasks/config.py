@@ -5,10 +5,16 @@ from prefect.cache_policies import NO_CACHE
 
 from dialogbench.config import Config, load_config
 from dialogbench.lake import Lake
+from dialogbench.lake.verify import quick_check
 from dialogbench.lake.version import ensure_current
 from dialogbench.preflight import preflight
 from dialogbench.runs import new_run_id
 from dialogbench.pool import release_all
+from dialogbench.redact import install as redact_logs
+
+# A deployment's worker runs the flow without the CLI: redact its log records (and so the logs Prefect
+# stores) as soon as the flow's modules are imported, before any task logs.
+redact_logs()
 
 
 @task(name="load-config", cache_policy=NO_CACHE)
@@ -21,10 +27,12 @@ def load_run_config(config_path: str, overrides: dict) -> Config:
 @task(name="start-run", cache_policy=NO_CACHE)
 def start_run(config: Config, run_id: str | None = None) -> str:
     """The run id (the flow run's name, else a new one). An older lake is refused (``dialogbench migrate``);
-    temp files left by a killed writer are removed first."""
+    temp files left by a killed writer are finished or removed first, then damaged files are quarantined
+    (``lake.verify.quick_check``)."""
     lake = Lake(config.lake)
     ensure_current(lake)
     lake.clean_temp_files()
+    quick_check(lake)  # damaged files are quarantined (and named): their cells are missing, so computed again
     return run_id or new_run_id()
 
 
