@@ -8,8 +8,6 @@ Wiring (in ``dialogbench/cli.py``)::
 
 from __future__ import annotations
 
-import contextlib
-
 from dialogbench.lake import Lake
 
 
@@ -80,10 +78,8 @@ def run_repair_command(args) -> int:
 
 def _lease(lake: Lake):
     """The lake's one-writer lease (``lake.lease``): a run writing the lake makes these commands refuse."""
-    try:
-        from dialogbench.lake.lease import lake_lease
-    except ImportError:  # a checkout without the lease
-        return contextlib.nullcontext()
+    from dialogbench.lake.lease import lake_lease
+
     return lake_lease(lake.root, create=False)
 
 
