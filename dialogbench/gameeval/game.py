@@ -1,7 +1,7 @@
 """What every game shares: players with private histories, a rule-driven host, a transcript, the end.
 
 A game is a state machine. ``pending()`` lists the moves it waits for now (one player's, or several
-at once such as SpyFall's votes); the stepper sends them, with every other game's, to the backend and
+at once when a game's rules ask for simultaneous moves); the stepper sends them, with every other game's, to the backend and
 hands the replies back through ``resolve()``. Subclasses say what to ask next (``_requests``) and what
 the replies do (``_on_replies``); this class keeps the bookkeeping:
 
@@ -13,7 +13,7 @@ the replies do (``_on_replies``); this class keeps the bookkeeping:
   require alternating roles accept every prompt.
 * **Backend errors**: the move is asked again in the next step (a new seed), at most ``max_retries``
   times; then the game ends with ``end_reason = "backend_error"`` (not finished: replayed next run).
-* **Seeds**: the trial seed fixes the host's draws (roles, speaking order, tie-breaks); each move's
+* **Seeds**: the trial seed fixes the host's draws (roles, seating order); each move's
   sampling seed derives from (trial seed, step, player), so a game replays identically whatever
   other games share its batches.
 """

@@ -42,12 +42,13 @@ def format_gameeval(rows: dict[str, list[dict]]) -> str:
                             _num(r["mean_rounds"]), str(r["missing"])] for r in rows["askguess"]], left=2))
     if rows.get("spyfall"):
         blocks.append("GameEval SpyFall (finished games only; win rate = spy wins / finished games, living rounds = "
-                      "mean rounds the spy lived)\n" + _table(
+                      "mean rounds the spy lived; discarded: most votes for no living player, left out)\n" + _table(
                           ["spy", "villagers", "games", "spy wins", "win rate", "living rounds", "unfinished",
-                           "chat errors", "missing"],
+                           "discarded", "chat errors", "missing"],
                           [[r["spy_model"] or NO_MODEL, r["villager_model"] or NO_MODEL, str(r["games"]),
                             str(r["spy_wins"]), _num(r["spy_win_rate"]), _num(r["spy_living_rounds"]),
-                            str(r["unfinished"]), str(r["chat_errors"]), str(r["missing"])] for r in rows["spyfall"]],
+                            str(r["unfinished"]), str(r["discarded"]), str(r["chat_errors"]), str(r["missing"])]
+                           for r in rows["spyfall"]],
                           left=2))
     if rows.get("tofukingdom"):
         models: dict[str, dict] = {}

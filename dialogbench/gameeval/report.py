@@ -1,7 +1,8 @@
 """GameEval's report section: Ask-Guess outcomes (Table 2), SpyFall spy win rate and living rounds per ordered
 model pair (Table 3) and per word pair (Figure 6), TofuKingdom points per camp permutation (Table 4), and one
 example transcript per game. Ask-Guess counts every trial (CE included); SpyFall and TofuKingdom count only
-finished games, as the paper counts only successful trials."""
+finished games, as the paper counts only successful trials; SpyFall games the authors' rules discard (the most-voted
+name was no living player) are counted apart."""
 
 from __future__ import annotations
 
@@ -76,9 +77,10 @@ def status_line(status: dict[str, dict]) -> str:
             continue
         failed = s.get("backend_errors") or 0
         failed = f", {failed:,} of them on backend errors (replayed by the next run)" if failed else ""
+        discarded = f", {s['discarded']:,} discarded" if s.get("discarded") else ""
         parts.append(f"{name}: {plural(s['planned'], 'game')} planned, {s['played']:,} played "
-                     f"({s['finished']:,} finished, {s['unfinished']:,} unfinished{failed}), {s['missing']:,} "
-                     f"missing, {plural(s['chat_errors'] or 0, 'chat error')}")
+                     f"({s['finished']:,} finished, {s['unfinished']:,} unfinished{failed}{discarded}), "
+                     f"{s['missing']:,} missing, {plural(s['chat_errors'] or 0, 'chat error')}")
     return "; ".join(parts) + "."
 
 
@@ -124,9 +126,10 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None) -> 
             r = by.get((spy, villager))
             line += [two(r["spy_win_rate"]), two(r["spy_living_rounds"])] if r and r["games"] else [NOT_PLAYED] * 2
         body.append(line)
-    unfinished, missing = status["unfinished"], status["missing"]
+    unfinished, missing, discarded = status["unfinished"], status["missing"], status.get("discarded") or 0
     caption = (f"Table 3, SpyFall: row model as spy; finished games only, {unfinished:,} unfinished left out, "
-               f"{missing:,} missing")
+               + (f"{discarded:,} discarded (most votes for no living player) left out, " if discarded else "")
+               + f"{missing:,} missing")
     table3 = Table(["Spy", *(h for _ in models for h in ("w", "l"))], body, caption,
                    groups=[[("", 1), *((f"Villager: {m}", 2) for m in models)]])
     tables = [table3]
@@ -149,10 +152,10 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None) -> 
                             "finished games only)"))
     detail = [[r["spy_model"], r["villager_model"], num(r["games"], 0), num(r["spy_wins"], 0),
                two(r["spy_win_rate"]), two(r["spy_living_rounds"]), num(r["unfinished"], 0),
-               num(r["chat_errors"], 0), num(r["missing"], 0)] for r in rows]
+               num(r["discarded"], 0), num(r["chat_errors"], 0), num(r["missing"], 0)] for r in rows]
     tables.append(Table(["Spy", "Villagers", "finished games", "spy wins", "spy win rate", "spy living rounds",
-                         "unfinished", "chat errors", "missing"], detail,
-                        "All SpyFall model pairs: finished games, unfinished and missing ones, chat errors",
+                         "unfinished", "discarded", "chat errors", "missing"], detail,
+                        "All SpyFall model pairs: finished games, unfinished, discarded and missing ones, chat errors",
                         numeric_from=2, collapsed=True))
     return tables
 
@@ -204,6 +207,8 @@ def example_table(g: dict) -> Table:
     if g["finished"]:
         side = "camp" if g["game"] == "tofukingdom" else "side"
         result = f"outcome {g['outcome']}" if g["game"] == "askguess" else f"won by the {g['outcome']} {side}"
+    elif g["outcome"] == "discarded":
+        result = "discarded (the most votes went to no living player)"
     else:
         result = f"unfinished ({g['end_reason'] or 'no reason'})"
         if g["game"] == "askguess":
@@ -225,7 +230,9 @@ def gameeval(data: dict) -> Section:
              "error ('gameover' before the word was guessed), RLE round limit, AME answer mentioned, CE chat error "
              "(unparseable moves or backend errors), each the share (%) of a word's trials averaged over the words; "
              "Round: mean Q&A rounds of the ST games. SpyFall and TofuKingdom count only the games that finished by "
-             "the rules (the paper's successful trials): unfinished games are left out of their rates and points. "
+             "the rules (the paper's successful trials): unfinished games are left out of their rates and points, and "
+             "so are SpyFall games discarded by the authors' rules (the most votes went to no living player), "
+             "counted apart. "
              "SpyFall (Table 3): the row model plays the spy against the column model's five villagers; w: spy wins / "
              "finished games, l: mean rounds the spy lived; '-': pair not played or no finished game. TofuKingdom "
              "(Table 4): one model plays every role of a camp (" +

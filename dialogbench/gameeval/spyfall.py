@@ -1,39 +1,46 @@
 """SpyFall (§3.2): six players, one spy; describe-then-vote rounds until the spy is out or wins.
 
 The spy gets the pair's spy word, the five villagers the common word; nobody is told which word
-they got. Each round the living players, in an order the host draws, describe their word one after
-another (each hears the descriptions before it), then all of them vote at once; the votes and their
-reasons are then made public. Replies are chain-of-thought JSON (§4.1, appendix C): describe
-``{"thought", "speak"}``, vote ``{"thought", "speak", "name"}``.
+they got. Replies are chain-of-thought JSON (§4.1, appendix C): describe ``{"thought", "speak"}``,
+vote ``{"thought", "speak", "name"}``.
 
-Host rules (the paper leaves these open; documented here and in the README):
+The host follows the GameEval authors' code (jordddan/GameEval ``game_spyfall.py``, which produced
+the paper's numbers); the README's rules table lists each rule with its source line:
 
-* **Tie**: the most-voted player is eliminated; a tie is broken by a draw among the tied players
-  (from the trial seed, so replays agree). No valid vote at all: nobody is eliminated that round.
-* **End**: the spy eliminated → villagers win; fewer than three players left with the spy alive →
-  the spy wins. ``max_rounds`` rounds without either → ``round_limit`` (not finished, no winner).
-* **Spy living rounds**: the rounds the spy took part in (eliminated in round 2 → 2).
+* **Order**: one seating order, drawn from the trial seed when the game starts, is the speaking and
+  the voting order of every round; the eliminated drop out of it.
+* **Describe**: the living players, in that order, describe their word; each hears the earlier ones.
+* **Vote**: the living players vote in that order, one after another, and each vote (with its
+  reason) is public at once: a later voter hears the earlier votes. The ``name`` counts as written
+  (no normalising): a vote for oneself counts; one for a dead or unknown player counts for that
+  name, and one with no readable name (not JSON, no ``name``, null) for ``None``: no living player.
+* **Result**: the most-voted name; a tie goes to the name that was voted for first among the tied.
+  If that name is no living player, the game is **discarded** (``outcome = "discarded"``, not
+  finished, cached like any ended game; the metrics leave it out and count it apart). The spy
+  eliminated → villagers win; otherwise the named player is out, and with ``SPY_WINS_AT`` (3) or
+  fewer players left the spy wins (with six players: after surviving three votes).
+  ``max_rounds`` rounds without an end → ``round_limit`` (not finished, no winner).
+* **Spy living rounds**: the rounds the spy took part in (eliminated in round 2 → 2; a spy win → 3).
 * **Chat errors** (counted, the game goes on): a description that is not JSON is heard as its raw
   text (cut to 300 characters); one that says the speaker's own word is heard with the word masked;
-  a vote that is not JSON counts for the first living player its text names, else is void; a vote
-  for oneself, a dead or an unknown player is void.
+  a vote that is not JSON, has no ``name`` or names no living player is invalid (and counts as above).
 * **Constrained moves** (a backend that enforces JSON schemas): a description is ``{"thought",
-  "speak"}``, a vote ``{"thought", "speak", "name"}`` with ``name`` one of the *other* living players
-  (``_vote_shape``), so a constrained vote always counts.
+  "speak"}``, a vote ``{"thought", "speak", "name"}`` with ``name`` one of the living players, the
+  voter included (``_vote_shape``), so a constrained vote never discards a game.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import json
 
 from dialogbench.gameeval.askguess import word_pattern
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
-from dialogbench.gameeval.replies import ReplyError, heard, normalise_player, parse_reply, player_names, text_field
+from dialogbench.gameeval.replies import ReplyError, heard, parse_reply, text_field
 from dialogbench.gameeval.words import spoken
 
 PLAYERS = 6
-MIN_PLAYERS = 3
+SPY_WINS_AT = 3  # the spy wins when a vote leaves this many players or fewer (authors: `len(living) <= 3`)
 
 RULES = """You are playing a game called "SpyFall" with five other players: {players}.
 The rules of this game are as follows:
@@ -49,16 +56,25 @@ VOTE = ('{name}, vote for the player you think is the spy. Living players: {livi
         '{{"thought": "your reasoning", "speak": "what you say to the others", "name": "the player you vote for"}}')
 
 
-def _vote_shape(voter: str, living: list[str]) -> MoveShape:
-    """A vote names another living player: the only votes that count under these rules (a vote for
-    oneself is void), so a constrained voter always casts one."""
-    return MoveShape("spyfall-vote", ("thought", "speak", "name"), (("name", tuple(n for n in living if n != voter)),))
+def _vote_shape(living: list[str]) -> MoveShape:
+    """A vote names a living player, the voter included (a vote for oneself counts), so a constrained
+    voter never names a non-player."""
+    return MoveShape("spyfall-vote", ("thought", "speak", "name"), (("name", tuple(living)),))
+
+
+def written_name(value):
+    """A vote's ``name`` as written: strings untouched (no normalising, no stripping), None for null;
+    other JSON values as themselves when hashable, else as their JSON text. Only an exact match of a
+    living player's name names that player."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 class SpyFall(Game):
     GAME = "spyfall"
-    VERSION = "spyfall-v1"
-    FORMATS = "spyfall-formats-v2"  # the move shapes below; in the keys of games whose models enforce JSON
+    VERSION = "spyfall-v2"  # v2: the authors' rules (v1: simultaneous votes, seeded tie draws, void votes)
+    FORMATS = "spyfall-formats-v3"  # the move shapes below; in the keys of games whose models enforce JSON
 
     def __init__(self, setup: GameSetup, *, max_rounds: int = 10, **limits) -> None:
         super().__init__(setup, **limits)
@@ -74,8 +90,11 @@ class SpyFall(Game):
             self.add_player(name, role="spy" if name == self.spy else "villager",
                             model=setup.assignment["spy" if name == self.spy else "villager"],
                             rules=RULES.format(players=others, name=name, word=spoken(word)))
-        self.living = list(names)
+        self.order = names[:]  # the seating order: who speaks and votes when, drawn once for the whole game
+        self.rng.shuffle(self.order)
+        self.living = self.order[:]  # always in seating order
         self.queue: list[str] = []
+        self.votes: list = []  # this round's votes so far, in voting order: the names as written
         self.phase = "start"
         self.spy_rounds: int | None = None
         self.announce("the game now starts, players, please take turns to speak.")
@@ -86,25 +105,24 @@ class SpyFall(Game):
     def _start_round(self) -> None:
         self.round += 1
         self.queue = self.living[:]
-        self.rng.shuffle(self.queue)
         self.announce(f"Now the living players are: {self.queue}")
         self.phase = "describe"
 
     def _next_requests(self) -> list[Request]:
         if self.phase == "start":
             self._start_round()
+        name = self.queue[0]
         if self.phase == "describe":
-            name = self.queue[0]
-            return [Request(name, "describe", DESCRIBE.format(name=name), MoveShape("spyfall-describe", ("thought", "speak")))]
-        living = ", ".join(self.living)
-        return [Request(name, "vote", VOTE.format(name=name, living=living), _vote_shape(name, self.living))
-                for name in self.living]
+            return [Request(name, "describe", DESCRIBE.format(name=name),
+                            MoveShape("spyfall-describe", ("thought", "speak")))]
+        return [Request(name, "vote", VOTE.format(name=name, living=", ".join(self.living)), _vote_shape(self.living))]
 
     def _on_replies(self, requests: list[Request], replies: dict[str, str]) -> None:
-        if requests[0].kind == "describe":
-            self._describe(requests[0].player, replies[requests[0].player])
+        [request] = requests
+        if request.kind == "describe":
+            self._describe(request.player, replies[request.player])
         else:
-            self._vote(replies)
+            self._vote(request.player, replies[request.player])
 
     def _describe(self, name: str, raw: str) -> None:
         thought, error = None, None
@@ -125,54 +143,56 @@ class SpyFall(Game):
         if not self.queue:
             self.announce("now the voting starts, please vote for the player you think is the spy "
                           "and tell the reason why you think he is a spy.")
-            self.phase = "vote"
+            self.phase, self.queue, self.votes = "vote", self.living[:], []
 
-    def _vote(self, replies: dict[str, str]) -> None:
-        votes: Counter[str] = Counter()
-        for voter in self.living:
-            raw = replies[voter]
-            thought = speech = target = error = None
-            try:
-                reply = parse_reply(raw, required=("name",))
-                thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
-                target = normalise_player(reply.get("name"))
-            except ReplyError as exc:
-                error = str(exc)
-                target = next((n for n in player_names(raw) if n in self.living and n != voter), None)
-            if target is not None and (target not in self.living or target == voter):
-                error = f"void vote for {target} ({'itself' if target == voter else 'not a living player'})"
-                target = None
-            elif target is None and error is None:
-                error = "vote names no player"
-            self.event(voter, "vote", text=speech, thought=thought, target=target, raw=raw,
-                       valid=error is None, error=error)
-            self.speak(voter, raw, f"I vote for {target or 'nobody'}." + (f" {speech}" if speech else ""))
-            if target is not None:
-                votes[target] += 1
-        self._tally(votes)
+    def _vote(self, voter: str, raw: str) -> None:
+        """One vote, public at once: the voters after it hear it before they vote."""
+        thought = speech = name = error = None
+        try:
+            reply = parse_reply(raw, required=("name",))
+            thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
+            name = written_name(reply["name"])
+        except ReplyError as exc:
+            error = str(exc)
+        if error is None and name not in self.living:
+            error = "vote names no player" if name is None else f"vote for {name!r}: not a living player"
+        target = None if name is None else str(name)
+        self.event(voter, "vote", text=speech, thought=thought, target=target, raw=raw, valid=error is None,
+                   error=error)
+        self.speak(voter, raw, f"I vote for {target or 'nobody'}." + (f" {speech}" if speech else ""))
+        self.votes.append(name)
+        self.queue.pop(0)
+        if not self.queue:
+            self._tally()
 
-    def _tally(self, votes: Counter[str]) -> None:
-        if not votes:
-            self.announce("no valid vote was cast; nobody is eliminated. Now the game continues.", kind="result")
-        else:
-            top = max(votes.values())
-            tied = sorted(n for n, v in votes.items() if v == top)
-            out = tied[0] if len(tied) == 1 else self.rng.choice(tied)
-            drawn = f" ({', '.join(tied)} tied with {top} votes; the host drew {out})" if len(tied) > 1 else ""
-            self.living.remove(out)
-            if out == self.spy:
-                self.spy_rounds = self.round
-                self.announce(f"{out} received the most votes{drawn} and is the spy. The villagers win.", kind="result")
-                self.end("spy_eliminated", outcome="villagers")
-                return
-            if len(self.living) < MIN_PLAYERS:
-                self.spy_rounds = self.round
-                self.announce(f"{out} received the most votes{drawn}, but he is not the spy. Fewer than "
-                              f"{MIN_PLAYERS} players are left: the spy ({self.spy}) wins.", kind="result")
-                self.end("spy_survived", outcome="spy")
-                return
-            self.announce(f"{out} received the most votes{drawn}, but he is not the spy. Now the game continues.",
+    def _tally(self) -> None:
+        counts: dict = {}
+        for name in self.votes:  # insertion order: the order in which each name was first voted for
+            counts[name] = counts.get(name, 0) + 1
+        top = max(counts.values())
+        tied = [n for n, c in counts.items() if c == top]
+        out = tied[0]  # the first voted for among the tied
+        self.votes = []
+        how = f" ({len(tied)} names tied with {top} votes; {out!r} was voted for first)" if len(tied) > 1 else ""
+        if out not in self.living:
+            self.announce(f"the most votes went to {out!r}{how}, which is no living player: the game is discarded.",
                           kind="result")
+            self.end("voted_no_player", outcome="discarded", finished=False)
+            return
+        self.living.remove(out)
+        if out == self.spy:
+            self.spy_rounds = self.round
+            self.announce(f"{out} received the most votes{how} and is the spy. The villagers win.", kind="result")
+            self.end("spy_eliminated", outcome="villagers")
+            return
+        if len(self.living) <= SPY_WINS_AT:
+            self.spy_rounds = self.round
+            self.announce(f"{out} received the most votes{how}, but he is not the spy. Only {len(self.living)} "
+                          f"players are left: the spy ({self.spy}) wins.", kind="result")
+            self.end("spy_survived", outcome="spy")
+            return
+        self.announce(f"{out} received the most votes{how}, but he is not the spy. Now the game continues.",
+                      kind="result")
         if self.round >= self.max_rounds:
             self.end("round_limit", finished=False)
         else:

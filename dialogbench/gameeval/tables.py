@@ -31,8 +31,9 @@ GAMEEVAL_GAMES = pa.schema([  # one finished (or abandoned) game: a GameEval cel
     ("seed", pa.int64()),            # the trial's seed: every move's sampling seed derives from it
     ("assignment", pa.map_(pa.string(), pa.string())),  # Ask-Guess {questioner, answerer}; SpyFall {spy, villager};
                                                          # TofuKingdom camps {prince, queen, spy} → model name
-    ("outcome", pa.string()),        # Ask-Guess ST/EE/RLE/AME/CE; SpyFall spy/villagers; TofuKingdom winning camp
-                                     # prince/queen/spy; null when the game did not finish by the rules
+    ("outcome", pa.string()),        # Ask-Guess ST/EE/RLE/AME/CE; SpyFall spy/villagers (discarded: the most-voted
+                                     # name was no living player, not finished); TofuKingdom winning camp
+                                     # prince/queen/spy; else null when the game did not finish by the rules
     ("end_reason", pa.string()),     # see dialogbench/gameeval/README.md (backend_error rows are replayed next run)
     ("finished", pa.bool_()),        # ended by the game's rules (the paper's "successful trial")
     ("rounds", pa.int32()),

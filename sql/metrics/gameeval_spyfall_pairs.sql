@@ -1,7 +1,7 @@
 -- gameeval_spyfall_pairs: GameEval Figure 6, the SpyFall metrics of gameeval_spyfall per ordered model pair AND word
 -- pair (item = 'spy_word,common_word'; split into spy_word and common_word): games = finished games, spy_wins,
 -- spy_win_rate = spy_wins / games (null without a finished game), spy_living_rounds (mean over finished games),
--- unfinished, chat_errors. Planned games not played yet have no word pair and are counted in gameeval_spyfall only.
+-- unfinished, discarded (the most-voted name was no living player: left out of the rates, counted apart), chat_errors. Planned games not played yet have no word pair and are counted in gameeval_spyfall only.
 with games as (
     select
         assignment['spy'] as spy_model,
@@ -28,7 +28,8 @@ final as (
              then count(*) filter (where finished and outcome = 'spy') / count(*) filter (where finished) end
              as spy_win_rate,
         avg(spy_living_rounds) filter (where finished) as spy_living_rounds,
-        count(*) filter (where not finished) as unfinished,
+        count(*) filter (where not finished and outcome is distinct from 'discarded') as unfinished,
+        count(*) filter (where outcome = 'discarded') as discarded,
         coalesce(sum(chat_errors), 0) as chat_errors
     from games
     group by spy_model, villager_model, item

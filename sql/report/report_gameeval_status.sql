@@ -1,6 +1,7 @@
 -- report_gameeval_status: the report's GameEval intro, per game of the current plans (gameeval_current): games
--- planned, played, finished / unfinished (of the played), missing (planned, not played yet), played games that ended
--- on backend errors (replayed by the next run), and the chat errors of every played game.
+-- planned, played, finished / unfinished / discarded (of the played; discarded: SpyFall games whose most-voted name
+-- was no living player, which the authors' rules discard), missing (planned, not played yet), played games that
+-- ended on backend errors (replayed by the next run), and the chat errors of every played game.
 with current_games as (
     select * from {{ ref('gameeval_current') }}
 ),
@@ -11,7 +12,8 @@ final as (
         count(*) as planned,
         count(*) filter (where played) as played,
         count(*) filter (where played and finished) as finished,
-        count(*) filter (where played and not finished) as unfinished,
+        count(*) filter (where played and not finished and outcome is distinct from 'discarded') as unfinished,
+        count(*) filter (where played and outcome = 'discarded') as discarded,
         count(*) filter (where not played) as missing,
         count(*) filter (where end_reason = 'backend_error') as backend_errors,
         coalesce(sum(chat_errors), 0) as chat_errors

@@ -167,4 +167,5 @@ def test_game_moves_carry_their_seed_and_are_answered_by_player():
         [(m.model, m.seed, m.messages, m.player) for m in moves]
     assert all(r.output_format is not None for r in requests) == all(m.shape is not None for m in moves)
     stats = run_episodes([episode], seats=seats, concurrency=1)
-    assert game.ended and game.step == stats.steps and stats.backend_calls == len(backend.calls) > stats.steps
+    # SpyFall asks one player per step (its votes too are cast in turn): one call per step
+    assert game.ended and game.step == stats.steps == stats.moves == stats.backend_calls == len(backend.calls)

@@ -125,3 +125,14 @@ def test_cells_cover_the_papers_design(make_config, lake_dir):
     tofu = plan_setups(config, "tofukingdom")
     assert len(tofu) == 6 and len({tuple(s.assignment.values()) for s in tofu}) == 6
     assert len({s.cell_key for s in plan_setups(config, "askguess")}) == 600
+
+
+def test_spyfall_cell_keys_change_with_the_rules_version(make_config, lake_dir, monkeypatch):
+    """Games played under the old rules (spyfall-v1) are other cells: a rerun replays them, never mixes them."""
+    from dialogbench.gameeval.spyfall import SpyFall
+
+    config = game_config(make_config, lake_dir)
+    now = [s.cell_key for s in plan_setups(config, "spyfall")]
+    assert SpyFall.VERSION == "spyfall-v2"
+    monkeypatch.setattr(SpyFall, "VERSION", "spyfall-v1")
+    assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "spyfall"))

@@ -102,12 +102,15 @@ GAMES = [
              key="old|askguess|apple/with_description/9"),
     askguess("gamma", "apple", "with_description", 1, "ST", 1, run=OLD, hours=0, key="old|askguess|gamma"),
 
-    # --- SpyFall: (alpha spy, beta villagers) 4 finished + 1 unfinished; (beta spy, alpha villagers) 2 finished
+    # --- SpyFall: (alpha spy, beta villagers) 4 finished + 1 unfinished + 1 discarded; (beta spy, alpha villagers)
+    # 2 finished
     spyfall("alpha", "beta", "lion,tiger", 1, "spy", 4),
     spyfall("alpha", "beta", "lion,tiger", 2, "villagers", 2),
     spyfall("alpha", "beta", "lion,tiger", 3, "spy", 4, chat_errors=1),
     spyfall("alpha", "beta", "iphone,ipad", 1, "villagers", 1),
     spyfall("alpha", "beta", "iphone,ipad", 2, None, 3, chat_errors=2, end_reason="round_limit"),
+    # discarded by the authors' rules (the most votes went to no living player): in no rate, counted apart
+    {**spyfall("alpha", "beta", "iphone,ipad", 3, "discarded", None, end_reason="voted_no_player"), "finished": False},
     spyfall("beta", "alpha", "lion,tiger", 1, "villagers", 2),
     spyfall("beta", "alpha", "lion,tiger", 2, "villagers", 3),
     spyfall("alpha", "alpha", "lion,tiger", 1, "spy", 5, run=OLD, hours=0, key="old|spyfall|alpha-alpha"),
@@ -246,11 +249,13 @@ def test_spyfall_table3_counts_finished_games_only(lake):
     rows = {(r["spy_model"], r["villager_model"]): r for r in query(lake, "select * from gameeval_spyfall")}
     assert set(rows) == {("alpha", "beta"), ("beta", "alpha")}  # alpha vs alpha: old plan only
     ab = rows[("alpha", "beta")]
-    assert (ab["games"], ab["spy_wins"], ab["unfinished"], ab["chat_errors"], ab["missing"]) == (4, 2, 1, 3, 1)
-    assert ab["spy_win_rate"] == pytest.approx(0.5)
+    assert (ab["games"], ab["spy_wins"], ab["unfinished"], ab["discarded"], ab["chat_errors"], ab["missing"]) == \
+        (4, 2, 1, 1, 3, 1)
+    assert ab["spy_win_rate"] == pytest.approx(0.5)  # the discarded game is neither a win nor a loss
     assert ab["spy_living_rounds"] == pytest.approx((4 + 2 + 4 + 1) / 4)  # the unfinished game's 3 left out
     ba = rows[("beta", "alpha")]
-    assert (ba["games"], ba["spy_wins"], ba["spy_win_rate"], ba["unfinished"], ba["missing"]) == (2, 0, 0, 0, 0)
+    assert (ba["games"], ba["spy_wins"], ba["spy_win_rate"], ba["unfinished"], ba["discarded"], ba["missing"]) == \
+        (2, 0, 0, 0, 0, 0)
     assert ba["spy_living_rounds"] == pytest.approx(2.5)
 
 
@@ -263,7 +268,9 @@ def test_spyfall_pairs_figure6_per_word_pair(lake):
     assert (lion["spy_word"], lion["common_word"], lion["games"], lion["spy_wins"]) == ("lion", "tiger", 3, 2)
     assert lion["spy_win_rate"] == pytest.approx(2 / 3) and lion["spy_living_rounds"] == pytest.approx(10 / 3)
     iphone = rows[("alpha", "beta", "iphone,ipad")]
-    assert (iphone["games"], iphone["spy_win_rate"], iphone["unfinished"], iphone["chat_errors"]) == (1, 0, 1, 2)
+    assert (iphone["games"], iphone["spy_win_rate"], iphone["unfinished"], iphone["discarded"],
+            iphone["chat_errors"]) == (1, 0, 1, 1, 2)
+    assert rows[("alpha", "beta", "lion,tiger")]["discarded"] == 0
 
 
 def test_tofukingdom_points_over_camp_permutations(lake):
@@ -309,13 +316,15 @@ def test_data_tests_catch_broken_games(tmp_path):
         askguess("alpha", "apple", "with_description", 1, "WIN", 2),                 # not one of the five codes
         spyfall("alpha", "beta", "lion,tiger", 1, "spy", 0),                          # spy never lived a round
         {**spyfall("alpha", "beta", "lion,tiger", 2, None, 2), "finished": True},     # finished without a winner
+        {**spyfall("alpha", "beta", "lion,tiger", 3, "discarded", 1), "finished": True},  # discarded yet finished
+        {**spyfall("alpha", "beta", "lion,tiger", 4, "spy", 3), "finished": False},   # winner of an unfinished game
         {**tofu("alpha", "beta", "gamma", 1, "queen"), "finished": False},            # winner of an unfinished game
         tofu("alpha", "beta", "gamma", 2, "villagers"),                               # not a TofuKingdom camp
     ]
     plans = [plan_row(NEW, g["game"], g["cell_key"], g["item_id"], {"player": label}, at(1))
              for g in bad for label in ("a", "b")]  # planned twice with two role maps: a duplicate current cell
     failing = data_tests(gameeval_lake(tmp_path / "lake", games=bad, plans=plans))
-    assert failing == {"gameeval_askguess_outcomes": 1, "gameeval_outcome_iff_finished": 3,
+    assert failing == {"gameeval_askguess_outcomes": 1, "gameeval_outcome_iff_finished": 5,
                        "gameeval_spy_living_rounds": 1, "gameeval_askguess_percentages": 1, "gameeval_rates_bounds": 1,
                        "gameeval_unique_current_cells": len(bad)}
 
@@ -343,7 +352,7 @@ def test_cli_leaderboard_reads_the_three_views(lake):
     ask = next(line.split() for line in lines if line.startswith("alpha") and "w/o" in line)
     assert ask == ["alpha", "w/o", "description", "1", "3", "33.33", "0.00", "33.33", "0.00", "33.33", "7.00", "1"]
     spy = next(line.split() for line in lines if line.startswith("alpha") and "beta" in line)
-    assert spy == ["alpha", "beta", "4", "2", "0.50", "2.75", "1", "3", "1"]
+    assert spy == ["alpha", "beta", "4", "2", "0.50", "2.75", "1", "1", "3", "1"]
     tofu = text.split("TofuKingdom")[1].splitlines()
     assert [line.split()[:3] for line in tofu[3:]] == [["alpha", "4", "8"], ["gamma", "3", "8"], ["beta", "1", "8"]]
     assert tofu[3].split()[3:6] == ["2/3", "1/2", "1/3"]  # alpha as prince, spy, queen

@@ -64,7 +64,8 @@ def test_table3_spy_by_villager_with_w_and_l(pages):
     assert rows[1] == ["Spy", "w", "l", "w", "l"]
     assert rows[2:] == [["alpha", "-", "-", "0.50", "2.75"], ["beta", "0.00", "2.50", "-", "-"]]
     caption = table.split("</caption>")[0]
-    assert "finished games only, 1 unfinished left out, 1 missing" in caption
+    assert ("finished games only, 1 unfinished left out, 1 discarded (most votes for no living player) left out, "
+            "1 missing") in caption
 
 
 def test_figure6_win_rate_per_word_pair(pages):
@@ -89,7 +90,8 @@ def test_intro_counts_and_example_transcripts(pages):
     section = html_section(pages["html"])
     assert ("Ask-Guess: 12 games planned, 10 played (9 finished, 1 unfinished, 1 of them on backend errors "
             "(replayed by the next run)), 2 missing") in section
-    assert "SpyFall: 8 games planned, 7 played (6 finished, 1 unfinished), 1 missing, 3 chat errors" in section
+    assert ("SpyFall: 9 games planned, 8 played (6 finished, 1 unfinished, 1 discarded), 1 missing, 3 chat errors"
+            in section)
     assert "TofuKingdom: 10 games planned, 9 played (8 finished, 1 unfinished, 1 of them on backend" in section
     assert "Ask-Guess (Table 2) counts every played trial, chat errors included" in section
     assert ("count only the games that finished by the rules (the paper&#x27;s successful trials): unfinished games "
@@ -142,3 +144,12 @@ def test_one_game_only(tmp_path):
     section = gameeval(collect(lake)["families"]["gameeval"])
     assert "Ask-Guess: not run" in section.intro and "TofuKingdom: not run" in section.intro
     assert [t.caption.split(",")[0] for t in section.tables if not t.collapsed] == ["Table 3", "Figure 6"]
+
+
+def test_a_discarded_spyfall_example_says_so():
+    from dialogbench.gameeval.report import example_table
+
+    g = {"game": "spyfall", "item_id": "lion,tiger/3", "item": "lion,tiger", "setting": "default",
+         "assignment": {"spy": "a"}, "finished": False, "outcome": "discarded", "end_reason": "voted_no_player",
+         "rounds": 2, "events": []}
+    assert "discarded (the most votes went to no living player) after 2 rounds" in example_table(g).caption
