@@ -238,7 +238,10 @@ class AskGuessConfig(_Strict):
     words: list[str] | None = None  # default: every word of gameeval.words
     limit: int | None = Field(None, ge=1)  # the first K of those words
     trials: int = Field(1, ge=1)  # per word and setting (the paper: 100)
-    max_rounds: int = Field(30, ge=1)  # the paper's round limit (RLE beyond it)
+    max_rounds: int = Field(30, ge=1)  # the authors' round limit, the description counting as one (RLE beyond it)
+    # how the host tells a guess and a mentioned word: "authors" (their code: substring guess, " word " mention)
+    # or "whole_word" (whole word, plural allowed); see dialogbench/gameeval/askguess.py
+    matcher: Literal["authors", "whole_word"] = "authors"
 
 
 class SpyFallConfig(_Strict):

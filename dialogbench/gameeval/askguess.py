@@ -1,17 +1,30 @@
 """Ask-Guess (§3.1): a questioner asks, an answerer who knows the word answers, until ``gameover``.
 
 Two instances of one model play the two roles. Replies are plain text, as in the paper's figure 4
-(no chain-of-thought JSON in this game). Outcomes, checked in this order after every answer:
+(no chain-of-thought JSON in this game). The host follows the GameEval authors' code (jordddan/GameEval
+``game_askguess.py``); outcomes, checked in this order after every answer (``game()`` L97-113):
 
-* the answer says ``gameover`` → **ST** if the questioner's last question named the word (a
-  phrase like "a kind of apple" counts), else **EE** (ended although the word was not guessed);
-* the answer (or the opening description) names the word → **AME**;
-* ``max_rounds`` (30) Q&A rounds without an end → **RLE**;
+* the answer says ``gameover`` → **ST** if the questioner's last question names the word, else **EE**
+  (ended although the word was not guessed);
+* the answer (or the opening description, L48-50) names the word → **AME**;
+* the question limit without an end → **RLE**: the authors' counter ``cnt`` counts the description as a
+  round and ends the game when ``cnt > 30`` (L111), so ``max_rounds`` (30) questions with the description,
+  ``max_rounds + 1`` (31) without it;
 * an empty reply, or a backend that keeps failing → **CE** (``end_reason`` empty_reply / backend_error).
 
-"Names the word" is a whole-word, case-insensitive match of the label with its underscores read as
-spaces or hyphens, plural ``s``/``es`` allowed (``aquarium_fish`` matches "Aquarium fishes").
-``rounds`` is the number of questions asked (for ST: the rounds to success).
+"Says gameover", "names the word" and "mentions the word" are the matcher's (``gameeval.askguess.matcher``):
+
+* ``authors`` (default), as their code: ``gameover`` or ``game over`` in the lower-cased answer (L98); a
+  correct guess when the word (underscores read as spaces) occurs anywhere in the lower-cased question, a
+  substring ("pineapple" guesses "apple", L99); a mentioned word when ``" word "`` occurs in the
+  lower-cased reply once every character that is neither a word character nor whitespace is a space
+  (``checkin``, L14-25: "an apple." mentions it, "Apples" and a reply that starts with the word do not);
+* ``whole_word``: dialogbench's earlier rule, a whole-word, case-insensitive match of the label with its
+  underscores read as spaces or hyphens, plural ``s``/``es`` allowed (``aquarium_fish`` matches "Aquarium
+  fishes"), for the guess and the mention alike; ``game over`` also as "game-over", "Game  Over".
+
+``rounds`` (the row's column) is the number of questions asked; the authors' round count (questions − 1
+without the description) is computed in SQL (``gameeval_askguess``).
 """
 
 from __future__ import annotations
@@ -22,7 +35,9 @@ from dialogbench.gameeval.game import Game, GameSetup, Request
 from dialogbench.gameeval.words import spoken
 
 SETTINGS = ("with_description", "without_description")
+MATCHERS = ("authors", "whole_word")
 GAMEOVER = re.compile(r"game\s*[-_]?\s*over", re.I)
+_NOT_WORD_OR_SPACE = re.compile(r"[^\w\s]")
 _SPEAKER_TAG = re.compile(r"^\s*(?:##)?\s*(?:questioner|answerer)\s*(?:##)?\s*:\s*", re.I)
 
 RULES = """You are playing a game called "Ask-Guess".
@@ -59,20 +74,61 @@ def word_pattern(word: str) -> re.Pattern:
     return re.compile(r"\b" + r"[\s_-]+".join(parts) + r"(?:e?s)?\b", re.I)
 
 
+def authors_gameover(text: str) -> bool:
+    """``game_askguess.py`` L98."""
+    text = text.lower()
+    return "gameover" in text or "game over" in text
+
+
+def authors_checkin(word: str, text: str) -> bool:
+    """``game_askguess.py`` ``checkin`` (L14-25), called with both sides lower-cased (L48, L108)."""
+    return (" " + word.lower() + " ") in _NOT_WORD_OR_SPACE.sub(" ", text.lower())
+
+
+class Matcher:
+    """The three text tests the host makes: the answer ends the game, the question names the word, a reply
+    mentions the word."""
+
+    def __init__(self, label: str, kind: str = "authors") -> None:
+        if kind not in MATCHERS:
+            raise ValueError(f"Ask-Guess matcher {kind!r} (expected one of {', '.join(MATCHERS)})")
+        self.kind, self.word, self.pattern = kind, spoken(label), word_pattern(label)
+
+    def gameover(self, answer: str) -> bool:
+        return authors_gameover(answer) if self.kind == "authors" else bool(GAMEOVER.search(answer))
+
+    def guessed(self, question: str) -> bool:
+        if self.kind == "authors":  # L99: word.lower() in question.lower()
+            return self.word.lower() in question.lower()
+        return bool(self.pattern.search(question))
+
+    def mentioned(self, reply: str) -> bool:
+        return authors_checkin(self.word, reply) if self.kind == "authors" else bool(self.pattern.search(reply))
+
+
+def question_limit(max_rounds: int, setting: str) -> int:
+    """Questions before RLE: the authors' ``cnt`` (L31, L61, L95) counts the description as one, and the game
+    ends once ``cnt > max_rounds`` (L111)."""
+    return max_rounds + (0 if setting == "with_description" else 1)
+
+
 def clean(text: str | None) -> str:
     return _SPEAKER_TAG.sub("", (text or "").strip()).strip()
 
 
 class AskGuess(Game):
     GAME = "askguess"
-    VERSION = "askguess-v1"
+    # v2: the authors' matcher (``matcher``) and question limit (31 without the description); v1 games are other
+    # cells, so a rerun replays them instead of mixing rule sets
+    VERSION = "askguess-v2"
 
-    def __init__(self, setup: GameSetup, *, max_rounds: int = 30, **limits) -> None:
+    def __init__(self, setup: GameSetup, *, max_rounds: int = 30, matcher: str = "authors", **limits) -> None:
         super().__init__(setup, **limits)
         if setup.setting not in SETTINGS:
             raise ValueError(f"Ask-Guess setting {setup.setting!r} (expected one of {', '.join(SETTINGS)})")
         self.word, self.max_rounds = spoken(setup.item), max_rounds
-        self.pattern = word_pattern(setup.item)
+        self.max_questions = question_limit(max_rounds, setup.setting)
+        self.matcher = Matcher(setup.item, matcher)
         self.add_player("questioner", role="questioner", model=setup.assignment["questioner"], rules=QUESTIONER)
         self.add_player("answerer", role="answerer", model=setup.assignment["answerer"],
                         rules=ANSWERER.format(word=self.word))
@@ -106,12 +162,12 @@ class AskGuess(Game):
             self.phase = "answer"
             return
         self.event("answerer", request.kind, text=text, raw=raw)
-        if request.kind == "answer" and GAMEOVER.search(text):
-            guessed = bool(self.pattern.search(self.last_question))
+        if request.kind == "answer" and self.matcher.gameover(text):
+            guessed = self.matcher.guessed(self.last_question)
             self.end("gameover_correct" if guessed else "gameover_wrong", outcome="ST" if guessed else "EE")
-        elif self.pattern.search(text):
+        elif self.matcher.mentioned(text):
             self.end("answer_mentioned", outcome="AME")
-        elif self.round >= self.max_rounds:
+        elif request.kind == "answer" and self.round >= self.max_questions:
             self.end("round_limit", outcome="RLE")
         else:
             self.speak("answerer", raw, text)

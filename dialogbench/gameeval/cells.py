@@ -36,6 +36,8 @@ def game_sampling(config: Config, model: ModelConfig) -> Sampling:
 def limits(config: Config, game: str) -> dict:
     settings = config.gameeval
     extra = {"max_rounds": getattr(settings, game).max_rounds} if game != "tofukingdom" else {}
+    if game == "askguess":
+        extra["matcher"] = settings.askguess.matcher
     return {"max_retries": settings.max_retries, **extra}
 
 

@@ -34,20 +34,28 @@ def format_gameeval(rows: dict[str, list[dict]]) -> str:
         return "(no GameEval games yet)"
     blocks = []
     if rows.get("askguess"):
-        blocks.append("GameEval Ask-Guess (% of each word's trials, averaged over words; every trial counts, CE "
-                      "included; rounds: mean of ST games)\n" + _table(
-                          ["model", "setting", "words", "trials", "ST", "EE", "RLE", "AME", "CE", "rounds", "missing"],
+        blocks.append("GameEval Ask-Guess, scored as the authors' compute.py (% of each word's trials, averaged over "
+                      "words; every trial counts, CE included; rounds: per word the mean round of its ST games, "
+                      "questions - 1 without the description, 30 if never guessed, then over the words; matchers "
+                      "differ: games the other matcher would score differently)\n" + _table(
+                          ["model", "setting", "words", "trials", "ST", "EE", "RLE", "AME", "CE", "rounds", "missing",
+                           "matchers differ"],
                           [[r["model"] or NO_MODEL, SETTINGS.get(r["setting"], r["setting"] or "-"), str(r["words"]),
                             str(r["trials"]), *(_num(r[k]) for k in ("st", "ee", "rle", "ame", "ce")),
-                            _num(r["mean_rounds"]), str(r["missing"])] for r in rows["askguess"]], left=2))
+                            _num(r["mean_rounds"]), str(r["missing"]), str(r.get("matchers_differ") or 0)]
+                           for r in rows["askguess"]], left=2))
     if rows.get("spyfall"):
-        blocks.append("GameEval SpyFall (finished games only; win rate = spy wins / finished games, living rounds = "
-                      "mean rounds the spy lived; discarded: most votes for no living player, left out)\n" + _table(
-                          ["spy", "villagers", "games", "spy wins", "win rate", "living rounds", "unfinished",
-                           "discarded", "chat errors", "missing"],
+        blocks.append("GameEval SpyFall (finished games only; win rate = spy wins / finished games and living rounds "
+                      "= mean rounds the spy lived, per word pair, then the true mean over the word pairs; pub. = "
+                      "the paper's Table 3 formula, sum over word pairs / (pairs - 1); discarded: most votes for no "
+                      "living player, left out)\n" + _table(
+                          ["spy", "villagers", "games", "spy wins", "pairs", "win rate", "living rounds",
+                           "win rate pub.", "living rounds pub.", "unfinished", "discarded", "chat errors", "missing"],
                           [[r["spy_model"] or NO_MODEL, r["villager_model"] or NO_MODEL, str(r["games"]),
-                            str(r["spy_wins"]), _num(r["spy_win_rate"]), _num(r["spy_living_rounds"]),
-                            str(r["unfinished"]), str(r["discarded"]), str(r["chat_errors"]), str(r["missing"])]
+                            str(r["spy_wins"]), str(r["word_pairs"]), _num(r["spy_win_rate"]),
+                            _num(r["spy_living_rounds"]), _num(r["spy_win_rate_published"]),
+                            _num(r["spy_living_rounds_published"]), str(r["unfinished"]), str(r["discarded"]),
+                            str(r["chat_errors"]), str(r["missing"])]
                            for r in rows["spyfall"]],
                           left=2))
     if rows.get("tofukingdom"):

@@ -31,6 +31,9 @@ CAMP_ROLES = {"prince": "Prince, Princess, Chef", "queen": "Queen, Minister, Gua
 EXAMPLE_EVENTS = 40  # transcript rows shown per example game
 TEXT_CHARS, THOUGHT_CHARS = 80, 50  # shortened; the full texts are in the gameeval_transcripts view
 NOT_PLAYED = "-"
+# SpyFall Table 3's values: the true mean over word pairs, then the paper's formula (sum over word pairs / (pairs - 1))
+SPYFALL_TRUE = ("spy_win_rate", "spy_living_rounds")
+SPYFALL_PUBLISHED = ("spy_win_rate_published", "spy_living_rounds_published")
 
 
 def derive(rows: dict[str, Rows], context: Context) -> dict:
@@ -101,8 +104,14 @@ def askguess_tables(rows: list[dict], status: dict | None) -> list[Table]:
                        key=lambda r: (r["st"] is None, -(r["st"] or 0), r["mean_rounds"] is None,
                                       r["mean_rounds"] or 0, r["model"]))
         missing = sum(r["missing"] or 0 for r in block)
-        caption = (f"Table 2, Ask-Guess {SETTINGS.get(setting, setting)}: % of each word's trials, averaged over "
-                   f"words; every played trial counts, CE included; {missing:,} missing")
+        differ, trials = sum(r.get("matchers_differ") or 0 for r in block), sum(r["trials"] or 0 for r in block)
+        asked = "questions - 1" if setting == "without_description" else "questions asked"
+        caption = (f"Table 2, Ask-Guess {SETTINGS.get(setting, setting)}, scored as the authors' compute.py: ST-CE % "
+                   f"of each word's trials, averaged over words; every played trial counts, CE included; Round: per "
+                   f"word the mean over its ST games ({asked}), 30 for a word never guessed, then the mean over the "
+                   f"words; {missing:,} missing; matchers: {differ:,} of {trials:,} played games would score "
+                   f"differently under the other matcher (authors' substring guess and ' word ' mention vs whole "
+                   f"words; gameeval_askguess_matchers)")
         if unassigned.get(setting):
             caption += f" (+{unassigned[setting]:,} of models with no game yet, not listed)"
         body = [[r["model"], two(r["mean_rounds"]), *(two(r[k]) for k in OUTCOMES), num(r["words"], 0),
@@ -124,14 +133,19 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None) -> 
         line = [spy]
         for villager in models:
             r = by.get((spy, villager))
-            line += [two(r["spy_win_rate"]), two(r["spy_living_rounds"])] if r and r["games"] else [NOT_PLAYED] * 2
+            line += ([two(r[k]) for k in (*SPYFALL_TRUE, *SPYFALL_PUBLISHED)] if r and r["games"]
+                     else [NOT_PLAYED] * 4)
         body.append(line)
     unfinished, missing, discarded = status["unfinished"], status["missing"], status.get("discarded") or 0
-    caption = (f"Table 3, SpyFall: row model as spy; finished games only, {unfinished:,} unfinished left out, "
+    caption = (f"Table 3, SpyFall: row model as spy; w: spy win rate, l: spy living rounds, each per word pair (over "
+               "its finished games), then the true mean over the word pairs; w pub., l pub.: the same per-pair values "
+               "by the paper's Table 3 formula, sum over word pairs / (word pairs - 1) (the authors' "
+               "compute_adversarial.py; 11 pairs over 10, about 10% high; '–' below two word pairs): compare these "
+               f"with the paper; finished games only, {unfinished:,} unfinished left out, "
                + (f"{discarded:,} discarded (most votes for no living player) left out, " if discarded else "")
                + f"{missing:,} missing")
-    table3 = Table(["Spy", *(h for _ in models for h in ("w", "l"))], body, caption,
-                   groups=[[("", 1), *((f"Villager: {m}", 2) for m in models)]])
+    table3 = Table(["Spy", *(h for _ in models for h in ("w", "l", "w pub.", "l pub."))], body, caption,
+                   groups=[[("", 1), *((f"Villager: {m}", 4) for m in models)]])
     tables = [table3]
     pairs = [p for p in pairs if p["spy_model"] is not None and p["villager_model"] is not None]
     if pairs:
@@ -149,13 +163,18 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None) -> 
             fig.append(line)
         tables.append(Table(["Spy word / common word", *(f"{s} (spy)\nvs {v}" for s, v in matchups)], fig,
                             "Figure 6, SpyFall spy win rate per word pair (below: spy wins / finished games; "
-                            "finished games only)"))
+                            "finished games only; Table 3's w averages these over the word pairs)"))
     detail = [[r["spy_model"], r["villager_model"], num(r["games"], 0), num(r["spy_wins"], 0),
-               two(r["spy_win_rate"]), two(r["spy_living_rounds"]), num(r["unfinished"], 0),
-               num(r["discarded"], 0), num(r["chat_errors"], 0), num(r["missing"], 0)] for r in rows]
-    tables.append(Table(["Spy", "Villagers", "finished games", "spy wins", "spy win rate", "spy living rounds",
-                         "unfinished", "discarded", "chat errors", "missing"], detail,
-                        "All SpyFall model pairs: finished games, unfinished, discarded and missing ones, chat errors",
+               num(r["word_pairs"], 0), *(two(r[k]) for k in (*SPYFALL_TRUE, *SPYFALL_PUBLISHED)),
+               num(r["unfinished"], 0), num(r["discarded"], 0), num(r["chat_errors"], 0), num(r["missing"], 0)]
+              for r in rows]
+    tables.append(Table(["Spy", "Villagers", "finished games", "spy wins", "word pairs", "spy win rate",
+                         "spy living rounds", "spy win rate pub.", "spy living rounds pub.", "unfinished",
+                         "discarded", "chat errors", "missing"], detail,
+                        "All SpyFall model pairs: finished games, unfinished, discarded and missing ones, chat errors; "
+                        "spy win rate and living rounds: mean over the word pairs with a finished game of each "
+                        "pair's value (not spy wins / finished games); pub.: sum over those pairs / (pairs - 1), the "
+                        "paper's Table 3 formula",
                         numeric_from=2, collapsed=True))
     return tables
 
@@ -229,12 +248,18 @@ def gameeval(data: dict) -> Section:
              "Ask-Guess (Table 2) counts every played trial, chat errors included: ST successful trial, EE ending "
              "error ('gameover' before the word was guessed), RLE round limit, AME answer mentioned, CE chat error "
              "(unparseable moves or backend errors), each the share (%) of a word's trials averaged over the words; "
-             "Round: mean Q&A rounds of the ST games. SpyFall and TofuKingdom count only the games that finished by "
+             "Round: the authors' rounds to success (askguess/compute.py: per word over its ST games, 30 for a word "
+             "never guessed, then over the words; without the description a game's round is its questions - 1); the "
+             "host matches guesses and mentions as the authors' code does unless gameeval.askguess.matcher says "
+             "whole_word, and each Table 2 caption counts the games the other matcher would score differently. "
+             "SpyFall and TofuKingdom count only the games that finished by "
              "the rules (the paper's successful trials): unfinished games are left out of their rates and points, and "
              "so are SpyFall games discarded by the authors' rules (the most votes went to no living player), "
              "counted apart. "
              "SpyFall (Table 3): the row model plays the spy against the column model's five villagers; w: spy wins / "
-             "finished games, l: mean rounds the spy lived; '-': pair not played or no finished game. TofuKingdom "
+             "finished games, l: mean rounds the spy lived, both per word pair, then averaged over the word pairs (as "
+             "the authors' compute_adversarial.py does), beside the value by the paper's formula (pub.: the sum over "
+             "word pairs divided by one pair fewer); '-': pair not played or no finished game. TofuKingdom "
              "(Table 4): one model plays every role of a camp (" +
              "; ".join(f"{c}: {r}" for c, r in CAMP_ROLES.items()) +
              ") and scores a point per finished game its camp won. Example transcripts: 'said' is what the other "

@@ -1,9 +1,18 @@
 -- gameeval_askguess: GameEval Table 2, one row per (model, setting) of the current Ask-Guess games (gameeval_current;
--- the questioner and the answerer are the same model). st, ee, rle, ame, ce are PERCENTAGES (0-100) computed as in
--- the paper (§3.1, §4.3): each outcome's share of a word's trials, averaged over the words, so every word weighs
--- the same whatever its trial count. Every played trial counts, CE (chat/backend errors) included. mean_rounds: mean
--- Q&A rounds of the successful (ST) games. words / trials: words and games played; missing: planned games not
--- played yet (not in any share).
+-- the questioner and the answerer are the same model), scored as the GameEval authors' askguess/compute.py does
+-- (jordddan/GameEval; the code behind the paper's numbers). Every played trial counts, CE (chat/backend errors)
+-- included.
+-- st, ee, rle, ame, ce: PERCENTAGES (0-100): each outcome's share of a word's trials, averaged over the words, so
+--   every word weighs the same whatever its trial count (compute.py L33-43 counts outcomes per word, L70-74 divides
+--   their sums by words x n, the trials per word: with n trials of every word, the per-word shares' mean).
+-- mean_rounds: the authors' Round. A successful game's round is its questions asked with the prior description and
+--   its questions - 1 without it (game_askguess.py L118: cnt - 1, the description counting in cnt, L61); a word's
+--   round is the mean over its ST games, 30 for a word with no ST game (compute.py L45-49), and mean_rounds is
+--   the mean over the words whose round is not 0 (L63-72: cnt_correct counts words with round != 0, so a word
+--   never guessed weighs 30 and one only ever guessed at the first question without description is left out).
+-- words / trials: words and games played; missing: planned games not played yet (not in any share).
+-- matchers_differ: played games the other matcher would end at another point or with another outcome
+--   (gameeval_askguess_matchers: the authors' substring guess and ' word ' mention against whole words).
 with games as (
     select
         assignment['questioner'] as model,
@@ -26,10 +35,20 @@ words as (
         count(*) filter (where outcome = 'EE') / count(*) as ee,
         count(*) filter (where outcome = 'RLE') / count(*) as rle,
         count(*) filter (where outcome = 'AME') / count(*) as ame,
-        count(*) filter (where outcome = 'CE') / count(*) as ce
+        count(*) filter (where outcome = 'CE') / count(*) as ce,
+        coalesce(
+            avg(rounds - case when setting = 'without_description' then 1 else 0 end) filter (where outcome = 'ST'),
+            30
+        ) as round
     from games
     where played
     group by model, setting, item
+),
+
+matchers as (
+    select model, setting, count(*) filter (where differ) as matchers_differ
+    from {{ ref('gameeval_askguess_matchers') }}
+    group by model, setting
 ),
 
 per_word as (
@@ -42,7 +61,8 @@ per_word as (
         100 * avg(ee) as ee,
         100 * avg(rle) as rle,
         100 * avg(ame) as ame,
-        100 * avg(ce) as ce
+        100 * avg(ce) as ce,
+        avg(round) filter (where round <> 0) as mean_rounds
     from words
     group by model, setting
 ),
@@ -51,7 +71,6 @@ per_model as (
     select
         model,
         setting,
-        avg(rounds) filter (where played and outcome = 'ST') as mean_rounds,
         count(*) filter (where not played) as missing
     from games
     group by model, setting
@@ -68,10 +87,12 @@ final as (
         w.rle,
         w.ame,
         w.ce,
-        m.mean_rounds,
-        m.missing
+        w.mean_rounds,
+        m.missing,
+        coalesce(d.matchers_differ, 0) as matchers_differ
     from per_model m
     left join per_word w using (model, setting)
+    left join matchers d using (model, setting)
 )
 
 select * from final

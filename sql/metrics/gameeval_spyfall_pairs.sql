@@ -1,5 +1,7 @@
--- gameeval_spyfall_pairs: GameEval Figure 6, the SpyFall metrics of gameeval_spyfall per ordered model pair AND word
--- pair (item = 'spy_word,common_word'; split into spy_word and common_word): games = finished games, spy_wins,
+-- gameeval_spyfall_pairs: GameEval Figure 6, the SpyFall metrics per ordered model pair AND word pair (item =
+-- 'spy_word,common_word'; split into spy_word and common_word), as the authors' spyfall/compute_adversarial.py
+-- L14-31 computes them for one word pair (gameeval_spyfall averages these rows over the word pairs, L41-48):
+-- games = finished games, spy_wins,
 -- spy_win_rate = spy_wins / games (null without a finished game), spy_living_rounds (mean over finished games),
 -- unfinished, discarded (the most-voted name was no living player: left out of the rates, counted apart), chat_errors. Planned games not played yet have no word pair and are counted in gameeval_spyfall only.
 with games as (

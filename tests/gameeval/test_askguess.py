@@ -1,6 +1,6 @@
 import pytest
 
-from dialogbench.gameeval.askguess import AskGuess, word_pattern
+from dialogbench.gameeval.askguess import AskGuess, Matcher, authors_checkin, question_limit, word_pattern
 from tests.gameeval.helpers import drive, setup
 
 MODEL = {"questioner": "m", "answerer": "m"}
@@ -31,8 +31,47 @@ def test_gameover_without_the_word_guessed_is_an_ending_error():
 
 def test_answer_mentioning_the_word_ends_the_game():
     g = game("aquarium_fish")
-    drive(g, scripted(["What is it?"], ["It is one of the Aquarium fishes."]))
+    drive(g, scripted(["What is it?"], ["It is one of the Aquarium fish, kept at home."]))
     assert (g.outcome, g.end_reason) == ("AME", "answer_mentioned")
+
+
+def test_authors_matcher_a_guess_containing_the_word_as_a_substring_is_correct():
+    # game_askguess.py L99: word.lower() in question.lower(): "pineapple" guesses "apple"; whole words do not
+    g = game()
+    drive(g, scripted(["Is it a pineapple?"], ["gameover"]))
+    assert (g.outcome, g.end_reason) == ("ST", "gameover_correct")
+    g = game(matcher="whole_word")
+    drive(g, scripted(["Is it a pineapple?"], ["gameover"]))
+    assert (g.outcome, g.end_reason) == ("EE", "gameover_wrong")
+
+
+def test_authors_matcher_a_mention_is_the_word_between_spaces():
+    # checkin (L14-25): " apple " in the reply with punctuation made spaces; "Apples" is no mention for the
+    # authors (the game goes on) and one for the whole-word matcher
+    g = game()
+    drive(g, scripted(["Is it a fruit?", "Is it an apple?"], ["Yes, like apples and pears.", "gameover"]))
+    assert (g.outcome, g.round) == ("ST", 2)
+    g = game(matcher="whole_word")
+    drive(g, scripted(["Is it a fruit?"], ["Yes, like apples and pears."]))
+    assert (g.outcome, g.end_reason) == ("AME", "answer_mentioned")
+    g = game()
+    drive(g, scripted(["Is it a fruit?"], ["Yes: an apple, probably."]))
+    assert (g.outcome, g.end_reason) == ("AME", "answer_mentioned")
+
+
+@pytest.mark.parametrize("text,hit", [("an apple.", True), ("an Apple, red", True), ("apple pie", False),
+                                      ("it is an apple", False), ("apples are red", False), ("(apple)x", True),
+                                      ("an apple\nyes", False)])
+def test_authors_checkin_needs_a_space_each_side(text, hit):
+    assert authors_checkin("apple", text) is hit
+
+
+def test_authors_matcher_gameover_is_gameover_or_game_over():
+    m = Matcher("apple")
+    assert m.gameover("Gameover!") and m.gameover("GAME OVER") and not m.gameover("game-over")
+    assert Matcher("apple", "whole_word").gameover("game-over")
+    with pytest.raises(ValueError):
+        Matcher("apple", "exact")
 
 
 def test_description_mentioning_the_word_is_an_answer_mentioned_error():
@@ -42,9 +81,21 @@ def test_description_mentioning_the_word_is_an_answer_mentioned_error():
 
 
 def test_round_limit_error_after_max_rounds():
+    # the authors' cnt counts the description (L61) and the game ends at cnt > 30 (L111): 30 questions with the
+    # description, 31 without it
+    g = game(max_rounds=3, setting="with_description")
+    steps = drive(g, lambda move: "Is it big?" if move.player == "questioner" else "No.")
+    assert (g.outcome, g.end_reason, g.round, len(steps)) == ("RLE", "round_limit", 3, 7)
     g = game(max_rounds=3)
     steps = drive(g, lambda move: "Is it big?" if move.player == "questioner" else "No.")
-    assert (g.outcome, g.end_reason, g.round, len(steps)) == ("RLE", "round_limit", 3, 6)
+    assert (g.outcome, g.end_reason, g.round, len(steps)) == ("RLE", "round_limit", 4, 8)
+
+
+def test_without_description_the_31st_question_can_still_succeed():
+    g = game()
+    drive(g, scripted(["Is it big?"] * 30 + ["Is it an apple?"], ["No."] * 30 + ["gameover"]))
+    assert (g.outcome, g.round) == ("ST", 31)
+    assert question_limit(30, "without_description") == 31 and question_limit(30, "with_description") == 30
 
 
 def test_empty_reply_is_a_chat_error():
@@ -88,7 +139,7 @@ def test_private_histories_and_the_setting():
 
 @pytest.mark.parametrize("text,hit", [("an apple", True), ("apples!", True), ("pineapple", False),
                                       ("snapple", False), ("APPLE", True)])
-def test_word_matching_is_whole_word(text, hit):
+def test_whole_word_matcher_is_whole_word(text, hit):
     assert bool(word_pattern("apple").search(text)) is hit
 
 
@@ -100,7 +151,7 @@ def test_prompts_alternate_roles_mid_game():
         seen.append([m["role"] for m in move.messages])
         return "Is it red?" if move.player == "questioner" else "No."
     drive(g, respond)
-    assert len(seen) == 60
+    assert len(seen) == 62  # 31 questions without the description
     for roles in seen:
         assert roles[0] == "user" and roles[-1] == "user"
         assert all(a != b for a, b in zip(roles, roles[1:]))

@@ -33,11 +33,13 @@ def rows(lake_dir, game):
 def test_every_step_is_one_batch_per_model(make_config, lake_dir, backend_calls):
     config = game_config(make_config, lake_dir)
     report = stage.run_game(config, "askguess", "run-1")
-    # 2 words x 2 settings x 2 trials per model; with a description 5 steps, without 4
+    # 2 words x 2 settings x 2 trials per model; with a description 5 steps (2 questions), without 6 (3 questions:
+    # the authors' round counter counts the description, so max_rounds + 1 questions without it)
     assert (report.planned, report.cached, report.computed, report.failed) == (16, 0, 16, 0)
-    assert backend_calls == {"a": [8, 8, 8, 8, 4], "b": [8, 8, 8, 8, 4]}
+    assert backend_calls == {"a": [8, 8, 8, 8, 8, 4], "b": [8, 8, 8, 8, 8, 4]}
     games = rows(lake_dir, "askguess")
-    assert {g["outcome"] for g in games} == {"RLE"} and {g["rounds"] for g in games} == {2}
+    assert {g["outcome"] for g in games} == {"RLE"}
+    assert {(g["setting"], g["rounds"]) for g in games} == {("with_description", 2), ("without_description", 3)}
     assert len({g["seed"] for g in games}) == 8  # a seed per (word, setting, trial), shared by the models
 
 
@@ -51,11 +53,12 @@ def test_a_rerun_plays_nothing_and_a_changed_limit_plays_again(make_config, lake
 
 
 def test_concurrency_caps_games_in_flight_and_refills(make_config, lake_dir, backend_calls):
-    config = game_config(make_config, lake_dir, concurrency=3, askguess={"settings": ["without_description"]})
+    config = game_config(make_config, lake_dir, concurrency=3,
+                         askguess={"settings": ["without_description"], "max_rounds": 1})
     stage.run_game(config, "askguess", "run-1")
     assert len(rows(lake_dir, "askguess")) == 8
     sizes = backend_calls["a"] + backend_calls["b"]
-    assert sum(sizes) == 8 * 4 and max(sizes) <= 3  # 4 moves a game; never more than 3 games in flight
+    assert sum(sizes) == 8 * 4 and max(sizes) <= 3  # 4 moves a game (2 questions); never more than 3 in flight
 
 
 def test_spyfall_and_tofukingdom_cells_and_views(make_config, lake_dir):
@@ -95,7 +98,8 @@ def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_co
     from dialogbench.gameeval import stage as game_stage
 
     monkeypatch.setattr(game_stage, "WRITE_EVERY_GAMES", 1)
-    config = game_config(make_config, lake_dir, concurrency=2, askguess={"settings": ["without_description"]})
+    config = game_config(make_config, lake_dir, concurrency=2,
+                         askguess={"settings": ["without_description"], "max_rounds": 1})
     real, calls = ScriptedBackend.generate, []
 
     def dying(self, conversations, *, sampling, seeds=None, formats=None):
@@ -136,3 +140,17 @@ def test_spyfall_cell_keys_change_with_the_rules_version(make_config, lake_dir, 
     assert SpyFall.VERSION == "spyfall-v2"
     monkeypatch.setattr(SpyFall, "VERSION", "spyfall-v1")
     assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "spyfall"))
+
+
+def test_askguess_cell_keys_change_with_the_rules_version_and_the_matcher(make_config, lake_dir, monkeypatch):
+    """Games played under the earlier rules (askguess-v1: whole-word matching, 30 questions without the description)
+    are other cells, and so are games of the other matcher: a rerun replays them, never mixes them."""
+    from dialogbench.gameeval.askguess import AskGuess
+
+    config = game_config(make_config, lake_dir)
+    now = [s.cell_key for s in plan_setups(config, "askguess")]
+    assert AskGuess.VERSION == "askguess-v2"
+    whole = game_config(make_config, lake_dir, askguess={"matcher": "whole_word"})
+    assert set(now).isdisjoint(s.cell_key for s in plan_setups(whole, "askguess"))
+    monkeypatch.setattr(AskGuess, "VERSION", "askguess-v1")
+    assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "askguess"))

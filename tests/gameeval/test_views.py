@@ -231,12 +231,15 @@ def test_askguess_table2_averages_each_outcome_over_words(lake):
     assert (a["words"], a["trials"], a["missing"]) == (2, 6, 0)
     assert a["st"] == pytest.approx(62.5) and a["ee"] == pytest.approx(12.5) and a["ame"] == pytest.approx(25)
     assert a["rle"] == 0 and a["ce"] == 0
-    assert a["mean_rounds"] == pytest.approx((2 + 3 + 4 + 5) / 4)  # ST games only, pooled
+    # the authors' Round (compute.py L45-72): per word over its ST games, then over words: apple (2+3+4)/3 = 3,
+    # bus 5 -> 4 (pooled over the ST games it would be 3.5)
+    assert a["mean_rounds"] == pytest.approx((3 + 5) / 2)
     w = rows[("alpha", "without_description")]
     assert (w["words"], w["trials"], w["missing"]) == (1, 3, 1)
     for col in ("st", "rle", "ce"):
         assert w[col] == pytest.approx(100 / 3)
-    assert w["ee"] == 0 and w["ame"] == 0 and w["mean_rounds"] == 7  # trial 3's ST row was replaced by a CE
+    # trial 3's ST row was replaced by a CE; without the description a round is questions - 1: 7 - 1
+    assert w["ee"] == 0 and w["ame"] == 0 and w["mean_rounds"] == 6
     b = rows[("beta", "with_description")]
     assert (b["trials"], b["st"], b["mean_rounds"], b["missing"]) == (1, 100, 1, 0)
     planned_only = rows[("delta", "with_description")]  # no game yet: its plan's roles name the model
@@ -245,18 +248,161 @@ def test_askguess_table2_averages_each_outcome_over_words(lake):
                          ("beta", "with_description"), ("delta", "with_description")}  # gamma: old plan only
 
 
+def askguess_lake(root: Path, games: list[dict]) -> Lake:
+    """A lake of the given Ask-Guess games, each planned by run-2."""
+    plans = [plan_row(NEW, "askguess", g["cell_key"], g["item_id"], dict(g["assignment"]), at(1)) for g in games]
+    return gameeval_lake(root, games, plans)
+
+
+def test_askguess_shares_are_per_word_then_averaged_not_pooled(tmp_path):
+    # unbalanced: apple ST 3 of 3, bus ST 0 of 1 -> per word (100 + 0) / 2 = 50; pooled it would be 3 / 4 = 75
+    # (compute.py L33-43 and L70-74, with n trials of every word, is the per-word mean)
+    games = [askguess("m", "apple", "with_description", t, "ST", 2) for t in (1, 2, 3)]
+    games.append(askguess("m", "bus", "with_description", 1, "EE", 2))
+    (r,) = query(askguess_lake(tmp_path / "lake", games), "select * from gameeval_askguess")
+    assert r["st"] == pytest.approx(50) and r["ee"] == pytest.approx(50)
+
+
+def test_askguess_rounds_as_the_authors_compute_them(tmp_path):
+    games = [  # with the description: apple ST in 4 and 2 questions (3); bus never guessed (30)
+        askguess("m", "apple", "with_description", 1, "ST", 4),
+        askguess("m", "apple", "with_description", 2, "ST", 2),
+        askguess("m", "bus", "with_description", 1, "EE", 3),
+        askguess("m", "bus", "with_description", 2, "RLE", 30),
+        # without it: a round is questions - 1; apple only ever guessed at the first question (round 0: left out
+        # of the mean, compute.py L65), bus in 5 and 7 questions (4, 6 -> 5), cloud never (30)
+        askguess("m", "apple", "without_description", 1, "ST", 1),
+        askguess("m", "bus", "without_description", 1, "ST", 5),
+        askguess("m", "bus", "without_description", 2, "ST", 7),
+        askguess("m", "cloud", "without_description", 1, "CE", 0, end_reason="empty_reply"),
+    ]
+    rows = {r["setting"]: r for r in query(askguess_lake(tmp_path / "lake", games), "select * from gameeval_askguess")}
+    assert rows["with_description"]["mean_rounds"] == pytest.approx((3 + 30) / 2)
+    assert rows["without_description"]["mean_rounds"] == pytest.approx((5 + 30) / 2)
+
+
+def qa(*pairs: tuple[str, str], description: str | None = None) -> list[dict]:
+    """An Ask-Guess transcript: the host's announcement, the description if any, then (question, answer) rounds."""
+    events = [event(0, 0, "host", "host", None, "announce", "the game starts now.")]
+    if description is not None:
+        events.append(event(1, 0, "answerer", "answerer", "m", "describe", description))
+    for i, (question, answer) in enumerate(pairs, 1):
+        events += [event(2 * i, i, "questioner", "questioner", "m", "ask", question),
+                   event(2 * i + 1, i, "answerer", "answerer", "m", "answer", answer)]
+    return events
+
+
+def test_askguess_matchers_count_the_games_they_would_score_differently(tmp_path):
+    games = [
+        # a guess containing the word as a substring: ST for the authors, EE for whole words
+        askguess("m", "apple", "without_description", 1, "ST", 1, transcript=qa(("Is it a pineapple?", "gameover"))),
+        # "apples" is no mention for the authors (their " word "), it is for whole words: AME at the first answer
+        askguess("m", "apple", "without_description", 2, "ST", 2,
+                 transcript=qa(("Is it a fruit?", "Yes, like apples."), ("Is it an apple?", "Gameover!"))),
+        # the same for both
+        askguess("m", "apple", "without_description", 3, "ST", 1, transcript=qa(("Is it an apple?", "Game over."))),
+        askguess("m", "apple", "with_description", 1, "AME", 0, transcript=qa(description="An apple a day.")),
+        askguess("m", "lawn_mower", "with_description", 1, "RLE", 2,
+                 transcript=qa(("Is it big?", "No."), ("Is it red?", "No."), description="A garden machine.")),
+        # " lawn mower " between spaces: a mention for both
+        askguess("m", "lawn_mower", "with_description", 2, "AME", 1,
+                 transcript=qa(("What is it?", "A lawn mower, for grass."), description="A garden machine.")),
+    ]
+    lake = askguess_lake(tmp_path / "lake", games)
+    per_game = {r["item_id"]: r for r in query(lake, "select g.item_id, m.* from gameeval_askguess_matchers m "
+                                                     "join gameeval_current g using (cell_key)")}
+    assert {k: (r["authors_outcome"], r["authors_event"], r["whole_word_outcome"], r["whole_word_event"], r["differ"])
+            for k, r in per_game.items()} == {
+        "apple/without_description/1": ("ST", 3, "EE", 3, True),
+        "apple/without_description/2": ("ST", 5, "AME", 3, True),
+        "apple/without_description/3": ("ST", 3, "ST", 3, False),
+        "apple/with_description/1": ("AME", 2, "AME", 2, False),
+        "lawn_mower/with_description/1": ("RLE", None, "RLE", None, False),
+        "lawn_mower/with_description/2": ("AME", 4, "AME", 4, False),
+    }
+    rows = {r["setting"]: r["matchers_differ"] for r in query(lake, "select * from gameeval_askguess")}
+    assert rows == {"without_description": 2, "with_description": 0}
+
+
+@pytest.mark.parametrize("matcher", ["authors", "whole_word"])
+def test_askguess_matchers_in_sql_agree_with_the_host(tmp_path, matcher):
+    """Games played by the host under each matcher: the view's outcome for that matcher is the host's."""
+    from dialogbench.gameeval.askguess import AskGuess
+    from tests.gameeval.helpers import drive, setup
+
+    scripts = [("apple", [("Is it a pineapple?", "gameover")]),
+               ("apple", [("Is it red?", "Yes, as apples are."), ("An apple?", "GAME OVER")]),
+               ("apple", [("Is it red?", "Yes: (apple) is red."), ("An apple?", "gameover")]),
+               ("apple", [("Is it red?", "game-over"), ("An apple?", "gameover")]),
+               ("aquarium_fish", [("Is it a fish?", "Aquarium-fish are."), ("Aquarium fish?", "Gameover")]),
+               ("sweet_pepper", [("A pepper?", "It is a sweet pepper!"), ("Sweet pepper?", "gameover")])]
+    games = []
+    for trial, (word, pairs) in enumerate(scripts):
+        questions, answers = iter([q for q, _ in pairs]), iter([a for _, a in pairs])
+        g = AskGuess(setup("askguess", item=word, setting="without_description", trial=trial,
+                           assignment={"questioner": "m", "answerer": "m"}), matcher=matcher)
+        drive(g, lambda move: next(questions) if move.player == "questioner" else next(answers))
+        games.append({**g.row(run_id=NEW), "item_id": f"{word}/without_description/{trial}"})
+    rows = query(askguess_lake(tmp_path / "lake", games), "select * from gameeval_askguess_matchers")
+    assert len(rows) == len(scripts)
+    assert all(r[f"{matcher}_outcome"] == r["outcome"] for r in rows), rows
+
+
 def test_spyfall_table3_counts_finished_games_only(lake):
     rows = {(r["spy_model"], r["villager_model"]): r for r in query(lake, "select * from gameeval_spyfall")}
     assert set(rows) == {("alpha", "beta"), ("beta", "alpha")}  # alpha vs alpha: old plan only
     ab = rows[("alpha", "beta")]
     assert (ab["games"], ab["spy_wins"], ab["unfinished"], ab["discarded"], ab["chat_errors"], ab["missing"]) == \
         (4, 2, 1, 1, 3, 1)
-    assert ab["spy_win_rate"] == pytest.approx(0.5)  # the discarded game is neither a win nor a loss
-    assert ab["spy_living_rounds"] == pytest.approx((4 + 2 + 4 + 1) / 4)  # the unfinished game's 3 left out
+    # per word pair, then averaged (lion,tiger: 2/3 and 10/3; iphone,ipad: 0 and 1), not pooled (2/4 and 11/4);
+    # the discarded game is neither a win nor a loss, the unfinished game's 3 rounds are left out
+    assert ab["word_pairs"] == 2
+    assert ab["spy_win_rate"] == pytest.approx((2 / 3 + 0) / 2)
+    assert ab["spy_living_rounds"] == pytest.approx((10 / 3 + 1) / 2)
+    # the paper's Table 3 formula (compute_adversarial.py): sum over the word pairs / (word pairs - 1)
+    assert ab["spy_win_rate_published"] == pytest.approx((2 / 3 + 0) / 1)
+    assert ab["spy_living_rounds_published"] == pytest.approx((10 / 3 + 1) / 1)
     ba = rows[("beta", "alpha")]
     assert (ba["games"], ba["spy_wins"], ba["spy_win_rate"], ba["unfinished"], ba["discarded"], ba["missing"]) == \
         (2, 0, 0, 0, 0, 0)
     assert ba["spy_living_rounds"] == pytest.approx(2.5)
+    assert (ba["word_pairs"], ba["spy_win_rate_published"], ba["spy_living_rounds_published"]) == (1, None, None)
+
+
+def spyfall_scoring_lake(root: Path, drop: str | None = None) -> Lake:
+    """Hand-made SpyFall games of one model pair (x spy, y villagers) over four word pairs, unbalanced: a,b has three
+    finished games and a discarded one, c,d and e,f one finished game each, g,h only discarded and unfinished ones.
+    ``drop``: an outcome whose games are left out of the lake."""
+    games = [
+        spyfall("x", "y", "a,b", 1, "spy", 3), spyfall("x", "y", "a,b", 2, "spy", 3),
+        spyfall("x", "y", "a,b", 3, "villagers", 1),
+        {**spyfall("x", "y", "a,b", 4, "discarded", None, end_reason="voted_no_player"), "finished": False},
+        spyfall("x", "y", "c,d", 1, "villagers", 2),
+        spyfall("x", "y", "e,f", 1, "spy", 3),
+        {**spyfall("x", "y", "g,h", 1, "discarded", None, end_reason="voted_no_player"), "finished": False},
+        {**spyfall("x", "y", "g,h", 2, "discarded", None, end_reason="voted_no_player"), "finished": False},
+        spyfall("x", "y", "g,h", 3, None, 3, end_reason="round_limit"),
+    ]
+    games = [g for g in games if drop is None or g["outcome"] != drop]
+    plans = [plan_row(NEW, "spyfall", g["cell_key"], g["item_id"], dict(g["assignment"]), at(1)) for g in games]
+    return gameeval_lake(root, games=games, plans=plans)
+
+
+def test_spyfall_table3_averages_word_pairs_as_the_authors(tmp_path):
+    """compute_adversarial.py: each word pair's rate and mean living rounds over its kept games (L14-31), then the
+    mean over word pairs; the published value divides their sum by (pairs - 1) (L41-48). Discarded games ('exit',
+    L21-22) are in neither; a word pair with no finished game is no pair."""
+    (r,) = query(spyfall_scoring_lake(tmp_path / "lake"), "select * from gameeval_spyfall")
+    assert (r["games"], r["spy_wins"], r["word_pairs"], r["discarded"], r["unfinished"]) == (5, 3, 3, 3, 1)
+    per_pair_rate, per_pair_rounds = (2 / 3, 0, 1), (7 / 3, 2, 3)  # a,b; c,d; e,f (g,h has no finished game)
+    assert r["spy_win_rate"] == pytest.approx(sum(per_pair_rate) / 3)  # 0.556, pooled would be 3/5
+    assert r["spy_living_rounds"] == pytest.approx(sum(per_pair_rounds) / 3)  # 2.444, pooled would be 12/5
+    assert r["spy_win_rate"] != pytest.approx(3 / 5) and r["spy_living_rounds"] != pytest.approx(12 / 5)
+    assert r["spy_win_rate_published"] == pytest.approx(sum(per_pair_rate) / 2)
+    assert r["spy_living_rounds_published"] == pytest.approx(sum(per_pair_rounds) / 2)
+    # the discarded games change nothing: the same lake without them scores the same
+    (kept,) = query(spyfall_scoring_lake(tmp_path / "no-discarded", drop="discarded"), "select * from gameeval_spyfall")
+    assert {k: kept[k] for k in kept if k != "discarded"} == {k: r[k] for k in r if k != "discarded"}
 
 
 def test_spyfall_pairs_figure6_per_word_pair(lake):
@@ -350,9 +496,13 @@ def test_cli_leaderboard_reads_the_three_views(lake):
     text = format_gameeval(rows)
     lines = text.splitlines()
     ask = next(line.split() for line in lines if line.startswith("alpha") and "w/o" in line)
-    assert ask == ["alpha", "w/o", "description", "1", "3", "33.33", "0.00", "33.33", "0.00", "33.33", "7.00", "1"]
+    assert ask == ["alpha", "w/o", "description", "1", "3", "33.33", "0.00", "33.33", "0.00", "33.33", "6.00", "1",
+                   "0"]
     spy = next(line.split() for line in lines if line.startswith("alpha") and "beta" in line)
-    assert spy == ["alpha", "beta", "4", "2", "0.50", "2.75", "1", "1", "3", "1"]
+    # 2 word pairs; the true means over them (2/3 and 0; 10/3 and 1), then the published sum / (pairs - 1)
+    assert spy == ["alpha", "beta", "4", "2", "2", "0.33", "2.17", "0.67", "4.33", "1", "1", "3", "1"]
+    assert next(line.split() for line in lines if line.startswith("beta") and "alpha" in line)[4:9] == \
+        ["1", "0.00", "2.50", "-", "-"]  # one word pair: no published value
     tofu = text.split("TofuKingdom")[1].splitlines()
     assert [line.split()[:3] for line in tofu[3:]] == [["alpha", "4", "8"], ["gamma", "3", "8"], ["beta", "1", "8"]]
     assert tofu[3].split()[3:6] == ["2/3", "1/2", "1/3"]  # alpha as prince, spy, queen

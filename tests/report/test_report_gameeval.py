@@ -45,14 +45,16 @@ def md_table(md: str, caption_start: str) -> list[list[str]]:
 def test_table2_blocks_per_setting(pages):
     md = pages["md"]
     with_desc = md_table(md, "*Table 2, Ask-Guess w/ prior description")
-    # beta (ST 100) first; alpha: apple 3/4 ST + 1/4 EE, bus 1/2 ST + 1/2 AME, averaged over the two words
+    # beta (ST 100) first; alpha: apple 3/4 ST + 1/4 EE, bus 1/2 ST + 1/2 AME, averaged over the two words;
+    # Round as the authors' compute.py: apple (2+3+4)/3, bus 5, then over the words: 4
     assert with_desc == [["beta", "1.00", "100.00", "0.00", "0.00", "0.00", "0.00", "1", "1", "0"],
-                         ["alpha", "3.50", "62.50", "12.50", "0.00", "25.00", "0.00", "2", "6", "0"],
+                         ["alpha", "4.00", "62.50", "12.50", "0.00", "25.00", "0.00", "2", "6", "0"],
                          ["delta", "–", "–", "–", "–", "–", "–", "0", "0", "1"]]  # planned, no game yet
     without = md_table(md, "*Table 2, Ask-Guess w/o prior description")
-    assert without == [["alpha", "7.00", "33.33", "0.00", "33.33", "0.00", "33.33", "1", "3", "1"]]
+    assert without == [["alpha", "6.00", "33.33", "0.00", "33.33", "0.00", "33.33", "1", "3", "1"]]
     assert md.index("w/ prior description") < md.index("w/o prior description")
-    assert md.count("every played trial counts, CE included; 1 missing*") == 2
+    assert md.count("then the mean over the words; 1 missing; matchers: 0 of ") == 2
+    assert "(questions - 1), 30 for a word never guessed" in md and "scored as the authors' compute.py" in md
 
 
 def test_table3_spy_by_villager_with_w_and_l(pages):
@@ -61,9 +63,14 @@ def test_table3_spy_by_villager_with_w_and_l(pages):
     table = table[:table.index("</table>")]
     rows = html_rows(table)
     assert rows[0] == ["", "Villager: alpha", "Villager: beta"]
-    assert rows[1] == ["Spy", "w", "l", "w", "l"]
-    assert rows[2:] == [["alpha", "-", "-", "0.50", "2.75"], ["beta", "0.00", "2.50", "-", "-"]]
+    assert rows[1] == ["Spy", *["w", "l", "w pub.", "l pub."] * 2]
+    # alpha vs beta: lion,tiger 2/3 and 10/3, iphone,ipad 0 and 1: the mean over the 2 word pairs (pooled: 0.50 and
+    # 2.75), then their sum / (2 - 1); beta vs alpha has one word pair: no published value
+    assert rows[2:] == [["alpha", "-", "-", "-", "-", "0.33", "2.17", "0.67", "4.33"],
+                        ["beta", "0.00", "2.50", "–", "–", "-", "-", "-", "-"]]
     caption = table.split("</caption>")[0]
+    assert "then the true mean over the word pairs; w pub., l pub.:" in caption
+    assert "by the paper&#x27;s Table 3 formula, sum over word pairs / (word pairs - 1)" in caption
     assert ("finished games only, 1 unfinished left out, 1 discarded (most votes for no living player) left out, "
             "1 missing") in caption
 
@@ -153,3 +160,13 @@ def test_a_discarded_spyfall_example_says_so():
          "assignment": {"spy": "a"}, "finished": False, "outcome": "discarded", "end_reason": "voted_no_player",
          "rounds": 2, "events": []}
     assert "discarded (the most votes went to no living player) after 2 rounds" in example_table(g).caption
+
+
+def test_table2_caption_counts_the_games_the_matchers_score_differently():
+    from dialogbench.gameeval.report import askguess_tables
+
+    row = {"model": "m", "setting": "without_description", "st": 50.0, "ee": 50.0, "rle": 0.0, "ame": 0.0, "ce": 0.0,
+           "mean_rounds": 4.0, "words": 2, "trials": 8, "missing": 0, "matchers_differ": 3}
+    (table,) = askguess_tables([row], {"planned": 8})
+    assert "matchers: 3 of 8 played games would score differently under the other matcher" in table.caption
+    assert "(questions - 1)" in table.caption
