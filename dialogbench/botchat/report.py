@@ -51,13 +51,15 @@ def leaderboard(data: dict) -> dict:
     for r in unieval:
         e = entry(r["model"])
         e[f"pass@{r['n']}"] = r["pass_rate"]
+        e[f"parsed_pass@{r['n']}"] = r.get("pass_rate_parsed")
         if r["n"] == max(pass_ns):
             e.update(dialogues=r["dialogues"], unparsed=r["unparsed"])
     for r in elo:
         if r["n"] in elo_ns:
             entry(r["model"])[f"elo@{r['n']}"] = r
     for r in data["gteval"] or []:
-        entry(r["model"]).update(win_tie=r["win_tie_rate"], gt_unparsed=r["unparsed"])
+        entry(r["model"]).update(win_tie=r["win_tie_rate"], parsed_win_tie=r.get("win_tie_rate_parsed"),
+                                 gt_unparsed=r["unparsed"])
     for r in data["lengths"] or []:
         entry(r["model"])["mean_tokens"] = r["mean_tokens"]
     if any(e.get("win_tie") is not None for e in rows.values()):

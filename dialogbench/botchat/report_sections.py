@@ -6,7 +6,12 @@ from __future__ import annotations
 from dialogbench.report import svg
 from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
 
-GT_PARTS = [("win", "#4e9a5a"), ("tie", "#9aa0a6"), ("lose", "#d1495b")]
+GT_PARTS = [("win", "#4e9a5a"), ("tie", "#9aa0a6"), ("lose", "#d1495b"), ("unparsed", "#e8e8e8")]
+AUTHORS_UNIEVAL = ("as in the authors' notebook (BotChat annotations/BrowseAnnotation.ipynb), a verdict the parser "
+                   "cannot read counts as a pass at N unless it names an `Index: k` with k <= N (no Index line, "
+                   "or `Index: None` after `Choice: Yes`, is a pass), and stays in the denominator")
+AUTHORS_GTEVAL = ("as in the authors' botchat/analyze.py, verdicts the parser cannot read stay in the denominator "
+                  "(comparisons)")
 
 
 def rating(v) -> str:
@@ -33,14 +38,14 @@ def leaderboard(data: dict) -> Section:
     lb = data["leaderboard"]
     if not lb["rows"]:
         return Section("leaderboard", "Leaderboard", empty=NO_DATA + " Run the pipeline to fill the lake.")
-    headers = ["#", "Model"] + (["Win + Tie vs GT"] if lb["has_gt"] else [])
-    headers += [f"pass@{n}" for n in lb["pass_ns"]]
+    headers = ["#", "Model"] + (["Win + Tie vs GT", "Win + Tie vs GT\nunparsed left out"] if lb["has_gt"] else [])
+    headers += [h for n in lb["pass_ns"] for h in (f"pass@{n}", f"pass@{n}\nunparsed left out")]
     headers += [f"Elo@{n}\n± std; BT [95% CI]" for n in lb["elo_ns"]]
     headers += ["avg tokens", "judged", "unparsed"]
     rows = []
     for i, e in enumerate(lb["rows"], 1):
-        row = [str(i), e["model"]] + ([pct(e.get("win_tie"))] if lb["has_gt"] else [])
-        row += [pct(e.get(f"pass@{n}")) for n in lb["pass_ns"]]
+        row = [str(i), e["model"]] + ([pct(e.get("win_tie")), pct(e.get("parsed_win_tie"))] if lb["has_gt"] else [])
+        row += [pct(e.get(key)) for n in lb["pass_ns"] for key in (f"pass@{n}", f"parsed_pass@{n}")]
         for n in lb["elo_ns"]:
             r = e.get(f"elo@{n}") or {}
             bt = f"\nBT {rating(r['bt'])} {interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}" if r.get("bt") is not None else ""
@@ -52,9 +57,11 @@ def leaderboard(data: dict) -> Section:
     notes = [f"Sorted by {lb['sort_by']}, best first. Judge: {data['judge'] or '–'}."]
     if lb["has_gt"]:
         notes.append("Win + Tie vs GT: share of comparisons with the human (ground-truth) dialogue, trimmed "
-                     "to the same length, where the judge did not find the model's dialogue more AI-like.")
+                     f"to the same length, where the judge did not find the model's dialogue more AI-like; "
+                     f"{AUTHORS_GTEVAL}. Beside it, the same share with them left out.")
     notes.append("pass@N: share of dialogues the UniEval judge finds human up to the N-th utterance "
-                 "(no AI found, or the first AI utterance comes after N); unparseable verdicts are left out.")
+                 f"(no AI found, or the first AI utterance comes after N); {AUTHORS_UNIEVAL}. Beside it, the "
+                 "same share with unparseable verdicts left out.")
     if lb["elo_ns"]:
         notes.append("Elo@N: BotChat Arena bootstrap Elo (init 1000, scale 400, K 32), mean ± std over repeats; "
                      "BT@N: Bradley–Terry rating on the Elo scale with its bootstrap 95% interval.")
@@ -71,13 +78,21 @@ def unieval(data: dict) -> Section:
     order = [e["model"] for e in data["leaderboard"]["rows"]]
     ns = sorted({r["n"] for r in rows})
     by = {(r["model"], r["n"]): r["pass_rate"] for r in rows}
+    parsed = {(r["model"], r["n"]): r.get("pass_rate_parsed") for r in rows}
+    unparsed = {(r["model"], r["n"]): r["unparsed"] for r in rows}
     models = [m for m in order if any((m, n) in by for n in ns)]
     series = {m: [(n, by[(m, n)]) for n in ns if (m, n) in by] for m in models}
-    table = Table(["Model"] + [f"N={n}" for n in ns], [[m] + [pct(by.get((m, n))) for n in ns] for m in models])
+    heads = ["Model"] + [f"N={n}" for n in ns] + ["unparsed"]
+    most = lambda m: max((unparsed.get((m, n)) or 0 for n in ns), default=0)  # noqa: E731  (the same at every N)
+    table = Table(heads, [[m] + [pct(by.get((m, n))) for n in ns] + [num(most(m), 0)] for m in models],
+                  "Authors' rule: " + AUTHORS_UNIEVAL + ".", numeric_from=1)
+    strict = Table(heads, [[m] + [pct(parsed.get((m, n))) for n in ns] + [num(most(m), 0)] for m in models],
+                   "The same pass rates with unparseable verdicts left out (parsed verdicts only).",
+                   numeric_from=1, collapsed=True)
     chart = svg.line_chart(series, label="UniEval pass rate vs N, one line per model")
     return Section("unieval", "UniEval pass rate vs N",
-                   f"Share of dialogues that pass at each length N (judge {data['judge']}).",
-                   [table], [("Pass rate vs N", chart)])
+                   f"Share of dialogues that pass at each length N (judge {data['judge']}); {AUTHORS_UNIEVAL}.",
+                   [table, strict], [("Pass rate vs N (authors' rule)", chart)])
 
 
 def arena(data: dict) -> Section:
@@ -135,20 +150,23 @@ def ground_truth(data: dict) -> Section:
     rows, bars = [], []
     for m in models:
         g, u = by.get(m) or {}, uni.get(m) or {}
-        parsed = sum(g.get(k) or 0 for k in ("win", "tie", "lose"))
-        shares = [(g.get(k) or 0) / parsed if parsed else None for k in ("win", "tie", "lose")]
-        if parsed:
+        total = g.get("comparisons") or 0
+        shares = [(g.get(k) or 0) / total if total else None for k in ("win", "tie", "lose", "unparsed")]
+        if total:
             bars.append((m, shares))
-        rows.append([m, num(g.get("comparisons"), 0), *map(pct, shares), pct(g.get("win_tie_rate")),
-                     num(g.get("unparsed"), 0), pct(u.get("pass_rate")), num(u.get("unparsed"), 0)])
-    headers = ["Model", "comparisons", "win", "tie", "lose", "Win + Tie", "unparsed", "UniEval pass @ GT length",
-               "UniEval unparsed"]
+        rows.append([m, num(g.get("comparisons"), 0), *map(pct, shares[:3]), pct(g.get("win_tie_rate")),
+                     pct(g.get("win_tie_rate_parsed")), num(g.get("unparsed"), 0), pct(u.get("pass_rate")),
+                     pct(u.get("pass_rate_parsed")), num(u.get("unparsed"), 0)])
+    headers = ["Model", "comparisons", "win", "tie", "lose", "Win + Tie", "Win + Tie\nunparsed left out", "unparsed",
+               "UniEval pass @ GT length", "UniEval pass\nunparsed left out", "UniEval unparsed"]
     charts = [("Win / tie / lose against the human dialogue", svg.stacked_bars(
         bars, parts=GT_PARTS, label="Win tie lose versus ground truth"))] if bars else []
     intro = ("Each model's dialogue against the human one from MuTual-Test, trimmed to the human length: the model "
              "wins when the judge finds the human dialogue more AI-like. Beside it, UniEval's pass rate at "
              "the human length.")
-    return Section("gt", "Compared to the ground truth", intro, [Table(headers, rows)], charts)
+    caption = (f"win / tie / lose / Win + Tie: shares of all comparisons; {AUTHORS_GTEVAL}. UniEval pass @ GT "
+               f"length: {AUTHORS_UNIEVAL}. The 'unparsed left out' columns divide by parsed verdicts only.")
+    return Section("gt", "Compared to the ground truth", intro, [Table(headers, rows, caption, numeric_from=1)], charts)
 
 
 def lengths(data: dict) -> Section:

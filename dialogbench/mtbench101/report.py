@@ -18,7 +18,7 @@ QUERIES = {
 }
 TITLE = "MT-Bench-101"
 LEAD = ["#", "Model", "Avg"]
-TAIL = ["tasks scored", "left out"]
+TAIL = ["tasks scored", "left out", "Avg (OpenCompass rule)"]
 
 
 def shown_judge(rows: dict[str, Rows], report_judge: str | None) -> str | None:
@@ -54,7 +54,7 @@ def ranked(rows: list[dict]) -> list[dict]:
 
 def leaderboard_table(rows: list[dict]) -> Table:
     body = [[str(i), r["model"], score(r["avg"]), *(score(r.get(t.code)) for t in TASKS),
-             f"{num(r['tasks_scored'], 0)} / {len(TASKS)}", num(r["unparsed"], 0)]
+             f"{num(r['tasks_scored'], 0)} / {len(TASKS)}", num(r["unparsed"], 0), score(r.get("opencompass_avg"))]
             for i, r in enumerate(rows, 1)]
     caption = "Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + "."
     return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups())
@@ -117,7 +117,11 @@ def mtbench101(data: dict) -> Section:
              "dialogue scores its lowest judged turn; a task scores the mean of its dialogues, Avg the unweighted "
              "mean of the 13 tasks (blank until all 13 have a score). Models sorted by Avg, best first. "
              f"Left out: {left_out:,} dialogue{'s' if left_out != 1 else ''} with a judged turn missing or "
-             "unparseable (not counted in any score).")
+             "unparseable (not counted in any score). Ratings are read by this project's rule (the last "
+             "Rating: [[n]], 1 to 10). Avg (OpenCompass rule): the same average as OpenCompass's summarizer "
+             "computes it from the same judge replies (the first [n] of a reply, no range check; a dialogue "
+             "with an unreadable turn scores the minimum of its other turns), for comparison with the paper; "
+             "the Judge reliability section counts the ratings the two rules read differently.")
     charts = [c for c in [radar_chart(order, data.get("abilities") or [])] if c]
     curve_charts, curve_tables = turn_curves(order, data.get("curves") or [])
     return Section("mtbench101", TITLE, intro, [leaderboard_table(rows), *curve_tables], charts + curve_charts,

@@ -27,10 +27,15 @@ def reliability(data: dict) -> Section:
                             numeric_from=4))
     if rows:
         tables.append(Table(["Judge", "protocol", "comparisons", "unparsed", "unparsed rate", "pairs both orders",
-                             "flips", "flip rate"],
+                             "flips", "flip rate", "read differently by OpenCompass"],
                             [[r["judge"], r["protocol"], num(r["comparisons"], 0), num(r["unparsed"], 0),
                               pct(r["unparsed_rate"]), num(r["pairs_both_orders"], 0), num(r["flips"], 0),
-                              pct(r["flip_rate"])] for r in rows], numeric_from=2))
+                              pct(r["flip_rate"]), num(r.get("opencompass_differs"), 0)] for r in rows],
+                            "comparisons: judged comparisons (one order each); for mtbench101, judged ratings. "
+                            "read differently by OpenCompass (mtbench101 only): ratings OpenCompass's parser "
+                            "(the first [n] of the reply, no 1–10 check) reads otherwise than this project's (the "
+                            "last [[n]], 1–10), including replies only one of the two can read.",
+                            numeric_from=2))
     return Section("judge", "Judge reliability",
                    "How each judge answered (the engine, and the output format constrained decoding held it to: "
                    "'free' when none) and how many verdicts could not be parsed; then pairs judged in both orders "

@@ -1,8 +1,10 @@
 -- botchat_gteval: each model against the human (MuTual-Test) dialogues, both cut to the same length, judged in
 -- both orders (BotChat README, "Compared to the Ground Truth"). A model wins when the judge picks the human
--- conversation as the AI-involved one, ties on both / neither, loses when it picks the model's. Unparsed
--- verdicts are counted and left out of win_tie_rate's denominator (win + tie + lose). The cells are those of
--- each (model, judge)'s most recent plan.
+-- conversation as the AI-involved one, ties on both / neither, loses when it picks the model's. The cells are
+-- those of each (model, judge)'s most recent plan.
+-- win_tie_rate follows the authors' rule (BotChat botchat/analyze.py: match_answer returns 'unknown', which
+-- simple_count counts and the WinRate / TieRate divide by): unparsed verdicts stay in the denominator,
+-- win_tie_rate = (win + tie) / comparisons. win_tie_rate_parsed leaves them out: (win + tie) / (win + tie + lose).
 with comparisons as (
     select * from {{ ref('botchat_gteval_comparisons') }}
 ),
@@ -21,7 +23,11 @@ counted as (
 ),
 
 final as (
-    select *, round((win + tie) / nullif(win + tie + lose, 0), 4) as win_tie_rate from counted
+    select
+        *,
+        round((win + tie) / nullif(comparisons, 0), 4) as win_tie_rate,
+        round((win + tie) / nullif(win + tie + lose, 0), 4) as win_tie_rate_parsed
+    from counted
 )
 
 select * from final

@@ -1,14 +1,32 @@
 -- botchat_unieval: UniEval pass@N per model, judge and N (BotChat README: a dialogue passes at N when the
 -- judge finds no AI, or its first AI utterance comes after the N-th). The cells counted are those of each
 -- (model, judge)'s most recent plan; pass@N is read off one judgment of the first n_judged utterances for
--- every 3 <= N <= n_judged. Unparseable verdicts are counted, and left out of pass_rate's denominator.
+-- every 3 <= N <= n_judged.
+-- pass_rate follows the authors' rule (BotChat annotations/BrowseAnnotation.ipynb, parse_output / calc_acc):
+-- their pass@N reads only the reply's `Index:` line, and a reply without one, or with `Index: None` (also
+-- after `Choice: Yes`), counts as a pass at every N. So an unparsed verdict passes at N unless its raw output
+-- holds an `Index: <k>` with k <= N, and pass_rate = passed / dialogues (unparsed included).
+-- pass_rate_parsed is the project's stricter figure: parsed passes over parseable verdicts, unparsed left out.
+-- unparsed_passed: how many of `passed` are unparsed verdicts counted by the authors' rule.
 with unieval as (
-    select * from {{ ref('botchat_unieval_current') }}
+    select
+        *,
+        case when not parsed then try_cast(regexp_extract(raw_output, 'Index:\s*([0-9]+)', 1) as bigint) end
+            as authors_index
+    from {{ ref('botchat_unieval_current') }}
 ),
 
 per_n as (
-    select model, judge, item_id, parsed, choice, ai_index, unnest(generate_series(3, n_judged)) as n
+    select model, judge, item_id, parsed, choice, ai_index, authors_index, unnest(generate_series(3, n_judged)) as n
     from unieval
+),
+
+verdicts as (
+    select
+        *,
+        parsed and (choice = 'No' or ai_index > n) as parsed_pass,
+        not parsed and (authors_index is null or authors_index > n) as unparsed_pass
+    from per_n
 ),
 
 final as (
@@ -17,12 +35,13 @@ final as (
         judge,
         n::integer as n,
         count(*) as dialogues,
-        count(*) filter (where parsed and (choice = 'No' or ai_index > n)) as passed,
+        count(*) filter (where parsed_pass or unparsed_pass) as passed,
         count(*) filter (where parsed) as parseable,
         count(*) filter (where not parsed) as unparsed,
-        round(count(*) filter (where parsed and (choice = 'No' or ai_index > n))
-              / nullif(count(*) filter (where parsed), 0), 4) as pass_rate
-    from per_n
+        count(*) filter (where unparsed_pass) as unparsed_passed,
+        round(count(*) filter (where parsed_pass or unparsed_pass) / count(*), 4) as pass_rate,
+        round(count(*) filter (where parsed_pass) / nullif(count(*) filter (where parsed), 0), 4) as pass_rate_parsed
+    from verdicts
     group by model, judge, n
 )
 

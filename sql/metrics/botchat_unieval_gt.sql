@@ -2,9 +2,15 @@
 -- GTEval), read off the existing UniEval judgments, no new judge calls. For each (model, judge)'s most recent
 -- UniEval plan and each judged dialogue whose seed has >= 4 human utterances (the 222-seed subset), pass@L
 -- with L = the human dialogue's length: no AI found, or the first AI utterance after the L-th. A dialogue is
--- counted only when it was judged on >= L utterances. Unparsed verdicts are counted, not in the denominator.
+-- counted only when it was judged on >= L utterances.
+-- pass_rate follows the authors' rule, as botchat_unieval does: an unparsed verdict passes unless its raw
+-- output holds an `Index: <k>` with k <= L, and stays in the denominator; pass_rate_parsed leaves unparsed out.
 with unieval as (
-    select * from {{ ref('botchat_unieval_current') }}
+    select
+        *,
+        case when not parsed then try_cast(regexp_extract(raw_output, 'Index:\s*([0-9]+)', 1) as bigint) end
+            as authors_index
+    from {{ ref('botchat_unieval_current') }}
 ),
 
 seeds as (
@@ -16,7 +22,13 @@ human as (
 ),
 
 at_human_length as (
-    select unieval.model, unieval.judge, unieval.parsed, unieval.choice, unieval.ai_index, human.n_utterances as l
+    select
+        unieval.model,
+        unieval.judge,
+        unieval.parsed,
+        unieval.parsed and (unieval.choice = 'No' or unieval.ai_index > human.n_utterances) as parsed_pass,
+        not unieval.parsed and (unieval.authors_index is null or unieval.authors_index > human.n_utterances)
+            as unparsed_pass
     from unieval join human using (item_id)
     where unieval.n_judged >= human.n_utterances
 ),
@@ -26,10 +38,11 @@ final as (
         model,
         judge,
         count(*) as dialogues,
-        count(*) filter (where parsed and (choice = 'No' or ai_index > l)) as passed,
+        count(*) filter (where parsed_pass or unparsed_pass) as passed,
         count(*) filter (where not parsed) as unparsed,
-        round(count(*) filter (where parsed and (choice = 'No' or ai_index > l))
-              / nullif(count(*) filter (where parsed), 0), 4) as pass_rate
+        count(*) filter (where unparsed_pass) as unparsed_passed,
+        round(count(*) filter (where parsed_pass or unparsed_pass) / count(*), 4) as pass_rate,
+        round(count(*) filter (where parsed_pass) / nullif(count(*) filter (where parsed), 0), 4) as pass_rate_parsed
     from at_human_length
     group by model, judge
 )

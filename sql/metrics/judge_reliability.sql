@@ -2,6 +2,10 @@
 -- botchat_gteval), over the current plans: how many verdicts could not be parsed, and how often the two orders
 -- of the same comparison (same seed, N or L, and sides) disagree once mapped back to the same side ("flips":
 -- one order says A wins, the other says A loses or ties). Only comparisons with both orders parsed can flip.
+-- MT-Bench-101 (protocol mtbench101) has a row too: its judged ratings (`comparisons`) and unparsed ones, no
+-- flips (one order only), and opencompass_differs: how many of those ratings OpenCompass's parser (the first
+-- [n], no range check) reads differently from the project's (the last [[n]] in 1..10), see mtbench101_turns.
+-- opencompass_differs is null for the pairwise protocols.
 with arena as (
     select * from {{ ref('botchat_arena') }}
 ),
@@ -71,7 +75,11 @@ per_pair as (
     group by judge, protocol
 ),
 
-final as (
+ratings as (
+    select * from {{ ref('mtbench101_turns') }} where judged
+),
+
+pairwise as (
     select
         judge,
         protocol,
@@ -80,8 +88,30 @@ final as (
         round(unparsed / comparisons, 4) as unparsed_rate,
         pairs_both_orders,
         flips,
-        round(flips / nullif(pairs_both_orders, 0), 4) as flip_rate
+        round(flips / nullif(pairs_both_orders, 0), 4) as flip_rate,
+        null::bigint as opencompass_differs
     from per_comparison join per_pair using (judge, protocol)
+),
+
+mtbench101 as (
+    select
+        judge,
+        'mtbench101' as protocol,
+        count(*) as comparisons,
+        count(*) filter (where not parsed) as unparsed,
+        round(count(*) filter (where not parsed) / count(*), 4) as unparsed_rate,
+        null::bigint as pairs_both_orders,
+        null::bigint as flips,
+        null::double as flip_rate,
+        count(*) filter (where opencompass_differs) as opencompass_differs
+    from ratings
+    group by judge
+),
+
+final as (
+    select * from pairwise
+    union all by name
+    select * from mtbench101
 )
 
 select * from final

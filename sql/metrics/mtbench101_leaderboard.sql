@@ -1,6 +1,8 @@
 -- mtbench101_leaderboard: Table 3 of MT-Bench-101, one row per (model, judge): a column per task (Table 3's
 -- order) and `avg`, the UNWEIGHTED mean of the 13 task scores (the rule that reproduces every row of Table 3,
 -- see dialogbench/mtbench101/scoring.py), null unless all 13 tasks have a score. `tasks_scored` says how many do.
+-- opencompass_avg: the same mean over mtbench101_tasks.opencompass_score (OpenCompass's parse, and a dialogue
+-- with an unreadable turn scored by the minimum over its other turns), null unless all 13 tasks have one.
 with tasks as (
     select * from {{ ref('mtbench101_tasks') }}
 ),
@@ -24,7 +26,8 @@ final as (
         max(score) filter (where task = 'PI') as "PI",
         case when count(score) = 13 then avg(score) end as "avg",
         count(score) as tasks_scored,
-        sum(unparsed) as unparsed
+        sum(unparsed) as unparsed,
+        case when count(opencompass_score) = 13 then avg(opencompass_score) end as opencompass_avg
     from tasks
     group by model, judge
 )

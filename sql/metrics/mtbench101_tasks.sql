@@ -2,6 +2,12 @@
 -- MINIMUM rating over its judged turns; the task score is the mean over the dialogues that have one. A dialogue
 -- with any judged turn unparsed or missing has no score and is counted in `unparsed` instead (a minimum over a
 -- subset could only be too high).
+-- opencompass_score: the same task score as OpenCompass computes it (summarizers/subjective/mtbench101.py,
+-- get_final_results; summarizers/subjective/utils.py, get_judgeanswer_and_reference drops the replies its
+-- parser cannot read): each turn's opencompass_score (first [n], no range check, see mtbench101_turns), a
+-- dialogue scores the minimum over the turns that parser reads, so a dialogue with an unreadable turn keeps a
+-- score from the others. A dialogue counts once all its turns are judged and at least one was read
+-- (opencompass_dialogues).
 with turns as (
     select * from {{ ref('mtbench101_turns') }}
 ),
@@ -11,7 +17,15 @@ taxonomy as (
 ),
 
 dialogues as (
-    select model, judge, task, dialogue_id, min(score) as score, bool_and(parsed) as complete
+    select
+        model,
+        judge,
+        task,
+        dialogue_id,
+        min(score) as score,
+        bool_and(parsed) as complete,
+        min(opencompass_score) as opencompass_score,
+        bool_and(judged) as judged
     from turns
     group by model, judge, task, dialogue_id
 ),
@@ -23,7 +37,9 @@ scores as (
         task,
         avg(score) filter (where complete) as score,
         count(*) filter (where complete) as dialogues,
-        count(*) filter (where not complete) as unparsed
+        count(*) filter (where not complete) as unparsed,
+        avg(opencompass_score) filter (where judged) as opencompass_score,
+        count(opencompass_score) filter (where judged) as opencompass_dialogues
     from dialogues
     group by model, judge, task
 ),

@@ -178,10 +178,13 @@ def test_gteval_views_by_hand(make_config, lake_dir):
     [row] = view(config, "select * from botchat_gteval")
     assert (row["model"], row["comparisons"], row["win"], row["tie"], row["lose"], row["unparsed"]) == \
            ("bot-a", 6, 1, 1, 3, 1)
-    assert row["win_tie_rate"] == pytest.approx(0.4)
+    # the authors' rule (analyze.py counts 'unknown' in every rate's denominator): 2 / 6, not 2 / 5
+    assert row["win_tie_rate"] == pytest.approx(0.3333)
+    assert row["win_tie_rate_parsed"] == pytest.approx(0.4)
     [reliability] = view(config, "select * from judge_reliability where protocol = 'botchat_gteval'")
     assert (reliability["comparisons"], reliability["unparsed"], reliability["pairs_both_orders"],
             reliability["flips"], reliability["flip_rate"]) == (6, 1, 2, 1, 0.5)
+    assert reliability["opencompass_differs"] is None
     assert all(r["opponent"] == "human" and r["opponent_generation_key"] is None
                for r in judged(config, "botchat_gteval"))
     assert data_tests(Lake(config.lake)) == {}
@@ -227,16 +230,20 @@ def test_unieval_pass_rate_at_the_human_length_by_hand(make_config, pipeline, la
         if j["item_id"] not in human:
             continue
         length = human[j["item_id"]]
+        # the garbage reply has no Index line: unparsed, and a pass by the authors' rule
         passed = {VERDICT_YES_5: 5 > length, VERDICT_NO: True, VERDICT_GARBAGE: None, VERDICT_YES_3: False}[j["raw_output"]]
         row = expected.setdefault(j["model"], [0, 0, 0])
         row[0] += 1
-        row[1] += passed is True
+        row[1] += passed is not False
         row[2] += passed is None
     rows = {r["model"]: r for r in view(config, "select * from botchat_unieval_gt")}
     assert {m: [r["dialogues"], r["passed"], r["unparsed"]] for m, r in rows.items()} == expected
     for model, (dialogues, passed, unparsed) in expected.items():
-        rate = rows[model]["pass_rate"]
-        assert rate == (pytest.approx(round(passed / (dialogues - unparsed), 4)) if dialogues > unparsed else None)
+        assert rows[model]["unparsed_passed"] == unparsed
+        assert rows[model]["pass_rate"] == pytest.approx(round(passed / dialogues, 4))
+        parsed_rate = rows[model]["pass_rate_parsed"]
+        assert parsed_rate == (pytest.approx(round((passed - unparsed) / (dialogues - unparsed), 4))
+                               if dialogues > unparsed else None)
     assert sum(r[0] for r in expected.values()) == 4
 
 

@@ -319,15 +319,17 @@ def test_view_matches_a_hand_count_one_model(make_config, pipeline, lake_dir):
     assert sorted(n for _, n in rows) == [3, 4, 5, 6, 7, 8]
     for n in range(3, 9):
         row = rows[("bot-a", n)]
-        passed = {3: 2, 4: 2}.get(n, 1)  # No always; Yes/Index 5 while N < 5; Yes/Index 3 never (3 > 3 is false)
-        assert (row["judge"], row["dialogues"], row["parseable"], row["unparsed"], row["passed"]) == \
-               ("judge", 4, 3, 1, passed)
-        assert row["pass_rate"] == pytest.approx(round(passed / 3, 4))
+        parsed_passed = {3: 2, 4: 2}.get(n, 1)  # No always; Yes/Index 5 while N < 5; Yes/Index 3 never (3 > 3 is false)
+        passed = parsed_passed + 1  # the garbage reply has no Index line: a pass by the authors' rule
+        assert (row["judge"], row["dialogues"], row["parseable"], row["unparsed"], row["passed"],
+                row["unparsed_passed"]) == ("judge", 4, 3, 1, passed, 1)
+        assert row["pass_rate"] == pytest.approx(round(passed / 4, 4))
+        assert row["pass_rate_parsed"] == pytest.approx(round(parsed_passed / 3, 4))
     board = unieval_leaderboard(config)
     assert board == [{"model": "bot-a", "judge": "judge", "dialogues": 4, "unparsed": 1,
-                      "pass@4": pytest.approx(0.6667), "passed@4": 2, "pass@8": pytest.approx(0.3333), "passed@8": 1}]
+                      "pass@4": pytest.approx(0.75), "passed@4": 3, "pass@8": pytest.approx(0.5), "passed@8": 2}]
     text = format_leaderboard(board, [4, 8])
-    assert "bot-a" in text and "0.667" in text and "0.333" in text
+    assert "bot-a" in text and "0.750" in text and "0.500" in text
     assert data_tests(Lake(config.lake)) == {}
 
 
@@ -341,23 +343,27 @@ def test_view_matches_a_hand_count_two_models(make_config, pipeline, lake_dir):
         mine = [EXPECTED[j["raw_output"]] for j in judged if j["model"] == model]
         for n in range(3, 7):
             parsed = [p for p in mine if p[0]]
-            passed = sum(p[1](n) for p in parsed)
+            parsed_passed = sum(p[1](n) for p in parsed)
+            passed = parsed_passed + 6 - len(parsed)  # the garbage replies (no Index line) pass: the authors' rule
             row = rows[(model, n)]
             assert (row["dialogues"], row["parseable"], row["unparsed"], row["passed"]) == \
                    (6, len(parsed), 6 - len(parsed), passed)
-            assert row["pass_rate"] == (pytest.approx(round(passed / len(parsed), 4)) if parsed else None)
+            assert row["pass_rate"] == pytest.approx(round(passed / 6, 4))
+            assert row["pass_rate_parsed"] == (pytest.approx(round(parsed_passed / len(parsed), 4)) if parsed else None)
     # across models the script gives each verdict three times
-    assert sum(rows[(m, 4)]["passed"] for m in ("bot-a", "bot-b")) == 6
-    assert sum(rows[(m, 5)]["passed"] for m in ("bot-a", "bot-b")) == 3
+    assert sum(rows[(m, 4)]["passed"] for m in ("bot-a", "bot-b")) == 6 + 3
+    assert sum(rows[(m, 5)]["passed"] for m in ("bot-a", "bot-b")) == 3 + 3
     assert sum(rows[(m, 4)]["unparsed"] for m in ("bot-a", "bot-b")) == 3
 
 
-def test_view_counts_all_unparsed_as_no_rate(make_config, pipeline, lake_dir):
+def test_view_counts_all_unparsed_as_no_parsed_rate(make_config, pipeline, lake_dir):
+    """Replies without an Index line all pass by the authors' rule; the parsed-only rate has nothing to count."""
     config = make_config(config_dict(lake_dir, limit=2, n=[4], models=[chatbot("bot-a")],
                                      judge_script=[VERDICT_GARBAGE]))
     pipeline(config)
     row = view(config)[("bot-a", 4)]
-    assert (row["dialogues"], row["parseable"], row["unparsed"], row["passed"], row["pass_rate"]) == (2, 0, 2, 0, None)
+    assert (row["dialogues"], row["parseable"], row["unparsed"], row["passed"], row["unparsed_passed"],
+            row["pass_rate"], row["pass_rate_parsed"]) == (2, 0, 2, 2, 2, 1.0, None)
     assert data_tests(Lake(config.lake)) == {}
 
 

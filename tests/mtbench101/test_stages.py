@@ -253,3 +253,40 @@ def test_history_over_the_context_window_drops_the_oldest_turns():
     assert dropped == 3 and messages == [{"role": "user", "content": "now?"}]
     messages, dropped = fit_conversation(pairs, "now?", count_tokens=count, budget=10_000)
     assert dropped == 0 and len(messages) == 7
+
+
+# OpenCompass's rules beside the project's (opencompass summarizers/subjective/mtbench101.py): the first [n] of a
+# reply, no range check; a dialogue with an unreadable turn scores the minimum of its other turns.
+OC_GR1 = ["Rating: [[7]]", "I cannot rate this.", "Rating: [[5]]"]          # project: left out; OpenCompass: min(7, 5)
+OC_GR2 = ["A [4]-point answer at best? No: it is correct. Rating: [[9]]",     # project 9, OpenCompass 4
+          "Rating: [[8]]", "Rating: [[8]]", "Rating: [[10]]"]                # project: min 8; OpenCompass: min 4
+
+
+def test_opencompass_rules_beside_the_projects(mt_config):
+    config = mt_config(models=[chatbot("bot-a", ["a{n}"])], tasks=("GR",), judge_script=OC_GR1 + OC_GR2)
+    run_all(config)
+    turns = {(t["dialogue_id"], t["turn"]): t for t in view(config, "mtbench101_turns")}
+    assert [(t["score"], t["opencompass_score"], t["opencompass_differs"]) for _, t in sorted(turns.items())] == [
+        (7, 7, False), (None, None, False), (5, 5, False), (9, 4, True), (8, 8, False), (8, 8, False), (10, 10, False)]
+    (task,) = view(config, "mtbench101_tasks")
+    assert (task["score"], task["dialogues"], task["unparsed"]) == (8.0, 1, 1)  # default: dialogue 1 left out
+    assert (task["opencompass_score"], task["opencompass_dialogues"]) == (pytest.approx(4.5), 2)  # mean(5, 4)
+    (row,) = view(config, "mtbench101_leaderboard")
+    assert row["GR"] == pytest.approx(8.0) and row["opencompass_avg"] is None  # 1 of 13 tasks
+    (reliability,) = view(config, "judge_reliability where protocol = 'mtbench101'")
+    assert (reliability["judge"], reliability["comparisons"], reliability["unparsed"],
+            reliability["opencompass_differs"], reliability["flips"]) == ("judge", 7, 1, 1, None)
+    assert data_tests(Lake(config.lake)) == {}
+
+
+def test_opencompass_reads_out_of_range_and_unbracketed_ratings_otherwise(mt_config):
+    """[[11]]: unparsed here, 11 for OpenCompass (no range check); a bare 'Rating: 6': 6 here, nothing there."""
+    script = ["Rating: [[11]]", "Rating: 6", "Rating: [[3]]"]
+    config = mt_config(models=[chatbot("bot-a", ["a{n}"])], tasks=("GR",), limit=1, judge_script=script)
+    run_all(config)
+    turns = sorted(view(config, "mtbench101_turns"), key=lambda t: t["turn"])
+    assert [(t["score"], t["opencompass_score"]) for t in turns] == [(None, 11), (6, None), (3, 3)]
+    (task,) = view(config, "mtbench101_tasks")
+    assert (task["score"], task["unparsed"], task["opencompass_score"]) == (None, 1, 3)
+    (reliability,) = view(config, "judge_reliability where protocol = 'mtbench101'")
+    assert reliability["opencompass_differs"] == 2

@@ -69,6 +69,9 @@ def test_leaderboard_rows_values_and_order(lake, report):
     assert html.index('id="leaderboard"') < html.index('id="unieval"') < html.index('id="arena"')
     assert [m for m in re.findall(r"<tr><td>\d+</td><td>([^<]+)</td>", table)] == [r["model"] for r in rows]
     assert "Judge: gpt-4-0613" in html and "Win + Tie vs GT:" in html
+    # the captions name the rule each rate follows, and the unparsed-left-out rates sit beside them
+    assert "authors&#x27; notebook" in html or "authors' notebook" in html
+    assert "analyze.py" in html and "unparsed left out" in html
     md_rows = [line.split(" | ")[1] for line in report["md"].split("## UniEval")[0].splitlines()
                if re.match(r"\| \d+ \|", line)]
     assert md_rows == [r["model"] for r in rows]
@@ -240,7 +243,7 @@ def test_mtbench101_table3_models_columns_and_notes(mt_report):
     block = mt_block(html)
     table = block[block.index("<table"):block.index("</table>")]
     heads = re.findall(r"<th[^>]*>([^<]*)</th>", table.split("</thead>")[0].split('<tr>')[-1])
-    assert heads == ["#", "Model", "Avg", *TASK_CODES, "tasks scored", "left out"]
+    assert heads == ["#", "Model", "Avg", *TASK_CODES, "tasks scored", "left out", "Avg (OpenCompass rule)"]
     group_rows = re.findall(r'<tr class="grp">(.*?)</tr>', table)
     assert [re.findall(r'class="lab">([^<]+)<', g) for g in group_rows] == [list(TIERS), list(ABILITIES)]
     assert 'colspan="5" class="lab">Perceptivity' in group_rows[0] and 'colspan="2" class="lab">Understanding' in group_rows[1]
@@ -251,6 +254,7 @@ def test_mtbench101_table3_models_columns_and_notes(mt_report):
     assert f"{best['avg']:.2f}" in table and f"{best['CM']:.2f}" in table
     assert "1 to 10" in block and "lowest judged turn" in block and "Judge: gpt-4" in block
     assert "Left out: 1 dialogue " in block
+    assert "Avg (OpenCompass rule)" in block and "first [n]" in block
     assert '<a href="#mtbench101">MT-Bench-101</a>' in html
     assert html.index('id="examples"') < html.index('id="mtbench101"') < html.index('id="judge"')
     md_block = md.split("## MT-Bench-101")[1].split("\n## ")[0]
