@@ -67,6 +67,11 @@ Now the game starts. Your reply should only contain one question."""
 DESCRIBE = "answerer, before the questions start, describe the phrase to the questioner in one or two sentences, without mentioning it."
 ASK = "questioner, round {round}: ask your question."
 ANSWER = "answerer, answer the questioner's question (reply 'gameover' if the phrase was guessed)."
+# Without the opening description the authors' answerer may only say yes, no or gameover (their hard-mode prompt;
+# our wording, their repository has no licence); their host does not check it, and neither does ours.
+YES_NO = """
+In this game you may answer only 'yes' or 'no', or 'gameover' once the phrase has been guessed: no hints, no other words."""
+ANSWER_YES_NO = "answerer, answer the questioner's question with 'yes' or 'no' (reply 'gameover' if the phrase was guessed)."
 
 
 def word_pattern(word: str) -> re.Pattern:
@@ -118,8 +123,8 @@ def clean(text: str | None) -> str:
 
 class AskGuess(Game):
     GAME = "askguess"
-    # v2: the authors' matcher (``matcher``) and question limit (31 without the description); v1 games are other
-    # cells, so a rerun replays them instead of mixing rule sets
+    # v2: the authors' matcher (``matcher``), question limit (31 without the description) and yes/no answers
+    # without the description; v1 games are other cells, so a rerun replays them instead of mixing rule sets
     VERSION = "askguess-v2"
 
     def __init__(self, setup: GameSetup, *, max_rounds: int = 30, matcher: str = "authors", **limits) -> None:
@@ -130,8 +135,10 @@ class AskGuess(Game):
         self.max_questions = question_limit(max_rounds, setup.setting)
         self.matcher = Matcher(setup.item, matcher)
         self.add_player("questioner", role="questioner", model=setup.assignment["questioner"], rules=QUESTIONER)
+        yes_no = setup.setting == "without_description"
         self.add_player("answerer", role="answerer", model=setup.assignment["answerer"],
-                        rules=ANSWERER.format(word=self.word))
+                        rules=ANSWERER.format(word=self.word) + (YES_NO if yes_no else ""))
+        self.answer_prompt = ANSWER_YES_NO if yes_no else ANSWER
         self.phase = "describe" if setup.setting == "with_description" else "ask"
         self.last_question = ""
         self.announce("the game starts now.")
@@ -144,7 +151,7 @@ class AskGuess(Game):
             return [Request("answerer", "describe", DESCRIBE)]
         if self.phase == "ask":
             return [Request("questioner", "ask", ASK.format(round=self.round + 1))]
-        return [Request("answerer", "answer", ANSWER)]
+        return [Request("answerer", "answer", self.answer_prompt)]
 
     def _on_replies(self, requests: list[Request], replies: dict[str, str]) -> None:
         request = requests[0]

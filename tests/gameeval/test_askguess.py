@@ -155,3 +155,20 @@ def test_prompts_alternate_roles_mid_game():
     for roles in seen:
         assert roles[0] == "user" and roles[-1] == "user"
         assert all(a != b for a, b in zip(roles, roles[1:]))
+
+
+def test_without_the_description_the_answerer_may_only_say_yes_no_or_gameover():
+    """The authors' hard-mode rule (their prompt, our words): only in the setting without a description."""
+    from dialogbench.gameeval.askguess import YES_NO, AskGuess
+    from dialogbench.gameeval.game import GameSetup
+
+    def answerer_rules(setting: str) -> tuple[str, str]:
+        setup = GameSetup(cell_key="k", game="askguess", item_id="apple", item="apple", setting=setting, trial=0, seed=0,
+                          assignment={"questioner": "q", "answerer": "a"})
+        game = AskGuess(setup)
+        return game.players["answerer"].rules, game.answer_prompt
+
+    rules, prompt = answerer_rules("without_description")
+    assert rules.endswith(YES_NO) and "'yes' or 'no'" in prompt
+    rules, prompt = answerer_rules("with_description")
+    assert YES_NO not in rules and "'yes' or 'no'" not in prompt
