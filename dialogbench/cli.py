@@ -20,6 +20,9 @@ PREFECT_DEFAULTS = {
 }
 
 
+RUN_FAILED = 4  # `run`: cells failed (fail_on in the config); results, summary and report are still written
+
+
 def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
@@ -51,8 +54,11 @@ def cmd_run(args) -> int:
 
     start = time.perf_counter()
     with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
-        result = pipeline(config_path=args.config, lease_wait_s=args.wait,
-                          **{k: v for k, v in _overrides(args).items() if v is not None})
+        state = pipeline(config_path=args.config, lease_wait_s=args.wait, return_state=True,
+                         **{k: v for k, v in _overrides(args).items() if v is not None})
+    result = state.result(raise_on_failure=False)
+    if isinstance(result, BaseException):  # the flow raised: as before, the exception (a traceback, exit 1)
+        raise result
     print(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']})")
     for stage in result["stages"]:
         print("  " + StageReport(**stage).line())
@@ -68,6 +74,9 @@ def cmd_run(args) -> int:
     failed = sum(s["failed"] for s in result["stages"])
     if failed:
         print(f"\n{failed} cell(s) failed; see `dialogbench query \"select * from failures\"`. A rerun retries them.")
+    if not state.is_completed():  # failed cells, as the config's fail_on counts them: results published, run Failed
+        print(f"error: run {result['run_id']} failed: {state.message}", file=sys.stderr)
+        return RUN_FAILED
     return 0
 
 

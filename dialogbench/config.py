@@ -297,6 +297,33 @@ class GameEvalConfig(FamilySection):
                         "one of the gameeval models")
 
 
+class ReportConfig(_Strict):
+    """What the report warns about (README, "The report"): a rate or rating resting on fewer than ``min_cells``
+    cells (dialogues, games, comparisons) is marked and listed under its section's Warnings."""
+
+    min_cells: int = Field(10, ge=1)
+
+
+class FailOn(_Strict):
+    """When a run whose cells failed (a backend error, after the stage's retries) ends Failed in Prefect and
+    exits 4 from the CLI, once its catalog, data tests and report are done (the results are published either
+    way; the failed cells are in ``failures`` and the next run retries them).
+
+    ``cells``: ``any`` (default): one failed cell fails the run; ``share``: a stage fails the run when more
+    than ``share`` of the cells it tried to compute this run failed (failed / (computed + failed); cached
+    cells are not tried); ``never``: failed cells never fail the run (the warnings and the failures
+    artifact stay)."""
+
+    cells: Literal["any", "share", "never"] = "any"
+    share: float = Field(0.05, ge=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _share_only_with_share(self) -> "FailOn":
+        if "share" in self.model_fields_set and self.cells != "share":
+            raise ValueError(f"share is read only with cells: share (cells is {self.cells!r})")
+        return self
+
+
 def family_sections() -> dict[str, type[FamilySection]]:
     """Config section name → its class, for every registered family (built-in and added)."""
     from dialogbench import registry
@@ -313,10 +340,12 @@ class Config(_Strict):
     lake: str = "data_lake"
     models: list[ModelConfig] = Field(min_length=1)
     judges: list[ModelConfig] = Field(default_factory=list)
+    fail_on: FailOn = FailOn()  # what failed cells do to the run's final state (and the CLI's exit code)
     # The families' sections: present (and not `enabled: false`) means the family runs.
     botchat: BotChatConfig | None = None
     mtbench101: MTBench101Config | None = None
     gameeval: GameEvalConfig | None = None
+    report: ReportConfig = ReportConfig()  # the report's warnings (not a family)
 
     @model_validator(mode="after")
     def _references(self) -> "Config":

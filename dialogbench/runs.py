@@ -6,12 +6,17 @@ import datetime as dt
 import json
 import uuid
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
 
 import pyarrow as pa
 
 from dialogbench.lake import Lake
 from dialogbench.lake.schemas import RUNS
 from dialogbench.redact import redact
+
+if TYPE_CHECKING:
+    from dialogbench.config import Config, FailOn
 
 
 def now() -> dt.datetime:
@@ -31,6 +36,7 @@ class StageReport:
     failed: int = 0
     seconds: float = 0.0
     detail: dict = field(default_factory=dict)
+    first_error: str | None = None  # the stage's first failed cell's error (redacted), for its warning
 
     def merge(self, other: "StageReport") -> "StageReport":
         """Add a chunk's counts (computed / failed / time, and numbers in ``detail``) to this stage's."""
@@ -39,7 +45,17 @@ class StageReport:
             both_numbers = isinstance(value, (int, float)) and isinstance(detail.get(key), (int, float))
             detail[key] = detail[key] + value if both_numbers else detail.get(key, value)
         return StageReport(self.stage, self.planned, self.cached, self.computed + other.computed,
-                           self.failed + other.failed, self.seconds + other.seconds, detail)
+                           self.failed + other.failed, self.seconds + other.seconds, detail,
+                           self.first_error or other.first_error)
+
+    @property
+    def attempted(self) -> int:
+        """The cells this run tried to compute (cached cells are not tried)."""
+        return self.computed + self.failed
+
+    @property
+    def failed_share(self) -> float:
+        return self.failed / self.attempted if self.attempted else 0.0
 
     def line(self) -> str:
         return (f"{self.stage:<30} planned {self.planned:>6}  cached {self.cached:>6}  "
@@ -67,3 +83,33 @@ def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str) -
            "detail": redact(json.dumps(report.detail, sort_keys=True, default=str))}
     lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},
                name=f"{report.stage}.parquet")
+
+
+def failing_stages(stages: Iterable[StageReport | dict], policy: "FailOn") -> list[StageReport]:
+    """The stages whose failed cells fail the run under ``policy`` (``Config.fail_on``): ``any`` failed cell;
+    a failed ``share`` of the cells the stage tried above the threshold; ``never``."""
+    reports = [s if isinstance(s, StageReport) else StageReport(**s) for s in stages]
+    if policy.cells == "never":
+        return []
+    if policy.cells == "any":
+        return [r for r in reports if r.failed]
+    return [r for r in reports if r.failed and r.failed_share > policy.share]
+
+
+def failure_message(failing: list[StageReport], policy: "FailOn") -> str:
+    """What the run's Failed state says: the rule, then each failing stage with its counts."""
+    rule = ("any failed cell" if policy.cells == "any"
+            else f"a stage with more than {policy.share:.1%} of its cells failed")
+    stages = "; ".join(f"{r.stage}: {r.failed} of {r.attempted} failed ({r.failed_share:.0%})" for r in failing)
+    cells = sum(r.failed for r in failing)
+    return (f"{cells} cell(s) failed in {len(failing)} stage(s) (fail_on: {rule}): {stages}. "
+            "They are in the `failures` view; the next run retries them.")
+
+
+def run_tags(config: "Config", config_path: str, families: Iterable[str]) -> list[str]:
+    """How a run is tagged (Prefect tags): ``config:<file stem>``, ``family:<name>`` for each family that runs,
+    ``model:<name>`` for each model a stage calls (chatbots and judges)."""
+    from dialogbench import registry
+
+    models = sorted({m.name for stage in registry.stages(config) for m in stage.models(config)})
+    return [f"config:{Path(config_path).stem}", *(f"family:{f}" for f in families), *(f"model:{m}" for m in models)]

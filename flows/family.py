@@ -1,18 +1,21 @@
 """One family's stages, in order, as one subflow: each stage is plan → compute its chunks (mapped, with
-retries) → record. Wiring only. One subflow per family, not per stage: a Prefect subflow costs ~0.4 s to
-create and finish, and a cached stage's plan and record take ~0.1 s (bench/cached_rerun.py)."""
+retries; a progress artifact follows a stage of several chunks) → record. Wiring only. One subflow per
+family, not per stage: a Prefect subflow costs ~0.4 s to create and finish, and a cached stage's plan and
+record take ~0.1 s (bench/cached_rerun.py)."""
 
 from __future__ import annotations
 
 from prefect import flow, unmapped
 
 from dialogbench.config import Config
+from tasks.artifacts import computed_with_progress
 from tasks.stages import compute_with_retries, plan, record
 
 
 def stage(config: Config, run_id: str, name: str, config_path: str) -> dict:
     chunks, planned = plan(config, name, run_id)
-    computed = compute_with_retries(config, name).map(unmapped(config), chunks, unmapped(run_id)).result()
+    futures = compute_with_retries(config, name).map(unmapped(config), chunks, unmapped(run_id))
+    computed = computed_with_progress(name, planned, chunks, list(futures))  # progress: stages of 2+ chunks
     return record(config, run_id, name, [planned, *computed], config_path).to_dict()
 
 

@@ -6,10 +6,9 @@ from prefect.cache_policies import NO_CACHE
 
 from dialogbench import registry
 from dialogbench.cells import Chunk
-from dialogbench.cells.runner import plan_stage, run_chunk
+from dialogbench.cells.runner import finish_stage, plan_stage, run_chunk
 from dialogbench.config import Config
-from dialogbench.lake import Lake
-from dialogbench.runs import StageReport, record_stage, sum_reports
+from dialogbench.runs import StageReport
 
 
 @task(name="stages", cache_policy=NO_CACHE)
@@ -38,7 +37,5 @@ def compute_with_retries(config: Config, stage: str) -> Task:
 
 @task(name="record", task_run_name="record {stage}", cache_policy=NO_CACHE)
 def record(config: Config, run_id: str, stage: str, reports: list[StageReport], config_path: str) -> StageReport:
-    """One ``runs`` row: the plan's counts plus every chunk's."""
-    report = sum_reports(reports)
-    record_stage(Lake(config.lake), run_id=run_id, report=report, config=config_path)
-    return report
+    """One ``runs`` row: the plan's counts plus every chunk's; one warning if cells failed."""
+    return finish_stage(config, run_id, reports, config_path)

@@ -35,3 +35,10 @@ def failure_rows(*, stage: str, failed: list[tuple[Cell, str, str | None]], run_
 def write_failures(lake: Lake, *, stage: str, failed: list[tuple[Cell, str, str | None]], run_id: str) -> None:
     lake.write("failures", pa.Table.from_pylist(failure_rows(stage=stage, failed=failed, run_id=run_id),
                                                 schema=FAILURES), partition={"stage": stage})
+
+
+def run_failures(lake: Lake, run_id: str) -> list[dict]:
+    """The cells that failed in run ``run_id`` (errors redacted when written), by stage and item."""
+    quoted = run_id.replace("'", "''")
+    rows = lake.read("failures", FAILURES, where=f"run_id = '{quoted}'").to_pylist()
+    return sorted(rows, key=lambda r: (r["stage"] or "", r["item_id"] or "", r["model"] or ""))

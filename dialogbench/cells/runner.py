@@ -12,7 +12,7 @@ from dialogbench.cells.records import record_plan
 from dialogbench.cells.stage import Emit, Stage
 from dialogbench.lake import Lake
 from dialogbench.lake.version import ensure_current
-from dialogbench.runs import StageReport, sum_reports
+from dialogbench.runs import StageReport, record_stage, sum_reports
 
 log = logging.getLogger("dialogbench.stage")
 
@@ -43,12 +43,29 @@ def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str) -> StageReport:
     emit = Emit(Lake(config.lake), stage.name, stage.table, run_id)
     stage.compute(config, list(chunk.cells), emit)
     report = StageReport(stage.name, computed=emit.computed, failed=emit.failed,
-                         seconds=time.perf_counter() - start, detail=emit.detail)
+                         seconds=time.perf_counter() - start, detail=emit.detail, first_error=emit.first_error)
     log.info("%s: %d computed, %d failed (%.1fs)", chunk.name, emit.computed, emit.failed, report.seconds)
     return report
+
+
+def finish_stage(config, run_id: str, reports: list[StageReport], config_path: str) -> StageReport:
+    """The stage's report (the plan's counts plus every chunk's), recorded in ``runs``; one warning when cells
+    failed, with the first error (redacted)."""
+    report = sum_reports(reports)
+    record_stage(Lake(config.lake), run_id=run_id, report=report, config=config_path)
+    warn_failures(report)
+    return report
+
+
+def warn_failures(report: StageReport) -> None:
+    if report.failed:
+        log.warning("%s: %d of %d cell(s) failed, first error: %s", report.stage, report.failed, report.attempted,
+                    report.first_error)
 
 
 def run_stage(stage: Stage, config, run_id: str) -> StageReport:
     """Plan and compute every chunk here, in order (what the flow does, without an orchestrator)."""
     chunks, planned = plan_stage(stage, config, run_id)
-    return sum_reports([planned, *(run_chunk(stage, config, c, run_id) for c in chunks)])
+    report = sum_reports([planned, *(run_chunk(stage, config, c, run_id) for c in chunks)])
+    warn_failures(report)
+    return report

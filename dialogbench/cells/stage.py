@@ -10,6 +10,7 @@ from dialogbench.cells.cell import Cell
 from dialogbench.cells.records import write_failures
 from dialogbench.cells.tables import Table
 from dialogbench.lake import Lake
+from dialogbench.redact import redact
 
 if TYPE_CHECKING:
     from dialogbench.config import Config, ModelConfig
@@ -39,6 +40,7 @@ class Emit:
     computed: int = 0
     failed: int = 0
     detail: dict = field(default_factory=dict)
+    first_error: str | None = None
 
     def __call__(self, rows: list[dict], failures: list[tuple[Cell, str, str | None]] = (), *,
                  computed: int | None = None, failed: int | None = None) -> None:
@@ -49,8 +51,9 @@ class Emit:
             self.table.write(self.lake, rows)
         if failures:
             write_failures(self.lake, stage=self.stage, failed=list(failures), run_id=self.run_id)
-            # why, in the run's log (and the Prefect UI): the first error; log records are redacted
-            log.warning("%s: %d cell(s) failed, first: %s", self.stage, len(failures), failures[0][1])
+            if self.first_error is None:  # the stage's record step warns once, with the first error
+                self.first_error = redact(failures[0][1] or "no text")
+            log.debug("%s: %d cell(s) failed, first: %s", self.stage, len(failures), failures[0][1])
         self.computed += len(rows) if computed is None else computed
         self.failed += len({c.key for c, _, _ in failures}) if failed is None else failed
 

@@ -17,10 +17,10 @@ pytestmark = pytest.mark.slow
 RUN = "import sys, tests.toy_family; from dialogbench.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
-def cli(args: list[str], tmp_path) -> subprocess.CompletedProcess:
+def cli(args: list[str], tmp_path, code: int = 0) -> subprocess.CompletedProcess:
     done = subprocess.run([sys.executable, "-c", RUN, *args], cwd=REPO, env=cli_env(tmp_path), capture_output=True,
                           text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == code, done.stdout + done.stderr
     return done
 
 
@@ -36,7 +36,7 @@ def test_a_toy_family_runs_through_the_real_flow(tmp_path):
         "models": [{"name": "parrot", "backend": "scripted", "script": ["said {n}", "!error:503 overloaded"]},
                    {"name": "grader", "backend": "scripted", "script": ["yes"]}],
         "toy": {"words": ["apple", "pear", "plum"], "models": ["parrot"], "judge": "grader"}}))
-    cli(["run", "--config", str(config)], tmp_path)
+    cli(["run", "--config", str(config)], tmp_path, code=4)  # a failed cell fails the run (fail_on: any)
     stages = query("select stage, planned, cached, computed, failed from runs order by started_at", tmp_path)
     assert stages == [{"stage": "echo:parrot", "planned": 3, "cached": 0, "computed": 2, "failed": 1},
                       {"stage": "toy_grade", "planned": 2, "cached": 0, "computed": 2, "failed": 0}]

@@ -80,7 +80,7 @@ def test_a_401_quoting_the_key_leaves_no_key_anywhere(tmp_path, endpoint, monkey
     }))
     summary = tmp_path / "summary.json"
     result = run_cli(["run", "--config", str(config), "--json", str(summary)], tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 4, result.stderr[-3000:]  # every generation failed: the run is Failed (fail_on)
 
     # The endpoint was asked and refused; the failure is stored (redacted) and logged (redacted).
     assert len(_Refuses.hits) == 2 and all(h.endswith("/chat/completions") for h in _Refuses.hits)
@@ -89,7 +89,7 @@ def test_a_401_quoting_the_key_leaves_no_key_anywhere(tmp_path, endpoint, monkey
     errors = [row["error"] for rows in failures for row in rows]
     assert len(errors) == 2 and all("HTTP 401" in e and "[REDACTED]" in e for e in errors), errors
     prefect_texts = "".join(text for _, text in _texts(tmp_path / "prefect"))
-    assert "[REDACTED]" in prefect_texts  # the failure's log line reached Prefect's stored logs
+    assert "[REDACTED]" in prefect_texts  # the failure's log line (and its failures artifact) reached Prefect's db
 
     searched = [("stdout", result.stdout), ("stderr", result.stderr), *_texts(tmp_path)]
     assert any(path == summary for path, _ in searched)

@@ -1,0 +1,172 @@
+"""What a run shows in the Prefect UI besides its task runs: artifacts (the stage table, a leaderboard per family,
+the report, the failed cells, a progress bar per computing stage) and its tags. Prefect wiring only: the numbers
+come from ``dialogbench``. Publishing never fails a run: an API error is a warning and the run goes on.
+
+Artifact keys (each run adds a version under the same key; the flow run's Artifacts tab shows its own):
+
+- ``dialogbench-stages``: planned / cached / computed / failed / seconds per stage
+- ``dialogbench-leaderboard-<family>`` (``-<family>-<table>`` for a family with several, e.g. GameEval's games)
+- ``dialogbench-report`` (a file:// link to report.html) and ``dialogbench-report-md`` (report.md's text)
+- ``dialogbench-failures``: stage, item, model, judge, error (redacted when written) of each failed cell
+- ``dialogbench-progress-<stage>``: share of the stage's planned cells done, updated as its chunks finish (stages
+  computing two chunks or more)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from prefect.artifacts import (create_link_artifact, create_markdown_artifact, create_progress_artifact,
+                               create_table_artifact, update_progress_artifact)
+from prefect.context import FlowRunContext
+from prefect.futures import PrefectFuture, as_completed
+
+from dialogbench.cells import Chunk
+from dialogbench.cells.records import run_failures
+from dialogbench.config import Config
+from dialogbench.lake import Lake
+from dialogbench.runs import StageReport
+
+log = logging.getLogger("dialogbench.artifacts")
+
+PREFIX = "dialogbench"
+# report.md in a Markdown artifact: Prefect 3.7's server sets no size limit on artifact data (a JSON column), but
+# every version is kept in its database and the UI renders it whole; a larger report is cut, naming the file.
+MARKDOWN_MAX_CHARS = 200_000
+FAILURE_ROWS_MAX = 1000   # rows of the failures table; the rest are counted in its description
+ERROR_MAX_CHARS = 500     # characters of one error in that table
+PROGRESS_MIN_CHUNKS = 2   # a stage computing fewer chunks gets no progress artifact
+
+# this process's publishing cost: artifacts created, progress updates, API seconds (the run summary reports it)
+_spent = {"artifacts": 0, "updates": 0, "seconds": 0.0}
+
+
+def key(*parts: str) -> str:
+    """A valid artifact key (lowercase letters, digits, dashes): ``("progress", "generate:Bot_A")`` →
+    ``dialogbench-progress-generate-bot-a``."""
+    slugs = (re.sub(r"[^a-z0-9]+", "-", str(part).lower()).strip("-") for part in (PREFIX, *parts))
+    return "-".join(s for s in slugs if s)
+
+
+def reset_cost() -> None:
+    _spent.update(artifacts=0, updates=0, seconds=0.0)
+
+
+def cost() -> dict:
+    return {"artifacts": _spent["artifacts"], "progress_updates": _spent["updates"],
+            "seconds": round(_spent["seconds"], 4)}
+
+
+@contextmanager
+def _publishing(what: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    except Exception as exc:  # the UI's copy of a result is not worth a run: warn and go on
+        log.warning("could not publish the %s artifact: %s: %s", what, type(exc).__name__, exc)
+    finally:
+        _spent["seconds"] += time.perf_counter() - start
+
+
+def _create(make: Callable[..., Any], **kwargs) -> Any:
+    _spent["artifacts"] += 1
+    return make(**kwargs)
+
+
+def _jsonable(rows: Any) -> Any:
+    """Rows as plain JSON values (dates, decimals and the like as strings; NaN becomes null in the table)."""
+    return json.loads(json.dumps(rows, default=str))
+
+
+def tag_flow_run(tags: list[str]) -> None:
+    """Add ``tags`` to the running flow run itself (task runs and subflows get them from ``prefect.tags``)."""
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        return
+    with _publishing("tags"):
+        merged = sorted(set(context.flow_run.tags) | set(tags))
+        context.client.update_flow_run(context.flow_run.id, tags=merged)
+
+
+def publish_stages(run_id: str, stages: list[dict]) -> None:
+    rows = [{"stage": s["stage"], "planned": s["planned"], "cached": s["cached"], "computed": s["computed"],
+             "failed": s["failed"], "seconds": round(s["seconds"], 2)} for s in stages]
+    total = {k: sum(r[k] for r in rows) for k in ("planned", "cached", "computed", "failed")}
+    with _publishing("stages"):
+        _create(create_table_artifact, table=rows, key=key("stages"),
+                description=f"Run `{run_id}`: {len(rows)} stage(s); {total['planned']} planned, {total['cached']} "
+                            f"cached, {total['computed']} computed, {total['failed']} failed.")
+
+
+def publish_leaderboards(run_id: str, boards: dict[str, Any]) -> None:
+    """A table per family (a family whose leaderboard is several tables, e.g. GameEval's games: one per table)."""
+    for family, rows in boards.items():
+        tables = rows.items() if isinstance(rows, dict) else [(None, rows)]
+        for name, table in tables:
+            title = f"{family} {name}" if name else family
+            with _publishing(f"{title} leaderboard"):
+                _create(create_table_artifact, table=_jsonable(list(table or [])),
+                        key=key("leaderboard", family, *([name] if name else [])),
+                        description=f"Run `{run_id}`: {title} leaderboard ({len(table or [])} row(s)).")
+
+
+def publish_report(run_id: str, paths: dict[str, str] | None) -> None:
+    """A link to report.html (a file:// URL on the machine that ran it) and report.md's text."""
+    if not paths:
+        return
+    if paths.get("html"):
+        with _publishing("report link"):
+            html = Path(paths["html"]).resolve()
+            _create(create_link_artifact, link=html.as_uri(), link_text=f"report.html ({run_id})", key=key("report"),
+                    description=f"Run `{run_id}`: the HTML report, on the machine that ran it.")
+    if paths.get("md"):
+        with _publishing("report markdown"):
+            text = Path(paths["md"]).read_text(encoding="utf-8")
+            if len(text) > MARKDOWN_MAX_CHARS:
+                text = (text[:MARKDOWN_MAX_CHARS] + f"\n\n… (cut at {MARKDOWN_MAX_CHARS:,} of {len(text):,} "
+                        f"characters; the whole report is {paths['md']})\n")
+            _create(create_markdown_artifact, markdown=text, key=key("report", "md"),
+                    description=f"Run `{run_id}`: report.md.")
+
+
+def publish_failures(config: Config, run_id: str) -> None:
+    """This run's failed cells (none: an empty table, so the key's latest version says so too)."""
+    with _publishing("failures"):
+        failures = run_failures(Lake(config.lake), run_id)
+        rows = [{"stage": f["stage"], "item": f["item_id"], "model": f["model"], "judge": f["judge"],
+                 "error": (f["error"] or "")[:ERROR_MAX_CHARS], "cell_key": f["cell_key"]}
+                for f in failures[:FAILURE_ROWS_MAX]]
+        more = f" (the first {FAILURE_ROWS_MAX} shown)" if len(failures) > FAILURE_ROWS_MAX else ""
+        _create(create_table_artifact, table=rows, key=key("failures"),
+                description=f"Run `{run_id}`: {len(failures)} failed cell(s){more}; the next run retries them "
+                            "(`dialogbench query \"select * from failures\"`).")
+
+
+def computed_with_progress(stage: str, planned: StageReport, chunks: list[Chunk],
+                           futures: list[PrefectFuture]) -> list[StageReport]:
+    """Each chunk's report, in chunk order, once all are done; meanwhile, for a stage of several chunks, a progress
+    artifact goes from its cached share to 100% as its chunks finish (one chunk: its task run says as much, and two
+    API calls are saved). A chunk that raised (after its retries) raises here, as ``PrefectFutureList.result()``
+    did."""
+    if len(futures) < PROGRESS_MIN_CHUNKS:
+        return [future.result() for future in futures]
+    cells = {future: len(chunk.cells) for future, chunk in zip(futures, chunks)}
+    done, total = planned.cached, max(planned.planned, 1)
+    artifact = None
+    with _publishing(f"{stage} progress"):
+        artifact = _create(create_progress_artifact, progress=100.0 * done / total, key=key("progress", stage),
+                           description=f"{stage}: share of its {planned.planned} planned cells done "
+                                       f"({planned.cached} cached, {len(chunks)} chunk(s) to compute).")
+    for future in as_completed(futures):
+        done += cells[future]
+        if artifact is not None:
+            with _publishing(f"{stage} progress"):
+                _spent["updates"] += 1
+                update_progress_artifact(artifact_id=artifact, progress=min(100.0, 100.0 * done / total))
+    return [future.result() for future in futures]
