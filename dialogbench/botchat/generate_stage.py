@@ -98,7 +98,7 @@ class GenerateDialogues(Stage):
         emit([{"cell_key": c.key, "dialogue_key": s.key, "protocol": PROTOCOL, "item_id": c.item_id,
                "model": model.name, "model_fp": model_fp, "n_target": s.n_target, "utterances": s.utterances,
                "completion_tokens": s.completion_tokens, "empty_utterances": s.empty_utterances,
-               "trimmed_steps": s.trimmed_steps, "run_id": emit.run_id, "created_at": created,
+               "trimmed_steps": s.trimmed_steps, "max_tokens": model.max_tokens, "run_id": emit.run_id, "created_at": created,
                "backend": model.backend,
                # a dialogue extended from a stored prefix keeps the engine that wrote that prefix too
                "backend_version": "; ".join(sorted(s.engines)) or None} for c, s in ok],

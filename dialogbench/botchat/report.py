@@ -11,12 +11,13 @@ from dialogbench.report.tables import Section
 
 QUERIES = {
     "unieval": "select * from botchat_unieval order by judge, model, n",
-    "elo": "select * from botchat_elo order by judge, n, model",
+    "elo": "select * from report_arena_ratings order by judge, n, model",
     "pair_rates": "select * from botchat_pair_rates order by judge, n, model_a, model_b",
     "gteval": "select * from botchat_gteval order by judge, model",
     "unieval_gt": "select * from botchat_unieval_gt order by judge, model",
     "lengths": "select * from botchat_lengths order by model",
     "length_boxes": "select * from report_length_boxes order by model",
+    "truncation": "select * from botchat_truncation order by model",
 }
 JUDGED = ("unieval", "elo", "pair_rates", "gteval", "unieval_gt")  # the report's judge is picked from these
 
@@ -52,6 +53,7 @@ def leaderboard(data: dict) -> dict:
         e = entry(r["model"])
         e[f"pass@{r['n']}"] = r["pass_rate"]
         e[f"parsed_pass@{r['n']}"] = r.get("pass_rate_parsed")
+        e[f"pass_row@{r['n']}"] = r
         if r["n"] == max(pass_ns):
             e.update(dialogues=r["dialogues"], unparsed=r["unparsed"])
     for r in elo:
@@ -59,7 +61,7 @@ def leaderboard(data: dict) -> dict:
             entry(r["model"])[f"elo@{r['n']}"] = r
     for r in data["gteval"] or []:
         entry(r["model"]).update(win_tie=r["win_tie_rate"], parsed_win_tie=r.get("win_tie_rate_parsed"),
-                                 gt_unparsed=r["unparsed"])
+                                 gt_unparsed=r["unparsed"], gt_row=r)
     for r in data["lengths"] or []:
         entry(r["model"])["mean_tokens"] = r["mean_tokens"]
     if any(e.get("win_tie") is not None for e in rows.values()):

@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 from dialogbench.report import svg
+from dialogbench.report.checks import FLAG, coverage, few, few_warning, flag, interval as rate_interval, plural, \
+    rate_cell
 from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
+
+STAGES = ("generate:", "botchat_")  # BotChat's stages in plans (report_plan_coverage)
 
 GT_PARTS = [("win", "#4e9a5a"), ("tie", "#9aa0a6"), ("lose", "#d1495b"), ("unparsed", "#e8e8e8")]
 AUTHORS_UNIEVAL = ("as in the authors' notebook (BotChat annotations/BrowseAnnotation.ipynb), a verdict the parser "
@@ -34,24 +38,71 @@ def leaderboard_order(data: dict, models) -> list[str]:
     return sorted(set(models), key=lambda m: (order.index(m) if m in order else len(order), m))
 
 
+def checks(data: dict) -> dict:
+    """BotChat's warnings (listed atop its leaderboard) and what they mark: all-tie Arena ratings, zero-width
+    intervals, numbers on fewer than min_cells cells, utterances cut at max_tokens, models short of their plan."""
+    lowest = data.get("min_cells", 10)
+    elo, lines = data["elo"] or [], []
+    all_ties = sorted({r["n"] for r in elo if r.get("all_ties")})
+    for n in all_ties:
+        verdicts = next(r.get("verdicts") for r in elo if r["n"] == n)
+        lines.append(f"Arena @N={n}: all {plural(verdicts or 0, 'parsed verdict')} are ties, so every model keeps "
+                     "the initial Elo and equal Bradley–Terry ratings: these ratings rank nothing.")
+    zero = [f"{r['model']} @N={r['n']} ({' and '.join(k for k, z in (('Elo', r.get('elo_zero_width')), ('BT', r.get('bt_zero_width'))) if z)})"
+            for r in elo if r.get("elo_zero_width") or r.get("bt_zero_width")]
+    if zero:
+        lines.append("Intervals of zero width (the bootstrap found no spread: too few or too uniform games, not "
+                     f"certainty): {'; '.join(zero)}.")
+    small = [f"pass@{r['n']} of {r['model']} (n={r['dialogues']})" for r in data["unieval"] or []
+             if r["n"] in data["leaderboard"]["pass_ns"] and few(r["dialogues"], lowest)]
+    small += [f"Win + Tie vs GT of {r['model']} (n={r['comparisons']})" for r in data["gteval"] or []
+              if few(r["comparisons"], lowest)]
+    small += [f"Elo@{r['n']} of {r['model']} ({r['games']} games)" for r in elo if few(r.get("games"), lowest)]
+    small += [f"{r['model_a']} vs {r['model_b']} @N={r['n']} ({r['games']} games)" for r in data["pair_rates"] or []
+              if few(r["games"], lowest)]
+    lines += few_warning(small, lowest, "cells (dialogues, comparisons or games)")
+    capped = {r["model"]: r for r in data.get("truncation") or [] if r.get("capped")}
+    for m, r in capped.items():
+        lines.append(f"{m}: {r['capped']:,} of {r['utterances'] - r['unknown_cap']:,} generated utterances "
+                     f"({pct(r['capped_rate'])}) reached max_tokens = {r['max_tokens']} and were cut there; its "
+                     "lengths and the judge's verdicts are of cut text.")
+    cover, short = coverage(data.get("coverage"), STAGES)
+    return {"lines": lines + cover, "all_ties": set(all_ties), "capped": set(capped), "short": short,
+            "min_cells": lowest}
+
+
+def model_cell(name: str, marks: dict) -> str:
+    return flag(name, name in marks["short"])
+
+
 def leaderboard(data: dict) -> Section:
-    lb = data["leaderboard"]
+    lb, marks = data["leaderboard"], checks(data)
+    lowest = marks["min_cells"]
     if not lb["rows"]:
         return Section("leaderboard", "Leaderboard", empty=NO_DATA + " Run the pipeline to fill the lake.")
     headers = ["#", "Model"] + (["Win + Tie vs GT", "Win + Tie vs GT\nunparsed left out"] if lb["has_gt"] else [])
     headers += [h for n in lb["pass_ns"] for h in (f"pass@{n}", f"pass@{n}\nunparsed left out")]
-    headers += [f"Elo@{n}\n± std; BT [95% CI]" for n in lb["elo_ns"]]
+    headers += [f"Elo@{n}\n± std; BT [95% CI]; games" for n in lb["elo_ns"]]
     headers += ["avg tokens", "judged", "unparsed"]
     rows = []
     for i, e in enumerate(lb["rows"], 1):
-        row = [str(i), e["model"]] + ([pct(e.get("win_tie")), pct(e.get("parsed_win_tie"))] if lb["has_gt"] else [])
-        row += [pct(e.get(key)) for n in lb["pass_ns"] for key in (f"pass@{n}", f"parsed_pass@{n}")]
+        gt = e.get("gt_row") or {}
+        row = [str(i), model_cell(e["model"], marks)]
+        if lb["has_gt"]:
+            row += [rate_cell(e.get("win_tie"), gt.get("win_tie_ci_low"), gt.get("win_tie_ci_high"),
+                              gt.get("comparisons"), min_cells=lowest), pct(e.get("parsed_win_tie"))]
+        for n in lb["pass_ns"]:
+            p = e.get(f"pass_row@{n}") or {}
+            row += [rate_cell(e.get(f"pass@{n}"), p.get("pass_ci_low"), p.get("pass_ci_high"), p.get("dialogues"),
+                              min_cells=lowest), pct(e.get(f"parsed_pass@{n}"))]
         for n in lb["elo_ns"]:
             r = e.get(f"elo@{n}") or {}
             bt = f"\nBT {rating(r['bt'])} {interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}" if r.get("bt") is not None else ""
-            row.append(elo_pm(r) + bt)
+            games = f"\n{r['games']:,} games" if r.get("games") is not None else ""
+            row.append(flag(elo_pm(r) + bt + games, bool(r) and degenerate(r, marks)))
         unparsed = [e.get("unparsed"), e.get("gt_unparsed")]
-        row += [num(e.get("mean_tokens")), num(e.get("dialogues"), 0),
+        capped = e["model"] in marks["capped"]
+        row += [flag(num(e.get("mean_tokens")), capped), num(e.get("dialogues"), 0),
                 "–" if all(u is None for u in unparsed) else f"{sum(u or 0 for u in unparsed):,}"]
         rows.append(row)
     notes = [f"Sorted by {lb['sort_by']}, best first. Judge: {data['judge'] or '–'}."]
@@ -67,8 +118,16 @@ def leaderboard(data: dict) -> Section:
                      "BT@N: Bradley–Terry rating on the Elo scale with its bootstrap 95% interval.")
     notes.append("avg tokens: mean CL100K tokens per generated utterance. judged: dialogues judged by UniEval. "
                  "unparsed: verdicts the parser could not read (UniEval + GT comparisons).")
+    notes.append("Below each rate: its Wilson 95% interval and n, the cells it is a share of (dialogues for pass@N, "
+                 f"comparisons for Win + Tie); below each rating the games it rests on. {FLAG}: see Warnings.")
     return Section("leaderboard", "Leaderboard", "\n".join(notes), [Table(headers, rows, numeric_from=2)],
-                   lead=True)
+                   lead=True, warnings=marks["lines"])
+
+
+def degenerate(r: dict, marks: dict) -> bool:
+    """An Arena rating to mark: all ties at its N, a zero-width interval, or too few games."""
+    return bool(r.get("all_ties") or r.get("elo_zero_width") or r.get("bt_zero_width")
+                or few(r.get("games"), marks["min_cells"]))
 
 
 def unieval(data: dict) -> Section:
@@ -78,14 +137,20 @@ def unieval(data: dict) -> Section:
     order = [e["model"] for e in data["leaderboard"]["rows"]]
     ns = sorted({r["n"] for r in rows})
     by = {(r["model"], r["n"]): r["pass_rate"] for r in rows}
+    full = {(r["model"], r["n"]): r for r in rows}
+    lowest = data.get("min_cells", 10)
     parsed = {(r["model"], r["n"]): r.get("pass_rate_parsed") for r in rows}
     unparsed = {(r["model"], r["n"]): r["unparsed"] for r in rows}
     models = [m for m in order if any((m, n) in by for n in ns)]
     series = {m: [(n, by[(m, n)]) for n in ns if (m, n) in by] for m in models}
     heads = ["Model"] + [f"N={n}" for n in ns] + ["unparsed"]
     most = lambda m: max((unparsed.get((m, n)) or 0 for n in ns), default=0)  # noqa: E731  (the same at every N)
-    table = Table(heads, [[m] + [pct(by.get((m, n))) for n in ns] + [num(most(m), 0)] for m in models],
-                  "Authors' rule: " + AUTHORS_UNIEVAL + ".", numeric_from=1)
+    cell = lambda m, n: rate_cell(by.get((m, n)), (full.get((m, n)) or {}).get("pass_ci_low"),  # noqa: E731
+                                  (full.get((m, n)) or {}).get("pass_ci_high"), (full.get((m, n)) or {}).get("dialogues"),
+                                  min_cells=lowest)
+    table = Table(heads, [[m] + [cell(m, n) for n in ns] + [num(most(m), 0)] for m in models],
+                  "Authors' rule: " + AUTHORS_UNIEVAL + ". Below each rate: its Wilson 95% interval and n, the "
+                  "dialogues it is a share of.", numeric_from=1)
     strict = Table(heads, [[m] + [pct(parsed.get((m, n))) for n in ns] + [num(most(m), 0)] for m in models],
                    "The same pass rates with unparseable verdicts left out (parsed verdicts only).",
                    numeric_from=1, collapsed=True)
@@ -103,16 +168,19 @@ def arena(data: dict) -> Section:
     ns = sorted({r["n"] for r in elo})
     by = {(r["model"], r["n"]): r for r in elo}
     models = [m for m in order if any((m, n) in by for n in ns)]
+    marks = checks(data)
     headers = ["Model"] + [h for n in ns for h in (f"Elo@{n}\n± std; 2.5–97.5%", f"BT@{n}\n[95% CI]", f"games@{n}")]
     rows = []
     for m in models:
         row = [m]
         for n in ns:
             r = by.get((m, n)) or {}
-            row += [elo_pm(r) + (f"\n{interval(r.get('ci_low'), r.get('ci_high'))}" if r.get("ci_low") is not None else ""),
-                    rating(r.get("bt")) + (f"\n{interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}"
-                                           if r.get("bt_ci_low") is not None else ""),
-                    num(r.get("games"), 0)]
+            bad = bool(r) and degenerate(r, marks)
+            row += [flag(elo_pm(r) + (f"\n{interval(r.get('ci_low'), r.get('ci_high'))}" if r.get("ci_low") is not None else ""),
+                         bad),
+                    flag(rating(r.get("bt")) + (f"\n{interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}"
+                                                if r.get("bt_ci_low") is not None else ""), bad),
+                    flag(num(r.get("games"), 0), few(r.get("games"), marks["min_cells"]))]
         rows.append(row)
     tables = [Table(headers, rows)] if rows else []
     charts = []
@@ -129,10 +197,14 @@ def arena(data: dict) -> Section:
                        svg.heatmap(names, cells, label=f"Pairwise win rate at N={n}")))
         unparsed = sum(r["unparsed"] or 0 for r in group)
         tables.append(Table(["Model A", "Model B", "games", "A wins", "B wins", "ties", "unparsed"],
-                            [[r["model_a"], r["model_b"], num(r["games"], 0), pct(r["win_rate_a"]),
-                              pct(r["wins_b"] / r["games"] if r["games"] else None), pct(r["tie_rate"]),
+                            [[r["model_a"], r["model_b"], flag(num(r["games"], 0), few(r["games"], marks["min_cells"])),
+                              *(pct(r.get(k)) + f"\n{rate_interval(r.get(lo), r.get(hi))}" if r.get(k) is not None else "–"
+                                for k, lo, hi in (("win_rate_a", "win_a_ci_low", "win_a_ci_high"),
+                                                  ("win_rate_b", "win_b_ci_low", "win_b_ci_high"),
+                                                  ("tie_rate", "tie_ci_low", "tie_ci_high"))),
                               num(r["unparsed"], 0)] for r in group],
-                            caption=f"All pairs at N={n} ({unparsed:,} unparseable verdicts)", numeric_from=2,
+                            caption=f"All pairs at N={n} ({unparsed:,} unparseable verdicts); each share of the "
+                                    "games, with its Wilson 95% interval", numeric_from=2,
                             collapsed=True))
     intro = ("Pairs of dialogues from the same seed, judged side by side: the one the judge finds less "
              "AI-like wins. Ratings from the latest run of each (judge, N). A pair compares only the seeds "
@@ -154,7 +226,9 @@ def ground_truth(data: dict) -> Section:
         shares = [(g.get(k) or 0) / total if total else None for k in ("win", "tie", "lose", "unparsed")]
         if total:
             bars.append((m, shares))
-        rows.append([m, num(g.get("comparisons"), 0), *map(pct, shares[:3]), pct(g.get("win_tie_rate")),
+        rows.append([m, num(g.get("comparisons"), 0), *map(pct, shares[:3]),
+                     rate_cell(g.get("win_tie_rate"), g.get("win_tie_ci_low"), g.get("win_tie_ci_high"),
+                               g.get("comparisons"), min_cells=data.get("min_cells", 10)),
                      pct(g.get("win_tie_rate_parsed")), num(g.get("unparsed"), 0), pct(u.get("pass_rate")),
                      pct(u.get("pass_rate_parsed")), num(u.get("unparsed"), 0)])
     headers = ["Model", "comparisons", "win", "tie", "lose", "Win + Tie", "Win + Tie\nunparsed left out", "unparsed",
@@ -164,7 +238,8 @@ def ground_truth(data: dict) -> Section:
     intro = ("Each model's dialogue against the human one from MuTual-Test, trimmed to the human length: the model "
              "wins when the judge finds the human dialogue more AI-like. Beside it, UniEval's pass rate at "
              "the human length.")
-    caption = (f"win / tie / lose / Win + Tie: shares of all comparisons; {AUTHORS_GTEVAL}. UniEval pass @ GT "
+    caption = (f"win / tie / lose / Win + Tie: shares of all comparisons (Win + Tie with its Wilson 95% interval "
+               f"and n); {AUTHORS_GTEVAL}. UniEval pass @ GT "
                f"length: {AUTHORS_UNIEVAL}. The 'unparsed left out' columns divide by parsed verdicts only.")
     return Section("gt", "Compared to the ground truth", intro, [Table(headers, rows, caption, numeric_from=1)], charts)
 
@@ -174,9 +249,17 @@ def lengths(data: dict) -> Section:
     if not stats:
         return Section("lengths", "Utterance lengths", empty=NO_DATA)
     stats = sorted(stats, key=lambda r: (r["mean_tokens"] is None, r["mean_tokens"] or 0, r["model"]))
-    rows = [[r["model"], num(r["mean_tokens"]), num(r["median_tokens"]), num(r["p95_tokens"]),
-             num(r["max_tokens"], 0), num(r["utterances"], 0), num(r["dialogues"], 0)] for r in stats]
-    table = Table(["Model", "avg tokens", "median", "p95", "max", "utterances", "dialogues"], rows)
+    cut = {r["model"]: r for r in data.get("truncation") or []}
+    rows = []
+    for r in stats:
+        c, capped = cut.get(r["model"]) or {}, bool((cut.get(r["model"]) or {}).get("capped"))
+        at_cap = ("–" if not c or c.get("max_tokens") is None else
+                  flag(f"{c['capped']:,} ({pct(c['capped_rate'])})\nmax_tokens {c['max_tokens']}", capped))
+        rows.append([r["model"], *(flag(num(r[k]), capped) for k in ("mean_tokens", "median_tokens", "p95_tokens")),
+                     flag(num(r["max_tokens"], 0), capped), num(r["utterances"], 0), num(r["dialogues"], 0), at_cap])
+    table = Table(["Model", "avg tokens", "median", "p95", "max", "utterances", "dialogues", "cut at max_tokens"],
+                  rows, "cut at max_tokens: generated utterances whose model tokens reached the max_tokens recorded "
+                        "with the dialogue (no finish reason is stored; '–' where the dialogues predate that record)")
     box_rows = [(r["model"], boxes[r["model"]]) for r in stats if r["model"] in boxes]
     charts = [("Tokens per generated utterance: box = quartiles, line = median, whiskers = min to max",
                svg.box_plot(box_rows, label="Tokens per utterance by model"))] if box_rows else []

@@ -28,6 +28,7 @@ GENERATIONS = pa.schema([
     ("completion_tokens", pa.list_(pa.int32())),  # model tokens of each generated utterance
     ("empty_utterances", pa.int32()),
     ("trimmed_steps", pa.int32()),
+    ("max_tokens", pa.int32()),  # the model's max_tokens per utterance (null in files written before it was kept)
     *WRITTEN,
 ])
 

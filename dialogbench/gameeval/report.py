@@ -6,6 +6,7 @@ name was no living player) are counted apart."""
 
 from __future__ import annotations
 
+from dialogbench.report.checks import coverage, few, few_warning, flag
 from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import Section, Table, num
 
@@ -87,7 +88,7 @@ def status_line(status: dict[str, dict]) -> str:
     return "; ".join(parts) + "."
 
 
-def askguess_tables(rows: list[dict], status: dict | None) -> list[Table]:
+def askguess_tables(rows: list[dict], status: dict | None, lowest: int = 10) -> list[Table]:
     """Table 2: a block per setting (w/ prior description first), best ST first, then fewer rounds."""
     if not status:
         return []
@@ -115,13 +116,13 @@ def askguess_tables(rows: list[dict], status: dict | None) -> list[Table]:
         if unassigned.get(setting):
             caption += f" (+{unassigned[setting]:,} of models with no game yet, not listed)"
         body = [[r["model"], two(r["mean_rounds"]), *(two(r[k]) for k in OUTCOMES), num(r["words"], 0),
-                 num(r["trials"], 0), num(r["missing"], 0)] for r in block]
+                 flag(num(r["trials"], 0), few(r["trials"], lowest)), num(r["missing"], 0)] for r in block]
         tables.append(Table(["Model", "Round", "ST", "EE", "RLE", "AME", "CE", "words", "trials", "missing"],
                             body, caption))
     return tables
 
 
-def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None) -> list[Table]:
+def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, lowest: int = 10) -> list[Table]:
     """Table 3 (spy model x villager model: w and l), Figure 6 as a table (win rate per word pair), all pairs."""
     rows = [r for r in rows if r["spy_model"] is not None and r["villager_model"] is not None]
     if not status or not rows:
@@ -133,11 +134,12 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None) -> 
         line = [spy]
         for villager in models:
             r = by.get((spy, villager))
-            line += ([two(r[k]) for k in (*SPYFALL_TRUE, *SPYFALL_PUBLISHED)] if r and r["games"]
+            line += ([flag(f"{two(r['spy_win_rate'])}\nn={r['games']:,}", few(r["games"], lowest)),
+                      *(two(r[k]) for k in (SPYFALL_TRUE[1], *SPYFALL_PUBLISHED))] if r and r["games"]
                      else [NOT_PLAYED] * 4)
         body.append(line)
     unfinished, missing, discarded = status["unfinished"], status["missing"], status.get("discarded") or 0
-    caption = (f"Table 3, SpyFall: row model as spy; w: spy win rate, l: spy living rounds, each per word pair (over "
+    caption = (f"Table 3, SpyFall: row model as spy; w: spy win rate (below: n, its finished games), l: spy living rounds, each per word pair (over "
                "its finished games), then the true mean over the word pairs; w pub., l pub.: the same per-pair values "
                "by the paper's Table 3 formula, sum over word pairs / (word pairs - 1) (the authors' "
                "compute_adversarial.py; 11 pairs over 10, about 10% high; '–' below two word pairs): compare these "
@@ -179,7 +181,7 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None) -> 
     return tables
 
 
-def tofukingdom_table(perms: list[dict], status: dict | None) -> list[Table]:
+def tofukingdom_table(perms: list[dict], status: dict | None, lowest: int = 10) -> list[Table]:
     """Table 4: a row per camp permutation, a points column per model (its camp's wins), Total Points."""
     perms = [p for p in perms if all(p[f"{c}_model"] is not None for c in CAMPS)]
     if not status or not perms:
@@ -191,7 +193,8 @@ def tofukingdom_table(perms: list[dict], status: dict | None) -> list[Table]:
         for m in models:
             totals[m] += points[m]
         played = {p[f"{c}_model"] for c in CAMPS}
-        body.append([*(p[f"{c}_model"] for c in CAMPS), num(p["games"], 0), num(p["unfinished"], 0),
+        body.append([*(p[f"{c}_model"] for c in CAMPS), flag(num(p["games"], 0), few(p["games"], lowest)),
+                     num(p["unfinished"], 0),
                      *(num(points[m], 0) if m in played else NOT_PLAYED for m in models)])
     body.append(["Total Points", "", "", num(sum(p["games"] for p in perms), 0),
                  num(sum(p["unfinished"] for p in perms), 0), *(num(totals[m], 0) for m in models)])
@@ -265,12 +268,29 @@ def gameeval(data: dict) -> Section:
              ") and scores a point per finished game its camp won. Example transcripts: 'said' is what the other "
              "players heard, 'thought' the speaker's private reasoning (in no other player's history), both shortened "
              "(in full: the gameeval_transcripts view).")
-    tables = [*askguess_tables(data.get("askguess") or [], status.get("askguess")),
+    lowest = data.get("min_cells", 10)
+    tables = [*askguess_tables(data.get("askguess") or [], status.get("askguess"), lowest),
               *spyfall_tables(data.get("spyfall") or [], data.get("spyfall_pairs") or [],
-                              status.get("spyfall")),
-              *tofukingdom_table(data.get("tofukingdom_permutations") or [], status.get("tofukingdom")),
+                              status.get("spyfall"), lowest),
+              *tofukingdom_table(data.get("tofukingdom_permutations") or [], status.get("tofukingdom"), lowest),
               *map(example_table, data.get("examples") or [])]
-    return Section("gameeval", TITLE, intro, tables, tables_first=True)
+    return Section("gameeval", TITLE, intro, tables, tables_first=True, warnings=warnings(data, status, lowest))
+
+
+def warnings(data: dict, status: dict, lowest: int) -> list[str]:
+    """Numbers on fewer than ``lowest`` games (Ask-Guess trials per model and setting, SpyFall finished games per
+    ordered pair, TofuKingdom finished games per permutation) and players short of their plan."""
+    small = [f"Ask-Guess {SETTINGS.get(r['setting'], r['setting'])} of {r['model']} ({r['trials']} trials)"
+             for r in data.get("askguess") or [] if r["model"] is not None and status.get("askguess")
+             and few(r["trials"], lowest)]
+    small += [f"SpyFall {r['spy_model']} (spy) vs {r['villager_model']} ({r['games']} finished games)"
+              for r in data.get("spyfall") or [] if r["spy_model"] is not None and status.get("spyfall")
+              and few(r["games"], lowest)]
+    small += [f"TofuKingdom {'/'.join(p[f'{c}_model'] for c in CAMPS)} ({p['games']} finished games)"
+              for p in data.get("tofukingdom_permutations") or []
+              if status.get("tofukingdom") and all(p[f"{c}_model"] is not None for c in CAMPS)
+              and few(p["games"], lowest)]
+    return few_warning(small, lowest, "games") + coverage(data.get("coverage"), ("gameeval",))[0]
 
 
 REPORT = ReportSection(queries=QUERIES, derive=derive, sections=lambda data: [gameeval(data)])

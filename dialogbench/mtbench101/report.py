@@ -8,6 +8,7 @@ from itertools import groupby
 
 from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
 from dialogbench.report import svg
+from dialogbench.report.checks import coverage, few, few_warning, flag
 from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import NO_DATA, Section, Table, num
 
@@ -15,6 +16,7 @@ QUERIES = {
     "leaderboard": "select * from mtbench101_leaderboard order by judge, model",
     "abilities": "select * from mtbench101_abilities order by judge, model",
     "curves": "select * from mtbench101_turn_curves order by judge, model, task, turn",
+    "tasks": "select model, judge, task, dialogues from mtbench101_tasks order by judge, model, task",
 }
 TITLE = "MT-Bench-101"
 LEAD = ["#", "Model", "Avg"]
@@ -52,11 +54,22 @@ def ranked(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["avg"] is None, -(r["avg"] or 0), r["model"]))
 
 
-def leaderboard_table(rows: list[dict]) -> Table:
-    body = [[str(i), r["model"], score(r["avg"]), *(score(r.get(t.code)) for t in TASKS),
+def task_cell(r: dict, code: str, n: dict, lowest: int) -> str:
+    """A task score with the dialogues it averages below it; marked when fewer than ``lowest``."""
+    value, count = r.get(code), n.get((r["model"], code))
+    if value is None:
+        return score(value)
+    return flag(f"{score(value)}\nn={count or 0:,}", few(count, lowest))
+
+
+def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10, short: set = frozenset()) -> Table:
+    n = n or {}
+    body = [[str(i), flag(r["model"], r["model"] in short), score(r["avg"]),
+             *(task_cell(r, t.code, n, lowest) for t in TASKS),
              f"{num(r['tasks_scored'], 0)} / {len(TASKS)}", num(r["unparsed"], 0), score(r.get("opencompass_avg"))]
             for i, r in enumerate(rows, 1)]
-    caption = "Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + "."
+    caption = ("Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + ". Below each task score: n, the "
+               "dialogues it averages.")
     return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups())
 
 
@@ -124,8 +137,14 @@ def mtbench101(data: dict) -> Section:
              "the Judge reliability section counts the ratings the two rules read differently.")
     charts = [c for c in [radar_chart(order, data.get("abilities") or [])] if c]
     curve_charts, curve_tables = turn_curves(order, data.get("curves") or [])
-    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows), *curve_tables], charts + curve_charts,
-                   tables_first=True)
+    lowest = data.get("min_cells", 10)
+    n = {(r["model"], r["task"]): r["dialogues"] for r in data.get("tasks") or []}
+    small = [f"{r['task']} of {r['model']} (n={r['dialogues']})" for r in data.get("tasks") or []
+             if few(r["dialogues"], lowest)]
+    cover, short = coverage(data.get("coverage"), ("mtbench101",))
+    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short), *curve_tables],
+                   charts + curve_charts, tables_first=True,
+                   warnings=few_warning(small, lowest, "scored dialogues") + cover)
 
 
 REPORT = ReportSection(queries=QUERIES, derive=derive, sections=lambda data: [mtbench101(data)])

@@ -6,10 +6,13 @@ import os
 import tempfile
 from pathlib import Path
 
+from dialogbench.config import ReportConfig
 from dialogbench.lake import Lake
 from dialogbench.report import html, markdown
+from dialogbench.report.checks import FLAG
 from dialogbench.report.data import collect, reporting
 from dialogbench.report.sections import all_sections
+from dialogbench.report.tables import Section
 
 
 def default_title() -> str:
@@ -30,14 +33,45 @@ def subtitle(data: dict) -> str:
     return "; ".join(parts) + "."
 
 
-def render(lake: Lake, *, title: str | None = None, examples_per_model: int = 3) -> dict[str, str]:
+def _when(t) -> str:
+    return "–" if t is None else f"{t:%Y-%m-%d %H:%M:%S %Z}"
+
+
+def header(data: dict, sections: list[Section]) -> list[tuple[str, str]]:
+    """The header's fields: the config and commit, the models and judges, the dates, the warning threshold, and
+    which sections list warnings (section id, title and count are joined in the text)."""
+    h = (data.get("header") or [{}])[0]
+    commit = data.get("commit")
+    settings, source = data["settings"], data["settings_source"]
+    warned = [f"{s.title} ({len(s.warnings)})" for s in sections if s.warnings]
+    runs = h.get("runs") or 0
+    dates = (f"latest run {h.get('run_id')}: started {_when(h.get('started_at'))}, finished "
+             f"{_when(h.get('finished_at'))}; first run started {_when(h.get('first_started_at'))} "
+             f"({runs:,} run{'' if runs == 1 else 's'} in the lake)") if runs else "no run recorded in the lake"
+    return [
+        ("Config", h.get("config") or "unknown (no run recorded)"),
+        ("Commit", (f"{commit} (the code rendering this report: git rev-parse HEAD; the runs do not record "
+                    "their commit)") if commit else "unknown (no git repository where the report was rendered)"),
+        ("Models", ", ".join(h.get("models") or []) or "–"),
+        ("Judge", data.get("judge") or "–"),
+        ("Judges in the current plans", ", ".join(h.get("judges") or []) or "–"),
+        ("Dates", dates),
+        ("Warnings", (f"{'; '.join(warned)}; a number marked {FLAG} is explained in its section's Warnings"
+                      if warned else "none")
+         + f" (threshold: fewer than {settings.min_cells} cells, report.min_cells from {source})"),
+    ]
+
+
+def render(lake: Lake, *, title: str | None = None, examples_per_model: int = 3,
+           settings: ReportConfig | None = None) -> dict[str, str]:
     """{"html": page, "md": markdown} for the lake as it is now (same lake, same text); the title defaults to
-    ``default_title()``."""
+    ``default_title()``. ``settings`` (the config's ``report:``) default to the latest run's config's."""
     title = default_title() if title is None else title
-    data = collect(lake, examples_per_model=examples_per_model)
+    data = collect(lake, examples_per_model=examples_per_model, settings=settings)
     sections, sub = all_sections(data), subtitle(data)
-    return {"html": html.render(sections, title=title, subtitle=sub),
-            "md": markdown.render(sections, title=title, subtitle=sub)}
+    head = header(data, sections)
+    return {"html": html.render(sections, title=title, subtitle=sub, header=head),
+            "md": markdown.render(sections, title=title, subtitle=sub, header=head)}
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -55,11 +89,11 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def write_report(lake: Lake, out_dir: Path, *, title: str | None = None,
-                 examples_per_model: int = 3) -> dict[str, Path]:
+                 examples_per_model: int = 3, settings: ReportConfig | None = None) -> dict[str, Path]:
     """Write ``out_dir/report.html`` and ``out_dir/report.md`` (each replaced atomically); returns their paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    pages = render(lake, title=title, examples_per_model=examples_per_model)
+    pages = render(lake, title=title, examples_per_model=examples_per_model, settings=settings)
     paths = {"html": out_dir / "report.html", "md": out_dir / "report.md"}
     for kind, path in paths.items():
         _atomic_write(path, pages[kind])

@@ -11,9 +11,11 @@ from functools import partial
 import duckdb
 
 from dialogbench import registry
+from dialogbench.config import ReportConfig
 from dialogbench.family import Family
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
+from dialogbench.report.checks import git_commit, settings_from_run
 from dialogbench.report.section import Context, Rows
 
 # What no family owns: every judge's output formats and reliability, and the latest run (sql/report/report_*.sql)
@@ -21,6 +23,8 @@ QUERIES = {
     "reliability": "select * from judge_reliability order by judge, protocol",
     "judge_outputs": "select * from judge_outputs order by judge, protocol, backend, backend_version, output_format",
     "runs": "select * from report_latest_run order by started_at, stage",
+    "header": "select * from report_header",
+    "coverage": "select * from report_plan_coverage order by stage, judge, model",
 }
 
 
@@ -44,13 +48,17 @@ def primary_judge(rows: list[dict]) -> str | None:
     return min(counts, key=lambda j: (-counts[j], j)) if counts else None
 
 
-def collect(lake: Lake, *, examples_per_model: int = 3) -> dict:
-    """The report's data: the judge-wide views, the run, the judge (and every judge seen), and under
-    ``families`` each reporting family's data by name. A query's rows are None when its view is missing."""
+def collect(lake: Lake, *, examples_per_model: int = 3, settings: ReportConfig | None = None) -> dict:
+    """The report's data: the judge-wide views, the run, the header, the judge (and every judge seen), and under
+    ``families`` each reporting family's data by name. A query's rows are None when its view is missing.
+    ``settings`` (the config's ``report:``) default to those of the config the latest run names, if readable."""
     families = reporting()
     with connect(lake) as con:
         read = partial(_rows, con)
         data: dict = {name: read(sql) for name, sql in QUERIES.items()}
+        header = (data["header"] or [{}])[0]
+        found, source = (settings, "given") if settings is not None else settings_from_run(header.get("config"))
+        data["settings"], data["settings_source"], data["commit"] = found, source, git_commit()
         rows = {f.name: {name: read(sql) for name, sql in f.report.queries.items()} for f in families}
         judged = [(f.name, key) for f in families for key in f.report.judged]
         candidates = [r for name, key in judged for r in rows[name][key] or []]
@@ -59,6 +67,8 @@ def collect(lake: Lake, *, examples_per_model: int = 3) -> dict:
         for name, key in judged:
             if rows[name][key] is not None:
                 rows[name][key] = [r for r in rows[name][key] if r["judge"] == judge]
-        context = Context(read=read, judge=judge, examples_per_model=examples_per_model)
-        data["families"] = {f.name: f.report.derive(rows[f.name], context) for f in families}
+        context = Context(read=read, judge=judge, examples_per_model=examples_per_model,
+                          min_cells=data["settings"].min_cells)
+        data["families"] = {f.name: {**f.report.derive(rows[f.name], context), "min_cells": context.min_cells,
+                                     "coverage": data["coverage"]} for f in families}
     return data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from dialogbench.report.checks import FLAG
 from dialogbench.report.tables import Section, Table
 
 CSS = """
@@ -40,6 +41,12 @@ table.dlg td.text { max-width: 62ch; }
 table.dlg tr.flag { background: var(--hi); }
 table.dlg td.why { color: #8a4b00; font-size: 13px; max-width: 36ch; }
 footer { margin-top: 48px; color: var(--muted); font-size: 13px; }
+dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; font-size: 13.5px; margin: 8px 0 14px; }
+dl.meta dt { font-weight: 600; color: var(--muted); }
+dl.meta dd { margin: 0; }
+.warnings { background: #fff1e6; border-left: 4px solid #d9822b; border-radius: 4px; padding: 6px 12px; margin: 8px 0 12px; }
+.warnings ul { margin: 4px 0; padding-left: 20px; font-size: 13.5px; max-width: 110ch; }
+td.warn { background: #fff1e6; }
 """
 
 
@@ -49,11 +56,23 @@ def cell(text: str) -> str:
     return escape(first) + "".join(f'<br><span class="more">{escape(line)}</span>' for line in rest)
 
 
+def td(text: str, numeric: bool) -> str:
+    """A body cell: right-aligned from ``numeric_from``, tinted when marked (checks.FLAG)."""
+    classes = " ".join(c for c, on in (("num", numeric), ("warn", FLAG in text)) if on)
+    return f'<td class="{classes}">{cell(text)}</td>' if classes else f"<td>{cell(text)}</td>"
+
+
+def warnings(items: list[str]) -> str:
+    if not items:
+        return ""
+    return ('<div class="warnings" role="note"><strong>Warnings</strong><ul>'
+            + "".join(f"<li>{escape(w)}</li>" for w in items) + "</ul></div>")
+
+
 def table(t: Table, cls: str = "") -> str:
     head = "".join(f'<th class="num">{cell(h)}</th>' if i >= t.numeric_from else f"<th>{cell(h)}</th>"
                    for i, h in enumerate(t.headers))
-    body = "".join("<tr>" + "".join(f'<td class="num">{cell(c)}</td>' if i >= t.numeric_from
-                                    else f"<td>{cell(c)}</td>" for i, c in enumerate(row)) + "</tr>"
+    body = "".join("<tr>" + "".join(td(c, i >= t.numeric_from) for i, c in enumerate(row)) + "</tr>"
                    for row in t.rows)
     caption = f"<caption>{escape(t.caption)}</caption>" if t.caption and not t.collapsed else ""
     if t.collapsed:
@@ -70,6 +89,7 @@ def section(s: Section) -> str:
     parts = [f'<section id="{escape(s.id)}"><h2>{escape(s.title)}</h2>']
     if s.empty:
         return parts[0] + f'<p class="empty">{escape(s.empty)}</p></section>'
+    parts.append(warnings(s.warnings))
     if s.lead:
         notes = "".join(f"<li>{escape(line)}</li>" for line in s.intro.split("\n"))
         parts += [table(t, "lb") for t in s.tables] + [f'<ul class="notes">{notes}</ul>']
@@ -83,7 +103,12 @@ def section(s: Section) -> str:
     return "".join(parts) + "</section>"
 
 
-def render(sections: list[Section], *, title: str, subtitle: str) -> str:
+def meta(header: list[tuple[str, str]]) -> str:
+    return ('<dl class="meta">' + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in header)
+            + "</dl>") if header else ""
+
+
+def render(sections: list[Section], *, title: str, subtitle: str, header: list[tuple[str, str]] = ()) -> str:
     nav = "".join(f'<a href="#{escape(s.id)}">{escape(s.title)}</a>' for s in sections)
     runs = [s for s in sections if s.id == "runs"]
     body = "".join(section(s) for s in sections if s.id != "runs")
@@ -92,5 +117,5 @@ def render(sections: list[Section], *, title: str, subtitle: str) -> str:
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<link rel="icon" href="data:,">'
             f"<title>{escape(title)}</title><style>{CSS}</style></head>"
-            f'<body><main><h1>{escape(title)}</h1><p class="sub">{escape(subtitle)}</p><nav>{nav}</nav>'
+            f'<body><main><h1>{escape(title)}</h1><p class="sub">{escape(subtitle)}</p>{meta(list(header))}<nav>{nav}</nav>'
             f"{body}{footer}</main></body></html>\n")

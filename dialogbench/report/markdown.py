@@ -31,6 +31,8 @@ def section(s: Section) -> str:
     parts = [f"## {s.title}"]
     if s.empty:
         return "\n\n".join(parts + [f"_{esc(s.empty)}_"])
+    if s.warnings:
+        parts.append("**Warnings**\n\n" + "\n".join(f"- {esc(w)}" for w in s.warnings))
     if s.intro and not s.lead:
         parts.append(esc(s.intro))
     parts += [table(t) for t in s.tables]
@@ -42,5 +44,6 @@ def section(s: Section) -> str:
     return "\n\n".join(parts)
 
 
-def render(sections: list[Section], *, title: str, subtitle: str) -> str:
-    return "\n\n".join([f"# {esc(title)}", esc(subtitle), *map(section, sections)]) + "\n"
+def render(sections: list[Section], *, title: str, subtitle: str, header: list[tuple[str, str]] = ()) -> str:
+    meta = ["\n".join(f"- **{esc(k)}**: {esc(v)}" for k, v in header)] if header else []
+    return "\n\n".join([f"# {esc(title)}", esc(subtitle), *meta, *map(section, sections)]) + "\n"

@@ -19,11 +19,14 @@ class Read(Protocol):
 @dataclass(frozen=True)
 class Context:
     """What ``ReportSection.derive`` gets beside its rows: ``read`` runs further SQL over the catalog (with
-    parameters), ``judge`` is the report's judge, ``examples_per_model`` how many examples to show per model."""
+    parameters), ``judge`` is the report's judge, ``examples_per_model`` how many examples to show per model,
+    ``min_cells`` the fewest cells (dialogues, games, comparisons) a number may rest on unmarked (``report.min_cells``
+    of the config)."""
 
     read: Read
     judge: str | None
     examples_per_model: int
+    min_cells: int = 10
 
 
 def keep_rows(rows: dict[str, Rows], context: Context) -> dict:

@@ -39,6 +39,7 @@ class Section:
     blocks: list[Block] = field(default_factory=list)  # after the tables and charts
     tables_first: bool = False  # HTML: the (non-collapsed) tables before the charts
     lead: bool = False  # the page's lead table (HTML: class "lb"); the intro is a list of notes after it
+    warnings: list[str] = field(default_factory=list)  # shown first, under the title (checks.py); cells marked ⚠
 
 
 def pct(v) -> str:

@@ -5,6 +5,8 @@
 -- counted only when it was judged on >= L utterances.
 -- pass_rate follows the authors' rule, as botchat_unieval does: an unparsed verdict passes unless its raw
 -- output holds an `Index: <k>` with k <= L, and stays in the denominator; pass_rate_parsed leaves unparsed out.
+-- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (z = 1.96; sql/README.md, "Intervals"), null when
+-- there is nothing to count.
 with unieval as (
     select
         *,
@@ -33,18 +35,33 @@ at_human_length as (
     where unieval.n_judged >= human.n_utterances
 ),
 
-final as (
+counted as (
     select
         model,
         judge,
         count(*) as dialogues,
         count(*) filter (where parsed_pass or unparsed_pass) as passed,
+        count(*) filter (where parsed) as parseable,
         count(*) filter (where not parsed) as unparsed,
         count(*) filter (where unparsed_pass) as unparsed_passed,
-        round(count(*) filter (where parsed_pass or unparsed_pass) / count(*), 4) as pass_rate,
-        round(count(*) filter (where parsed_pass) / nullif(count(*) filter (where parsed), 0), 4) as pass_rate_parsed
+        count(*) filter (where parsed_pass) as parsed_passed
     from at_human_length
     group by model, judge
+),
+
+final as (
+    select
+        model,
+        judge,
+        dialogues,
+        passed,
+        unparsed,
+        unparsed_passed,
+        round(passed / dialogues, 4) as pass_rate,
+        round(parsed_passed / nullif(parseable, 0), 4) as pass_rate_parsed,
+        case when dialogues > 0 then round(greatest(0.0, (passed + 1.920729410347062 - 1.959963984540054 * sqrt(passed * (dialogues - passed) / dialogues + 0.960364705173531)) / (dialogues + 3.841458820694124)), 4) end as pass_ci_low,
+        case when dialogues > 0 then round(least(1.0, (passed + 1.920729410347062 + 1.959963984540054 * sqrt(passed * (dialogues - passed) / dialogues + 0.960364705173531)) / (dialogues + 3.841458820694124)), 4) end as pass_ci_high
+    from counted
 )
 
 select * from final

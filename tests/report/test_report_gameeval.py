@@ -12,6 +12,7 @@ from dialogbench.lake import Lake
 from dialogbench.report import write_report
 from dialogbench.gameeval.report import EMPTY, gameeval
 from dialogbench.report.build import default_title
+from dialogbench.config import ReportConfig
 from dialogbench.report.data import collect
 from tests.gameeval.test_views import GAMES, gameeval_lake, plan_rows
 
@@ -19,7 +20,8 @@ from tests.gameeval.test_views import GAMES, gameeval_lake, plan_rows
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory) -> dict[str, str]:
     lake = gameeval_lake(tmp_path_factory.mktemp("gameeval-report") / "lake")
-    paths = write_report(lake, tmp_path_factory.mktemp("out"))
+    # one game a cell: no few-games marks here (test_report_warnings checks them)
+    paths = write_report(lake, tmp_path_factory.mktemp("out"), settings=ReportConfig(min_cells=1))
     return {kind: path.read_text() for kind, path in paths.items()}
 
 
@@ -66,8 +68,9 @@ def test_table3_spy_by_villager_with_w_and_l(pages):
     assert rows[1] == ["Spy", *["w", "l", "w pub.", "l pub."] * 2]
     # alpha vs beta: lion,tiger 2/3 and 10/3, iphone,ipad 0 and 1: the mean over the 2 word pairs (pooled: 0.50 and
     # 2.75), then their sum / (2 - 1); beta vs alpha has one word pair: no published value
-    assert rows[2:] == [["alpha", "-", "-", "-", "-", "0.33", "2.17", "0.67", "4.33"],
-                        ["beta", "0.00", "2.50", "–", "–", "-", "-", "-", "-"]]
+    # w with its finished games below it (n)
+    assert rows[2:] == [["alpha", "-", "-", "-", "-", "0.33 n=4", "2.17", "0.67", "4.33"],
+                        ["beta", "0.00 n=2", "2.50", "–", "–", "-", "-", "-", "-"]]
     caption = table.split("</caption>")[0]
     assert "then the true mean over the word pairs; w pub., l pub.:" in caption
     assert "by the paper&#x27;s Table 3 formula, sum over word pairs / (word pairs - 1)" in caption

@@ -1,0 +1,94 @@
+"""What keeps the report honest: the cells (n) and the Wilson 95% interval beside a rate, a mark on a cell whose
+number is degenerate or rests on too little, the warnings a section lists at its top, the report's settings
+(``report:`` in the config) and the code's commit for the header."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+from dialogbench.config import ReportConfig
+from dialogbench.report.tables import pct
+
+FLAG = "⚠"  # appended to a cell the section's Warnings explain (HTML: the cell is tinted)
+REPO = Path(__file__).resolve().parents[2]
+
+
+def flag(text: str, on: bool = True) -> str:
+    """``text`` marked when ``on``: the mark goes on its first line."""
+    if not on:
+        return text
+    first, sep, rest = text.partition("\n")
+    return f"{first} {FLAG}{sep}{rest}"
+
+
+def few(n, min_cells: int) -> bool:
+    """Fewer than ``min_cells`` cells under a number (a number on none is shown as '–', not marked)."""
+    return n is not None and 0 < n < min_cells
+
+
+def interval(lo, hi) -> str:
+    """A rate's interval, as percentages."""
+    return "–" if lo is None or hi is None else f"[{pct(lo)}, {pct(hi)}]"
+
+
+def rate_cell(rate, lo, hi, n, *, min_cells: int, what: str = "n") -> str:
+    """A rate, then its Wilson 95% interval and its cells below it; marked when it rests on fewer than min_cells."""
+    if rate is None:
+        return "–"
+    return flag(f"{pct(rate)}\n{interval(lo, hi)} {what}={n:,}", few(n, min_cells))
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def few_warning(subjects: Iterable[str], min_cells: int, what: str) -> list[str]:
+    """One line naming every number (subject) that rests on fewer than ``min_cells`` cells."""
+    subjects = list(dict.fromkeys(subjects))
+    if not subjects:
+        return []
+    return [f"Fewer than {min_cells} {what} (report.min_cells) under: {'; '.join(subjects)}. These numbers are marked "
+            f"{FLAG}: their intervals are wide and the ranking they suggest is not reliable."]
+
+
+def coverage(rows: list[dict] | None, prefixes: tuple[str, ...]) -> tuple[list[str], set[str]]:
+    """Warnings for models whose numbers rest on part of their current plan (report_plan_coverage rows of the
+    stages starting with ``prefixes``), and the models concerned."""
+    partial = [r for r in rows or [] if r["stage"].startswith(prefixes) and r["missing"]]
+    by_model: dict[str, list[str]] = {}
+    for r in partial:
+        judge = f" (judge {r['judge']})" if r["judge"] else ""
+        by_model.setdefault(r["model"], []).append(f"{r['stage']}{judge} {r['computed']:,} of {r['planned']:,}")
+    lines = [f"{model}: numbers rest on part of the plan, cells computed of planned: {'; '.join(parts)}. Its "
+             f"row is marked {FLAG}; the missing cells are computed (or fail again) by the next run."
+             for model, parts in sorted(by_model.items())]
+    return lines, set(by_model)
+
+
+def settings_from_run(config_path: str | None) -> tuple[ReportConfig, str]:
+    """The ``report:`` section of the config the latest run names (runs.config), when that file is readable and
+    its section valid; else the defaults. Returns the settings and where they came from."""
+    if config_path:
+        try:
+            raw = yaml.safe_load(Path(config_path).read_text()) or {}
+            return ReportConfig.model_validate(raw.get("report") or {}), config_path
+        except (OSError, ValueError, AttributeError, yaml.YAMLError):
+            pass
+    return ReportConfig(), "defaults"
+
+
+def git_commit(repo: Path = REPO) -> str | None:
+    """The commit of the code rendering the report (``git rev-parse HEAD``, "+ uncommitted changes" when the
+    tracked files differ), or None where there is no git or no repository."""
+    try:
+        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head[:12]}{' + uncommitted changes' if dirty else ''}" if head else None
