@@ -35,5 +35,5 @@ def leaderboard(config: Config) -> dict:
 @task(name="render-report", cache_policy=NO_CACHE)
 def render_report(config: Config) -> dict[str, str]:
     """``report.html`` and ``report.md`` under ``<lake>/reports/``, from the lake's views."""
-    paths = write_report(Lake(config.lake), Path(config.lake) / "reports")
+    paths = write_report(Lake(config.lake), Path(config.lake) / "reports", settings=config.report)
     return {kind: str(path) for kind, path in paths.items()}
