@@ -125,11 +125,19 @@ def cmd_export(args) -> int:
     return 0
 
 
+class NoLake(ValueError):
+    """A reader pointed at a lake that does not exist (a typo would otherwise answer 0 rows)."""
+
+
 def _refuse_older(lake: str | None) -> None:
+    """Readers (query, export, catalog, report): a missing lake or one of an older format is refused."""
     from dialogbench.lake import Lake
     from dialogbench.lake.version import refuse_older
 
-    refuse_older(Lake(lake or "data_lake"))
+    root = Path(lake or "data_lake")
+    if not root.is_dir():
+        raise NoLake(f"{root}: no lake here (no such directory); pass --lake DIR, or run `dialogbench run` first")
+    refuse_older(Lake(root))
 
 
 def _lease(args):
@@ -273,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
                 "verify": run_verify_command, "repair": run_repair_command}
     try:
         return handlers[args.command](args)
-    except (ConfigError, DatasetError, LakeFormatError, QueryRefused) as exc:
+    except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"

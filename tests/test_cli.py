@@ -36,6 +36,7 @@ def test_query_json(extracted, capsys):
 
 def test_query_empty_tables_before_any_run(lake_dir, capsys):
     """Every view exists (typed and empty) before the first run; seeds only after extraction."""
+    lake_dir.mkdir()
     sql = "select (select count(*) from generations) + (select count(*) from judgments) + (select count(*) from runs) as n"
     assert main(["query", sql, "--lake", str(lake_dir), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == [{"n": 0}]
@@ -101,3 +102,14 @@ def test_bad_n_flag_is_a_usage_error(config_file):
     with pytest.raises(SystemExit) as info:
         main(["validate", "--config", str(config_file()), "--n", "4,x"])
     assert info.value.code == 2
+
+
+@pytest.mark.parametrize("command", [["query", "select 1"], ["export", "select 1", "--out", "x.csv"], ["catalog"],
+                                     ["report"]])
+def test_readers_refuse_a_lake_that_does_not_exist(tmp_path, capsys, command):
+    """A typo in --lake answers with an error naming the path, not 0 rows or an empty report; nothing is created."""
+    missing = tmp_path / "no-such-lake"
+    assert main([*command, "--lake", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"{missing}: no lake here" in err and "Traceback" not in err
+    assert not missing.exists()
