@@ -112,3 +112,24 @@ def test_repair_keeps_one_copy_of_each_cell_so_runs_pass_again(tmp_path, scripte
     third, stages = _run(config, tmp_path, "3.json")
     assert third.returncode == 0, third.stderr[-3000:]
     assert stages["generate:bot-a"] == (4, 0) and stages["botchat_unieval"] == (8, 0)
+
+
+def test_a_run_records_a_format_3_lake_in_place_and_a_reader_refuses_it(tmp_path, scripted_config):
+    """A lake from before the records (format 3): `query` refuses it (a reader never writes); `run` records
+    its files under the lease, before Prefect starts, and computes nothing again."""
+    config = scripted_config(limit=2, n=(4,))
+    lake = Lake(tmp_path / "lake")
+    first, _ = _run(config, tmp_path, "first")
+    assert first.returncode == 0, first.stderr[-3000:]
+    for path in lake.root.rglob("*.parquet"):  # what a format-3 dialogbench left: files without records
+        manifest.record_path(path).unlink(missing_ok=True)
+    (lake.root / "lake.json").write_text(json.dumps({"format": 3}))
+
+    refused = run_cli(["query", "select 1", "--lake", str(lake.root)], tmp_path)
+    assert refused.returncode == 2 and "dialogbench migrate" in refused.stderr
+    assert json.loads((lake.root / "lake.json").read_text())["format"] == 3
+
+    rerun, stages = _run(config, tmp_path, "rerun")
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert all(computed == 0 for _, computed in stages.values()), stages
+    assert all(manifest.of(path) is not None for path in lake.files("generations"))
