@@ -50,12 +50,13 @@ def cmd_run(args) -> int:
     from dialogbench.lake import Lake
     from dialogbench.lake.lease import lake_lease
     from dialogbench.lake.version import ensure_current
-    from flows.pipeline import pipeline
     from dialogbench.runs import StageReport
 
     start = time.perf_counter()
     with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
         ensure_current(Lake(config.lake))  # so is an older one (migrate); a format-3 one is recorded in place
+        from flows.pipeline import pipeline  # Prefect (and its API log handler) only now
+
         state = pipeline(config_path=args.config, lease_wait_s=args.wait, return_state=True,
                          **{k: v for k, v in _overrides(args).items() if v is not None})
     result = state.result(raise_on_failure=False)

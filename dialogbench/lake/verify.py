@@ -90,5 +90,5 @@ def _adopt(stray: Damaged) -> Damaged | None:
     except Exception as exc:  # a broken file raises one of several pyarrow / OS errors
         return dataclasses.replace(stray, problem="unreadable", detail=f"no record, {type(exc).__name__}: {exc}")
     manifest.write(stray.path, manifest.describe(stray.path, table=stray.table, rows=rows))
-    log.info("adopted %s (%d rows)", stray.path, rows)
+    log.debug("adopted %s (%d rows)", stray.path, rows)
     return None
