@@ -61,7 +61,7 @@ class GenerateDialogues(Stage):
             """).to_arrow_table()
             con.register("missing", missing)
             prefixes = {r["dialogue_key"]: r for r in con.sql(f"""
-                SELECT g.dialogue_key, g.utterances, g.completion_tokens, g.backend_version
+                SELECT g.dialogue_key, g.utterances, g.completion_tokens, g.prompt_tokens, g.backend_version
                 FROM {gens} g SEMI JOIN missing USING (dialogue_key)
                 QUALIFY row_number() OVER (PARTITION BY g.dialogue_key ORDER BY len(g.utterances) DESC) = 1
             """).to_arrow_table().to_pylist()}
@@ -97,7 +97,8 @@ class GenerateDialogues(Stage):
         ok = [(c, c.payload) for c in cells if c.payload.error is None]
         emit([{"cell_key": c.key, "dialogue_key": s.key, "protocol": PROTOCOL, "item_id": c.item_id,
                "model": model.name, "model_fp": model_fp, "n_target": s.n_target, "utterances": s.utterances,
-               "completion_tokens": s.completion_tokens, "empty_utterances": s.empty_utterances,
+               "completion_tokens": s.completion_tokens, "prompt_tokens": s.prompt_tokens,
+               "empty_utterances": s.empty_utterances,
                "trimmed_steps": s.trimmed_steps, "max_tokens": model.max_tokens, "run_id": emit.run_id, "created_at": created,
                "backend": model.backend,
                # a dialogue extended from a stored prefix keeps the engine that wrote that prefix too
@@ -119,8 +120,11 @@ def _start(row: dict, prefix: dict | None, n_target: int) -> DialogueState:
         generated = len(prefix["utterances"]) - len(row["seed"])
         keep = min(generated, n_target - len(row["seed"]))
         engines = {v for v in (prefix.get("backend_version") or "").split("; ") if v}
+        # a prefix stored (or checkpointed) before prompt tokens were kept has none: None per utterance
+        prompt_tokens = list(prefix.get("prompt_tokens") or [None] * generated)[:keep]
         return DialogueState(row["dialogue_key"], list(prefix["utterances"])[:len(row["seed"]) + keep], n_target,
-                             completion_tokens=list(prefix["completion_tokens"])[:keep], engines=engines)
+                             completion_tokens=list(prefix["completion_tokens"])[:keep], prompt_tokens=prompt_tokens,
+                             engines=engines)
     return DialogueState(row["dialogue_key"], list(row["seed"]), n_target)
 
 
@@ -130,9 +134,11 @@ def _checkpoint_name(model: ModelConfig, model_fp: str) -> str:
 
 def _save_checkpoint(lake: Lake, model: ModelConfig, model_fp: str, states) -> None:
     rows = [{"dialogue_key": s.key, "utterances": s.utterances, "completion_tokens": s.completion_tokens,
-             "backend_version": "; ".join(sorted(s.engines)) or None} for s in states if s.error is None]
+             "prompt_tokens": s.prompt_tokens, "backend_version": "; ".join(sorted(s.engines)) or None}
+            for s in states if s.error is None]
     schema = pa.schema([("dialogue_key", pa.string()), ("utterances", pa.list_(pa.string())),
-                        ("completion_tokens", pa.list_(pa.int32())), ("backend_version", pa.string())])
+                        ("completion_tokens", pa.list_(pa.int32())), ("prompt_tokens", pa.list_(pa.int32())),
+                        ("backend_version", pa.string())])
     lake.write(STATE, pa.Table.from_pylist(rows, schema=schema), partition={"stage": "botchat_generation"},
                name=_checkpoint_name(model, model_fp))
 

@@ -22,6 +22,8 @@ class DialogueState:
     utterances: list[str]
     n_target: int
     completion_tokens: list[int] = field(default_factory=list)
+    prompt_tokens: list[int | None] = field(default_factory=list)  # per generated utterance; None: not kept (a prefix
+                                                                   # stored before prompt tokens were)
     empty_utterances: int = 0
     trimmed_steps: int = 0  # steps whose history was cut to fit the context window
     error: str | None = None
@@ -74,6 +76,7 @@ class DialogueEpisode:
             state.empty_utterances += not text
             state.utterances.append(text)
             state.completion_tokens.append(completion.completion_tokens)
+            state.prompt_tokens.append(completion.prompt_tokens)
             if completion.engine:
                 state.engines.add(completion.engine)
 

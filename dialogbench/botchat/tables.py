@@ -29,6 +29,9 @@ GENERATIONS = pa.schema([
     ("empty_utterances", pa.int32()),
     ("trimmed_steps", pa.int32()),
     ("max_tokens", pa.int32()),  # the model's max_tokens per utterance (null in files written before it was kept)
+    ("prompt_tokens", pa.list_(pa.int32())),  # prompt tokens of each generated utterance's call, aligned with
+                                              # completion_tokens: null in files written before it was kept, a null
+                                              # item for an utterance of a prefix stored before then
     *WRITTEN,
 ])
 

@@ -109,6 +109,9 @@ class Game:
         self.constrained_moves = 0
         self.engines: set[str] = set()  # engine versions that played its moves
         self.prompt_tokens = self.completion_tokens = 0
+        self.move_prompt_tokens: list[int | None] = []  # per transcript entry: its move's tokens (None: the host's)
+        self.move_completion_tokens: list[int | None] = []
+        self._spent: dict[str, tuple[int, int]] = {}  # player → tokens of its reply not in the transcript yet
         self.backend_errors: list[tuple[str, str]] = []  # (player, error), for the failures table
         self._requests: list[Request] | None = None
         self._collected: dict[str, str] = {}
@@ -132,6 +135,10 @@ class Game:
     def event(self, speaker: str, kind: str, *, text: str | None = None, thought: str | None = None,
               target: str | None = None, raw: str | None = None, valid: bool = True, error: str | None = None) -> None:
         player = self.players.get(speaker)
+        # a player's entry records the move it just replied (each reply is one entry: its move, or its backend error)
+        prompt_tokens, completion_tokens = self._spent.pop(speaker, (None, None))
+        self.move_prompt_tokens.append(prompt_tokens)
+        self.move_completion_tokens.append(completion_tokens)
         self.transcript.append({"step": self.step, "round": self.round, "speaker": speaker,
                                 "role": player.role if player else "host", "model": player.model if player else None,
                                 "kind": kind, "text": text, "thought": thought, "target": target, "raw": raw,
@@ -183,6 +190,7 @@ class Game:
         for name, completion in replies.items():
             self.prompt_tokens += completion.prompt_tokens
             self.completion_tokens += completion.completion_tokens
+            self._spent[name] = (completion.prompt_tokens, completion.completion_tokens)
             if completion.engine:
                 self.engines.add(completion.engine)
             if completion.ok:
@@ -216,4 +224,5 @@ class Game:
                 "chat_errors": self.chat_errors, "steps": self.step, "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "transcript": self.transcript, "run_id": run_id,
                 "created_at": now(), "backend_version": "; ".join(sorted(self.engines)) or None,
-                "constrained_moves": self.constrained_moves, **self._result()}
+                "constrained_moves": self.constrained_moves, "move_prompt_tokens": self.move_prompt_tokens,
+                "move_completion_tokens": self.move_completion_tokens, **self._result()}

@@ -45,6 +45,12 @@ GAMEEVAL_GAMES = pa.schema([  # one finished (or abandoned) game: a GameEval cel
     ("transcript", pa.list_(GAMEEVAL_EVENT)),
     *WRITTEN,
     ("constrained_moves", pa.int32()),  # moves held to their JSON format by constrained decoding
+    # The backend's token counts of each transcript entry's move, aligned with `transcript` (entry i's move is item
+    # i; null for host entries). Their sums are prompt_tokens / completion_tokens. Null in files written before
+    # they were kept. Top-level lists rather than new GAMEEVAL_EVENT fields, so older files read with newer ones
+    # whatever the DuckDB (1.1 refuses to union Parquet structs whose fields differ).
+    ("move_prompt_tokens", pa.list_(pa.int32())),
+    ("move_completion_tokens", pa.list_(pa.int32())),
 ])
 
 GAMES_TABLE = Table("gameeval_games", GAMEEVAL_GAMES, partition=("game",),

@@ -67,6 +67,7 @@ class AnswerTurns(Stage):
                     continue
                 rows.append({"cell_key": cell.key, "dialogue_id": str(answer.dialogue.id), "task": cell.task,
                              "turn": answer.turn, "context": context, "model": model.name, "model_fp": model_fp,
+                             "question": answer.dialogue.turns[answer.turn].user,
                              "answer": completion.text, "prompt_tokens": completion.prompt_tokens,
                              "completion_tokens": completion.completion_tokens, "run_id": emit.run_id,
                              "created_at": created, **provenance(model, [completion])})

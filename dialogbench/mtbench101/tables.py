@@ -18,6 +18,7 @@ MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, g
     ("prompt_tokens", pa.int32()),
     ("completion_tokens", pa.int32()),
     *WRITTEN,
+    ("question", pa.string()),       # the turn's user message, what the answer answers (null in older files)
 ])
 
 ANSWERS_TABLE = Table("mtbench101_answers", MTBENCH101_ANSWERS, partition=("context", "model"), done="true")

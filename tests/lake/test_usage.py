@@ -1,0 +1,147 @@
+"""The ``usage`` view: calls and prompt / completion tokens per (model, role, protocol), built through the real
+stages with scripted backends and checked against what the backends returned: BotChat generations, UniEval / Arena /
+GTEval verdicts, MT-Bench-101 answers and verdicts, GameEval moves. Rows written before a count was stored (BotChat
+prompt tokens, GameEval per-move counts) are counted in ``calls_without_counts``, never as zero tokens."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dialogbench.backends import clear_backends
+from dialogbench.backends.scripted import ScriptedBackend
+from dialogbench.gameeval.tables import GAMEEVAL_GAMES
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect, data_tests
+from dialogbench.runs import sum_reports
+from tests import stage_runner as stages
+from tests.conftest import chatbot, config_dict
+
+MOVE = json.dumps({"thought": "t", "speak": "a thing", "name": "player1", "question": 2, "ask": "player2"})
+JUDGE_PROTOCOLS = ("botchat_unieval", "botchat_arena", "botchat_gteval", "mtbench101")
+
+
+@pytest.fixture
+def spent(monkeypatch) -> dict[str, list[tuple[int, int]]]:
+    """Every scripted completion, as {model: [(prompt_tokens, completion_tokens), …]}."""
+    calls: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    real = ScriptedBackend.generate
+
+    def generate(self, conversations, *, sampling, seeds=None, formats=None):
+        results = real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
+        calls[self.model.name] += [(r.prompt_tokens, r.completion_tokens) for r in results]
+        return results
+
+    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+    return calls
+
+
+def usage_config(make_config, lake_dir, *, n=(4,)):
+    data = config_dict(lake_dir, models=[chatbot("bot-a", [MOVE]), chatbot("bot-b", [MOVE])], n=list(n), limit=2,
+                       arena={"enabled": True, "n": [4]}, gteval={"enabled": True})
+    data["mtbench101"] = {"enabled": True, "judge": "judge", "tasks": ["GR"], "limit": 1}
+    data["gameeval"] = {"enabled": True, "spyfall": {"limit": 1, "max_rounds": 2}}
+    return make_config(data)
+
+
+def generate(config, run_id: str) -> None:
+    clear_backends()
+    stages.extract_seeds(config)
+    for model in config.botchat_models():
+        stages.generate(config, model.name, run_id)
+
+
+def judge(config, protocol: str, run_id: str):
+    clear_backends()
+    chunks, planned = stages.plan(config, protocol, run_id)
+    return sum_reports([planned, *(stages.compute(config, chunk, run_id) for chunk in chunks)])
+
+
+def usage(config) -> dict[tuple[str, str, str], dict]:
+    with connect(Lake(config.lake)) as con:
+        return {(r["model"], r["role"], r["protocol"]): r for r in con.sql("select * from usage").to_arrow_table().to_pylist()}
+
+
+def test_usage_is_what_the_backends_returned_for_every_protocol(make_config, lake_dir, spent):
+    config = usage_config(make_config, lake_dir)
+    generate(config, "run-1")
+    judged = {p: judge(config, p, "run-1").computed for p in ("botchat_unieval", "botchat_arena", "botchat_gteval")}
+    for model in ("bot-a", "bot-b"):
+        stages.answer(config, model, "run-1")
+    judged["mtbench101"] = judge(config, "mtbench101", "run-1").computed
+    stages.run_game(config, "spyfall", "run-1")
+
+    rows = usage(config)
+    assert set(rows) == {(m, "chatbot", p) for m in ("bot-a", "bot-b") for p in ("botchat", "mtbench101")} | \
+        {(m, "player", "gameeval_spyfall") for m in ("bot-a", "bot-b")} | {("judge", "judge", p) for p in JUDGE_PROTOCOLS}
+    # every call the backends answered is counted once, with its own counts, under its model
+    for model, calls in spent.items():
+        mine = [r for (m, _, _), r in rows.items() if m == model]
+        assert sum(r["calls"] for r in mine) == len(calls)
+        assert sum(r["prompt_tokens"] for r in mine) == sum(p for p, _ in calls) > 0
+        assert sum(r["completion_tokens"] for r in mine) == sum(c for _, c in calls) > 0
+    assert all(r["calls_without_counts"] == 0 for r in rows.values())
+    # … and under its protocol
+    assert {p: rows[("judge", "judge", p)]["calls"] for p in JUDGE_PROTOCOLS} == judged
+    assert all(judged.values())
+    for model in ("bot-a", "bot-b"):
+        assert rows[(model, "chatbot", "botchat")]["calls"] == 2 * 2    # 2 seeds, utterances 3 and 4
+        assert rows[(model, "chatbot", "mtbench101")]["calls"] == 3     # GR dialogue 1: 3 judged turns
+    with connect(Lake(config.lake)) as con:
+        judge_tokens = dict(((p, kind), n) for p, kind, n in con.sql(
+            "select protocol, 'prompt', sum(prompt_tokens) from judgments group by all union all "
+            "select protocol, 'completion', sum(completion_tokens) from judgments group by all").fetchall())
+        moves = dict(con.sql("select model, count(*) from gameeval_transcripts where model is not null "
+                             "group by all").fetchall())
+    for p in JUDGE_PROTOCOLS:
+        row = rows[("judge", "judge", p)]
+        assert (row["prompt_tokens"], row["completion_tokens"]) == (judge_tokens[(p, "prompt")],
+                                                                     judge_tokens[(p, "completion")])
+    assert {m: rows[(m, "player", "gameeval_spyfall")]["calls"] for m in ("bot-a", "bot-b")} == moves
+    assert data_tests(Lake(config.lake)) == {}
+
+
+def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, spent):
+    """Dialogues generated to N = 4 by a version that kept no prompt tokens, extended to 8 by this one: each
+    utterance counts once (the longest row), the four old ones in calls_without_counts, their completion tokens still
+    summed. A game row without per-move counts: its moves are calls without counts."""
+    generate(usage_config(make_config, lake_dir, n=(4,)), "run-1")
+    lake = Lake(lake_dir)
+    for path in lake.files("generations"):  # rewritten in place as an older version wrote them
+        partition = dict(d.name.split("=", 1) for d in (path.parent.parent, path.parent))
+        lake.write("generations", pq.read_table(path).drop_columns(["prompt_tokens"]), partition=partition,
+                   name=path.name)
+    assert "prompt_tokens" not in pq.read_schema(lake.files("generations")[0]).names
+    first = {m: list(calls) for m, calls in spent.items()}
+    config = usage_config(make_config, lake_dir, n=(4, 8))
+    generate(config, "run-2")
+
+    rows = usage(config)
+    for model in ("bot-a", "bot-b"):
+        row, before, after = rows[(model, "chatbot", "botchat")], first[model], spent[model][len(first[model]):]
+        assert (len(before), len(after)) == (4, 8)
+        assert (row["calls"], row["calls_without_counts"]) == (12, 4)
+        assert row["prompt_tokens"] == sum(p for p, _ in after)   # the old utterances' prompts are unknown
+        assert row["completion_tokens"] == sum(c for _, c in before + after)
+    with connect(Lake(config.lake)) as con:
+        extended = con.sql("select prompt_tokens from generations where n_target = 8").fetchall()
+    assert len(extended) == 4 and all(p[:2] == [None, None] and None not in p[2:] for (p,) in extended)
+
+    game = {"cell_key": "old-game", "game": "spyfall", "game_version": "1", "item_id": "x/0", "item": "", "setting":
+            "default", "trial": 0, "seed": 1, "assignment": [("spy", "bot-a"), ("villager", "bot-b")],
+            "end_reason": "rules", "finished": True, "prompt_tokens": 50, "completion_tokens": 5, "transcript": [
+                {"step": 0, "round": 0, "speaker": "host", "role": "host", "kind": "announce", "text": "go"},
+                {"step": 0, "round": 1, "speaker": "player1", "role": "spy", "model": "bot-a", "kind": "describe"},
+                {"step": 1, "round": 1, "speaker": "player2", "role": "villager", "model": "bot-b", "kind": "describe"},
+                {"step": 2, "round": 1, "speaker": "player3", "role": "villager", "model": "bot-b", "kind": "describe"}]}
+    older = pa.schema([f for f in GAMEEVAL_GAMES if not f.name.startswith("move_")])
+    Lake(config.lake).write("gameeval_games", pa.Table.from_pylist([game], schema=older), partition={"game": "spyfall"})
+    rows = usage(config)
+    assert {m: (rows[(m, "player", "gameeval_spyfall")]["calls"], rows[(m, "player", "gameeval_spyfall")]
+                ["calls_without_counts"], rows[(m, "player", "gameeval_spyfall")]["prompt_tokens"])
+            for m in ("bot-a", "bot-b")} == {"bot-a": (1, 1, None), "bot-b": (2, 2, None)}
+    assert data_tests(Lake(config.lake)) == {}
