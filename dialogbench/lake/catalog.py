@@ -22,6 +22,7 @@ from dialogbench.lake.store import Lake, _duck_type
 log = logging.getLogger("dialogbench.catalog")
 SQL_DIR = Path(os.environ.get("DIALOGBENCH_SQL_DIR", Path(__file__).resolve().parents[2] / "sql"))
 VIEW_DIRS = ("views", "metrics", "report")  # every file of these is a view named after the file
+MACROS_DIR = "macros"                       # SQL macros (CREATE MACRO statements), created before the views
 TESTS_DIR = "tests"                         # data tests: each must return zero rows
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -213,10 +214,20 @@ def _literal(value) -> str:
     raise TypeError(f"no SQL literal for {type(value).__name__} in a reference table")
 
 
+def create_macros(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
+    """Run every ``sql/macros/*.sql`` (``CREATE OR REPLACE MACRO`` statements: formulas several views share)."""
+    for path in sorted((sql_dir / MACROS_DIR).glob("*.sql")):
+        try:
+            con.execute(path.read_text())
+        except duckdb.Error as exc:
+            raise CatalogError(f"{path}: {exc}") from exc
+
+
 def create_views(con: duckdb.DuckDBPyConnection, lake: Lake, sql_dir: Path = SQL_DIR) -> list[str]:
-    """Create every view, each after the views it refs; returns their names in creation order. Raises
-    ``CatalogError`` naming the file whose tags or SQL are broken."""
+    """Create the macros, then every view, each after the views it refs; returns the views' names in creation
+    order. Raises ``CatalogError`` naming the file whose tags or SQL are broken."""
     context = Context.load(lake)
+    create_macros(con, sql_dir)
     created = []
     for model in ordered(models(sql_dir)):
         sql = render(model.sql, lake, context, path=model.path)

@@ -5,7 +5,7 @@
 -- win_tie_rate follows the authors' rule (BotChat botchat/analyze.py: match_answer returns 'unknown', which
 -- simple_count counts and the WinRate / TieRate divide by): unparsed verdicts stay in the denominator,
 -- win_tie_rate = (win + tie) / comparisons. win_tie_rate_parsed leaves them out: (win + tie) / (win + tie + lose).
--- win_tie_ci_low / win_tie_ci_high: the Wilson score 95% interval of win_tie_rate (win + tie of comparisons) (z = 1.96; sql/README.md, "Intervals"), null when
+-- win_tie_ci_low / win_tie_ci_high: the Wilson score 95% interval of win_tie_rate (win + tie of comparisons) (the wilson_low / wilson_high macros, sql/macros/wilson.sql), null when
 -- there is nothing to count.
 with comparisons as (
     select * from {{ ref('botchat_gteval_comparisons') }}
@@ -29,8 +29,8 @@ final as (
         *,
         round((win + tie) / nullif(comparisons, 0), 4) as win_tie_rate,
         round((win + tie) / nullif(win + tie + lose, 0), 4) as win_tie_rate_parsed,
-        case when comparisons > 0 then round(greatest(0.0, ((win + tie) + 1.920729410347062 - 1.959963984540054 * sqrt((win + tie) * (comparisons - (win + tie)) / comparisons + 0.960364705173531)) / (comparisons + 3.841458820694124)), 4) end as win_tie_ci_low,
-        case when comparisons > 0 then round(least(1.0, ((win + tie) + 1.920729410347062 + 1.959963984540054 * sqrt((win + tie) * (comparisons - (win + tie)) / comparisons + 0.960364705173531)) / (comparisons + 3.841458820694124)), 4) end as win_tie_ci_high
+        wilson_low((win + tie), comparisons) as win_tie_ci_low,
+        wilson_high((win + tie), comparisons) as win_tie_ci_high
     from counted
 )
 

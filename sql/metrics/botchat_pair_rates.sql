@@ -2,7 +2,7 @@
 -- alphabetically), both orders of every comparison counted (BotChat paper: "we conduct bi-directional
 -- comparisons and include both results"). games counts parsed verdicts only; unparsed ones are counted apart
 -- and are never ties. win_rate_a, win_rate_b and tie_rate are fractions of games.
--- win_a_ci_* / win_b_ci_* / tie_ci_*: the Wilson score 95% interval of each of them (of games) (z = 1.96; sql/README.md, "Intervals"), null when
+-- win_a_ci_* / win_b_ci_* / tie_ci_*: the Wilson score 95% interval of each of them (of games) (the wilson_low / wilson_high macros, sql/macros/wilson.sql), null when
 -- there is nothing to count.
 with comparisons as (
     select * from {{ ref('botchat_arena') }}
@@ -41,12 +41,12 @@ final as (
         round(wins_a / nullif(games, 0), 4) as win_rate_a,
         round(wins_b / nullif(games, 0), 4) as win_rate_b,
         round(ties / nullif(games, 0), 4) as tie_rate,
-        case when games > 0 then round(greatest(0.0, (wins_a + 1.920729410347062 - 1.959963984540054 * sqrt(wins_a * (games - wins_a) / games + 0.960364705173531)) / (games + 3.841458820694124)), 4) end as win_a_ci_low,
-        case when games > 0 then round(least(1.0, (wins_a + 1.920729410347062 + 1.959963984540054 * sqrt(wins_a * (games - wins_a) / games + 0.960364705173531)) / (games + 3.841458820694124)), 4) end as win_a_ci_high,
-        case when games > 0 then round(greatest(0.0, (wins_b + 1.920729410347062 - 1.959963984540054 * sqrt(wins_b * (games - wins_b) / games + 0.960364705173531)) / (games + 3.841458820694124)), 4) end as win_b_ci_low,
-        case when games > 0 then round(least(1.0, (wins_b + 1.920729410347062 + 1.959963984540054 * sqrt(wins_b * (games - wins_b) / games + 0.960364705173531)) / (games + 3.841458820694124)), 4) end as win_b_ci_high,
-        case when games > 0 then round(greatest(0.0, (ties + 1.920729410347062 - 1.959963984540054 * sqrt(ties * (games - ties) / games + 0.960364705173531)) / (games + 3.841458820694124)), 4) end as tie_ci_low,
-        case when games > 0 then round(least(1.0, (ties + 1.920729410347062 + 1.959963984540054 * sqrt(ties * (games - ties) / games + 0.960364705173531)) / (games + 3.841458820694124)), 4) end as tie_ci_high
+        wilson_low(wins_a, games) as win_a_ci_low,
+        wilson_high(wins_a, games) as win_a_ci_high,
+        wilson_low(wins_b, games) as win_b_ci_low,
+        wilson_high(wins_b, games) as win_b_ci_high,
+        wilson_low(ties, games) as tie_ci_low,
+        wilson_high(ties, games) as tie_ci_high
     from counted
 )
 

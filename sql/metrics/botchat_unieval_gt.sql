@@ -5,7 +5,7 @@
 -- counted only when it was judged on >= L utterances.
 -- pass_rate follows the authors' rule, as botchat_unieval does: an unparsed verdict passes unless its raw
 -- output holds an `Index: <k>` with k <= L, and stays in the denominator; pass_rate_parsed leaves unparsed out.
--- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (z = 1.96; sql/README.md, "Intervals"), null when
+-- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/macros/wilson.sql), null when
 -- there is nothing to count.
 with unieval as (
     select
@@ -59,8 +59,8 @@ final as (
         unparsed_passed,
         round(passed / dialogues, 4) as pass_rate,
         round(parsed_passed / nullif(parseable, 0), 4) as pass_rate_parsed,
-        case when dialogues > 0 then round(greatest(0.0, (passed + 1.920729410347062 - 1.959963984540054 * sqrt(passed * (dialogues - passed) / dialogues + 0.960364705173531)) / (dialogues + 3.841458820694124)), 4) end as pass_ci_low,
-        case when dialogues > 0 then round(least(1.0, (passed + 1.920729410347062 + 1.959963984540054 * sqrt(passed * (dialogues - passed) / dialogues + 0.960364705173531)) / (dialogues + 3.841458820694124)), 4) end as pass_ci_high
+        wilson_low(passed, dialogues) as pass_ci_low,
+        wilson_high(passed, dialogues) as pass_ci_high
     from counted
 )
 

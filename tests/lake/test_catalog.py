@@ -14,7 +14,7 @@ import pytest
 
 from dialogbench import registry
 from dialogbench.lake import Lake
-from dialogbench.lake.catalog import (CatalogError, Context, build_catalog, connect, create_views,
+from dialogbench.lake.catalog import (CatalogError, Context, build_catalog, connect, create_macros, create_views,
                                       data_tests, models, ordered, render, values_sql)
 from dialogbench.lake.schemas import FAILURES, PLANS
 
@@ -36,8 +36,8 @@ def table(name: str):
 # --- dependencies ---------------------------------------------------------------------------------------------
 
 def test_every_view_declares_the_views_it_reads(tmp_path):
-    """Each view is created alone with only what it refs (transitively): a view that read another one without
-    ref() would fail here even though the full catalog, in some order, happens to work."""
+    """Each view is created alone with only what it refs (transitively) and the macros: a view that read another
+    one without ref() would fail here even though the full catalog, in some order, happens to work."""
     lake, views = Lake(tmp_path / "lake"), ordered(models())
     by_name, context = {v.name: v for v in views}, Context.load(Lake(tmp_path / "lake"))
 
@@ -49,6 +49,7 @@ def test_every_view_declares_the_views_it_reads(tmp_path):
 
     for view in views:
         with duckdb.connect() as con:
+            create_macros(con)
             for needed in closure(view.name, {}).values():
                 try:
                     con.execute(f'CREATE VIEW "{needed.name}" AS {render(needed.sql, lake, context, path=needed.path)}')
@@ -283,3 +284,25 @@ def test_judgments_unions_every_registered_verdict_table(tmp_path):
         registry.unregister("toyjudge")
     with pytest.raises(ValueError, match="shared verdict columns"):
         verdict_table("bad", [("parsed", pa.bool_())])
+
+
+def test_the_wilson_macros_match_the_formula_and_persist_in_the_catalog_file(tmp_path):
+    """wilson_low / wilson_high against the formula written out (z = 1.959964), and in catalog.duckdb too, so
+    plain `duckdb` can use them."""
+    import math
+
+    z = 1.959963984540054
+    with duckdb.connect() as con:
+        create_macros(con)
+        for k, n in ((0, 4), (2, 4), (4, 4), (7, 50), (0, 0)):
+            low, high = con.execute("select wilson_low(?, ?), wilson_high(?, ?)", [k, n, k, n]).fetchone()
+            if n == 0:
+                assert low is None and high is None
+                continue
+            spread = z * math.sqrt(k * (n - k) / n + z * z / 4)
+            assert low == round(max(0.0, (k + z * z / 2 - spread) / (n + z * z)), 4)
+            assert high == round(min(1.0, (k + z * z / 2 + spread) / (n + z * z)), 4)
+        assert con.execute("select wilson_low(2, 4), wilson_high(2, 4)").fetchone() == (0.15, 0.85)
+    path = build_catalog(Lake(tmp_path / "lake"))
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("select wilson_low(2, 4)").fetchone() == (0.15,)
