@@ -1,5 +1,5 @@
 """``dialogbench``: run the pipeline, check a config, query the lake (read-only) or export a query's result,
-rebuild the catalog, render the report, migrate an older lake, rate comparisons."""
+rebuild the catalog, render the report or the dialogue explorer, migrate an older lake, rate comparisons."""
 
 from __future__ import annotations
 
@@ -32,6 +32,16 @@ def _ints(value: str) -> list[int]:
         return [int(v) for v in _csv(value)]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {value!r}") from None
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return number
 
 
 def _overrides(args) -> dict:
@@ -70,6 +80,8 @@ def cmd_run(args) -> int:
             print("\n" + family.format_leaderboard(config, result["leaderboard"][family.name]))
     if result.get("report"):
         print(f"\nreport: {result['report']['html']}")
+        if result["report"].get("explorer"):
+            print(f"explorer: {result['report']['explorer']}")
     if args.json:
         from dialogbench.redact import redact
 
@@ -133,7 +145,7 @@ class NoLake(ValueError):
 
 
 def _refuse_older(lake: str | None) -> None:
-    """Readers (query, export, catalog, report): a missing lake or one of an older format is refused."""
+    """Readers (query, export, catalog, report, explore): a missing lake or one of an older format is refused."""
     from dialogbench.lake import Lake
     from dialogbench.lake.version import refuse_older
 
@@ -183,6 +195,20 @@ def cmd_report(args) -> int:
         paths = write_report(lake, Path(args.out) if args.out else lake.root / "reports")
     for kind, path in paths.items():
         print(f"{kind}: {path}")
+    return 0
+
+
+def cmd_explore(args) -> int:
+    _refuse_older(args.lake)
+    from dialogbench.explorer import write_explorer
+    from dialogbench.explorer.collect import DEFAULT_LIMIT
+    from dialogbench.lake import Lake
+
+    lake = Lake(args.lake or "data_lake")
+    with _lease(args):
+        path = write_explorer(lake, Path(args.out) if args.out else lake.root / "reports",
+                              limit=args.limit or DEFAULT_LIMIT)
+    print(f"explorer: {path}")
     return 0
 
 
@@ -254,6 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--lake", help="lake directory (default: data_lake)")
     r.add_argument("--out", help="output directory (default: <lake>/reports)")
     _wait_flag(r)
+    x = sub.add_parser("explore", help="write the dialogue explorer (explorer.html): every judged dialogue, "
+                       "MT-Bench-101 turn and game with the judge's raw output, filterable")
+    x.add_argument("--lake", help="lake directory (default: data_lake)")
+    x.add_argument("--out", help="output directory (default: <lake>/reports)")
+    x.add_argument("--limit", type=_positive,
+                   help="records per protocol on the page (default 1000; the rest are counted, not shown)")
+    _wait_flag(x)
     add_elo_parser(sub)
     add_verify_parser(sub)
     add_repair_parser(sub)
@@ -280,8 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     # Set VLLM_LOGGING_LEVEL=INFO to see them all.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate,
-                "report": cmd_report, "migrate": cmd_migrate, "export": cmd_export, "elo": run_elo_command,
-                "verify": run_verify_command, "repair": run_repair_command}
+                "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export,
+                "elo": run_elo_command, "verify": run_verify_command, "repair": run_repair_command}
     try:
         return handlers[args.command](args)
     except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake) as exc:

@@ -11,6 +11,8 @@ from dialogbench.cells import Stage, Table
 
 if TYPE_CHECKING:
     from dialogbench.config import Config
+    from dialogbench.explorer.records import Part, Source
+    from dialogbench.history import Metric
     from dialogbench.report.section import ReportSection
 
 
@@ -23,7 +25,13 @@ class Family:
     ``report`` its part of the HTML / Markdown report (none: the report leaves the family out);
     ``check_data(config)`` reads the data files the family's enabled parts will read and returns every problem
     ("<section>.<field>: <file>:<line>: …"), so ``dialogbench validate`` and ``run`` refuse a bad file before
-    Prefect starts instead of a stage failing mid-run (dialogbench/preflight.py asks every enabled family)."""
+    Prefect starts instead of a stage failing mid-run (dialogbench/preflight.py asks every enabled family).
+    ``metrics`` are the leaderboard columns each run snapshots for the night-over-night ``changes`` view, and
+    ``prompts(config)`` what the family's prompts are (anything JSON-able: texts, versions), whose fingerprint
+    names a prompt change as a cause there. ``checks(config, lake, run_id)`` returns what fails the run besides its
+    failed cells (one line each; the judge canary's drift), read once the family's stages are done.
+    ``explorer(source)`` returns the family's records for the dialogue explorer (dialogbench/explorer/records.py:
+    one record format for every family; none: the explorer leaves the family out)."""
 
     name: str
     title: str
@@ -35,6 +43,12 @@ class Family:
     format_leaderboard: Callable[["Config", Any], str] | None = None
     report: "ReportSection | None" = None
     check_data: Callable[["Config"], list[str]] | None = None
+    metrics: tuple["Metric", ...] = ()
+    prompts: Callable[["Config"], Any] | None = None
+    checks: Callable[["Config", Any, str], list[str]] | None = None
+    runs_last: bool = False  # after every other family (the canary, which repeats their judgments)
+    explorer: Callable[["Source"], "Part"] | None = None
+    protocol: bool = True    # a benchmark protocol, named in the report's title (the canary is a check on them)
 
     def settings(self, config: "Config"):
         """The family's config section, or None when the config has none."""

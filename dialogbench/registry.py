@@ -18,10 +18,11 @@ _FAMILIES: dict[str, Family] = {}  # added at run time (a plugin, a test's toy f
 def builtin_families() -> list[Family]:
     """The families dialogbench ships: one line each."""
     from dialogbench.botchat.family import FAMILY as BOTCHAT
+    from dialogbench.canary.family import FAMILY as CANARY
     from dialogbench.gameeval.family import FAMILY as GAMEEVAL
     from dialogbench.mtbench101.family import FAMILY as MTBENCH101
 
-    return [BOTCHAT, MTBENCH101, GAMEEVAL]
+    return [BOTCHAT, MTBENCH101, GAMEEVAL, CANARY]  # the canary repeats the others' judgments: last
 
 
 def register(family: Family) -> Family:
@@ -36,7 +37,8 @@ def unregister(name: str) -> None:
 
 def families() -> list[Family]:
     extra = [f for f in _FAMILIES.values()]
-    return [f for f in builtin_families() if f.name not in _FAMILIES] + extra
+    found = [f for f in builtin_families() if f.name not in _FAMILIES] + extra
+    return sorted(found, key=lambda f: f.runs_last)  # stable: registry order otherwise
 
 
 def references() -> dict:
@@ -52,8 +54,11 @@ def family(name: str) -> Family:
 
 
 def tables() -> list[Table]:
-    """Every lake table: the shared ones, then each family's (a table two families share appears once)."""
-    found = {t.name: t for t in SHARED_TABLES}
+    """Every lake table: the shared ones (failures, plans, runs, the history's), then each family's (a table two
+    families share appears once)."""
+    from dialogbench.history import HISTORY_TABLES
+
+    found = {t.name: t for t in (*SHARED_TABLES, *HISTORY_TABLES)}
     for fam in families():
         for table in fam.tables:
             found.setdefault(table.name, table)

@@ -106,6 +106,13 @@ def failure_message(failing: list[StageReport], policy: "FailOn") -> str:
             "They are in the `failures` view; the next run retries them.")
 
 
+def run_failure(stages: Iterable[StageReport | dict], policy: "FailOn", problems: Iterable[str] = ()) -> str | None:
+    """Why the run fails, or None: its failed cells under ``policy``, then each family check's problem."""
+    failing = failing_stages(stages, policy)
+    parts = [*([failure_message(failing, policy)] if failing else []), *problems]
+    return "; ".join(parts) or None
+
+
 def run_tags(config: "Config", config_path: str, families: Iterable[str]) -> list[str]:
     """How a run is tagged (Prefect tags): ``config:<file stem>``, ``family:<name>`` for each family that runs,
     ``model:<name>`` for each model a stage calls (chatbots and judges)."""

@@ -2,8 +2,11 @@
 stage of every enabled family (one subflow per family), then run the SQL data tests, rebuild the catalog and
 render the report, all before the lease is let go. Wiring only; the flow run is named by the lake's run id and
 tagged with its config, families and models; its results are published as artifacts (``tasks/artifacts.py``).
+The run records its effective config first and snapshots its metrics before the report (``tasks/history.py``),
+so the report and the ``changes`` artifact say what moved since the previous run.
 
-A run whose cells failed (after their retries) ends Failed, as ``Config.fail_on`` says, but only once its
+A run whose cells failed (after their retries) ends Failed, as ``Config.fail_on`` says, as does one whose judge
+canary drifted below ``canary.min_agreement`` (a family's ``checks``), but only once its
 catalog, data tests, report and artifacts are done: the results are published either way, and the Failed
 state's data is the same summary a Completed run returns."""
 
@@ -14,13 +17,14 @@ from prefect.runtime import flow_run
 from prefect.states import Failed
 
 from dialogbench.lake.lease import lake_lease
-from dialogbench.runs import failing_stages, failure_message, new_run_id, run_tags
+from dialogbench.runs import new_run_id, run_failure, run_tags
 from flows.family import family
-from tasks.artifacts import (cost, publish_failures, publish_leaderboards, publish_report, publish_stages, reset_cost,
-                             tag_flow_run)
+from tasks.artifacts import (cost, publish_changes, publish_failures, publish_leaderboards, publish_report,
+                             publish_stages, reset_cost, tag_flow_run)
 from tasks.config import load_run_config, release_engines, start_run
+from tasks.history import record_run_config, snapshot
 from tasks.lake import catalog, check_lake, leaderboard, render_report
-from tasks.stages import run_families
+from tasks.stages import run_checks, run_families
 from tasks.subflows import subflows_without_heartbeats
 
 
@@ -32,6 +36,7 @@ def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, m
     config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake})
     with lake_lease(config.lake, wait_s=lease_wait_s, run_id=flow_run.name):
         run_id = start_run(config, flow_run.name)
+        record_run_config(config, run_id, config_path)
         families = run_families(config)
         run_tagged = run_tags(config, config_path, families)
         tag_flow_run(run_tagged)
@@ -40,18 +45,22 @@ def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, m
                 stages = [report for name, names in families.items()
                           for report in family(config, run_id, name, names, config_path)]
             publish_stages(run_id, stages)
+            problems = run_checks(config, run_id)  # the judge canary's drift fails a run as failed cells do
             release_engines()
             check_lake(config)  # a lake that fails its data tests publishes nothing: no catalog, no report
             catalog(config)
             boards = leaderboard(config)
             publish_leaderboards(run_id, boards)
+            history = snapshot(config, run_id)  # before the report, which opens with what changed
+            publish_changes(run_id, history["changes"])
             report = render_report(config)
             publish_report(run_id, report)
             publish_failures(config, run_id)
-    failing = failing_stages(stages, config.fail_on)
+    failed = run_failure(stages, config.fail_on, problems)
     summary = {"run_id": run_id, "lake": config.lake, "stages": stages, "leaderboard": boards, "report": report,
-               "tags": run_tagged, "failed": failure_message(failing, config.fail_on) if failing else None,
+               "history": {"rows": history["rows"], "changes": len(history["changes"]), "seconds": history["seconds"]},
+               "tags": run_tagged, "failed": failed,
                "artifacts": cost()}
-    if failing:
-        return Failed(message=summary["failed"], data=summary)
+    if failed:
+        return Failed(message=failed, data=summary)
     return summary

@@ -7,7 +7,9 @@ Artifact keys (each run adds a version under the same key; the flow run's Artifa
 - ``dialogbench-stages``: planned / cached / computed / failed / seconds per stage
 - ``dialogbench-leaderboard-<family>`` (``-<family>-<table>`` for a family with several, e.g. GameEval's games)
 - ``dialogbench-report`` (a file:// link to report.html) and ``dialogbench-report-md`` (report.md's text)
+- ``dialogbench-explorer``: a file:// link to explorer.html, every judged dialogue with the judge's raw output
 - ``dialogbench-failures``: stage, item, model, judge, error (redacted when written) of each failed cell
+- ``dialogbench-changes``: the metric values that moved or are new since the previous run, with their cause
 - ``dialogbench-progress-<stage>``: share of the stage's planned cells done, updated as its chunks finish (stages
   computing two chunks or more)
 """
@@ -117,7 +119,8 @@ def publish_leaderboards(run_id: str, boards: dict[str, Any]) -> None:
 
 
 def publish_report(run_id: str, paths: dict[str, str] | None) -> None:
-    """A link to report.html (a file:// URL on the machine that ran it) and report.md's text."""
+    """A link to report.html (a file:// URL on the machine that ran it), report.md's text and a link to the
+    dialogue explorer (explorer.html)."""
     if not paths:
         return
     if paths.get("html"):
@@ -133,6 +136,12 @@ def publish_report(run_id: str, paths: dict[str, str] | None) -> None:
                         f"characters; the whole report is {paths['md']})\n")
             _create(create_markdown_artifact, markdown=text, key=key("report", "md"),
                     description=f"Run `{run_id}`: report.md.")
+    if paths.get("explorer"):
+        with _publishing("explorer link"):
+            page = Path(paths["explorer"]).resolve()
+            _create(create_link_artifact, link=page.as_uri(), link_text=f"explorer.html ({run_id})",
+                    key=key("explorer"), description=f"Run `{run_id}`: the dialogue explorer (every judged "
+                    "dialogue, turn and game with the judge's raw output), on the machine that ran it.")
 
 
 def publish_failures(config: Config, run_id: str) -> None:
@@ -170,3 +179,21 @@ def computed_with_progress(stage: str, planned: StageReport, chunks: list[Chunk]
                 _spent["updates"] += 1
                 update_progress_artifact(artifact_id=artifact, progress=min(100.0, 100.0 * done / total))
     return [future.result() for future in futures]
+
+
+CHANGES_ROWS_MAX = 200  # rows of the changes table; the rest are counted in its description
+
+
+def publish_changes(run_id: str, changes: list[dict]) -> None:
+    """The metric series that moved or are new since the previous run (the ``changes`` view), most notable first."""
+    with _publishing("changes"):
+        rows = [{"family": c["family"], "board": c["board"], "metric": c["metric"], "model": c["model"],
+                 "slice": c["slice"], "status": c["status"], "previous": c["previous"], "value": c["value"],
+                 "delta": c["delta"], "outside_interval": c["outside_interval"], "cause": c["cause"],
+                 "previous_run_id": c["previous_run_id"]} for c in changes[:CHANGES_ROWS_MAX]]
+        outside = sum(bool(c["outside_interval"]) for c in changes)
+        more = f" (the first {CHANGES_ROWS_MAX} shown)" if len(changes) > CHANGES_ROWS_MAX else ""
+        _create(create_table_artifact, table=_jsonable(rows), key=key("changes"),
+                description=f"Run `{run_id}`: {len(changes)} metric value(s) moved or new since the previous run"
+                            f"{more}, {outside} outside their 95% interval (`dialogbench query \"select * from "
+                            "changes\"`).")

@@ -1,4 +1,5 @@
-"""Lake tasks: rebuild the catalog, run the SQL data tests, read the leaderboards, render the report."""
+"""Lake tasks: rebuild the catalog, run the SQL data tests, read the leaderboards, render the report and the
+explorer."""
 
 from pathlib import Path
 
@@ -7,6 +8,7 @@ from prefect.cache_policies import NO_CACHE
 
 from dialogbench import registry
 from dialogbench.config import Config
+from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import build_catalog, data_tests
 from dialogbench.report.build import write_report
@@ -34,6 +36,8 @@ def leaderboard(config: Config) -> dict:
 
 @task(name="render-report", cache_policy=NO_CACHE)
 def render_report(config: Config) -> dict[str, str]:
-    """``report.html`` and ``report.md`` under ``<lake>/reports/``, from the lake's views."""
-    paths = write_report(Lake(config.lake), Path(config.lake) / "reports", settings=config.report)
-    return {kind: str(path) for kind, path in paths.items()}
+    """``report.html``, ``report.md`` and the dialogue explorer's ``explorer.html`` (key "explorer") under
+    ``<lake>/reports/``, from the lake's views."""
+    lake, out = Lake(config.lake), Path(config.lake) / "reports"
+    paths = write_report(lake, out, settings=config.report)
+    return {**{kind: str(path) for kind, path in paths.items()}, "explorer": str(write_explorer(lake, out))}

@@ -1,6 +1,8 @@
 """Stage tasks: plan a stage, compute one chunk, record the stage's counts: thin wrappers over
 ``dialogbench.cells.runner``, the same three for every family's every stage."""
 
+import logging
+
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 
@@ -8,7 +10,10 @@ from dialogbench import registry
 from dialogbench.cells import Chunk
 from dialogbench.cells.runner import finish_stage, plan_stage, run_chunk
 from dialogbench.config import Config
+from dialogbench.lake import Lake
 from dialogbench.runs import StageReport
+
+log = logging.getLogger("dialogbench.checks")
 
 
 @task(name="stages", cache_policy=NO_CACHE)
@@ -39,3 +44,14 @@ def compute_with_retries(config: Config, stage: str) -> Task:
 def record(config: Config, run_id: str, stage: str, reports: list[StageReport], config_path: str) -> StageReport:
     """One ``runs`` row: the plan's counts plus every chunk's; one warning if cells failed."""
     return finish_stage(config, run_id, reports, config_path)
+
+
+@task(name="run-checks", cache_policy=NO_CACHE)
+def run_checks(config: Config, run_id: str) -> list[str]:
+    """What fails the run besides failed cells: each enabled family's checks (the judge canary's drift)."""
+    lake = Lake(config.lake)
+    problems = [line for f in registry.families() if f.enabled(config) and f.checks
+                for line in f.checks(config, lake, run_id)]
+    for line in problems:
+        log.warning("%s", line)
+    return problems

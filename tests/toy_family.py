@@ -22,7 +22,7 @@ ECHOES = Table("toy_echoes", pa.schema([("cell_key", pa.string()), ("item_id", p
                partition=("model",), done="true")
 
 
-GRADES = verdict_table("toy_grades", [("repeated", pa.bool_())])
+GRADES = verdict_table("toy_grades", [("repeated", pa.bool_())], answer=("repeated",))
 
 
 class EchoConfig(FamilySection):

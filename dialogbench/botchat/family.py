@@ -2,6 +2,7 @@
 
 from dialogbench.botchat.arena_stage import Arena
 from dialogbench.botchat.elo_stage import ArenaRatings
+from dialogbench.botchat.explorer import explore
 from dialogbench.botchat.generate_stage import GenerateDialogues
 from dialogbench.botchat.gteval_stage import GTEval
 from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
@@ -12,8 +13,10 @@ from dialogbench.botchat.seeds_stage import ExtractSeeds
 from dialogbench.botchat.tables import TABLES
 from dialogbench.botchat.unieval import load_examples
 from dialogbench.botchat.unieval_stage import UniEval
+from dialogbench.botchat import arena, unieval
 from dialogbench.config import BotChatConfig
 from dialogbench.family import Family
+from dialogbench.history import Metric
 from dialogbench.jsonl import data_problems
 
 
@@ -31,7 +34,25 @@ def check_data(config) -> list[str]:
             *data_problems("botchat.unieval_examples", load_examples, settings.unieval_examples)]
 
 
+def prompts(config) -> dict:
+    """The chatbots' system prompt and each judge protocol's version (prompt, examples, parser)."""
+    settings = config.botchat
+    return {"system_prompt": settings.system_prompt,
+            "unieval": unieval.protocol_version(load_examples(settings.unieval_examples)),
+            "arena": arena.protocol_version("arena"), "gteval": arena.protocol_version("gteval")}
+
+
+METRICS = (
+    Metric(board="botchat_unieval", name="pass_rate", keys=("judge", "n"), low="pass_ci_low", high="pass_ci_high",
+           n="dialogues"),
+    Metric(board="botchat_gteval", name="win_tie_rate", keys=("judge",), low="win_tie_ci_low", high="win_tie_ci_high",
+           n="comparisons"),
+    Metric(board="botchat_elo", name="elo", keys=("judge", "n"), low="ci_low", high="ci_high", n="games"),
+    Metric(board="botchat_elo", name="bt", keys=("judge", "n"), low="bt_ci_low", high="bt_ci_high", n="games"),
+)
+
 FAMILY = Family(name="botchat", title="BotChat", section=BotChatConfig, stages=stages, tables=TABLES,
                 check_data=check_data,
                 leaderboard=unieval_leaderboard,
-                format_leaderboard=lambda config, rows: format_leaderboard(rows, config.botchat.n), report=REPORT)
+                format_leaderboard=lambda config, rows: format_leaderboard(rows, config.botchat.n), report=REPORT,
+                metrics=METRICS, prompts=prompts, explorer=explore)

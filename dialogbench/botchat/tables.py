@@ -88,8 +88,8 @@ PAIRWISE_VERDICT = [
 SEEDS_TABLE = Table("seeds", SEEDS)
 GENERATIONS_TABLE = Table("generations", GENERATIONS, partition=("protocol", "model"), done="true")
 LENGTHS_TABLE = Table("utterance_lengths", LENGTHS, key="generation_key", done="true")
-UNIEVAL_TABLE = verdict_table("unieval_judgments", UNIEVAL_VERDICT)
-ARENA_TABLE = verdict_table("arena_judgments", PAIRWISE_VERDICT)
-GTEVAL_TABLE = verdict_table("gteval_judgments", PAIRWISE_VERDICT)
+UNIEVAL_TABLE = verdict_table("unieval_judgments", UNIEVAL_VERDICT, answer=("choice", "ai_index"))
+ARENA_TABLE = verdict_table("arena_judgments", PAIRWISE_VERDICT, answer=("verdict",))
+GTEVAL_TABLE = verdict_table("gteval_judgments", PAIRWISE_VERDICT, answer=("verdict",))
 ELO_TABLE = Table("elo", ELO, partition=("run_id",))  # derived per run: not a cell table
 TABLES = (SEEDS_TABLE, GENERATIONS_TABLE, LENGTHS_TABLE, UNIEVAL_TABLE, ARENA_TABLE, GTEVAL_TABLE, ELO_TABLE)

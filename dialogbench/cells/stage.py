@@ -79,6 +79,11 @@ class Stage:
     def compute(self, config: "Config", cells: list[Cell], emit: Emit) -> None:
         raise NotImplementedError
 
+    def repeatable(self, config: "Config", lake: Lake) -> list[Cell]:
+        """The planned cells that ``compute`` can compute again, with their payloads (what the judge canary
+        repeats); by default the plan's cells, for stages whose plan carries every cell's payload."""
+        return self.plan(config, lake).cells
+
 
 def stage_named(stages: list[Stage], name: str) -> Stage:
     for stage in stages:

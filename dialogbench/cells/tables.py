@@ -15,7 +15,8 @@ class Table:
     it is a computed cell (a game that ended in backend errors is a row, not a computed cell); None
     means the table holds no cells (runs, plans, seeds). The stage anti-join and the ``failures``
     view both read it, so "computed" means one thing. ``verdicts``: the rows are a judge's verdicts
-    (the schema starts with ``lake.schemas.VERDICTS``), which the ``judgments`` view unions."""
+    (the schema starts with ``lake.schemas.VERDICTS``), which the ``judgments`` view unions; ``answer`` names the
+    columns that are the judge's answer (what the judge canary compares night over night)."""
 
     name: str
     schema: pa.Schema
@@ -23,6 +24,7 @@ class Table:
     key: str = "cell_key"
     done: str | None = None
     verdicts: bool = False
+    answer: tuple[str, ...] = ()
 
     def computed_keys_sql(self, lake: Lake) -> str:
         """``SELECT <key> AS cell_key`` of every computed cell in the lake's files."""

@@ -2,7 +2,9 @@
 
 from dialogbench.config import GameEvalConfig
 from dialogbench.family import Family
-from dialogbench.gameeval.cells import GAMES
+from dialogbench.history import Metric
+from dialogbench.gameeval.cells import GAMES, PROMPTS
+from dialogbench.gameeval.explorer import explore
 from dialogbench.gameeval.leaderboard import format_gameeval, gameeval_leaderboard
 from dialogbench.gameeval.report import REPORT
 from dialogbench.gameeval.stage import PlayGames
@@ -23,7 +25,21 @@ def check_data(config) -> list[str]:
               else [])]
 
 
+def prompts(config) -> dict:
+    """Each game's rules version and prompt texts."""
+    return {game: [cls.VERSION, PROMPTS[game]] for game, cls in GAMES.items()}
+
+
+METRICS = (
+    Metric(board="gameeval_askguess", name="st", keys=("setting",), n="trials"),
+    Metric(board="gameeval_askguess", name="mean_rounds", keys=("setting",), n="trials"),
+    Metric(board="gameeval_spyfall", name="spy_win_rate", model="spy_model", keys=("villager_model",), n="games"),
+    Metric(board="gameeval_spyfall", name="spy_living_rounds", model="spy_model", keys=("villager_model",), n="games"),
+    Metric(board="gameeval_tofukingdom", name="win_rate", value="points / nullif(games, 0)", keys=("camp",),
+           n="games"),
+)
+
 FAMILY = Family(name="gameeval", title="GameEval", section=GameEvalConfig, stages=stages, tables=TABLES,
                 check_data=check_data,
                 leaderboard=gameeval_leaderboard, format_leaderboard=lambda config, rows: format_gameeval(rows),
-                report=REPORT)
+                report=REPORT, metrics=METRICS, prompts=prompts, explorer=explore)

@@ -2,14 +2,18 @@
 
 from dialogbench.config import MTBench101Config
 from dialogbench.family import Family
+from dialogbench.history import Metric
 from dialogbench.jsonl import data_problems
 from dialogbench.mtbench101.answers import AnswerTurns
 from dialogbench.mtbench101.dataset import read_dialogues
-from dialogbench.mtbench101.judge_stage import JudgeTurns
+from dialogbench.mtbench101.explorer import explore
+from dialogbench.mtbench101.answer_stage import ANSWER_VERSION
+from dialogbench.mtbench101.judge_stage import JudgeTurns, task_prompt_version
 from dialogbench.mtbench101.leaderboard import format_mtbench101, mtbench101_leaderboard
 from dialogbench.mtbench101.reference import taxonomy_table
 from dialogbench.mtbench101.report import REPORT
 from dialogbench.mtbench101.tables import TABLES
+from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 
 def stages(config) -> list:
@@ -21,7 +25,18 @@ def check_data(config) -> list[str]:
     return data_problems("mtbench101.dataset", read_dialogues, config.mtbench101.dataset)
 
 
+def prompts(config) -> dict:
+    """Each task's judge prompt version (rubric, rendering, rating parser) and the answering protocol's."""
+    return {"answer": ANSWER_VERSION, **{task: task_prompt_version(task) for task in TASK_CODES}}
+
+
+METRICS = (
+    Metric(board="mtbench101_leaderboard", name="avg", keys=("judge",), n="tasks_scored"),
+    Metric(board="mtbench101_tasks", name="score", keys=("judge", "task"), n="dialogues"),
+)
+
 FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Config, stages=stages, tables=TABLES,
                 check_data=check_data,
                 references={"mtbench101_taxonomy": taxonomy_table}, leaderboard=mtbench101_leaderboard,
-                format_leaderboard=lambda config, rows: format_mtbench101(rows), report=REPORT)
+                format_leaderboard=lambda config, rows: format_mtbench101(rows), report=REPORT,
+                metrics=METRICS, prompts=prompts, explorer=explore)

@@ -70,14 +70,14 @@ class JudgeTurns(JudgeStage):
     def __init__(self, config) -> None:
         super().__init__(judge=config.mtbench101_judge(), chunk_size=config.mtbench101.judge_chunk_size)
 
-    def plan(self, config, lake: Lake) -> Planned:
+    def _planned(self, config) -> list[tuple[Cell, Dialogue, int, str]]:
+        """Every judged turn of the selected dialogues per model: (cell, dialogue, turn, answer key)."""
         settings, judge = config.mtbench101, self.judge
         dialogues, context = selected_dialogues(config), settings.context
         judge_fp = model_fingerprint(judge)
         fmt = format_key(judge, output_format(max_tokens=judge_sampling(judge, settings.judge_max_tokens).max_tokens))
         versions = {d.task: task_prompt_version(d.task) for d in dialogues}
         planned: list[tuple[Cell, Dialogue, int, str]] = []
-        answer_keys: dict[tuple[str, str, int], str] = {}
         for model in config.mtbench101_models():
             model_fp = model_fingerprint(model)
             for d in dialogues:
@@ -85,27 +85,44 @@ class JudgeTurns(JudgeStage):
                     if not is_judged(task=d.task, turn=i):
                         continue
                     a_key = answer_key(dialogue=d, turn=i, model_fp=model_fp, context=context)
-                    answer_keys[(model.name, str(d.id), i)] = a_key
                     key = fingerprint(JUDGE_PROTOCOL, versions[d.task], judge_fp, settings.judge_max_tokens, a_key, *fmt)
                     planned.append((Cell(key, item_id(d.id, i), {"model": model.name}, judge=judge.name, task=d.task),
                                     d, i, a_key))
-        todo_keys = {c.key for c in missing(lake, self.table, [p[0] for p in planned])}
+        return planned
+
+    def _with_payloads(self, config, lake: Lake, planned: list[tuple[Cell, Dialogue, int, str]],
+                       keys: set[str]) -> tuple[list[Cell], int]:
+        """The cells of ``keys`` whose answers (and, in self mode, earlier answers) are stored, with their payloads;
+        and how many of ``keys`` are not answered yet."""
+        context = config.mtbench101.context
+        answer_keys = {(cell.model, str(d.id), i): a_key for cell, d, i, a_key in planned}
         answers = stored_answers(lake, list(answer_keys.values()))
-        todo, unanswered = [], 0
+        cells, unanswered = [], 0
         for cell, d, i, a_key in planned:
-            if cell.key not in todo_keys:
+            if cell.key not in keys:
                 continue
             earlier = {t: answers.get(answer_keys[(cell.model, str(d.id), t)]) for t in range(i)
                        if context == "self" and is_judged(task=d.task, turn=t)}
             if a_key not in answers or any(a is None for a in earlier.values()):
                 unanswered += 1
                 continue
-            todo.append(replace(cell, payload=Turn(
-                model=cell.model, generation_key=a_key, version=versions[d.task], task=d.task,
+            cells.append(replace(cell, payload=Turn(
+                model=cell.model, generation_key=a_key, version=task_prompt_version(d.task), task=d.task,
                 history=tuple(history(d, i, context=context, answers=earlier)), user_message=d.turns[i].user,
                 answer=answers[a_key], reference=d.turns[i].bot)))
+        return cells, unanswered
+
+    def plan(self, config, lake: Lake) -> Planned:
+        planned = self._planned(config)
+        todo_keys = {c.key for c in missing(lake, self.table, [p[0] for p in planned])}
+        todo, unanswered = self._with_payloads(config, lake, planned, todo_keys)
         log.info("mtbench101: %d turns not answered yet", unanswered)
         return Planned([p[0] for p in planned], detail={"unanswered": unanswered}, todo=todo)
+
+    def repeatable(self, config, lake: Lake) -> list[Cell]:
+        """Every planned turn whose answer is stored, with its payload (the plan's cells carry none)."""
+        planned = self._planned(config)
+        return self._with_payloads(config, lake, planned, {p[0].key for p in planned})[0]
 
     def compute(self, config, cells: list[Cell], emit: Emit) -> None:
         judge, max_tokens = self.judge, config.mtbench101.judge_max_tokens

@@ -24,5 +24,5 @@ MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, g
 ANSWERS_TABLE = Table("mtbench101_answers", MTBENCH101_ANSWERS, partition=("context", "model"), done="true")
 RATINGS_TABLE = verdict_table("mtbench101_judgments", [
     ("score", pa.int32()),   # the judge's 1–10 rating of the turn; null when unparsed
-])
+], answer=("score",))
 TABLES = (ANSWERS_TABLE, RATINGS_TABLE)

@@ -17,7 +17,7 @@ from dialogbench.report.tables import Section
 
 def default_title() -> str:
     """The page title: "dialogbench — BotChat, MT-Bench-101 and GameEval report", the reporting families' titles."""
-    titles = [f.title for f in reporting()]
+    titles = [f.title for f in reporting() if f.protocol]
     names = " and ".join(filter(None, [", ".join(titles[:-1]), *titles[-1:]]))
     return f"dialogbench — {names} report" if names else "dialogbench report"
 

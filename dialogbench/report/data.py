@@ -15,16 +15,20 @@ from dialogbench.config import ReportConfig
 from dialogbench.family import Family
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
+from dialogbench.report import changes
 from dialogbench.report.checks import git_commit, settings_from_run
 from dialogbench.report.section import Context, Rows
 
-# What no family owns: every judge's output formats and reliability, and the latest run (sql/report/report_*.sql)
+# What no family owns: every judge's output formats and reliability, the latest run (sql/report/report_*.sql), and
+# what changed since the previous run (sql/metrics/changes.sql)
 QUERIES = {
     "reliability": "select * from judge_reliability order by judge, protocol",
     "judge_outputs": "select * from judge_outputs order by judge, protocol, backend, backend_version, output_format",
     "runs": "select * from report_latest_run order by started_at, stage",
     "header": "select * from report_header",
     "coverage": "select * from report_plan_coverage order by stage, judge, model",
+    "changes_summary": changes.SUMMARY_SQL,
+    "changes": changes.CHANGED_SQL,
 }
 
 

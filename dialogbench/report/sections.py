@@ -1,18 +1,19 @@
-"""The report's sections in page order: each reporting family's (registry order), then the judge-wide
-reliability and the latest run, which no family owns."""
+"""The report's sections in page order: what changed since the previous run, each reporting family's (registry
+order), then the judge-wide reliability and the latest run: all but the families' are owned by no family."""
 
 from __future__ import annotations
 
 import json
 
 from dialogbench import registry
+from dialogbench.report import changes
 from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
 
 
 def all_sections(data: dict) -> list[Section]:
-    """``data`` from ``data.collect``: its families' sections, then the reliability and the run."""
+    """``data`` from ``data.collect``: the changes, its families' sections, then the reliability and the run."""
     own = [s for name, found in data["families"].items() for s in registry.family(name).report.sections(found)]
-    return [*own, reliability(data), runs(data)]
+    return [changes.section(data.get("changes_summary"), data.get("changes")), *own, reliability(data), runs(data)]
 
 
 def reliability(data: dict) -> Section:

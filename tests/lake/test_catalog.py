@@ -271,7 +271,7 @@ def test_judgments_unions_every_registered_verdict_table(tmp_path):
     write_verdicts(lake, [{"cell_key": "u", "protocol": "botchat_unieval", "judge": "j", "parsed": True,
                            "choice": "No"},
                           {"cell_key": "m", "protocol": "mtbench101", "judge": "j", "parsed": False}], judge="j")
-    ratings = verdict_table("toy_ratings", [("stars", pa.int32())])
+    ratings = verdict_table("toy_ratings", [("stars", pa.int32())], answer=("stars",))
     ratings.write(lake, [{"cell_key": "t", "protocol": "toy", "judge": "j", "parsed": True, "stars": 4}])
     registry.register(Family(name="toyjudge", title="Toy", section=object, stages=lambda c: [], tables=(ratings,)))
     try:
@@ -283,7 +283,7 @@ def test_judgments_unions_every_registered_verdict_table(tmp_path):
     finally:
         registry.unregister("toyjudge")
     with pytest.raises(ValueError, match="shared verdict columns"):
-        verdict_table("bad", [("parsed", pa.bool_())])
+        verdict_table("bad", [("parsed", pa.bool_())], answer=("parsed",))
 
 
 def test_the_wilson_macros_match_the_formula_and_persist_in_the_catalog_file(tmp_path):

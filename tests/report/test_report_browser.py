@@ -142,7 +142,7 @@ def test_report_loads_in_chromium_without_errors(browser, served_report, tmp_pat
                        if e.get("method") == "Network.requestWillBeSent"})
     assert errors == []
     assert requests == [served_report]  # nothing else fetched: no fonts, scripts, images, favicon
-    assert result["title"] == "dialogbench — BotChat, MT-Bench-101 and GameEval report" and result["firstSection"] == "leaderboard"
+    assert result["title"] == "dialogbench — BotChat, MT-Bench-101 and GameEval report" and result["firstSection"] == "changes"  # the report opens with what changed
     assert result["rows"] == len(MODELS) and "Win + Tie vs GT" in result["headers"]
     assert result["scripts"] == 0 and result["svgs"] == 5 and not result["overflowX"]
     assert png.startswith(b"\x89PNG") and len(png) > 10_000

@@ -44,7 +44,7 @@ def lake(tmp_path_factory) -> Lake:
 @pytest.fixture(scope="module")
 def builtin_pages(lake) -> dict[str, str]:
     """The report with the built-in families only."""
-    assert [f.name for f in registry.families()] == ["botchat", "mtbench101", "gameeval"]
+    assert [f.name for f in registry.families()] == ["botchat", "mtbench101", "gameeval", "canary"]
     return render(lake)
 
 
@@ -68,7 +68,7 @@ def echo():
 
 def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
     data = collect(lake)
-    assert list(data["families"]) == ["botchat", "mtbench101", "gameeval", "toy_report"]
+    assert list(data["families"]) == ["botchat", "mtbench101", "gameeval", "toy_report", "canary"]  # canary: last
     toy_data = data["families"]["toy_report"]
     assert toy_data["missing"] is None and toy_data["judge"] == data["judge"] == "gpt-4-0613"
     assert [r["stage"] for r in toy_data["runs"]] == sorted({r["stage"] for r in data["runs"]})
@@ -78,7 +78,8 @@ def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
     assert default_title() == "dialogbench — BotChat, MT-Bench-101, GameEval and Toy echo report"
     assert f"<title>{default_title()}</title>" in html and md.startswith(f"# {default_title()}\n")
     assert html.index('id="gameeval"') < html.index('<section id="toy">') < html.index('id="judge"')
-    assert '<a href="#gameeval">GameEval</a><a href="#toy">Toy echo</a><a href="#judge">' in html
+    assert ('<a href="#gameeval">GameEval</a><a href="#toy">Toy echo</a><a href="#canary">Judge canary</a>'
+            '<a href="#judge">') in html
     block = md.split("## Toy echo\n\n")[1].split("\n## ")[0]
     assert block.startswith("Judge: gpt-4-0613.\n\n| Stage | planned |")
     assert "| botchat\\_unieval |" in block
@@ -101,7 +102,7 @@ def test_a_family_without_a_report_section_changes_nothing(lake, builtin_pages, 
 
 
 def test_the_registry_is_left_as_found():
-    assert [f.name for f in registry.families()] == ["botchat", "mtbench101", "gameeval"]
+    assert [f.name for f in registry.families()] == ["botchat", "mtbench101", "gameeval", "canary"]
 
 
 def test_judged_queries_must_exist():

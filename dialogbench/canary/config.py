@@ -1,0 +1,24 @@
+"""The canary's config section (``canary:``; present means it runs)."""
+
+from pydantic import Field
+
+from dialogbench.config import FamilySection
+
+
+class CanaryConfig(FamilySection):
+    """``size`` judgments per judge protocol (UniEval, Arena, GTEval, MT-Bench-101, ...) are judged again each run;
+    ``min_agreement``: below this share of answers equal to the first night's, the run is flagged (report, Failed
+    state, CLI exit 4); ``stages``: the judge stages to draw from (default: every judge stage of the run)."""
+
+    size: int = Field(10, ge=1)
+    min_agreement: float = Field(0.8, ge=0.0, le=1.0)
+    stages: list[str] | None = None
+
+    def check(self, config) -> None:
+        from dialogbench.canary.stage import judge_stages
+
+        known = [s.name for s in judge_stages(config, None)]
+        for name in self.stages or []:
+            if name not in known:
+                raise ValueError(f"canary.stages: {name!r} is not a judge stage of this config "
+                                 f"({', '.join(known) or 'none'})")

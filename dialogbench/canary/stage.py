@@ -1,0 +1,117 @@
+"""The canary stage: plan the run's judge stages again, keep a fixed set of their computed judgments, and ask
+each judge again (every run: the plan's ``todo`` is all of it, so the cache is bypassed); the first night's
+verdict, stored in the stage's table, is the baseline."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from dialogbench.canary.choose import choose
+from dialogbench.canary.tables import CANARY_TABLE
+from dialogbench.cells import Cell, Emit, Stage
+from dialogbench.cells.stage import Planned
+from dialogbench.judging import JudgeStage
+from dialogbench.keys import fingerprint
+from dialogbench.lake import Lake
+from dialogbench.runs import now
+
+log = logging.getLogger("dialogbench.canary")
+NAME = "judge_canary"
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """What a canary cell repeats: the judge stage, its cell (with payload) and the stored verdict."""
+
+    stage: str
+    cell: Cell
+    baseline: dict
+
+
+def judge_stages(config, only: list[str] | None) -> list[JudgeStage]:
+    """The run's judge stages whose tables name their answer (``only``: these names)."""
+    from dialogbench import registry
+
+    found = [s for f in registry.families() if f.name != "canary" and f.enabled(config) for s in f.stages(config)
+             if isinstance(s, JudgeStage) and s.table is not None and s.table.answer]
+    return [s for s in found if only is None or s.name in only]
+
+
+def answer_of(row: dict, columns: tuple[str, ...]) -> str:
+    return json.dumps({c: row.get(c) for c in columns}, sort_keys=True, default=str)
+
+
+class Capture(Emit):
+    """An ``Emit`` that keeps a judge stage's rows and failures instead of writing them."""
+
+    def __init__(self, stage: str, run_id: str) -> None:
+        super().__init__(lake=None, stage=stage, table=None, run_id=run_id)
+        self.rows: list[dict] = []
+        self.failures: list[tuple] = []
+
+    def __call__(self, rows, failures=(), *, computed=None, failed=None) -> None:
+        self.rows.extend(rows)
+        self.failures.extend(failures)
+
+
+class JudgeCanary(Stage):
+    name = NAME
+    table = CANARY_TABLE
+    records_plan = False
+    retries = 2
+
+    def __init__(self, config) -> None:
+        self.settings = config.canary
+        self.stages = judge_stages(config, self.settings.stages)
+
+    def models(self, config):
+        return list({m.name: m for s in self.stages for m in s.models(config)}.values())
+
+    def plan(self, config, lake: Lake) -> Planned:
+        cells, detail = [], {}
+        for stage in self.stages:
+            chosen = choose(lake, stage, stage.repeatable(config, lake), size=self.settings.size)
+            detail[stage.name] = len(chosen)
+            cells += [Cell(fingerprint(NAME, cell.key), cell.item_id, cell.roles, judge=cell.judge, task=cell.task,
+                           payload=Repeat(stage.name, cell, baseline)) for cell, baseline in chosen]
+        log.info("canary: %d judgment(s) to judge again (%s)", len(cells),
+                 ", ".join(f"{k}: {v}" for k, v in detail.items()) or "no judge stage")
+        return Planned(cells, detail={"canary": detail}, todo=cells)
+
+    def compute(self, config, cells: list[Cell], emit: Emit) -> None:
+        by_stage: dict[str, list[Cell]] = defaultdict(list)
+        for cell in cells:
+            by_stage[cell.payload.stage].append(cell)
+        stages = {s.name: s for s in self.stages}
+        rows, failures = [], []
+        for name, group in by_stage.items():
+            stage, capture = stages[name], Capture(name, emit.run_id)
+            stage.compute(config, [c.payload.cell for c in group], capture)
+            judged = {r["cell_key"]: r for r in capture.rows}
+            failed = {c.key: (error, model) for c, error, model in capture.failures}
+            created = now()
+            for cell in group:
+                original, baseline = cell.payload.cell, cell.payload.baseline
+                row = judged.get(original.key)
+                if row is None:
+                    error, model = failed.get(original.key, ("the judge stage returned no verdict", None))
+                    failures.append((cell, error, model))
+                    continue
+                answer, expected = answer_of(row, stage.table.answer), answer_of(baseline, stage.table.answer)
+                rows.append({"cell_key": cell.key, "original_key": original.key, "stage": name,
+                             "item_id": original.item_id, "model": row.get("model"), "judge": row.get("judge"),
+                             "judge_fp": row.get("judge_fp"), "answer": answer, "baseline": expected,
+                             "baseline_run_id": baseline.get("run_id"), "agrees": answer == expected,
+                             "parsed": row.get("parsed"), "raw_output": row.get("raw_output"),
+                             "baseline_raw_output": baseline.get("raw_output"),
+                             "min_agreement": self.settings.min_agreement, "run_id": emit.run_id,
+                             "created_at": created})
+        emit(rows, failures)
+        agree = sum(r["agrees"] for r in rows)
+        emit.detail = {"agree": emit.detail.get("agree", 0) + agree}
+        log.info("canary: %d of %d judgment(s) agree with the first night", agree, len(rows))

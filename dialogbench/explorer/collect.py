@@ -1,0 +1,42 @@
+"""Everything the explorer page shows, asked of every registered family with an ``explorer`` (registry order):
+their records and shared texts merged, what each protocol had before the cap, and the lake's latest run."""
+
+from __future__ import annotations
+
+from dialogbench import registry
+from dialogbench.explorer.records import Source
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect
+
+DEFAULT_LIMIT = 1000  # records per protocol on one page (the rest are counted, not shown)
+LATEST_RUN_SQL = "select run_id from runs order by started_at desc, run_id desc limit 1"
+
+
+def collect(lake: Lake, *, limit: int = DEFAULT_LIMIT) -> dict:
+    """The page's data: ``records`` (as JSON values), ``texts`` (shared dialogues by key), ``protocols`` (per
+    protocol: its family and title, records in the lake, unparsed, shown, unparsed shown), ``families`` (name ->
+    title), ``notes``, ``limit`` and ``run`` (the latest run id, or None)."""
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+    data: dict = {"records": [], "texts": {}, "protocols": {}, "families": {}, "notes": [], "limit": limit}
+    with connect(lake) as con:
+        latest = Source(con, limit).read(LATEST_RUN_SQL) or []
+        data["run"] = latest[0]["run_id"] if latest else None
+        for family in registry.families():
+            if family.explorer is None:
+                continue
+            source = Source(con, limit)
+            part = family.explorer(source)
+            data["families"][family.name] = family.title
+            data["records"] += [r.to_json() for r in part.records]
+            data["texts"].update(part.texts)
+            data["notes"] += part.notes
+            for protocol, counts in source.totals.items():
+                data["protocols"][protocol] = {"family": family.name, "title": part.titles.get(protocol, protocol),
+                                               **counts}
+    seen: set[str] = set()
+    for r in data["records"]:
+        if r["id"] in seen:
+            raise ValueError(f"two explorer records share the id {r['id']!r}")
+        seen.add(r["id"])
+    return data

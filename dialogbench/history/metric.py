@@ -1,0 +1,37 @@
+"""What a family declares for its history: which columns of which leaderboard view are metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Metric:
+    """One metric of a leaderboard view, one snapshot row per view row: ``board`` (the view), ``name`` (the metric;
+    ``value`` is its SQL expression over the view's columns, default the column ``name``), ``model`` the column
+    naming the model, ``keys`` the other columns that tell a row apart (judge, N, setting, opponent…), ``low`` /
+    ``high`` its 95% interval's columns (none: no interval) and ``n`` the column counting the cells it rests on."""
+
+    board: str
+    name: str
+    value: str | None = None
+    model: str = "model"
+    keys: tuple[str, ...] = ()
+    low: str | None = None
+    high: str | None = None
+    n: str | None = None
+
+    def select_sql(self) -> str:
+        """One row per view row: model, the key columns (as text), value, interval, n."""
+        def column(expr: str | None, cast: str) -> str:
+            return f"CAST({expr} AS {cast})" if expr else f"CAST(NULL AS {cast})"
+
+        def quoted(name: str | None) -> str | None:
+            return f'"{name}"' if name else None
+
+        keys = ", ".join(f'CAST("{k}" AS VARCHAR)' for k in self.keys)
+        value = self.value or f'"{self.name}"'
+        return (f'SELECT CAST("{self.model}" AS VARCHAR) AS model, [{keys}]::VARCHAR[] AS key_values, '
+                f"{column(value, 'DOUBLE')} AS value, {column(quoted(self.low), 'DOUBLE')} AS ci_low, "
+                f"{column(quoted(self.high), 'DOUBLE')} AS ci_high, {column(quoted(self.n), 'BIGINT')} AS n "
+                f'FROM "{self.board}"')

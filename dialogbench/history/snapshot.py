@@ -1,0 +1,87 @@
+"""A run's snapshot: its effective config (``run_configs``) when it starts, and every metric of every enabled
+family's leaderboards (``metric_snapshots``) once its stages are done, each row with the fingerprints a change
+can be traced to (the row's models' configs, the judge's, the family's prompts and config section)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import duckdb
+import pyarrow as pa
+import yaml
+
+from dialogbench import registry
+from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE, RUN_CONFIGS_TABLE
+from dialogbench.keys import fingerprint, model_fingerprint
+from dialogbench.lake import Lake
+from dialogbench.redact import redact
+from dialogbench.runs import now
+
+if TYPE_CHECKING:
+    from dialogbench.config import Config
+    from dialogbench.family import Family
+
+log = logging.getLogger("dialogbench.history")
+
+
+def config_fingerprint(config: "Config") -> str:
+    return fingerprint(config.model_dump(mode="json"))
+
+
+def record_config(lake: Lake, config: "Config", *, run_id: str, config_path: str) -> str:
+    """One ``run_configs`` row (the effective config as YAML, secrets redacted); returns its fingerprint."""
+    config_fp = config_fingerprint(config)
+    text = redact(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
+    row = {"run_id": run_id, "created_at": now(), "config_path": redact(str(config_path)), "config_fp": config_fp,
+           "config": text}
+    lake.write(RUN_CONFIGS_TABLE.name, pa.Table.from_pylist([row], schema=RUN_CONFIGS_TABLE.schema),
+               partition={"run_id": run_id}, name="config.parquet")
+    return config_fp
+
+
+def _models_fp(config: "Config", names: list[str]) -> str | None:
+    """The fingerprint of these models' configs; None when one is not in the config (a model of an earlier run)."""
+    known = set(config.model_names())
+    if not names or not set(names) <= known:
+        return None
+    return fingerprint([model_fingerprint(config.model(n)) for n in sorted(set(names))])
+
+
+def family_rows(con: duckdb.DuckDBPyConnection, config: "Config", family: "Family", *, run_id: str,
+                created_at, config_fp: str) -> list[dict]:
+    """The snapshot rows of one family's metrics (a view that does not exist yet gives none)."""
+    prompt_fp = fingerprint(family.prompts(config)) if family.prompts else None
+    section = family.settings(config)
+    section_fp = fingerprint(section.model_dump(mode="json")) if section is not None else None
+    known = set(config.model_names())
+    rows = []
+    for metric in family.metrics:
+        try:
+            found = con.execute(metric.select_sql()).fetchall()
+        except duckdb.CatalogException:
+            log.warning("history: view %s is not defined; metric %s left out", metric.board, metric.name)
+            continue
+        for model, key_values, value, low, high, n in found:
+            keys = dict(zip(metric.keys, key_values))
+            judge = keys.get("judge")
+            players = [model, *(v for k, v in keys.items() if k != "judge" and v in known)]
+            rows.append({"run_id": run_id, "created_at": created_at, "family": family.name, "board": metric.board,
+                         "metric": metric.name, "model": model,
+                         "slice": ", ".join(f"{k}={v}" for k, v in keys.items()), "judge": judge, "value": value,
+                         "ci_low": low, "ci_high": high, "n": n, "model_fp": _models_fp(config, players),
+                         "judge_fp": _models_fp(config, [judge]) if judge else None, "prompt_fp": prompt_fp,
+                         "section_fp": section_fp, "config_fp": config_fp})
+    return rows
+
+
+def snapshot_metrics(con: duckdb.DuckDBPyConnection, lake: Lake, config: "Config", *, run_id: str) -> int:
+    """Write every enabled family's metrics, as the lake's views read now, as this run's snapshot (one file, so
+    a rerun of the same run replaces it); returns the rows written."""
+    created_at, config_fp = now(), config_fingerprint(config)
+    rows = [row for family in registry.families() if family.enabled(config) and family.metrics
+            for row in family_rows(con, config, family, run_id=run_id, created_at=created_at, config_fp=config_fp)]
+    lake.write(METRIC_SNAPSHOTS_TABLE.name, pa.Table.from_pylist(rows, schema=METRIC_SNAPSHOTS_TABLE.schema),
+               partition={"run_id": run_id}, name="metrics.parquet")
+    log.info("history: %d metric value(s) of run %s recorded", len(rows), run_id)
+    return len(rows)

@@ -1,0 +1,57 @@
+"""The report's opening section: what moved since the previous run (the ``changes`` view), with its cause."""
+
+from __future__ import annotations
+
+from dialogbench.report.checks import FLAG
+from dialogbench.report.tables import Section, Table, num
+
+ROWS_MAX = 50  # rows of the table; the rest are counted in the intro (all are in the `changes` view)
+
+SUMMARY_SQL = """
+select count(*) as series, count(*) filter (where status = 'moved') as moved,
+       count(*) filter (where status = 'new') as new, count(*) filter (where outside_interval) as outside,
+       min(run_id) as run_id, count(distinct previous_run_id) as previous_runs, min(previous_run_id) as previous_run_id
+from changes
+"""
+CHANGED_SQL = """
+select * from changes where status <> 'same'
+order by outside_interval desc nulls last, status = 'new', abs(delta) desc nulls last, family, board, metric, model,
+         slice
+"""
+
+
+def _value(v) -> str:
+    return num(v, 4) if v is not None and abs(v) < 10 else num(v, 1)
+
+
+def section(summary: list[dict] | None, rows: list[dict] | None) -> Section:
+    s = (summary or [{}])[0]
+    if not s.get("series"):
+        return Section("changes", "Since the previous run", empty="No run has recorded its metrics yet.")
+    run = s["run_id"]
+    if not s["previous_runs"]:
+        return Section("changes", "Since the previous run",
+                       f"Run {run} is the first to record its metrics ({s['series']:,} series): the next run is "
+                       "compared with it.")
+    against = (f"run {s['previous_run_id']}" if s["previous_runs"] == 1
+               else f"each series' latest earlier value ({s['previous_runs']} earlier runs)")
+    intro = (f"Run {run} against {against}: {s['series']:,} metric series, {s['moved']:,} moved, {s['new']:,} new, "
+             f"{s['outside']:,} outside their 95% interval (marked {FLAG}). A cause is listed where the model's "
+             "config, the judge's, the family's prompts or config section, or the number of cells differ; a move with "
+             "none is the judge or engine answering differently. Every series: "
+             "`dialogbench query \"select * from changes\"`; history: `metric_history`.")
+    rows = rows or []
+    if not rows:
+        return Section("changes", "Since the previous run", intro + " Nothing moved.")
+    if len(rows) > ROWS_MAX:
+        intro += f" The {ROWS_MAX} most notable of {len(rows):,} are shown."
+    table = Table(["Family", "metric", "model", "slice", "previous", "now", "Δ", "cause", "previous run"],
+                  [[r["family"], f"{r['board']}.{r['metric']}", r["model"], r["slice"], _value(r["previous"]),
+                    _value(r["value"]) + (f" {FLAG}" if r["outside_interval"] else ""),
+                    "new" if r["status"] == "new" else _value(r["delta"]), r["cause"] or "–",
+                    r["previous_run_id"] or "–"] for r in rows[:ROWS_MAX]],
+                  "previous / now: the metric's value; Δ: now − previous; cause: what differs between the two runs "
+                  "for this series.", numeric_from=4)
+    warnings = ([f"{s['outside']:,} value(s) moved outside their 95% interval since the previous run ({FLAG})"]
+                if s["outside"] else [])
+    return Section("changes", "Since the previous run", intro, [table], warnings=warnings)

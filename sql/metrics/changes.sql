@@ -1,0 +1,107 @@
+-- changes: what changed since the previous run. One row per metric series (family, board, metric, model, slice) of
+-- the latest run that recorded its metrics, against that series' most recent earlier value (metric_history).
+--   status: 'new' (no earlier value), 'moved' (the value differs by more than 1e-9, or one side is null), 'same'.
+--   delta: value - previous. outside_interval: the new value lies outside the previous run's 95% interval, or the
+--     previous value outside the new one's (null when neither run has an interval, as for MT-Bench-101 scores and
+--     GameEval rates, or when there is no earlier value).
+--   cause: what differs between the two runs for this series, '; '-separated: 'model config' (the configs of the
+--     row's models: weights, sampling, max_tokens, template, ...), 'judge config', 'prompts' (the family's prompts,
+--     examples or parser versions), '<family> config' (its config section: limit, N, games, ...), 'cells a -> b' (the
+--     number of cells the value rests on). Null when nothing recorded differs: a move with no cause is the judge or the engine answering differently (see the
+--     judge canary), or cells recomputed after a failure. config_changed: the run's whole effective config differs
+--     (run_configs has both).
+with history as (
+    select * from {{ ref('metric_history') }}
+),
+
+latest_run as (
+    select arg_max(run_id, created_at) as run_id from history
+),
+
+tonight as (
+    select history.* from history semi join latest_run using (run_id)
+),
+
+earlier as (
+    select history.*
+    from history
+    join tonight using (family, board, metric, model, slice)
+    where history.created_at < tonight.created_at
+    qualify row_number() over (
+        partition by history.family, history.board, history.metric, history.model, history.slice
+        order by history.created_at desc
+    ) = 1
+),
+
+compared as (
+    select
+        t.family,
+        t.board,
+        t.metric,
+        t.model,
+        t.slice,
+        t.judge,
+        e.run_id as previous_run_id,
+        t.run_id,
+        e.value as previous,
+        t.value,
+        t.value - e.value as delta,
+        e.ci_low as previous_ci_low,
+        e.ci_high as previous_ci_high,
+        t.ci_low,
+        t.ci_high,
+        e.n as previous_n,
+        t.n,
+        e.model_fp <> t.model_fp as model_changed,
+        e.judge_fp <> t.judge_fp as judge_changed,
+        e.prompt_fp <> t.prompt_fp as prompts_changed,
+        e.section_fp <> t.section_fp as section_changed,
+        e.config_fp <> t.config_fp as config_changed
+    from tonight t
+    left join earlier e using (family, board, metric, model, slice)
+),
+
+final as (
+    select
+        family,
+        board,
+        metric,
+        model,
+        slice,
+        judge,
+        previous_run_id,
+        run_id,
+        previous,
+        value,
+        delta,
+        case
+            when previous_run_id is null then 'new'
+            when previous is null and value is null then 'same'
+            when previous is null or value is null or abs(delta) > 1e-9 then 'moved'
+            else 'same'
+        end as status,
+        case
+            when delta is null or (ci_low is null and previous_ci_low is null) then null
+            else coalesce(previous < ci_low or previous > ci_high, false)
+                or coalesce(value < previous_ci_low or value > previous_ci_high, false)
+        end as outside_interval,
+        previous_ci_low,
+        previous_ci_high,
+        ci_low,
+        ci_high,
+        previous_n,
+        n,
+        nullif(concat_ws('; ',
+            case when model_changed then 'model config' end,
+            case when judge_changed then 'judge config' end,
+            case when prompts_changed then 'prompts' end,
+            case when section_changed then family || ' config' end,
+            case when previous_n is distinct from n and previous_run_id is not null
+                then 'cells ' || coalesce(previous_n::varchar, '?') || ' -> ' || coalesce(n::varchar, '?') end
+        ), '') as cause,
+        config_changed
+    from compared
+)
+
+select * from final
+order by family, board, metric, model, slice

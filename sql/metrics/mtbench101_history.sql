@@ -1,0 +1,13 @@
+-- mtbench101_history: metric_history of the mtbench101 family, one row per run and metric series, oldest run first.
+with history as (
+    select * from {{ ref('metric_history') }}
+),
+
+final as (
+    select run_id, created_at, board, metric, model, slice, judge, value, ci_low, ci_high, n, config_fp
+    from history
+    where family = 'mtbench101'
+)
+
+select * from final
+order by board, metric, model, slice, created_at

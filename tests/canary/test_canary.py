@@ -1,0 +1,112 @@
+"""The judge canary through real stages (scripted models): it repeats a fixed set of stored judgments every run,
+outside the cache, compares each answer with the first night's, and fails the run below its threshold."""
+
+from __future__ import annotations
+
+import pytest
+
+from dialogbench import registry
+from dialogbench.backends.scripted import ScriptedBackend
+from dialogbench.canary.check import drifted
+from dialogbench.cells.records import run_failures
+from dialogbench.cells.runner import run_stage
+from dialogbench.config import ConfigError
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect
+from tests.conftest import VERDICT_NO, VERDICT_YES_5, config_dict
+
+
+def night(config, run_id: str) -> dict:
+    reports = {}
+    for stage in registry.stages(config):
+        reports[stage.name] = run_stage(stage, config, run_id)
+    return reports
+
+
+def rows(lake_dir, sql: str) -> list[dict]:
+    with connect(Lake(lake_dir)) as con:
+        rel = con.execute(sql)
+        cols = [d[0] for d in rel.description]
+        return [dict(zip(cols, r)) for r in rel.fetchall()]
+
+
+def canary_config(lake_dir, **canary) -> dict:
+    data = config_dict(lake_dir, judge_script=[VERDICT_NO], n=[4], limit=3)
+    data["canary"] = {"size": 2, "min_agreement": 0.75, **canary}
+    return data
+
+
+def test_the_canary_repeats_a_fixed_set_and_agrees_with_a_steady_judge(make_config, lake_dir):
+    data = canary_config(lake_dir)
+    first = night(make_config(data), "r1")
+    assert (first["judge_canary"].planned, first["judge_canary"].computed, first["judge_canary"].cached) == (2, 2, 0)
+    second = night(make_config(data), "r2")
+    assert second["botchat_unieval"].computed == 0 and second["judge_canary"].computed == 2  # outside the cache
+    data["canary"]["size"] = 3  # a bigger set keeps the judgments already repeated
+    night(make_config(data), "r3")
+    repeated = rows(lake_dir, "select run_id, list(original_key order by original_key) as keys from canary_judgments "
+                              "group by run_id order by run_id")
+    assert repeated[0]["keys"] == repeated[1]["keys"] and set(repeated[0]["keys"]) < set(repeated[2]["keys"])
+    agreement = rows(lake_dir, "select * from canary_agreement order by run_id")
+    assert [(a["run_id"], a["judgments"], a["agree"], a["flagged"]) for a in agreement] == \
+        [("r1", 2, 2, False), ("r2", 2, 2, False), ("r3", 3, 3, False)]
+    assert drifted(make_config(data), Lake(lake_dir), "r3") == []
+    judged = rows(lake_dir, "select * from canary_judgments where run_id = 'r3'")
+    assert all(j["answer"] == j["baseline"] == '{"ai_index": null, "choice": "No"}' for j in judged)
+    assert all(j["baseline_run_id"] == "r1" and j["raw_output"] == j["baseline_raw_output"] == VERDICT_NO
+               for j in judged)
+
+
+def test_a_judge_that_answers_otherwise_is_flagged(make_config, lake_dir, monkeypatch):
+    data = canary_config(lake_dir)
+    night(make_config(data), "r1")
+    real = ScriptedBackend.generate
+
+    def swapped(self, conversations, **kwargs):  # the served judge changed behind the same config
+        completions = real(self, conversations, **kwargs)
+        if self.model.name == "judge":
+            for c in completions:
+                object.__setattr__(c, "text", VERDICT_YES_5)
+        return completions
+
+    monkeypatch.setattr(ScriptedBackend, "generate", swapped)
+    night(make_config(data), "r2")
+    [flagged] = [a for a in rows(lake_dir, "select * from canary_agreement") if a["run_id"] == "r2"]
+    assert (flagged["agree"], flagged["judgments"], flagged["flagged"]) == (0, 2, True)
+    [problem] = drifted(make_config(data), Lake(lake_dir), "r2")
+    assert problem.startswith("judge canary: judge on botchat_unieval gave the first night's answer in 0 of 2")
+    answers = rows(lake_dir, "select answer from canary_judgments where run_id = 'r2'")
+    assert {a["answer"] for a in answers} == {'{"ai_index": 5, "choice": "Yes"}'}
+    data["canary"]["min_agreement"] = 0.0  # a threshold of 0 never flags
+    assert drifted(make_config(data), Lake(lake_dir), "r3") == []
+
+
+def test_a_failed_canary_judgment_is_a_failure_of_its_run(make_config, lake_dir, monkeypatch):
+    """The run's failures (its artifact, ``fail_on``) count it; the ``failures`` view (what the next run retries)
+    does not list it once the judgment was repeated before: every run repeats the whole set anyway."""
+    data = canary_config(lake_dir)
+    night(make_config(data), "r1")
+    real = ScriptedBackend.generate
+
+    def down(self, conversations, **kwargs):
+        completions = real(self, conversations, **kwargs)
+        if self.model.name == "judge":
+            for c in completions:
+                object.__setattr__(c, "text", "")
+                object.__setattr__(c, "error", "HTTP 503")
+        return completions
+
+    monkeypatch.setattr(ScriptedBackend, "generate", down)
+    report = night(make_config(data), "r2")["judge_canary"]
+    assert (report.computed, report.failed) == (0, 2)
+    assert [f["stage"] for f in run_failures(Lake(lake_dir), "r2")] == ["judge_canary"] * 2
+    assert rows(lake_dir, "select * from failures") == []
+    monkeypatch.setattr(ScriptedBackend, "generate", real)
+    assert night(make_config(data), "r3")["judge_canary"].computed == 2
+
+
+def test_canary_stages_must_be_judge_stages(make_config, lake_dir):
+    with pytest.raises(ConfigError, match=r"canary\.stages: 'generate:bot-a' is not a judge stage"):
+        make_config(canary_config(lake_dir, stages=["generate:bot-a"]))
+    config = make_config(canary_config(lake_dir, stages=["botchat_unieval"]))
+    assert [s.name for s in registry.stage(config, "judge_canary").stages] == ["botchat_unieval"]

@@ -1,0 +1,127 @@
+"""Night over night on a real Prefect server (the artifacts module's server): two runs with one model's config
+changed between them give the right `changes` rows, artifact and report section; a judge whose answers change
+behind an unchanged config (an OpenAI-compatible endpoint whose served model was swapped) is caught by the judge
+canary: the run ends Failed, exits 4 and the report flags it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from tests.e2e.conftest import REPO
+from tests.e2e.test_prefect_artifacts import artifacts, flow_runs, pipeline_run, run, server  # noqa: F401
+from tests.e2e.test_prefect_schedule import _free_port
+
+pytestmark = pytest.mark.slow
+BOTCHAT = {"n": [4], "limit": 4, "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
+           "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")}
+YES, NO = "Choice: Yes\nIndex: 3\nReason: the third utterance is a bot.", "Choice: No\nIndex: None\nReason: human."
+
+
+def write(path: Path, data: dict) -> Path:
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def query(lake: Path, sql: str, env: dict) -> list[dict]:
+    out = lake.parent / "query.json"
+    done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "export", "--lake", str(lake), sql, "--out",
+                           str(out)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def test_a_changed_model_config_is_the_cause_of_its_changes(tmp_path, server):  # noqa: F811
+    api, env = server
+    lake = tmp_path / "lake"
+    judge = {"name": "judge", "backend": "scripted", "script": [YES, NO, NO]}
+    data = {"lake": str(lake), "judges": [judge], "botchat": {"judge": "judge", **BOTCHAT},
+            "models": [{"name": "bot-a", "backend": "scripted", "script": ["Sure.", "Fine."]},
+                       {"name": "bot-b", "backend": "scripted", "script": ["Okay.", "Why not?"]}]}
+    done, first = run(write(tmp_path / "night.yaml", data), env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data["models"][0]["sampling"] = {"temperature": 0.7}  # bot-a's config changes: its dialogues are new cells
+    done, second = run(write(tmp_path / "night.yaml", data), env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert second["history"]["rows"] == 4 and second["history"]["changes"] == sum(
+        r["status"] != "same" for r in query(lake, "select status from changes", env))
+
+    rows = query(lake, "select * from changes order by model, slice", env)
+    assert {r["run_id"] for r in rows} == {second["run_id"]}
+    assert {r["previous_run_id"] for r in rows} == {first["run_id"]}
+    assert {(r["model"], r["slice"]) for r in rows} == {(m, f"judge=judge, n={n}") for m in ("bot-a", "bot-b")
+                                                         for n in (3, 4)}
+    for r in rows:
+        assert r["cause"] == ("model config" if r["model"] == "bot-a" else None), r
+        assert (r["status"] == "same") == (abs(r["value"] - r["previous"]) < 1e-9)
+        assert r["outside_interval"] == (not r["previous_ci_low"] <= r["value"] <= r["previous_ci_high"]
+                                         or not r["ci_low"] <= r["previous"] <= r["ci_high"])
+    history = query(lake, "select * from botchat_history", env)
+    assert {h["run_id"] for h in history} == {first["run_id"], second["run_id"]} and len(history) == 2 * len(rows)
+    configs = query(lake, "select * from run_configs order by created_at", env)
+    assert [c["run_id"] for c in configs] == [first["run_id"], second["run_id"]]
+    assert "temperature: 0.7" in configs[1]["config"] and configs[0]["config_fp"] != configs[1]["config_fp"]
+
+    found = artifacts(api, flow_runs(api, "config:night"))
+    published = json.loads(found["dialogbench-changes"]["data"])
+    moved = [r for r in rows if r["status"] != "same"]
+    assert [(p["model"], p["slice"], p["cause"]) for p in published] == \
+        [(m["model"], m["slice"], m["cause"]) for m in sorted(moved, key=lambda m: (
+            not m["outside_interval"], m["status"] == "new", -abs(m["delta"] or 0), m["model"], m["slice"]))]
+    report = Path(second["report"]["md"]).read_text()
+    assert report.index("## Since the previous run") < report.index("## Leaderboard")
+    assert f"Run {second['run_id']} against run {first['run_id']}: 4 metric series" in report
+
+
+def test_the_canary_fails_a_run_whose_judge_answers_changed(tmp_path, server):  # noqa: F811
+    api, env = server
+    reply, port = tmp_path / "reply.txt", _free_port()
+    reply.write_text(NO)
+    endpoint = subprocess.Popen([sys.executable, "-m", "tests.fakes.openai_server", str(port), str(reply)], cwd=REPO)
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        env = {**env, "DIALOGBENCH_OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+               "DIALOGBENCH_OPENAI_API_KEY": "test-key"}
+        config = write(tmp_path / "canary.yaml", {
+            "lake": str(tmp_path / "lake"), "botchat": {"judge": "judge", **BOTCHAT},
+            "models": [{"name": "bot-a", "backend": "scripted", "script": ["Sure.", "Fine."]}],
+            "judges": [{"name": "judge", "backend": "openai", "weights": "served-judge", "max_retries": 0}],
+            "canary": {"size": 3, "min_agreement": 0.9}})
+        done, first = run(config, env, tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+        canary = next(s for s in first["stages"] if s["stage"] == "judge_canary")
+        assert (canary["planned"], canary["computed"], canary["cached"]) == (3, 3, 0)
+
+        reply.write_text(YES)  # the endpoint now serves a judge that answers otherwise; the config is the same
+        done, second = run(config, env, tmp_path)
+        assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-3000:]
+        unieval = next(s for s in second["stages"] if s["stage"] == "botchat_unieval")
+        assert (unieval["cached"], unieval["computed"]) == (4, 0)  # the verdicts themselves are cached
+        assert "judge canary: judge on botchat_unieval gave the first night's answer in 0 of 3" in second["failed"]
+        assert "judge canary" in done.stderr
+
+        runs = flow_runs(api, "config:canary")
+        assert pipeline_run(runs, first["run_id"])["state_type"] == "COMPLETED"
+        flow = pipeline_run(runs, second["run_id"])
+        assert flow["state_type"] == "FAILED" and "judge canary" in flow["state"]["message"]
+        agreement = query(tmp_path / "lake", "select * from canary_agreement order by created_at", env)
+        assert [(a["run_id"], a["agree"], a["judgments"], a["flagged"]) for a in agreement] == \
+            [(first["run_id"], 3, 3, False), (second["run_id"], 0, 3, True)]
+        repeated = query(tmp_path / "lake", "select * from canary_judgments order by run_id, original_key", env)
+        assert [r["original_key"] for r in repeated[:3]] == [r["original_key"] for r in repeated[3:]]  # a fixed set
+        report = Path(second["report"]["md"]).read_text()
+        assert "## Judge canary" in report and "judge on botchat\\_unieval: 0.0% of the canary judgments" in report
+    finally:
+        endpoint.kill()
