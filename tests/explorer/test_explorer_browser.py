@@ -7,12 +7,9 @@ live in the address's # part. A screenshot is saved (``DIALOGBENCH_SCREENSHOT=pa
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import os
-import threading
 import time
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ from dialogbench.explorer.collect import collect
 from dialogbench.explorer.page import PAGE_SIZE
 from dialogbench.report import write_report
 from tests.explorer.lakes import EVIL
-from tests.report.test_report_browser import Quiet, browser  # noqa: F401  (the fixture, imported to be used)
+from tests.report.test_report_browser import browser, serve  # noqa: F401  (browser: the fixture, imported to be used)
 
 pytestmark = pytest.mark.slow
 
@@ -32,12 +29,8 @@ def served(lake, tmp_path):
     out = tmp_path / "site"
     write_report(lake, out)
     write_explorer(lake, out)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(out)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/explorer.html"
-    server.shutdown()
-    server.server_close()
+    with serve(out, "explorer.html") as url:
+        yield url
 
 
 STATE = """(() => {

@@ -6,6 +6,7 @@ a copy). Without Chromium the test fails saying how to install it; ``DIALOGBENCH
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import itertools
 import json
@@ -17,6 +18,7 @@ import time
 import urllib.request
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -99,17 +101,26 @@ def browser(tmp_path):
             proc.wait()
 
 
+@contextlib.contextmanager
+def serve(directory: Path, page: str) -> Iterator[str]:
+    """``directory`` over HTTP on a free local port; yields ``page``'s URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/{page}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def served_report(tmp_path):
     synthetic_lake(tmp_path / "lake", models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
     out = tmp_path / "site"
     write_report(Lake(tmp_path / "lake"), out)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(out)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/report.html"
-    server.shutdown()
-    server.server_close()
+    with serve(out, "report.html") as url:
+        yield url
 
 
 def test_report_loads_in_chromium_without_errors(browser, served_report, tmp_path):
