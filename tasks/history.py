@@ -26,5 +26,6 @@ def snapshot(config: Config, run_id: str) -> dict:
     start, lake = time.perf_counter(), Lake(config.lake)
     with connect(lake) as con:
         rows = snapshot_metrics(con, lake, config, run_id=run_id)
+    with connect(lake) as con:  # views see the files of their creation: the first snapshot is new to them
         changes = read_changes(con)
     return {"changes": changes, "rows": rows, "seconds": round(time.perf_counter() - start, 4)}

@@ -107,3 +107,16 @@ def test_a_snapshot_holds_every_enabled_familys_metrics(make_config, lake_dir):
     assert [b[:3] for b in boards] == [("botchat", "botchat_unieval", "pass_rate"),
                                        ("gameeval", "gameeval_askguess", "mean_rounds"),
                                        ("gameeval", "gameeval_askguess", "st")]
+
+
+def test_the_runs_changes_include_its_own_first_snapshot(make_config, lake_dir):
+    """The snapshot task reads `changes` after writing: on a lake with no snapshot yet, every series is new (views
+    created before the first file existed would see none)."""
+    from tasks.history import snapshot
+
+    config = make_config(config_dict(lake_dir, judge_script=[VERDICT_NO], n=[4], limit=2))
+    for stage in registry.stages(config):
+        run_stage(stage, config, "r1")
+    found = snapshot.fn(config, "r1")
+    assert found["rows"] == 4 and len(found["changes"]) == 4
+    assert {c["status"] for c in found["changes"]} == {"new"} and {c["run_id"] for c in found["changes"]} == {"r1"}
