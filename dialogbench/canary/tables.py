@@ -28,4 +28,5 @@ CANARY = pa.schema([
 # done: every row is a computed canary judgment. Its key is the same every run, so the `failures` view (what the next
 # run retries) lists a failed one only until it is first computed; every run repeats the whole set anyway, and a run's
 # own failures (its artifact, fail_on) count it.
-CANARY_TABLE = Table("canary_judgments", CANARY, partition=("run_id",), done="true")
+# repeated: one row per run for each canary cell, which `dialogbench repair` must not take for duplicates.
+CANARY_TABLE = Table("canary_judgments", CANARY, partition=("run_id",), done="true", repeated=True)

@@ -16,7 +16,9 @@ class Table:
     means the table holds no cells (runs, plans, seeds). The stage anti-join and the ``failures``
     view both read it, so "computed" means one thing. ``verdicts``: the rows are a judge's verdicts
     (the schema starts with ``lake.schemas.VERDICTS``), which the ``judgments`` view unions; ``answer`` names the
-    columns that are the judge's answer (what the judge canary compares night over night)."""
+    columns that are the judge's answer (what the judge canary compares night over night). ``repeated``: its cells
+    are computed again every run (the judge canary), so rows of one cell from several runs are its history, not
+    copies: ``dialogbench repair`` leaves them."""
 
     name: str
     schema: pa.Schema
@@ -25,6 +27,7 @@ class Table:
     done: str | None = None
     verdicts: bool = False
     answer: tuple[str, ...] = ()
+    repeated: bool = False
 
     def computed_keys_sql(self, lake: Lake) -> str:
         """``SELECT <key> AS cell_key`` of every computed cell in the lake's files."""

@@ -13,6 +13,7 @@ from dialogbench.cells.runner import run_stage
 from dialogbench.config import ConfigError
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
+from dialogbench.lake.repair import repair
 from tests.conftest import VERDICT_NO, VERDICT_YES_5, config_dict
 
 
@@ -103,6 +104,16 @@ def test_a_failed_canary_judgment_is_a_failure_of_its_run(make_config, lake_dir,
     assert rows(lake_dir, "select * from failures") == []
     monkeypatch.setattr(ScriptedBackend, "generate", real)
     assert night(make_config(data), "r3")["judge_canary"].computed == 2
+
+
+def test_repair_keeps_every_runs_canary_rows(make_config, lake_dir):
+    """A canary cell has one row per run by design: history, not duplicates."""
+    data = canary_config(lake_dir)
+    night(make_config(data), "r1")
+    night(make_config(data), "r2")
+    assert {r.table for r in repair(Lake(lake_dir))} == {t.name for t in registry.tables()
+                                                          if t.done is not None and t.name != "canary_judgments"}
+    assert Lake(lake_dir).read("canary_judgments").num_rows == 4
 
 
 def test_canary_stages_must_be_judge_stages(make_config, lake_dir):
