@@ -6,11 +6,8 @@ live in the address's # part. A screenshot is saved (``DIALOGBENCH_SCREENSHOT=pa
 
 from __future__ import annotations
 
-import base64
 import json
-import os
 import time
-from pathlib import Path
 
 import pytest
 
@@ -19,7 +16,7 @@ from dialogbench.explorer.collect import collect
 from dialogbench.explorer.page import PAGE_SIZE
 from dialogbench.report import write_report
 from tests.explorer.lakes import EVIL
-from tests.report.test_report_browser import browser, serve  # noqa: F401  (browser: the fixture, imported to be used)
+from tests.report.test_report_browser import browser, page_errors, screenshot, serve  # noqa: F401  (browser: a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -140,16 +137,9 @@ def test_explorer_in_chromium(browser, served, lake, tmp_path):  # noqa: F811
 
     state = load(browser, served, seen)
     height = min(int(evaluate(browser, "document.documentElement.scrollHeight")), 8000)
-    shot = browser.send("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                        clip={"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1})
-    png = base64.b64decode(shot["data"])
-    (tmp_path / "explorer.png").write_bytes(png)
-    if os.environ.get("DIALOGBENCH_SCREENSHOT"):
-        Path(os.environ["DIALOGBENCH_SCREENSHOT"]).write_bytes(png)
+    png = screenshot(browser, tmp_path / "explorer.png", height=height)
     seen += browser.events
-    errors = [e["params"] for e in seen if e.get("method") == "Runtime.exceptionThrown"
-              or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
-              or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+    errors = page_errors(seen)
     requests = sorted({e["params"]["request"]["url"].split("#")[0] for e in seen
                        if e.get("method") == "Network.requestWillBeSent"})
     assert errors == [] and requests == [served]  # nothing but the page itself, each time it loaded

@@ -101,6 +101,24 @@ def browser(tmp_path):
             proc.wait()
 
 
+def screenshot(page: "Page", path: Path, *, height: int) -> bytes:
+    """A PNG of the page's top ``height`` pixels at 1280 wide, written to ``path`` (and ``DIALOGBENCH_SCREENSHOT``)."""
+    shot = page.send("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                     clip={"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1})
+    png = base64.b64decode(shot["data"])
+    path.write_bytes(png)
+    if os.environ.get("DIALOGBENCH_SCREENSHOT"):
+        Path(os.environ["DIALOGBENCH_SCREENSHOT"]).write_bytes(png)
+    return png
+
+
+def page_errors(events: list[dict]) -> list[dict]:
+    """Exceptions, console errors and assertions, and error log entries among DevTools ``events``."""
+    return [e["params"] for e in events if e.get("method") == "Runtime.exceptionThrown"
+            or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
+            or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+
+
 @contextlib.contextmanager
 def serve(directory: Path, page: str) -> Iterator[str]:
     """``directory`` over HTTP on a free local port; yields ``page``'s URL."""
@@ -138,22 +156,13 @@ def test_report_loads_in_chromium_without_errors(browser, served_report, tmp_pat
         svgs: document.querySelectorAll('svg').length,
         height: document.documentElement.scrollHeight,
         overflowX: document.documentElement.scrollWidth > window.innerWidth })""")["result"]["value"]
-    height = min(int(result["height"]), 16000)
-    shot = browser.send("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                        clip={"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1})
-    png = base64.b64decode(shot["data"])
-    (tmp_path / "report.png").write_bytes(png)
-    if os.environ.get("DIALOGBENCH_SCREENSHOT"):
-        Path(os.environ["DIALOGBENCH_SCREENSHOT"]).write_bytes(png)
-
-    errors = [e["params"] for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
-              or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
-              or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+    png = screenshot(browser, tmp_path / "report.png", height=min(int(result["height"]), 16000))
     requests = sorted({e["params"]["request"]["url"] for e in browser.events
                        if e.get("method") == "Network.requestWillBeSent"})
-    assert errors == []
+    assert page_errors(browser.events) == []
     assert requests == [served_report]  # nothing else fetched: no fonts, scripts, images, favicon
-    assert result["title"] == "dialogbench — BotChat, MT-Bench-101 and GameEval report" and result["firstSection"] == "changes"  # the report opens with what changed
+    assert result["title"] == "dialogbench — BotChat, MT-Bench-101 and GameEval report"
+    assert result["firstSection"] == "changes"  # the report opens with what changed since the previous run
     assert result["rows"] == len(MODELS) and "Win + Tie vs GT" in result["headers"]
     assert result["scripts"] == 0 and result["svgs"] == 5 and not result["overflowX"]
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
