@@ -13,11 +13,6 @@ select count(*) as series, count(*) filter (where status = 'moved') as moved,
        min(run_id) as run_id, count(distinct previous_run_id) as previous_runs, min(previous_run_id) as previous_run_id
 from changes
 """
-CHANGED_SQL = """
-select * from changes where status <> 'same'
-order by outside_interval desc nulls last, status = 'new', abs(delta) desc nulls last, family, board, metric, model,
-         slice
-"""
 
 
 def _value(v) -> str:

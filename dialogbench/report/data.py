@@ -15,6 +15,7 @@ from dialogbench.config import ReportConfig
 from dialogbench.family import Family
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
+from dialogbench.history.changes import CHANGED_SQL
 from dialogbench.report import changes
 from dialogbench.report.checks import git_commit, settings_from_run
 from dialogbench.report.section import Context, Rows
@@ -28,7 +29,7 @@ QUERIES = {
     "header": "select * from report_header",
     "coverage": "select * from report_plan_coverage order by stage, judge, model",
     "changes_summary": changes.SUMMARY_SQL,
-    "changes": changes.CHANGED_SQL,
+    "changes": CHANGED_SQL,
 }
 
 

@@ -5,37 +5,20 @@
 -- pass_rate follows the authors' rule (BotChat annotations/BrowseAnnotation.ipynb, parse_output / calc_acc):
 -- their pass@N reads only the reply's `Index:` line, and a reply without one, or with `Index: None` (also
 -- after `Choice: Yes`), counts as a pass at every N. So an unparsed verdict passes at N unless its raw output
--- holds an `Index: <k>` with k <= N, and pass_rate = passed / dialogues (unparsed included).
+-- holds an `Index: <k>` with k <= N (botchat_unieval_passes), and pass_rate = passed / dialogues (unparsed included).
 -- pass_rate_parsed is the project's stricter figure: parsed passes over parseable verdicts, unparsed left out.
 -- unparsed_passed: how many of `passed` are unparsed verdicts counted by the authors' rule.
 -- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/macros/wilson.sql), null when
 -- there is nothing to count.
-with unieval as (
-    select
-        *,
-        case when not parsed then try_cast(regexp_extract(raw_output, 'Index:\s*([0-9]+)', 1) as bigint) end
-            as authors_index
-    from {{ ref('botchat_unieval_current') }}
-),
-
-per_n as (
-    select model, judge, item_id, parsed, choice, ai_index, authors_index, unnest(generate_series(3, n_judged)) as n
-    from unieval
-),
-
-verdicts as (
-    select
-        *,
-        parsed and (choice = 'No' or ai_index > n) as parsed_pass,
-        not parsed and (authors_index is null or authors_index > n) as unparsed_pass
-    from per_n
+with verdicts as (
+    select * from {{ ref('botchat_unieval_passes') }}
 ),
 
 counted as (
     select
         model,
         judge,
-        n::integer as n,
+        n,
         count(*) as dialogues,
         count(*) filter (where parsed_pass or unparsed_pass) as passed,
         count(*) filter (where parsed) as parseable,

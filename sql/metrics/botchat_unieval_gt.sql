@@ -4,15 +4,11 @@
 -- with L = the human dialogue's length: no AI found, or the first AI utterance after the L-th. A dialogue is
 -- counted only when it was judged on >= L utterances.
 -- pass_rate follows the authors' rule, as botchat_unieval does: an unparsed verdict passes unless its raw
--- output holds an `Index: <k>` with k <= L, and stays in the denominator; pass_rate_parsed leaves unparsed out.
+-- output holds an `Index: <k>` with k <= L (botchat_unieval_passes), and stays in the denominator; pass_rate_parsed leaves unparsed out.
 -- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/macros/wilson.sql), null when
 -- there is nothing to count.
-with unieval as (
-    select
-        *,
-        case when not parsed then try_cast(regexp_extract(raw_output, 'Index:\s*([0-9]+)', 1) as bigint) end
-            as authors_index
-    from {{ ref('botchat_unieval_current') }}
+with passes as (
+    select * from {{ ref('botchat_unieval_passes') }}
 ),
 
 seeds as (
@@ -23,16 +19,9 @@ human as (
     select seed_id as item_id, n_utterances from seeds where n_utterances >= 4
 ),
 
-at_human_length as (
-    select
-        unieval.model,
-        unieval.judge,
-        unieval.parsed,
-        unieval.parsed and (unieval.choice = 'No' or unieval.ai_index > human.n_utterances) as parsed_pass,
-        not unieval.parsed and (unieval.authors_index is null or unieval.authors_index > human.n_utterances)
-            as unparsed_pass
-    from unieval join human using (item_id)
-    where unieval.n_judged >= human.n_utterances
+at_human_length as (  -- a dialogue judged on fewer than L utterances has no pass@L row
+    select passes.*
+    from passes join human on passes.item_id = human.item_id and passes.n = human.n_utterances
 ),
 
 counted as (
