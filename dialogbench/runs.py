@@ -29,6 +29,10 @@ def new_run_id() -> str:
 
 @dataclass
 class StageReport:
+    """A stage's counts in a run. Every planned cell is cached (in the lake already), computed, failed (its
+    backend call failed after retries: the next run retries it) or ``blocked`` (an input it needs is missing, e.g.
+    the answer or dialogue it judges failed: it is computed once that input is)."""
+
     stage: str
     planned: int = 0
     cached: int = 0
@@ -37,6 +41,7 @@ class StageReport:
     seconds: float = 0.0
     detail: dict = field(default_factory=dict)
     first_error: str | None = None  # the stage's first failed cell's error (redacted), for its warning
+    blocked: int = 0
 
     def merge(self, other: "StageReport") -> "StageReport":
         """Add a chunk's counts (computed / failed / time, and numbers in ``detail``) to this stage's."""
@@ -46,7 +51,7 @@ class StageReport:
             detail[key] = detail[key] + value if both_numbers else detail.get(key, value)
         return StageReport(self.stage, self.planned, self.cached, self.computed + other.computed,
                            self.failed + other.failed, self.seconds + other.seconds, detail,
-                           self.first_error or other.first_error)
+                           self.first_error or other.first_error, self.blocked + other.blocked)
 
     @property
     def attempted(self) -> int:
@@ -59,7 +64,7 @@ class StageReport:
 
     def line(self) -> str:
         return (f"{self.stage:<30} planned {self.planned:>6}  cached {self.cached:>6}  "
-                f"computed {self.computed:>6}  failed {self.failed:>4}  {self.seconds:8.1f}s")
+                f"computed {self.computed:>6}  failed {self.failed:>4}  blocked {self.blocked:>4}  {self.seconds:8.1f}s")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -78,7 +83,7 @@ def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str) -
     finished = now()
     started_at = finished - dt.timedelta(seconds=report.seconds)
     row = {"run_id": run_id, "stage": report.stage, "planned": report.planned, "cached": report.cached,
-           "computed": report.computed, "failed": report.failed, "seconds": report.seconds,
+           "computed": report.computed, "failed": report.failed, "blocked": report.blocked, "seconds": report.seconds,
            "started_at": started_at, "finished_at": finished, "config": redact(config),
            "detail": redact(json.dumps(report.detail, sort_keys=True, default=str))}
     lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},

@@ -98,12 +98,13 @@ def tag_flow_run(tags: list[str]) -> None:
 
 def publish_stages(run_id: str, stages: list[dict]) -> None:
     rows = [{"stage": s["stage"], "planned": s["planned"], "cached": s["cached"], "computed": s["computed"],
-             "failed": s["failed"], "seconds": round(s["seconds"], 2)} for s in stages]
-    total = {k: sum(r[k] for r in rows) for k in ("planned", "cached", "computed", "failed")}
+             "failed": s["failed"], "blocked": s.get("blocked", 0), "seconds": round(s["seconds"], 2)} for s in stages]
+    total = {k: sum(r[k] for r in rows) for k in ("planned", "cached", "computed", "failed", "blocked")}
     with _publishing("stages"):
         _create(create_table_artifact, table=rows, key=key("stages"),
                 description=f"Run `{run_id}`: {len(rows)} stage(s); {total['planned']} planned, {total['cached']} "
-                            f"cached, {total['computed']} computed, {total['failed']} failed.")
+                            f"cached, {total['computed']} computed, {total['failed']} failed, {total['blocked']} "
+                            "blocked (their input failed or is missing).")
 
 
 def publish_leaderboards(run_id: str, boards: dict[str, Any]) -> None:
@@ -145,11 +146,12 @@ def publish_report(run_id: str, paths: dict[str, str] | None) -> None:
 
 
 def publish_failures(config: Config, run_id: str) -> None:
-    """This run's failed cells (none: an empty table, so the key's latest version says so too)."""
+    """This run's failed cells, one row each (a cell retried within the run is one row with its attempts, so the count is
+    the stages' ``failed`` total and the run's message); none: an empty table, so the key's latest version says so."""
     with _publishing("failures"):
         failures = run_failures(Lake(config.lake), run_id)
-        rows = [{"stage": f["stage"], "item": f["item_id"], "model": f["model"], "judge": f["judge"],
-                 "error": (f["error"] or "")[:ERROR_MAX_CHARS], "cell_key": f["cell_key"]}
+        rows = [{"stage": f["stage"], "item": f["item_id"], "model": ", ".join(f["models"]) or None, "judge": f["judge"],
+                 "attempts": f["attempts"], "error": (f["error"] or "")[:ERROR_MAX_CHARS], "cell_key": f["cell_key"]}
                 for f in failures[:FAILURE_ROWS_MAX]]
         more = f" (the first {FAILURE_ROWS_MAX} shown)" if len(failures) > FAILURE_ROWS_MAX else ""
         _create(create_table_artifact, table=rows, key=key("failures"),

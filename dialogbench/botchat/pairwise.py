@@ -71,7 +71,9 @@ class PairwiseStage(JudgeStage):
         settings = self.settings(config)
         seeds = comparison_seeds(config, min_human_utterances=settings.min_human_utterances, limit=settings.limit)
         cells, skipped = self.pairs(config, lake, seeds, self.judge)
-        return Planned(cells, detail={"skipped_missing_dialogues": sum(skipped.values()), "skipped": skipped})
+        # a seed skipped for a missing dialogue is two cells (both orders) that cannot be keyed yet: blocked
+        return Planned(cells, detail={"skipped_missing_dialogues": sum(skipped.values()), "skipped": skipped},
+                       unplanned=2 * sum(skipped.values()))
 
     def compute(self, config, cells: list[Cell], emit: Emit) -> None:
         judge, version = self.judge, arena.protocol_version(self.kind)

@@ -55,7 +55,9 @@ class UniEval(JudgeStage):
             """).to_arrow_table().to_pylist()
         fmt = format_key(judge, output_format(n_utterances=n_judged, max_tokens=judge.max_tokens))
         judge_fp = model_fingerprint(judge)
-        return Planned([Cell(fingerprint(PROTOCOL, version, judge_fp, g["cell_key"], n_judged, *fmt), g["item_id"],
+        # a (model, seed) without a long enough dialogue cannot be keyed (the key covers the dialogue's): blocked
+        unplanned = len(models) * items.num_rows - len(gens)
+        return Planned(unplanned=unplanned, cells=[Cell(fingerprint(PROTOCOL, version, judge_fp, g["cell_key"], n_judged, *fmt), g["item_id"],
                              {"model": g["model"]}, judge=judge.name,
                              payload=Dialogue(g["model"], g["cell_key"], tuple(g["utterances"][:n_judged])))
                         for g in gens])

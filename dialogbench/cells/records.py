@@ -38,7 +38,15 @@ def write_failures(lake: Lake, *, stage: str, failed: list[tuple[Cell, str, str 
 
 
 def run_failures(lake: Lake, run_id: str) -> list[dict]:
-    """The cells that failed in run ``run_id`` (errors redacted when written), by stage and item."""
+    """The cells that failed in run ``run_id``, one row per (stage, cell), by stage and item: a cell tried several
+    times (a game's re-asked moves, one row each in ``failures``) is one failed cell, as the stage counts it.
+    ``error`` is its first error (redacted when written), ``attempts`` its failure rows, ``models`` who failed."""
     quoted = run_id.replace("'", "''")
     rows = lake.read("failures", FAILURES, where=f"run_id = '{quoted}'").to_pylist()
-    return sorted(rows, key=lambda r: (r["stage"] or "", r["item_id"] or "", r["model"] or ""))
+    cells: dict[tuple[str, str], dict] = {}
+    for row in sorted(rows, key=lambda r: r["created_at"]):
+        cell = cells.setdefault((row["stage"], row["cell_key"]), {**row, "attempts": 0, "models": []})
+        cell["attempts"] += 1
+        if row["model"] and row["model"] not in cell["models"]:
+            cell["models"].append(row["model"])
+    return sorted(cells.values(), key=lambda r: (r["stage"] or "", r["item_id"] or "", r["model"] or ""))

@@ -30,10 +30,11 @@ def plan_stage(stage: Stage, config, run_id: str) -> tuple[list[Chunk], StageRep
         record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models)
     todo = planned.todo if planned.todo is not None else missing(lake, stage.table, planned.cells)
     chunks = chunked(stage.name, todo, stage.chunk_size)
-    cached = len(planned.cells) - len(todo)
-    log.info("%s: %d planned, %d cached, %d to compute in %d chunk(s)", stage.name, len(planned.cells), cached,
-             len(todo), len(chunks))
-    return chunks, StageReport(stage.name, planned=len(planned.cells), cached=cached,
+    total, blocked = len(planned.cells) + planned.unplanned, planned.blocked + planned.unplanned
+    cached = len(planned.cells) - len(todo) - planned.blocked
+    log.info("%s: %d planned, %d cached, %d to compute in %d chunk(s)%s", stage.name, total, cached, len(todo),
+             len(chunks), f", {blocked} blocked (an input they need is missing)" if blocked else "")
+    return chunks, StageReport(stage.name, planned=total, cached=cached, blocked=blocked,
                                seconds=time.perf_counter() - start, detail=dict(planned.detail))
 
 

@@ -21,11 +21,18 @@ log = logging.getLogger("dialogbench.stage")
 @dataclass
 class Planned:
     """A stage's plan: every cell the config asks for, and what the report should say about it.
-    ``todo`` is set only by stages whose missing cells are not an anti-join on the table's key."""
+    ``todo`` is set only by stages whose missing cells are not an anti-join on the table's key. Cells the config asks
+    for that cannot be computed this run because an input they need is missing (the answer or dialogue they judge
+    failed or is not there yet) are neither cached nor computed: the stage reports them as blocked. ``blocked``
+    counts those among ``cells`` (keyed, left out of ``todo``: MT-Bench-101 turns without an answer), ``unplanned``
+    those that cannot even be keyed yet and so are not in ``cells`` (UniEval or Arena cells of a missing dialogue:
+    the key covers the dialogue's)."""
 
     cells: list[Cell]
     detail: dict = field(default_factory=dict)
     todo: list[Cell] | None = None
+    blocked: int = 0
+    unplanned: int = 0
 
 
 @dataclass

@@ -10,7 +10,8 @@ Two instances of one model play the two roles. Replies are plain text, as in the
 * the question limit without an end → **RLE**: the authors' counter ``cnt`` counts the description as a
   round and ends the game when ``cnt > 30`` (L111), so ``max_rounds`` (30) questions with the description,
   ``max_rounds + 1`` (31) without it;
-* an empty reply, or a backend that keeps failing → **CE** (``end_reason`` empty_reply / backend_error).
+* an empty reply → **CE** (``end_reason`` empty_reply); a backend that keeps failing (connection errors,
+  timeouts, 5xx) is no outcome at all: the game ends ``backend_error``, a failed cell the next run replays.
 
 "Says gameover", "names the word" and "mentions the word" are the matcher's (``gameeval.askguess.matcher``):
 
@@ -143,7 +144,7 @@ class AskGuess(Game):
         self.last_question = ""
         self.announce("the game starts now.")
 
-    def backend_error_outcome(self) -> str:
+    def step_limit_outcome(self) -> str:
         return "CE"
 
     def _next_requests(self) -> list[Request]:

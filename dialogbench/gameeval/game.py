@@ -11,8 +11,11 @@ the replies do (``_on_replies``); this class keeps the bookkeeping:
 * **Prompt**: the player's rules, then its history, then the host's instruction for this move (not
   kept in the history). Consecutive messages of one role are merged, so strict chat templates that
   require alternating roles accept every prompt.
-* **Backend errors**: the move is asked again in the next step (a new seed), at most ``max_retries``
-  times; then the game ends with ``end_reason = "backend_error"`` (not finished: replayed next run).
+* **Backend errors** (a connection error, a timeout, a 5xx after the backend's own retries): the move is asked
+  again in the next step (a new seed), at most ``max_retries`` times; then the game ends with
+  ``end_reason = "backend_error"`` and no outcome: it is not a computed cell (``failures`` has it, the next run
+  replays it) and no metric scores it. A backend error is the backend's, never the player's: it is in the
+  transcript (``valid = false``, ``error = "backend: …"``) but never counted as a chat error.
 * **Seeds**: the trial seed fixes the host's draws (roles, seating order); each move's
   sampling seed derives from (trial seed, step, player), so a game replays identically whatever
   other games share its batches.
@@ -133,7 +136,10 @@ class Game:
         self.players[name] = Player(name, role, model, rules)
 
     def event(self, speaker: str, kind: str, *, text: str | None = None, thought: str | None = None,
-              target: str | None = None, raw: str | None = None, valid: bool = True, error: str | None = None) -> None:
+              target: str | None = None, raw: str | None = None, valid: bool = True, error: str | None = None,
+              backend_failed: bool = False) -> None:
+        """One transcript entry. An invalid move counts as a chat error, unless the backend failed to answer
+        (``backend_failed``): that is no move of the player's."""
         player = self.players.get(speaker)
         # a player's entry records the move it just replied (each reply is one entry: its move, or its backend error)
         prompt_tokens, completion_tokens = self._spent.pop(speaker, (None, None))
@@ -143,7 +149,7 @@ class Game:
                                 "role": player.role if player else "host", "model": player.model if player else None,
                                 "kind": kind, "text": text, "thought": thought, "target": target, "raw": raw,
                                 "valid": valid, "error": redact_optional(error)})
-        if not valid:
+        if not valid and not backend_failed:
             self.chat_errors += 1
 
     def announce(self, text: str, *, to: list[str] | None = None, kind: str = "announce") -> None:
@@ -200,19 +206,19 @@ class Game:
             error = completion.error or "no text"
             self.backend_errors.append((name, error))
             self._attempts[name] = self._attempts.get(name, 0) + 1
-            self.event(name, requests[name].kind, valid=False, error=f"backend: {error}")
+            self.event(name, requests[name].kind, valid=False, error=f"backend: {error}", backend_failed=True)
             if self._attempts[name] > self.max_retries:
-                self.end("backend_error", outcome=self.backend_error_outcome(), finished=False)
+                self.end("backend_error", finished=False)  # no outcome: the cell failed, it is replayed
                 return
         if self._requests is not None and all(r.player in self._collected for r in self._requests):
             done, collected = self._requests, self._collected
             self._requests, self._collected, self._attempts = None, {}, {}
             self._on_replies(done, collected)
         if not self.ended and self.step >= self.max_steps:
-            self.end("step_limit", outcome=self.backend_error_outcome(), finished=False)
+            self.end("step_limit", outcome=self.step_limit_outcome(), finished=False)
 
-    def backend_error_outcome(self) -> str | None:
-        """The outcome recorded when the game cannot go on (Ask-Guess calls it CE)."""
+    def step_limit_outcome(self) -> str | None:
+        """The outcome recorded when the game runs out of host steps (Ask-Guess calls it CE)."""
         return None
 
     def row(self, *, run_id: str) -> dict:

@@ -80,11 +80,11 @@ def status_line(status: dict[str, dict]) -> str:
             parts.append(f"{name}: not run")
             continue
         failed = s.get("backend_errors") or 0
-        failed = f", {failed:,} of them on backend errors (replayed by the next run)" if failed else ""
+        failed = f" ({failed:,} of them failed on backend errors: no outcome, replayed by the next run)" if failed else ""
         discarded = f", {s['discarded']:,} discarded" if s.get("discarded") else ""
         parts.append(f"{name}: {plural(s['planned'], 'game')} planned, {s['played']:,} played "
-                     f"({s['finished']:,} finished, {s['unfinished']:,} unfinished{failed}{discarded}), "
-                     f"{s['missing']:,} missing, {plural(s['chat_errors'] or 0, 'chat error')}")
+                     f"({s['finished']:,} finished, {s['unfinished']:,} unfinished{discarded}), "
+                     f"{s['missing']:,} missing{failed}, {plural(s['chat_errors'] or 0, 'chat error')}")
     return "; ".join(parts) + "."
 
 

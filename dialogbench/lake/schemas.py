@@ -69,4 +69,5 @@ RUNS = pa.schema([
     ("finished_at", TS),
     ("config", pa.string()),
     ("detail", pa.string()),
+    ("blocked", pa.int64()),   # planned cells whose input is missing (a failed answer or dialogue); null in older files
 ])

@@ -117,7 +117,7 @@ class JudgeTurns(JudgeStage):
         todo_keys = {c.key for c in missing(lake, self.table, [p[0] for p in planned])}
         todo, unanswered = self._with_payloads(config, lake, planned, todo_keys)
         log.info("mtbench101: %d turns not answered yet", unanswered)
-        return Planned([p[0] for p in planned], detail={"unanswered": unanswered}, todo=todo)
+        return Planned([p[0] for p in planned], detail={"unanswered": unanswered}, todo=todo, blocked=unanswered)
 
     def repeatable(self, config, lake: Lake) -> list[Cell]:
         """Every planned turn whose answer is stored, with its payload (the plan's cells carry none)."""

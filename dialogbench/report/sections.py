@@ -50,10 +50,12 @@ def runs(data: dict) -> Section:
     starts = [r["started_at"] for r in rows if r["started_at"] is not None]
     when = f", started {min(starts):%Y-%m-%d %H:%M:%S %Z}" if starts else ""
     return Section("runs", "Latest run", f"Run {rows[0]['run_id']}{when}.",
-                   [Table(["Stage", "planned", "cached", "computed", "failed", "seconds", "notes"],
+                   [Table(["Stage", "planned", "cached", "computed", "failed", "blocked", "seconds", "notes"],
                           [[r["stage"], num(r["planned"], 0), num(r["cached"], 0), num(r["computed"], 0),
-                            num(r["failed"], 0), num(r["seconds"]), skipped_note(r.get("detail"))] for r in rows],
-                          numeric_from=1)])
+                            num(r["failed"], 0), num(r.get("blocked"), 0), num(r["seconds"]),
+                            skipped_note(r.get("detail"))] for r in rows], numeric_from=1,
+                          caption="blocked: planned cells whose input (the answer or dialogue they judge) is missing "
+                                  "because it failed or is still to come; they are computed once it is there")])
 
 
 def skipped_note(detail: str | None) -> str:

@@ -1,7 +1,7 @@
 -- gameeval_askguess: GameEval Table 2, one row per (model, setting) of the current Ask-Guess games (gameeval_current;
 -- the questioner and the answerer are the same model), scored as the GameEval authors' askguess/compute.py does
--- (jordddan/GameEval; the code behind the paper's numbers). Every played trial counts, CE (chat/backend errors)
--- included.
+-- (jordddan/GameEval; the code behind the paper's numbers). Every played trial counts, CE (chat errors: an empty
+-- reply) included; a game that failed on backend errors is not played (no outcome: it counts under missing).
 -- st, ee, rle, ame, ce: PERCENTAGES (0-100): each outcome's share of a word's trials, averaged over the words, so
 --   every word weighs the same whatever its trial count (compute.py L33-43 counts outcomes per word, L70-74 divides
 --   their sums by words x n, the trials per word: with n trials of every word, the per-word shares' mean).
@@ -10,7 +10,8 @@
 --   round is the mean over its ST games, 30 for a word with no ST game (compute.py L45-49), and mean_rounds is
 --   the mean over the words whose round is not 0 (L63-72: cnt_correct counts words with round != 0, so a word
 --   never guessed weighs 30 and one only ever guessed at the first question without description is left out).
--- words / trials: words and games played; missing: planned games not played yet (not in any share).
+-- words / trials: words and games played; missing: planned games not played yet or failed on backend errors (not in
+-- any share; the next run plays them).
 -- matchers_differ: played games the other matcher would end at another point or with another outcome
 --   (gameeval_askguess_matchers: the authors' substring guess and ' word ' mention against whole words).
 with games as (

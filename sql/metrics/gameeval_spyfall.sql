@@ -14,8 +14,8 @@
 --     10% high; can exceed 1); null below two word pairs. Compare these with the paper.
 --   discarded: games the authors' rules discard (the most-voted name was no living player; outcome 'discarded', not
 --     finished: in no rate, living rounds or word_pairs); unfinished: the other played games that did not finish
---     (round limit, backend error...; left out the same way); chat_errors: invalid or failed moves over every played
---     game; missing: planned games not played yet.
+--     (round limit...; left out the same way); chat_errors: invalid moves over every played game; missing: planned
+--     games not played yet, or whose game failed on backend errors (no outcome; replayed by the next run).
 with games as (
     select
         assignment['spy'] as spy_model,

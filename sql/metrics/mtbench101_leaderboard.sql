@@ -27,6 +27,7 @@ final as (
         case when count(score) = 13 then avg(score) end as "avg",
         count(score) as tasks_scored,
         sum(unparsed) as unparsed,
+        sum(missing) as missing,
         case when count(opencompass_score) = 13 then avg(opencompass_score) end as opencompass_avg
     from tasks
     group by model, judge

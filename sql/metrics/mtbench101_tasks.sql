@@ -1,7 +1,9 @@
 -- mtbench101_tasks: MT-Bench-101 task scores per model and judge (§3.4, Table 3). A dialogue's score is the
 -- MINIMUM rating over its judged turns; the task score is the mean over the dialogues that have one. A dialogue
--- with any judged turn unparsed or missing has no score and is counted in `unparsed` instead (a minimum over a
--- subset could only be too high).
+-- with a turn not judged yet (its answer or its judgment failed, or is still to come) has no score and is counted in
+-- `missing`; one whose turns are all judged but one or more unparsed has no score either and is counted in
+-- `unparsed` (a minimum over a subset could only be too high). A model that never answered is missing, never
+-- unparsed.
 -- opencompass_score: the same task score as OpenCompass computes it (summarizers/subjective/mtbench101.py,
 -- get_final_results; summarizers/subjective/utils.py, get_judgeanswer_and_reference drops the replies its
 -- parser cannot read): each turn's opencompass_score (first [n], no range check, see mtbench101_turns), a
@@ -37,7 +39,8 @@ scores as (
         task,
         avg(score) filter (where complete) as score,
         count(*) filter (where complete) as dialogues,
-        count(*) filter (where not complete) as unparsed,
+        count(*) filter (where judged and not complete) as unparsed,
+        count(*) filter (where not judged) as missing,
         avg(opencompass_score) filter (where judged) as opencompass_score,
         count(opencompass_score) filter (where judged) as opencompass_dialogues
     from dialogues

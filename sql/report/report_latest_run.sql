@@ -9,7 +9,7 @@ latest as (
 ),
 
 final as (
-    select stage, planned, cached, computed, failed, seconds, started_at, run_id, detail
+    select stage, planned, cached, computed, failed, blocked, seconds, started_at, run_id, detail
     from runs semi join latest using (run_id)
 )
 

@@ -105,12 +105,14 @@ def test_missing_dialogues_skip_the_seed_and_are_counted(make_config, lake_dir, 
     generate(config, "run-2", models=["bot-a"])
     with caplog.at_level(logging.INFO, logger="dialogbench"):
         report = judge(config, "arena", "run-2")
-    assert counts(report) == (4, 0, 4, 0)
+    # the skipped seed's two cells (both orders) are planned but blocked: bot-b's dialogue is missing
+    assert counts(report) == (6, 0, 4, 0) and report.blocked == 2
     assert report.detail["skipped"] == {"bot-a vs bot-b @ N=4": 1}
     assert "pair bot-a vs bot-b: 2 seeds compared, 1 skipped (missing dialogues)" in caplog.text
     assert {r["item_id"] for r in judged(config, "botchat_arena")} == {"MT-1", "MT-4"}
     report = judge(config, "gteval", "run-2")
-    assert counts(report) == (10, 0, 10, 0)  # bot-a 3 seeds, bot-b 2, both orders
+    # bot-a 3 seeds, bot-b 2, both orders; bot-b's third seed (2 cells) is blocked on its missing dialogue
+    assert counts(report) == (12, 0, 10, 0) and report.blocked == 2
     assert report.detail["skipped"] == {"bot-a": 0, "bot-b": 1}
     assert data_tests(Lake(config.lake)) == {}
 

@@ -223,7 +223,8 @@ def test_backend_errors_are_stored_and_retried(make_config, pipeline, lake_dir):
     reports = pipeline(config)
     assert counts(reports["bot-a"]) == (3, 0, 2, 1)
     assert counts(reports["bot-b"]) == (3, 0, 3, 0)
-    assert counts(reports["unieval"]) == (5, 0, 5, 0)  # the failed dialogue is not judged
+    # the failed dialogue is not judged: its judgment is planned, blocked (neither cached nor computed)
+    assert counts(reports["unieval"]) == (6, 0, 5, 0) and reports["unieval"].blocked == 1
     [failure] = failures(config)
     assert failure["stage"] == "generate:bot-a" and failure["model"] == "bot-a"
     assert failure["error"] == "utterance 3: 503 overloaded"

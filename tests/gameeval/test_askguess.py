@@ -108,7 +108,9 @@ def test_backend_errors_are_retried_then_end_the_game_unfinished():
     g = game(max_retries=2)
     steps = drive(g, lambda move: None)
     assert len(steps) == 3  # the first ask and two re-asks
-    assert (g.outcome, g.end_reason, g.finished, g.chat_errors) == ("CE", "backend_error", False, 3)
+    # a backend that never answers is no outcome and no chat error: the game is a failed cell, replayed next run
+    assert (g.outcome, g.end_reason, g.finished, g.chat_errors) == (None, "backend_error", False, 0)
+    assert [e["valid"] for e in g.transcript if e["speaker"] == "questioner"] == [False] * 3
     assert [e for e, in [(x[1],) for x in g.backend_errors]] == ["boom"] * 3
 
 
@@ -122,7 +124,8 @@ def test_a_transient_backend_error_is_asked_again_with_a_new_seed():
             return None
         return "Is it an apple?" if move.player == "questioner" else "gameover"
     drive(g, flaky)
-    assert g.outcome == "ST" and g.chat_errors == 1 and calls[0] != calls[1]
+    assert g.outcome == "ST" and g.chat_errors == 0 and calls[0] != calls[1]  # the backend's error, not the player's
+    assert [e["error"] for e in g.transcript if not e["valid"]] == ["backend: boom"]
 
 
 def test_private_histories_and_the_setting():

@@ -85,7 +85,8 @@ def test_backend_errors_end_games_unfinished_and_they_are_replayed(make_config, 
     first = stage.run_game(config, "askguess", "run-1")
     assert (first.computed, first.failed) == (0, 1)
     [game] = rows(lake_dir, "askguess")
-    assert (game["outcome"], game["end_reason"], game["finished"], game["chat_errors"]) == ("CE", "backend_error", False, 2)
+    # no outcome, no chat error: a model whose backend never answered is missing, never scored
+    assert (game["outcome"], game["end_reason"], game["finished"], game["chat_errors"]) == (None, "backend_error", False, 0)
     failures = Lake(lake_dir).read("failures").to_pylist()
     assert [f["error"] for f in failures] == ["server down", "server down"]
     second = stage.run_game(config, "askguess", "run-2")

@@ -183,8 +183,12 @@ def test_missing_answer_leaves_the_dialogue_unscored(mt_config):
     config = mt_config(models=[chatbot("bot-a", ["a{n}", "a{n}", "!error:boom"])], tasks=("MR",), limit=2)
     reports = run_all(config)
     assert reports["bot-a"].failed == 1 and reports["judge"].detail["unanswered"] == 1
+    # the unanswered turn's judgment is blocked, neither cached nor computed
+    assert (reports["judge"].planned, reports["judge"].cached, reports["judge"].blocked) == (4, 0, 1)
+    assert reports["judge"].computed == 3
     (task,) = view(config, "mtbench101_tasks")
-    assert task["unparsed"] == 1 and task["dialogues"] == 1
+    # a turn that was never answered is missing, not an unparsed rating
+    assert (task["missing"], task["unparsed"], task["dialogues"]) == (1, 0, 1)
 
 
 def test_full_leaderboard_row_and_scoring_agree(mt_config):
