@@ -45,7 +45,8 @@ def _positive(value: str) -> int:
 
 
 def _overrides(args) -> dict:
-    return {"limit": args.limit, "models": args.models, "n": args.n, "judge": args.judge, "lake": args.lake}
+    return {"limit": args.limit, "models": args.models, "n": args.n, "judge": args.judge, "lake": args.lake,
+            "board": args.board}
 
 
 def cmd_run(args) -> int:
@@ -72,7 +73,8 @@ def cmd_run(args) -> int:
     result = state.result(raise_on_failure=False)
     if isinstance(result, BaseException):  # the flow raised: as before, the exception (a traceback, exit 1)
         raise result
-    print(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']})")
+    print(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']}, "
+          f"board: {result['board']})")
     for stage in result["stages"]:
         print("  " + StageReport(**stage).line())
     for family in registry.families():
@@ -100,7 +102,7 @@ def cmd_query(args) -> int:
     from dialogbench.lake import Lake
     from dialogbench.lake.query import query, read_only_connection
 
-    with read_only_connection(Lake(args.lake or "data_lake")) as con:
+    with read_only_connection(Lake(args.lake or "data_lake"), board=args.board) as con:
         relation = _users_sql(lambda: query(con, args.sql))
         if relation is None:
             return 0
@@ -135,7 +137,8 @@ def cmd_export(args) -> int:
     from dialogbench.lake import Lake
     from dialogbench.lake.query import export
 
-    rows = _users_sql(lambda: export(Lake(args.lake or "data_lake"), args.sql, Path(args.out), fmt=args.format))
+    rows = _users_sql(lambda: export(Lake(args.lake or "data_lake"), args.sql, Path(args.out), fmt=args.format,
+                                     board=args.board))
     print(f"{rows} row(s) written to {args.out}")
     return 0
 
@@ -192,7 +195,7 @@ def cmd_report(args) -> int:
 
     lake = Lake(args.lake or "data_lake")
     with _lease(args):
-        paths = write_report(lake, Path(args.out) if args.out else lake.root / "reports")
+        paths = write_report(lake, _reader_out(args, lake), board=args.board)
     for kind, path in paths.items():
         print(f"{kind}: {path}")
     return 0
@@ -206,10 +209,19 @@ def cmd_explore(args) -> int:
 
     lake = Lake(args.lake or "data_lake")
     with _lease(args):
-        path = write_explorer(lake, Path(args.out) if args.out else lake.root / "reports",
-                              limit=args.limit or DEFAULT_LIMIT)
+        path = write_explorer(lake, _reader_out(args, lake), limit=args.limit or DEFAULT_LIMIT, board=args.board)
     print(f"explorer: {path}")
     return 0
+
+
+def _reader_out(args, lake) -> Path:
+    """Where ``report`` / ``explore`` write: ``--out``, else the board's folder (``--board``), else the top of
+    ``<lake>/reports`` (the default board's latest report)."""
+    from dialogbench.report.publish import board_folder
+
+    if args.out:
+        return Path(args.out)
+    return board_folder(lake, args.board) if args.board else lake.root / "reports"
 
 
 def cmd_validate(args) -> int:
@@ -224,9 +236,10 @@ def cmd_validate(args) -> int:
     found = check(config, source=args.config)
     if found.inputs:
         raise ConfigError("\n".join([*found.inputs, *found.machine]))
-    families = ", ".join(f.name for f in registry.families() if f.enabled(config)) or "none"
+    families = ", ".join(f.name for f in registry.families() if f.enabled(config) and f.protocol) or "none"
+    checks = ", ".join(f.name for f in registry.families() if f.enabled(config) and not f.protocol)
     print(f"{args.config}: valid ({len(config.models)} models; families: {families}; "
-          f"{len(registry.stages(config))} stages)")
+          f"{len(registry.stages(config))} stages; board: {config.board}{'; checks: ' + checks if checks else ''})")
     for note in found.notes:
         print(f"note: {note}")
     if found.machine:
@@ -238,6 +251,11 @@ def cmd_validate(args) -> int:
 def _wait_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                         help="if another run is writing the lake, wait up to this long for it (default: refuse)")
+
+
+def _board_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--board", help="the board whose leaderboards to read (default: the lake's default board, "
+                        "the latest run's made without CLI overrides); `select * from boards` lists them")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -256,6 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--n", type=_ints, help="comma-separated N values for pass@N (generation runs to the largest)")
         p.add_argument("--judge", help="judge of every judged family (BotChat, MT-Bench-101): one of the config's models")
         p.add_argument("--lake", help="lake directory (default: the config's, data_lake)")
+        p.add_argument("--board", help="the board to publish to (default: the config's board, or the file's stem; "
+                       "with --limit/--models/--n/--judge, the config's board name with the overrides, e.g. "
+                       "demo+limit=4, so an ad-hoc run never moves the config's leaderboards)")
         if name == "run":
             p.add_argument("--json", help="also write the run summary as JSON to this file")
             _wait_flag(p)
@@ -265,11 +286,13 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--lake", help="lake directory (default: data_lake)")
     q.add_argument("--format", choices=("table", "csv", "json"), default="table")
     q.add_argument("--max-rows", type=int, default=100)
+    _board_flag(q)
     e = sub.add_parser("export", help="write a query's result to a file outside the lake (parquet, csv, json)")
     e.add_argument("sql")
     e.add_argument("--out", required=True, help="the file to write (its suffix picks the format)")
     e.add_argument("--format", choices=("parquet", "csv", "json"), help="override the format the suffix implies")
     e.add_argument("--lake", help="lake directory (default: data_lake)")
+    _board_flag(e)
     c = sub.add_parser("catalog", help="rebuild <lake>/catalog.duckdb (views for plain `duckdb`)")
     c.add_argument("--lake", help="lake directory (default: data_lake)")
     _wait_flag(c)
@@ -278,12 +301,16 @@ def build_parser() -> argparse.ArgumentParser:
     _wait_flag(m)
     r = sub.add_parser("report", help="write the HTML + Markdown leaderboard report from the lake")
     r.add_argument("--lake", help="lake directory (default: data_lake)")
-    r.add_argument("--out", help="output directory (default: <lake>/reports)")
+    r.add_argument("--out", help="output directory (default: <lake>/reports, or <lake>/reports/boards/<board> with "
+                   "--board)")
+    _board_flag(r)
     _wait_flag(r)
     x = sub.add_parser("explore", help="write the dialogue explorer (explorer.html): every judged dialogue, "
                        "MT-Bench-101 turn and game with the judge's raw output, filterable")
     x.add_argument("--lake", help="lake directory (default: data_lake)")
-    x.add_argument("--out", help="output directory (default: <lake>/reports)")
+    x.add_argument("--out", help="output directory (default: <lake>/reports, or <lake>/reports/boards/<board> with "
+                   "--board)")
+    _board_flag(x)
     x.add_argument("--limit", type=_positive,
                    help="records per protocol on the page (default 1000; the rest are counted, not shown)")
     _wait_flag(x)

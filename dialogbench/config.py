@@ -9,6 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from dialogbench.boards import run_board
 from dialogbench.redact import watch_env
 
 
@@ -302,6 +303,9 @@ class ReportConfig(_Strict):
     cells (dialogues, games, comparisons) is marked and listed under its section's Warnings."""
 
     min_cells: int = Field(10, ge=1)
+    # Where `dialogbench serve` serves this lake's reports (http://gpu-box:8765): the run's Prefect artifacts and its
+    # failure message link <url>/runs/<run_id>/report.html. Unset: the artifacts say how to serve them.
+    url: str | None = Field(None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
 
 
 class FailOn(_Strict):
@@ -331,6 +335,13 @@ def family_sections() -> dict[str, type[FamilySection]]:
     return {f.name: f.section for f in registry.families()}
 
 
+def always_on() -> set[str]:
+    """The sections every config has (their defaults when it names none): families registered with ``always``."""
+    from dialogbench import registry
+
+    return {f.name for f in registry.families() if f.always}
+
+
 class Config(_Strict):
     """The run's config: the lake, the models and judges, and one section per family that runs.
     Sections of families registered at run time (``dialogbench.registry.register``) are accepted and
@@ -338,6 +349,9 @@ class Config(_Strict):
 
     model_config = ConfigDict(extra="allow", frozen=True)
     lake: str = "data_lake"
+    # The board the run publishes to (dialogbench/boards.py): as loaded, the config's own (this field, else the
+    # file's stem) or the one CLI overrides give ("demo+limit=4"); --board NAME picks one.
+    board: str | None = None
     models: list[ModelConfig] = Field(min_length=1)
     judges: list[ModelConfig] = Field(default_factory=list)
     fail_on: FailOn = FailOn()  # what failed cells do to the run's final state (and the CLI's exit code)
@@ -346,6 +360,15 @@ class Config(_Strict):
     mtbench101: MTBench101Config | None = None
     gameeval: GameEvalConfig | None = None
     report: ReportConfig = ReportConfig()  # the report's warnings (not a family)
+
+    @field_validator("board")
+    @classmethod
+    def _board_name(cls, value: str | None) -> str | None:
+        """A board name; a run's own ('demo+limit=4', from overrides) too, since a loaded config carries it (a YAML
+        ``board:`` without '+' is checked by ``load_config``)."""
+        from dialogbench.boards import check_name
+
+        return value if value is None else check_name(value, what="board", adhoc=True)
 
     @model_validator(mode="after")
     def _references(self) -> "Config":
@@ -360,6 +383,8 @@ class Config(_Strict):
                                  f"{', '.join(type(self).model_fields)})")
             self.__pydantic_extra__[name] = value if isinstance(value, sections[name]) else \
                 sections[name].model_validate(value or {})
+        for name in always_on() - set(self.__pydantic_extra__ or {}) - set(type(self).model_fields):
+            self.__pydantic_extra__[name] = sections[name]()
         for name in sections:
             section = self.section(name)
             if section is not None and section.enabled:
@@ -432,6 +457,8 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None) -> di
             continue
         if key == "lake":
             raw["lake"] = value
+        elif key == "board":
+            continue  # the board is decided once the config is valid (load_config)
         elif key not in OVERRIDE_FLAGS:
             raise ConfigError(f"unknown override {key!r}")
         else:
@@ -462,9 +489,12 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
         raise ConfigError(f"{source}: expected a mapping at the top level")
     try:
         config = Config.model_validate(apply_overrides(raw, overrides))
+        board = run_board(config_path=path, declared=config.board, overrides=overrides)
     except ValidationError as exc:
         raise ConfigError(_format_errors(source, exc)) from None
-    return _resolve_paths(config, root or Path.cwd(), source)
+    except ValueError as exc:  # a --board flag that is no board name
+        raise ConfigError(f"{source}: {exc}") from None
+    return _resolve_paths(config.model_copy(update={"board": board}), root or Path.cwd(), source)
 
 
 def _resolve_paths(config: Config, root: Path, source: str) -> Config:

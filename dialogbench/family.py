@@ -49,6 +49,7 @@ class Family:
     runs_last: bool = False  # after every other family (the canary, which repeats their judgments)
     explorer: Callable[["Source"], "Part"] | None = None
     protocol: bool = True    # a benchmark protocol, named in the report's title (the canary is a check on them)
+    always: bool = False     # on in every config: its section has its defaults when absent (`enabled: false` to stop)
 
     def settings(self, config: "Config"):
         """The family's config section, or None when the config has none."""

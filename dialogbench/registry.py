@@ -20,9 +20,10 @@ def builtin_families() -> list[Family]:
     from dialogbench.botchat.family import FAMILY as BOTCHAT
     from dialogbench.canary.family import FAMILY as CANARY
     from dialogbench.gameeval.family import FAMILY as GAMEEVAL
+    from dialogbench.judge_checks.family import FAMILY as JUDGE_CHECKS
     from dialogbench.mtbench101.family import FAMILY as MTBENCH101
 
-    return [BOTCHAT, MTBENCH101, GAMEEVAL, CANARY]  # the canary repeats the others' judgments: last
+    return [BOTCHAT, MTBENCH101, GAMEEVAL, CANARY, JUDGE_CHECKS]  # the canary repeats the others' judgments: last
 
 
 def register(family: Family) -> Family:

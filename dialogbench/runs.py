@@ -78,14 +78,14 @@ def sum_reports(reports: list[StageReport]) -> StageReport:
     return total
 
 
-def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str) -> None:
+def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str, board: str | None = None) -> None:
     """One row per (run, stage), its own file: a killed run keeps the stages it finished."""
     finished = now()
     started_at = finished - dt.timedelta(seconds=report.seconds)
     row = {"run_id": run_id, "stage": report.stage, "planned": report.planned, "cached": report.cached,
            "computed": report.computed, "failed": report.failed, "blocked": report.blocked, "seconds": report.seconds,
            "started_at": started_at, "finished_at": finished, "config": redact(config),
-           "detail": redact(json.dumps(report.detail, sort_keys=True, default=str))}
+           "detail": redact(json.dumps(report.detail, sort_keys=True, default=str)), "board": board}
     lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},
                name=f"{report.stage}.parquet")
 
@@ -111,17 +111,35 @@ def failure_message(failing: list[StageReport], policy: "FailOn") -> str:
             "They are in the `failures` view; the next run retries them.")
 
 
-def run_failure(stages: Iterable[StageReport | dict], policy: "FailOn", problems: Iterable[str] = ()) -> str | None:
-    """Why the run fails, or None: its failed cells under ``policy``, then each family check's problem."""
+def failure_lines(stages: Iterable[StageReport | dict], policy: "FailOn", problems: Iterable[str] = ()) -> list[str]:
+    """Each reason the run fails, one line each: its failed cells under ``policy`` (one line per failing stage, after
+    the rule), then each family check's problem (a drifted canary, a judge that cannot be read)."""
     failing = failing_stages(stages, policy)
-    parts = [*([failure_message(failing, policy)] if failing else []), *problems]
-    return "; ".join(parts) or None
+    return [*([failure_message(failing, policy)] if failing else []), *problems]
+
+
+def run_failure(stages: Iterable[StageReport | dict], policy: "FailOn", problems: Iterable[str] = ()) -> str | None:
+    """Why the run fails, or None: ``failure_lines`` joined."""
+    return "; ".join(failure_lines(stages, policy, problems)) or None
 
 
 def run_tags(config: "Config", config_path: str, families: Iterable[str]) -> list[str]:
-    """How a run is tagged (Prefect tags): ``config:<file stem>``, ``family:<name>`` for each family that runs,
-    ``model:<name>`` for each model a stage calls (chatbots and judges)."""
+    """How a run is tagged (Prefect tags): ``config:<file stem>``, ``board:<board>``, ``family:<name>`` for each
+    family that runs, ``model:<name>`` for each model a stage calls (chatbots and judges)."""
     from dialogbench import registry
 
     models = sorted({m.name for stage in registry.stages(config) for m in stage.models(config)})
-    return [f"config:{Path(config_path).stem}", *(f"family:{f}" for f in families), *(f"model:{m}" for m in models)]
+    return [*_run_tags(config, config_path), *(f"family:{f}" for f in families), *(f"model:{m}" for m in models)]
+
+
+def family_tags(config: "Config", config_path: str, family: str) -> list[str]:
+    """A family subflow's tags: the run's config and board, its own family, the models its stages call."""
+    from dialogbench import registry
+
+    stages = registry.family(family).stages(config)
+    models = sorted({m.name for stage in stages for m in stage.models(config)})
+    return [*_run_tags(config, config_path), f"family:{family}", *(f"model:{m}" for m in models)]
+
+
+def _run_tags(config: "Config", config_path: str) -> list[str]:
+    return [f"config:{Path(config_path).stem}", *([f"board:{config.board}"] if config.board else [])]

@@ -17,10 +17,11 @@ from prefect.runtime import flow_run
 from prefect.states import Failed
 
 from dialogbench.lake.lease import lake_lease
-from dialogbench.runs import new_run_id, run_failure, run_tags
+from dialogbench.runs import failure_lines, family_tags, new_run_id, run_tags
+from dialogbench.report.publish import failure_state_message
 from flows.family import family
-from tasks.artifacts import (cost, publish_changes, publish_failures, publish_leaderboards, publish_report,
-                             publish_stages, reset_cost, tag_flow_run)
+from tasks.artifacts import (cost, log_problems, publish_changes, publish_failures, publish_leaderboards,
+                             publish_report, publish_stages, reset_cost, tag_flow_run)
 from tasks.config import load_run_config, release_engines, start_run
 from tasks.history import record_run_config, snapshot
 from tasks.lake import catalog, check_lake, leaderboard, render_report
@@ -31,21 +32,24 @@ from tasks.subflows import subflows_without_heartbeats
 @flow(name="dialogbench", flow_run_name=new_run_id, log_prints=True)
 def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
              n: list[int] | None = None, judge: str | None = None, lake: str | None = None,
-             lease_wait_s: float = 0.0):
+             board: str | None = None, lease_wait_s: float = 0.0):
     reset_cost()
-    config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake})
+    config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake,
+                                           "board": board})
     with lake_lease(config.lake, wait_s=lease_wait_s, run_id=flow_run.name):
         run_id = start_run(config, flow_run.name)
         record_run_config(config, run_id, config_path)
         families = run_families(config)
         run_tagged = run_tags(config, config_path, families)
         tag_flow_run(run_tagged)
-        with tags(*run_tagged):  # every task run and family subflow below carries them too
-            with subflows_without_heartbeats():
-                stages = [report for name, names in families.items()
-                          for report in family(config, run_id, name, names, config_path)]
+        with subflows_without_heartbeats():
+            stages = []
+            for name, names in families.items():
+                with tags(*family_tags(config, config_path, name)):  # a subflow carries its own family's tags
+                    stages += family(config, run_id, name, names, config_path)
+        with tags(*run_tagged):  # every task run below carries them too
             publish_stages(run_id, stages)
-            problems = run_checks(config, run_id)  # the judge canary's drift fails a run as failed cells do
+            problems = run_checks(config, run_id)  # a drifted canary or an unreadable judge fails a run as cells do
             release_engines()
             check_lake(config)  # a lake that fails its data tests publishes nothing: no catalog, no report
             catalog(config)
@@ -53,14 +57,17 @@ def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, m
             publish_leaderboards(run_id, boards)
             history = snapshot(config, run_id)  # before the report, which opens with what changed
             publish_changes(run_id, history["changes"])
-            report = render_report(config)
-            publish_report(run_id, report)
+            problem_lines = failure_lines(stages, config.fail_on, problems)
+            failed = "; ".join(problem_lines) or None
+            report = render_report(config, run_id, config_path, failed)
+            publish_report(run_id, report, url=config.report.url, board=config.board)
             publish_failures(config, run_id)
-    failed = run_failure(stages, config.fail_on, problems)
-    summary = {"run_id": run_id, "lake": config.lake, "stages": stages, "leaderboard": boards, "report": report,
+    log_problems(problem_lines)  # on the parent flow run: one WARNING per reason it fails
+    summary = {"run_id": run_id, "lake": config.lake, "board": config.board, "stages": stages, "leaderboard": boards,
+               "report": report,
                "history": {"rows": history["rows"], "changes": len(history["changes"]), "seconds": history["seconds"]},
                "tags": run_tagged, "failed": failed,
                "artifacts": cost()}
     if failed:
-        return Failed(message=failed, data=summary)
+        return Failed(message=failure_state_message(failed, config.report.url, run_id, config.board), data=summary)
     return summary

@@ -6,8 +6,10 @@ Artifact keys (each run adds a version under the same key; the flow run's Artifa
 
 - ``dialogbench-stages``: planned / cached / computed / failed / seconds per stage
 - ``dialogbench-leaderboard-<family>`` (``-<family>-<table>`` for a family with several, e.g. GameEval's games)
-- ``dialogbench-report`` (a file:// link to report.html) and ``dialogbench-report-md`` (report.md's text)
-- ``dialogbench-explorer``: a file:// link to explorer.html, every judged dialogue with the judge's raw output
+- ``dialogbench-report``: a link to the run's report.html where ``dialogbench serve`` serves it (``report.url``),
+  else a note saying where the file is and how to serve it; ``dialogbench-report-md`` (report.md's text)
+- ``dialogbench-explorer``: a link to the run's explorer.html (with ``report.url``), every judged dialogue with the
+  judge's raw output
 - ``dialogbench-failures``: stage, item, model, judge, error (redacted when written) of each failed cell
 - ``dialogbench-changes``: the metric values that moved or are new since the previous run, with their cause
 - ``dialogbench-progress-<stage>``: share of the stage's planned cells done, updated as its chunks finish (stages
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import platform
 import re
 import time
 from contextlib import contextmanager
@@ -26,6 +29,7 @@ from typing import Any, Callable, Iterator
 
 from prefect.artifacts import (create_link_artifact, create_markdown_artifact, create_progress_artifact,
                                create_table_artifact, update_progress_artifact)
+from prefect import get_run_logger
 from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture, as_completed
 
@@ -33,6 +37,7 @@ from dialogbench.cells import Chunk
 from dialogbench.cells.records import run_failures
 from dialogbench.config import Config
 from dialogbench.lake import Lake
+from dialogbench.report.publish import report_urls
 from dialogbench.runs import StageReport
 
 log = logging.getLogger("dialogbench.artifacts")
@@ -119,16 +124,25 @@ def publish_leaderboards(run_id: str, boards: dict[str, Any]) -> None:
                         description=f"Run `{run_id}`: {title} leaderboard ({len(table or [])} row(s)).")
 
 
-def publish_report(run_id: str, paths: dict[str, str] | None) -> None:
-    """A link to report.html (a file:// URL on the machine that ran it), report.md's text and a link to the
-    dialogue explorer (explorer.html)."""
+def publish_report(run_id: str, paths: dict[str, str] | None, *, url: str | None = None, board: str | None = None) -> None:
+    """Links to the run's report.html and its dialogue explorer where ``dialogbench serve`` serves them (``url``:
+    ``report.url`` of the config), else a note saying where the files are and how to serve them; and report.md's
+    text."""
     if not paths:
         return
-    if paths.get("html"):
+    links = report_urls(url, run_id=run_id, board=board or "") if url else None
+    if links:
         with _publishing("report link"):
-            html = Path(paths["html"]).resolve()
-            _create(create_link_artifact, link=html.as_uri(), link_text=f"report.html ({run_id})", key=key("report"),
-                    description=f"Run `{run_id}`: the HTML report, on the machine that ran it.")
+            _create(create_link_artifact, link=links["html"], link_text=f"report ({run_id})", key=key("report"),
+                    description=f"Run `{run_id}`: its HTML report (board `{board}`: latest at {links['board']}; "
+                                f"every board and run: {links['index']}).")
+    elif paths.get("html"):
+        with _publishing("report note"):
+            _create(create_markdown_artifact, key=key("report"), description=f"Run `{run_id}`: where its report is.",
+                    markdown=f"The report of run `{run_id}` is `{paths['html']}` on the machine that ran it "
+                             f"(`{platform.node()}`). To open it from here, serve the lake's reports there: "
+                             f"`dialogbench serve --lake {Path(paths['html']).parents[3]} --host 0.0.0.0`, and set "
+                             "`report.url: http://<that host>:8765` in the config so the next run links them.")
     if paths.get("md"):
         with _publishing("report markdown"):
             text = Path(paths["md"]).read_text(encoding="utf-8")
@@ -137,12 +151,21 @@ def publish_report(run_id: str, paths: dict[str, str] | None) -> None:
                         f"characters; the whole report is {paths['md']})\n")
             _create(create_markdown_artifact, markdown=text, key=key("report", "md"),
                     description=f"Run `{run_id}`: report.md.")
-    if paths.get("explorer"):
+    if paths.get("explorer") and links:
         with _publishing("explorer link"):
-            page = Path(paths["explorer"]).resolve()
-            _create(create_link_artifact, link=page.as_uri(), link_text=f"explorer.html ({run_id})",
+            _create(create_link_artifact, link=links["explorer"], link_text=f"explorer ({run_id})",
                     key=key("explorer"), description=f"Run `{run_id}`: the dialogue explorer (every judged "
-                    "dialogue, turn and game with the judge's raw output), on the machine that ran it.")
+                    "dialogue, turn and game with the judge's raw output).")
+
+
+def log_problems(lines: list[str]) -> None:
+    """One WARNING per reason the run fails, on the flow run that calls it (the parent's logs, where the UI and a
+    notification look first)."""
+    if not lines:
+        return
+    logger = get_run_logger()
+    for line in lines:
+        logger.warning("%s", line)
 
 
 def publish_failures(config: Config, run_id: str) -> None:

@@ -24,8 +24,8 @@ def snapshot(config: Config, run_id: str) -> dict:
     """This run's metrics into ``metric_snapshots``; returns the ``changes`` rows that moved or are new, the rows
     written and the seconds it took (the run summary reports both: bench/artifacts.py reads them)."""
     start, lake = time.perf_counter(), Lake(config.lake)
-    with connect(lake) as con:
+    with connect(lake, board=config.board) as con:
         rows = snapshot_metrics(con, lake, config, run_id=run_id)
-    with connect(lake) as con:  # views see the files of their creation: the first snapshot is new to them
+    with connect(lake, board=config.board) as con:  # views see the files of their creation: the snapshot is new
         changes = read_changes(con)
     return {"changes": changes, "rows": rows, "seconds": round(time.perf_counter() - start, 4)}

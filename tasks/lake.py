@@ -1,17 +1,15 @@
 """Lake tasks: rebuild the catalog, run the SQL data tests, read the leaderboards, render the report and the
 explorer."""
 
-from pathlib import Path
-
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from dialogbench import registry
 from dialogbench.config import Config
-from dialogbench.explorer import write_explorer
+from dialogbench.judge_checks.check import settings_of
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import build_catalog, data_tests
-from dialogbench.report.build import write_report
+from dialogbench.report.publish import publish_reports
 
 
 @task(name="build-catalog", cache_policy=NO_CACHE)
@@ -22,7 +20,7 @@ def catalog(config: Config) -> str | None:
 
 @task(name="sql-data-tests", cache_policy=NO_CACHE)
 def check_lake(config: Config) -> dict[str, int]:
-    failing = data_tests(Lake(config.lake))
+    failing = data_tests(Lake(config.lake), board=config.board)
     if failing:
         raise RuntimeError(f"SQL data tests failed (rows returned): {failing}")
     return failing
@@ -35,9 +33,9 @@ def leaderboard(config: Config) -> dict:
 
 
 @task(name="render-report", cache_policy=NO_CACHE)
-def render_report(config: Config) -> dict[str, str]:
-    """``report.html``, ``report.md`` and the dialogue explorer's ``explorer.html`` (key "explorer") under
-    ``<lake>/reports/``, from the lake's views."""
-    lake, out = Lake(config.lake), Path(config.lake) / "reports"
-    paths = write_report(lake, out, settings=config.report)
-    return {**{kind: str(path) for kind, path in paths.items()}, "explorer": str(write_explorer(lake, out))}
+def render_report(config: Config, run_id: str, config_path: str, failed: str | None) -> dict[str, str]:
+    """The board's ``report.html``, ``report.md`` and dialogue explorer ``explorer.html`` in the run's folder
+    ``<lake>/reports/runs/<run_id>/``, copied to the board's folder and (a board without CLI overrides) to the top of
+    ``<lake>/reports`` (``dialogbench.report.publish``)."""
+    return publish_reports(Lake(config.lake), run_id=run_id, board=config.board, config_path=config_path,
+                           failed=failed, settings=config.report, judge_checks=settings_of(config))

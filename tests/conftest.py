@@ -59,13 +59,16 @@ def lake_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def config_file(tmp_path: Path, lake_dir: Path) -> Callable[..., Path]:
-    """Write a YAML config into tmp_path: ``config_file(data)`` or ``config_file(**config_dict kwargs)``."""
+    """Write a YAML config into tmp_path: ``config_file(data)`` or ``config_file(**config_dict kwargs)``. Each call
+    writes its own file, always named ``config.yaml`` (in its own folder), so every config of a test publishes to the
+    same board, ``config``, as successive versions of one config file do (dialogbench/boards.py)."""
     counter = itertools.count()
 
     def write(data: dict | str | None = None, **kwargs: Any) -> Path:
         if data is None:
             data = config_dict(lake_dir, **kwargs)
-        path = tmp_path / f"config-{next(counter)}.yaml"
+        path = tmp_path / f"config-{next(counter)}" / "config.yaml"
+        path.parent.mkdir()
         path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
         return path
 

@@ -95,7 +95,7 @@ def test_missing_config_exits_2(tmp_path, capsys):
 def test_validate_a_scripted_config(config_file, capsys):
     assert main(["validate", "--config", str(config_file()), "--limit", "5", "--n", "4,6"]) == 0
     out = capsys.readouterr().out
-    assert "valid (2 models; families: botchat; 6 stages)" in out
+    assert "valid (2 models; families: botchat; 6 stages; board: config+limit=5+n=4,6; checks: judge_checks)" in out
 
 
 def test_bad_n_flag_is_a_usage_error(config_file):

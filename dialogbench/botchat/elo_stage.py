@@ -28,7 +28,7 @@ class ArenaRatings(Stage):
 
     def plan(self, config, lake: Lake) -> Planned:
         elo = config.botchat.arena.elo
-        with connect(lake) as con:
+        with connect(lake, board=config.board) as con:  # the run's board: its current arena cells and ratings
             games = con.sql("""select judge, n, cell_key, model_a, model_b, winner from botchat_arena
                                where parsed order by judge, n, cell_key""").to_arrow_table().to_pylist()
             stored = {(r[0], r[1]): json.loads(r[2]).get("input_key") for r in con.sql(
@@ -53,6 +53,6 @@ class ArenaRatings(Stage):
             rows += [{"run_id": emit.run_id, "judge": cell.judge, "n": n, "model": r["model"], "elo": r["elo"],
                       "elo_std": r["elo_std"], "ci_low": r["elo_p2_5"], "ci_high": r["elo_p97_5"], "bt": r["bt"],
                       "bt_ci_low": r["bt_ci_low"], "bt_ci_high": r["bt_ci_high"], "games": r["games"],
-                      "settings": settings, "created_at": created} for r in rated["ratings"]]
+                      "settings": settings, "created_at": created, "board": config.board} for r in rated["ratings"]]
             log.info("elo: judge %s, N=%d: %d games, %d models", cell.judge, n, len(group), len(rated["ratings"]))
         emit(rows, computed=len(cells))

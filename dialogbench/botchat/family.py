@@ -43,12 +43,14 @@ def prompts(config) -> dict:
 
 
 METRICS = (
-    Metric(board="botchat_unieval", name="pass_rate", keys=("judge", "n"), low="pass_ci_low", high="pass_ci_high",
-           n="dialogues"),
-    Metric(board="botchat_gteval", name="win_tie_rate", keys=("judge",), low="win_tie_ci_low", high="win_tie_ci_high",
-           n="comparisons"),
-    Metric(board="botchat_elo", name="elo", keys=("judge", "n"), low="ci_low", high="ci_high", n="games"),
-    Metric(board="botchat_elo", name="bt", keys=("judge", "n"), low="bt_ci_low", high="bt_ci_high", n="games"),
+    Metric(view="botchat_unieval", name="pass_rate", keys=("judge", "n"), low="pass_ci_low", high="pass_ci_high",
+           n="dialogues", stages=("generate:", "botchat_unieval"), protocol="botchat_unieval"),
+    Metric(view="botchat_gteval", name="win_tie_rate", keys=("judge",), low="win_tie_ci_low", high="win_tie_ci_high",
+           n="comparisons", stages=("generate:", "botchat_gteval"), protocol="botchat_gteval"),
+    Metric(view="botchat_elo", name="elo", keys=("judge", "n"), low="ci_low", high="ci_high", n="games",
+           stages=("generate:", "botchat_arena"), protocol="botchat_arena"),
+    Metric(view="botchat_elo", name="bt", keys=("judge", "n"), low="bt_ci_low", high="bt_ci_high", n="games",
+           stages=("generate:", "botchat_arena"), protocol="botchat_arena"),
 )
 
 FAMILY = Family(name="botchat", title="BotChat", section=BotChatConfig, stages=stages, tables=TABLES,

@@ -11,7 +11,7 @@ def unieval_leaderboard(config: Config) -> list[dict]:
     """One row per model: pass@N for each configured N, dialogues judged, passed, unparseable."""
     models = [m.name for m in config.botchat_models()]
     ns = config.botchat.n
-    with connect(Lake(config.lake)) as con:
+    with connect(Lake(config.lake), board=config.board) as con:
         rows = con.execute(
             "select * from botchat_unieval where judge = ? and list_contains(?, model) and list_contains(?, n)",
             [config.botchat.judge, models, ns]).fetchall()

@@ -60,6 +60,7 @@ ELO = pa.schema([  # arena ratings per run, (judge, N) and model: bootstrap Elo 
     ("games", pa.int64()),
     ("settings", pa.string()),
     ("created_at", TS),
+    ("board", pa.string()),      # the board of the run that computed them (null in older files: the `elo` view derives it)
 ])
 
 UNIEVAL_VERDICT = [  # UniEval: is there an AI in the first n_judged utterances, and where does it first speak

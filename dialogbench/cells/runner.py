@@ -27,7 +27,8 @@ def plan_stage(stage: Stage, config, run_id: str) -> tuple[list[Chunk], StageRep
     release_before(config, stage.name)
     planned = stage.plan(config, lake)
     if stage.records_plan:
-        record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models)
+        record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models,
+                    board=config.board)
     todo = planned.todo if planned.todo is not None else missing(lake, stage.table, planned.cells)
     chunks = chunked(stage.name, todo, stage.chunk_size)
     total, blocked = len(planned.cells) + planned.unplanned, planned.blocked + planned.unplanned
@@ -53,7 +54,7 @@ def finish_stage(config, run_id: str, reports: list[StageReport], config_path: s
     """The stage's report (the plan's counts plus every chunk's), recorded in ``runs``; one warning when cells
     failed, with the first error (redacted)."""
     report = sum_reports(reports)
-    record_stage(Lake(config.lake), run_id=run_id, report=report, config=config_path)
+    record_stage(Lake(config.lake), run_id=run_id, report=report, config=config_path, board=config.board)
     warn_failures(report)
     return report
 

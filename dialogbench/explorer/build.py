@@ -13,12 +13,13 @@ TITLE = "dialogbench — dialogue explorer"
 FILENAME = "explorer.html"
 
 
-def write_explorer(lake: Lake, out_dir: Path, *, limit: int = DEFAULT_LIMIT, title: str = TITLE) -> Path:
-    """Write ``out_dir/explorer.html`` (replaced atomically), at most ``limit`` records per protocol; returns its
-    path. The page links ``report.html`` when one is beside it."""
+def write_explorer(lake: Lake, out_dir: Path, *, limit: int = DEFAULT_LIMIT, title: str = TITLE,
+                   board: str | None = None) -> Path:
+    """Write ``out_dir/explorer.html`` (replaced atomically) for ``board`` (None: the lake's default board), at most
+    ``limit`` records per protocol; returns its path. The page links ``report.html`` when one is beside it."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    data = collect(lake, limit=limit)
+    data = collect(lake, limit=limit, board=board)
     path = out_dir / FILENAME
     _atomic_write(path, render(data, title=title, report_link="report.html" if (out_dir / "report.html").exists()
                                else None))

@@ -9,19 +9,22 @@ from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 
 DEFAULT_LIMIT = 1000  # records per protocol on one page (the rest are counted, not shown)
-LATEST_RUN_SQL = "select run_id from runs order by started_at desc, run_id desc limit 1"
+LATEST_RUN_SQL = ("select run_id, board from runs where board is not distinct from (select board from current_board) "
+                  "order by started_at desc, run_id desc limit 1")
 
 
-def collect(lake: Lake, *, limit: int = DEFAULT_LIMIT) -> dict:
-    """The page's data: ``records`` (as JSON values), ``texts`` (shared dialogues by key), ``protocols`` (per
-    protocol: its family and title, records in the lake, unparsed, shown, unparsed shown), ``families`` (name ->
-    title), ``notes``, ``limit`` and ``run`` (the latest run id, or None)."""
+def collect(lake: Lake, *, limit: int = DEFAULT_LIMIT, board: str | None = None) -> dict:
+    """The page's data for ``board`` (None: the lake's default board): ``records`` (as JSON values), ``texts``
+    (shared dialogues by key), ``protocols`` (per protocol: its family and title, records in the lake, unparsed,
+    shown, unparsed shown), ``families`` (name -> title), ``notes``, ``limit``, ``run`` (the board's latest run id,
+    or None) and ``board``."""
     if limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
     data: dict = {"records": [], "texts": {}, "protocols": {}, "families": {}, "notes": [], "limit": limit}
-    with connect(lake) as con:
+    with connect(lake, board=board) as con:
         latest = Source(con, limit).read(LATEST_RUN_SQL) or []
         data["run"] = latest[0]["run_id"] if latest else None
+        data["board"] = latest[0]["board"] if latest else board
         for family in registry.families():
             if family.explorer is None:
                 continue

@@ -58,7 +58,8 @@ PAGER = ('<div class="pager"><button type="button" class="prev">← previous</bu
 
 def render(data: dict, *, title: str, report_link: str | None = None) -> str:
     """The page for ``collect``'s data; ``report_link`` (a relative address) links the report when it is there."""
-    run = f" Latest run in the lake: {data['run']}." if data.get("run") else ""
+    board = f"board {data['board']}" if data.get("board") else "the lake"
+    run = f" Latest run of {board}: {data['run']}." if data.get("run") else ""
     report = f' <a href="{escape(report_link)}">The report</a> shows the scores.' if report_link else ""
     lead = ("Every judged BotChat dialogue, MT-Bench-101 turn and GameEval game of the lake's current plans (the "
             "cells the report counts), with the judge's raw output and what was parsed from it. A record is one "

@@ -31,12 +31,14 @@ def prompts(config) -> dict:
 
 
 METRICS = (
-    Metric(board="gameeval_askguess", name="st", keys=("setting",), n="trials"),
-    Metric(board="gameeval_askguess", name="mean_rounds", keys=("setting",), n="trials"),
-    Metric(board="gameeval_spyfall", name="spy_win_rate", model="spy_model", keys=("villager_model",), n="games"),
-    Metric(board="gameeval_spyfall", name="spy_living_rounds", model="spy_model", keys=("villager_model",), n="games"),
-    Metric(board="gameeval_tofukingdom", name="win_rate", value="points / nullif(games, 0)", keys=("camp",),
-           n="games"),
+    Metric(view="gameeval_askguess", name="st", keys=("setting",), n="trials", stages=("gameeval_askguess",)),
+    Metric(view="gameeval_askguess", name="mean_rounds", keys=("setting",), n="trials", stages=("gameeval_askguess",)),
+    Metric(view="gameeval_spyfall", name="spy_win_rate", model="spy_model", keys=("villager_model",), n="games",
+           stages=("gameeval_spyfall",)),
+    Metric(view="gameeval_spyfall", name="spy_living_rounds", model="spy_model", keys=("villager_model",), n="games",
+           stages=("gameeval_spyfall",)),
+    Metric(view="gameeval_tofukingdom", name="win_rate", value="points / nullif(games, 0)", keys=("camp",),
+           n="games", stages=("gameeval_tofukingdom",)),
 )
 
 FAMILY = Family(name="gameeval", title="GameEval", section=GameEvalConfig, stages=stages, tables=TABLES,

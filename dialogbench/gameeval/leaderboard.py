@@ -20,7 +20,7 @@ def gameeval_leaderboard(config) -> dict[str, list[dict]]:
     settings = getattr(config, "gameeval", None)
     if settings is None or not getattr(settings, "enabled", False):
         return {}
-    with connect(Lake(config.lake)) as con:
+    with connect(Lake(config.lake), board=getattr(config, "board", None)) as con:
         out = {}
         for game, sql in VIEWS.items():
             relation = con.execute(sql)

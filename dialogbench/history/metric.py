@@ -7,12 +7,15 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, kw_only=True)
 class Metric:
-    """One metric of a leaderboard view, one snapshot row per view row: ``board`` (the view), ``name`` (the metric;
-    ``value`` is its SQL expression over the view's columns, default the column ``name``), ``model`` the column
-    naming the model, ``keys`` the other columns that tell a row apart (judge, N, setting, opponent…), ``low`` /
-    ``high`` its 95% interval's columns (none: no interval) and ``n`` the column counting the cells it rests on."""
+    """One metric of a leaderboard view, one snapshot row per view row: ``view`` (the leaderboard view), ``name`` (the
+    metric; ``value`` is its SQL expression over the view's columns, default the column ``name``), ``model`` the
+    column naming the model, ``keys`` the other columns that tell a row apart (judge, N, setting, opponent…), ``low``
+    / ``high`` its 95% interval's columns (none: no interval) and ``n`` the column counting the cells it rests on.
+    ``stages``: the stages (names or prefixes such as ``generate:``) whose cells the value rests on: a row whose
+    models miss cells of one (failed, blocked, not computed yet) is incomplete. ``protocol``: the judge stage whose
+    verdicts make the value (none: no judge); a (judge, protocol) that fails its judge checks is not measured."""
 
-    board: str
+    view: str
     name: str
     value: str | None = None
     model: str = "model"
@@ -20,6 +23,8 @@ class Metric:
     low: str | None = None
     high: str | None = None
     n: str | None = None
+    stages: tuple[str, ...] = ()
+    protocol: str | None = None
 
     def select_sql(self) -> str:
         """One row per view row: model, the key columns (as text), value, interval, n."""
@@ -34,4 +39,4 @@ class Metric:
         return (f'SELECT CAST("{self.model}" AS VARCHAR) AS model, [{keys}]::VARCHAR[] AS key_values, '
                 f"{column(value, 'DOUBLE')} AS value, {column(quoted(self.low), 'DOUBLE')} AS ci_low, "
                 f"{column(quoted(self.high), 'DOUBLE')} AS ci_high, {column(quoted(self.n), 'BIGINT')} AS n "
-                f'FROM "{self.board}"')
+                f'FROM "{self.view}"')

@@ -34,7 +34,7 @@ def record_config(lake: Lake, config: "Config", *, run_id: str, config_path: str
     config_fp = config_fingerprint(config)
     text = redact(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
     row = {"run_id": run_id, "created_at": now(), "config_path": redact(str(config_path)), "config_fp": config_fp,
-           "config": text}
+           "config": text, "board": config.board}
     lake.write(RUN_CONFIGS_TABLE.name, pa.Table.from_pylist([row], schema=RUN_CONFIGS_TABLE.schema),
                partition={"run_id": run_id}, name="config.parquet")
     return config_fp
@@ -60,13 +60,14 @@ def family_rows(con: duckdb.DuckDBPyConnection, config: "Config", family: "Famil
         try:
             found = con.execute(metric.select_sql()).fetchall()
         except duckdb.CatalogException:
-            log.warning("history: view %s is not defined; metric %s left out", metric.board, metric.name)
+            log.warning("history: view %s is not defined; metric %s left out", metric.view, metric.name)
             continue
         for model, key_values, value, low, high, n in found:
             keys = dict(zip(metric.keys, key_values))
             judge = keys.get("judge")
             players = [model, *(v for k, v in keys.items() if k != "judge" and v in known)]
-            rows.append({"run_id": run_id, "created_at": created_at, "family": family.name, "board": metric.board,
+            rows.append({"run_id": run_id, "created_at": created_at, "family": family.name, "board": config.board,
+                         "leaderboard": metric.view,
                          "metric": metric.name, "model": model,
                          "slice": ", ".join(f"{k}={v}" for k, v in keys.items()), "judge": judge, "value": value,
                          "ci_low": low, "ci_high": high, "n": n, "model_fp": _models_fp(config, players),
@@ -76,8 +77,9 @@ def family_rows(con: duckdb.DuckDBPyConnection, config: "Config", family: "Famil
 
 
 def snapshot_metrics(con: duckdb.DuckDBPyConnection, lake: Lake, config: "Config", *, run_id: str) -> int:
-    """Write every enabled family's metrics, as the lake's views read now, as this run's snapshot (one file, so
-    a rerun of the same run replaces it); returns the rows written."""
+    """Write every enabled family's metrics, as the lake's views read now for the run's board (``con`` reads that
+    board: ``catalog.connect(lake, board=config.board)``), as this run's snapshot (one file, so a rerun of the same
+    run replaces it); returns the rows written."""
     created_at, config_fp = now(), config_fingerprint(config)
     rows = [row for family in registry.families() if family.enabled(config) and family.metrics
             for row in family_rows(con, config, family, run_id=run_id, created_at=created_at, config_fp=config_fp)]

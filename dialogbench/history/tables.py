@@ -9,7 +9,9 @@ METRIC_SNAPSHOTS = pa.schema([  # every metric of every leaderboard row, as a ru
     ("run_id", pa.string()),
     ("created_at", TS),
     ("family", pa.string()),
-    ("board", pa.string()),       # the leaderboard view (botchat_unieval, mtbench101_tasks, gameeval_spyfall, ...)
+    # the run's board (dialogbench/boards.py). In files written before boards existed this column held the leaderboard
+    # view and `leaderboard` was absent: the metric_history view reads such rows as they were meant.
+    ("board", pa.string()),
     ("metric", pa.string()),      # pass_rate, elo, score, spy_win_rate, ...
     ("model", pa.string()),
     ("slice", pa.string()),       # the row's other key columns, "judge=j, n=8" ('' when none)
@@ -23,6 +25,10 @@ METRIC_SNAPSHOTS = pa.schema([  # every metric of every leaderboard row, as a ru
     ("prompt_fp", pa.string()),   # fingerprint of the family's prompts (and their parsers' versions)
     ("section_fp", pa.string()),  # fingerprint of the family's config section (limit, N, games, ...)
     ("config_fp", pa.string()),   # fingerprint of the run's whole effective config (run_configs.config)
+    ("leaderboard", pa.string()), # the leaderboard view (botchat_unieval, mtbench101_tasks, gameeval_spyfall, ...)
+    ("measured", pa.bool_()),     # false: its judge's verdicts could not be read or tell nothing apart (judge_health)
+    ("complete", pa.bool_()),     # false: the value rests on part of its cells (some failed, are blocked or missing)
+    ("note", pa.string()),        # why a value is not measured or not complete
 ])
 
 RUN_CONFIGS = pa.schema([  # what a run ran with: the effective config (overrides applied), redacted
@@ -31,6 +37,7 @@ RUN_CONFIGS = pa.schema([  # what a run ran with: the effective config (override
     ("config_path", pa.string()),
     ("config_fp", pa.string()),
     ("config", pa.string()),      # YAML
+    ("board", pa.string()),       # the board the run published to (null in files written before boards existed)
 ])
 
 METRIC_SNAPSHOTS_TABLE = Table("metric_snapshots", METRIC_SNAPSHOTS, partition=("run_id",))

@@ -28,7 +28,8 @@ TESTS_DIR = "tests"                         # data tests: each must return zero 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _TAG = re.compile(r"\{\{\s*(?P<tag>[a-z_]+)\(\s*(?:'(?P<arg>" + _NAME + r")')?\s*\)\s*\}\}")
 _ANY_TAG = re.compile(r"\{\{.*?\}\}", re.S)
-TAGS = {"ref": True, "source": True, "reference": True, "computed_cells": False, "verdicts": False}  # -> takes a name
+TAGS = {"ref": True, "source": True, "reference": True, "computed_cells": False, "verdicts": False,
+        "answers": False}  # -> takes a name
 
 
 class CatalogError(RuntimeError):
@@ -54,8 +55,8 @@ def parse(path: Path) -> Model:
         tag = _TAG.fullmatch(m.group(0))
         if tag is None or tag["tag"] not in TAGS or TAGS[tag["tag"]] != (tag["arg"] is not None):
             raise CatalogError(f"{path}: unknown tag {m.group(0)!r} (expected {{{{ ref('view') }}}}, "
-                               f"{{{{ source('table') }}}}, {{{{ reference('name') }}}}, {{{{ computed_cells() }}}} or "
-                               "{{ verdicts() }})")
+                               f"{{{{ source('table') }}}}, {{{{ reference('name') }}}}, {{{{ computed_cells() }}}}, "
+                               "{{ verdicts() }} or {{ answers() }})")
         if tag["tag"] == "ref" and tag["arg"] not in refs:
             refs.append(tag["arg"])
     return Model(path.stem, path, sql, tuple(refs))
@@ -159,6 +160,28 @@ class Context:
         return f"({' UNION ALL '.join(parts)})" if parts else values_sql(VERDICTS.empty_table())
 
 
+    def answers(self) -> str:
+        """Every verdict of every verdict table that names its answer (``Table.answer``), one row each: cell_key,
+        protocol, judge, model, parsed, ``answer`` (the answer columns as text, joined by a space, nulls left out:
+        'No', 'Yes 5', 'conversation_1', '7') and ``score`` (the answer as a number when it is one numeric column,
+        a rating; else null)."""
+        parts = []
+        for table in self.tables.values():
+            if not (table.verdicts and table.answer):
+                continue
+            text = ", ".join(f'CAST("{c}" AS VARCHAR)' for c in table.answer)
+            numeric = (len(table.answer) == 1 and
+                       (pa.types.is_integer(table.schema.field(table.answer[0]).type)
+                        or pa.types.is_floating(table.schema.field(table.answer[0]).type)))
+            score = f'CAST("{table.answer[0]}" AS DOUBLE)' if numeric else "CAST(NULL AS DOUBLE)"
+            parts.append(f"SELECT cell_key, protocol, judge, model, parsed, concat_ws(' ', {text}) AS answer, "
+                         f"{score} AS score FROM {self.lake.relation_sql(table.name, table.schema)}")
+        empty = ("(SELECT CAST(NULL AS VARCHAR) AS cell_key, CAST(NULL AS VARCHAR) AS protocol, CAST(NULL AS VARCHAR) "
+                 "AS judge, CAST(NULL AS VARCHAR) AS model, CAST(NULL AS BOOLEAN) AS parsed, CAST(NULL AS VARCHAR) AS "
+                 "answer, CAST(NULL AS DOUBLE) AS score WHERE false)")
+        return f"({' UNION ALL '.join(parts)})" if parts else empty
+
+
 def render(sql: str, lake: Lake, context: Context | None = None, *, path: Path | str = "<sql>") -> str:
     """``sql`` with its tags filled in: a ref is the view's name, a source the table's Parquet files (typed,
     empty when it has none), a reference an inline typed VALUES relation, computed_cells() a union of keys,
@@ -179,6 +202,8 @@ def render(sql: str, lake: Lake, context: Context | None = None, *, path: Path |
                 raise CatalogError(f"{path}: reference('{name}') names no reference table (registered: "
                                    f"{', '.join(sorted(context.references)) or 'none'})")
             return context.reference(name)
+        if tag == "answers":
+            return context.answers()
         return context.verdicts() if tag == "verdicts" else context.computed_cells()
 
     return _TAG.sub(fill, sql)
@@ -239,11 +264,21 @@ def create_views(con: duckdb.DuckDBPyConnection, lake: Lake, sql_dir: Path = SQL
     return created
 
 
-def connect(lake: Lake) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with every view: what ``dialogbench query`` uses."""
+def connect(lake: Lake, *, board: str | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with every view: what ``dialogbench query`` uses. ``board``: the board its board-scoped
+    views read (current_board; None: the lake's default board, default_board)."""
     con = duckdb.connect()
     create_views(con, lake)
+    read_board(con, board)
     return con
+
+
+def read_board(con: duckdb.DuckDBPyConnection, board: str | None) -> None:
+    """Make ``con``'s board-scoped views read ``board`` (None: the lake's default board)."""
+    if board is not None:
+        con.execute("SET VARIABLE board = ?", [board])
+    else:
+        con.execute("RESET VARIABLE board")
 
 
 def build_catalog(lake: Lake) -> Path | None:
@@ -265,13 +300,14 @@ def build_catalog(lake: Lake) -> Path | None:
     return path
 
 
-def data_tests(lake: Lake, sql_dir: Path = SQL_DIR) -> dict[str, int]:
-    """Run ``sql/tests/*.sql`` (each must return zero rows; tags as in views); returns the failing ones with
-    row counts."""
+def data_tests(lake: Lake, sql_dir: Path = SQL_DIR, *, board: str | None = None) -> dict[str, int]:
+    """Run ``sql/tests/*.sql`` (each must return zero rows; tags as in views) with the board-scoped views reading
+    ``board`` (None: the default board); returns the failing ones with row counts."""
     failing = {}
     views = {m.name for m in models(sql_dir)}
     with duckdb.connect() as con:
         create_views(con, lake, sql_dir)
+        read_board(con, board)
         context = Context.load(lake)
         for path in sorted((sql_dir / TESTS_DIR).glob("*.sql")):
             test = parse(path)

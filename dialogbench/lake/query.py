@@ -23,9 +23,10 @@ class QueryRefused(ValueError):
     """SQL that would write, attach or change settings (the message names the statement)."""
 
 
-def read_only_connection(lake: Lake) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with the lake's views that can read only the lake's files."""
-    con = connect(lake)
+def read_only_connection(lake: Lake, *, board: str | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with the lake's views (their board-scoped ones reading ``board``; None: the lake's
+    default board) that can read only the lake's files."""
+    con = connect(lake, board=board)
     root = str(lake.root.resolve()).rstrip("/") + "/"
     con.execute("SET allowed_directories = [?]", [root])
     con.execute("SET enable_external_access = false")
@@ -53,7 +54,7 @@ def query(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation |
     return con.sql(sql)
 
 
-def export(lake: Lake, sql: str, out: Path, *, fmt: str | None = None) -> int:
+def export(lake: Lake, sql: str, out: Path, *, fmt: str | None = None, board: str | None = None) -> int:
     """Write the result of a read-only ``sql`` to ``out`` (parquet, csv or json, by ``fmt`` or the suffix),
     atomically; ``out`` must be outside the lake. Returns the row count."""
     import os
@@ -67,7 +68,7 @@ def export(lake: Lake, sql: str, out: Path, *, fmt: str | None = None) -> int:
         raise QueryRefused(f"{out}: say --format parquet|csv|json (no known suffix)")
     if out.resolve().is_relative_to(lake.root.resolve()):
         raise QueryRefused(f"{out}: is inside the lake {lake.root}; export writes outside it (runs own the lake)")
-    with read_only_connection(lake) as con:
+    with read_only_connection(lake, board=board) as con:
         relation = query(con, sql)
         if relation is None:
             raise QueryRefused("the query returns no result to export")

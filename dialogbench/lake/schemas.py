@@ -55,6 +55,7 @@ PLANS = pa.schema([  # the cells a run asked for: metrics read each model's most
     ("roles", pa.map_(pa.string(), pa.string())),  # role → model of the cell ({"model": …}, {"first": …, "second": …},
                                                    # {"spy": …, "villager": …}); `model` is set when it has one model
     ("scope", pa.list_(pa.string())),  # what the plan is the latest one for: the cell's models, sorted, or [] (the stage)
+    ("board", pa.string()),  # the board the run published to (null in older files: the `plans` view derives it)
 ])
 
 RUNS = pa.schema([
@@ -70,4 +71,5 @@ RUNS = pa.schema([
     ("config", pa.string()),
     ("detail", pa.string()),
     ("blocked", pa.int64()),   # planned cells whose input is missing (a failed answer or dialogue); null in older files
+    ("board", pa.string()),    # the board the run published to (null in older files: the `runs` view derives it)
 ])

@@ -31,8 +31,10 @@ def prompts(config) -> dict:
 
 
 METRICS = (
-    Metric(board="mtbench101_leaderboard", name="avg", keys=("judge",), n="tasks_scored"),
-    Metric(board="mtbench101_tasks", name="score", keys=("judge", "task"), n="dialogues"),
+    Metric(view="mtbench101_leaderboard", name="avg", keys=("judge",), n="tasks_scored", stages=("mtbench101",),
+           protocol="mtbench101"),
+    Metric(view="mtbench101_tasks", name="score", keys=("judge", "task"), n="dialogues", stages=("mtbench101",),
+           protocol="mtbench101"),
 )
 
 FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Config, stages=stages, tables=TABLES,

@@ -13,7 +13,7 @@ def mtbench101_leaderboard(config: Config) -> list[dict]:
     if not config.mtbench101.enabled:
         return []
     models = [m.name for m in config.mtbench101_models()]
-    with connect(Lake(config.lake)) as con:
+    with connect(Lake(config.lake), board=config.board) as con:
         relation = con.execute("select * from mtbench101_leaderboard where judge = ? and list_contains(?, model)",
                                [config.mtbench101_judge().name, models])
         columns = [d[0] for d in relation.description]

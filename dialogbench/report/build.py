@@ -6,6 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from dialogbench.boards import is_adhoc
 from dialogbench.config import ReportConfig
 from dialogbench.lake import Lake
 from dialogbench.report import html, markdown
@@ -47,8 +48,10 @@ def header(data: dict, sections: list[Section]) -> list[tuple[str, str]]:
     runs = h.get("runs") or 0
     dates = (f"latest run {h.get('run_id')}: started {_when(h.get('started_at'))}, finished "
              f"{_when(h.get('finished_at'))}; first run started {_when(h.get('first_started_at'))} "
-             f"({runs:,} run{'' if runs == 1 else 's'} in the lake)") if runs else "no run recorded in the lake"
+             f"({runs:,} run{'' if runs == 1 else 's'} on this board)") if runs else "no run recorded on this board"
     return [
+        ("Board", (f"{h['board']} (an ad-hoc board: a run with CLI overrides)" if is_adhoc(h["board"]) else h["board"])
+         if h.get("board") else "none (no run recorded)"),
         ("Config", h.get("config") or "unknown (no run recorded)"),
         ("Commit", (f"{commit} (the code rendering this report: git rev-parse HEAD; the runs do not record "
                     "their commit)") if commit else "unknown (no git repository where the report was rendered)"),
@@ -63,11 +66,13 @@ def header(data: dict, sections: list[Section]) -> list[tuple[str, str]]:
 
 
 def render(lake: Lake, *, title: str | None = None, examples_per_model: int = 3,
-           settings: ReportConfig | None = None) -> dict[str, str]:
-    """{"html": page, "md": markdown} for the lake as it is now (same lake, same text); the title defaults to
-    ``default_title()``. ``settings`` (the config's ``report:``) default to the latest run's config's."""
+           settings: ReportConfig | None = None, board: str | None = None, judge_checks=None) -> dict[str, str]:
+    """{"html": page, "md": markdown} for ``board`` of the lake as it is now (same lake, same text; None: the lake's
+    default board); the title defaults to ``default_title()``. ``settings`` (the config's ``report:``) default to the
+    board's latest run's config's."""
     title = default_title() if title is None else title
-    data = collect(lake, examples_per_model=examples_per_model, settings=settings)
+    data = collect(lake, examples_per_model=examples_per_model, settings=settings, board=board,
+                   judge_checks=judge_checks)
     sections, sub = all_sections(data), subtitle(data)
     head = header(data, sections)
     return {"html": html.render(sections, title=title, subtitle=sub, header=head),
@@ -88,12 +93,15 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def write_report(lake: Lake, out_dir: Path, *, title: str | None = None,
-                 examples_per_model: int = 3, settings: ReportConfig | None = None) -> dict[str, Path]:
-    """Write ``out_dir/report.html`` and ``out_dir/report.md`` (each replaced atomically); returns their paths."""
+def write_report(lake: Lake, out_dir: Path, *, title: str | None = None, examples_per_model: int = 3,
+                 settings: ReportConfig | None = None, board: str | None = None,
+                 judge_checks=None) -> dict[str, Path]:
+    """Write ``out_dir/report.html`` and ``out_dir/report.md`` for ``board`` (None: the lake's default board), each
+    replaced atomically; returns their paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    pages = render(lake, title=title, examples_per_model=examples_per_model, settings=settings)
+    pages = render(lake, title=title, examples_per_model=examples_per_model, settings=settings, board=board,
+                   judge_checks=judge_checks)
     paths = {"html": out_dir / "report.html", "md": out_dir / "report.md"}
     for kind, path in paths.items():
         _atomic_write(path, pages[kind])

@@ -69,14 +69,14 @@ def coverage(rows: list[dict] | None, prefixes: tuple[str, ...]) -> tuple[list[s
     return lines, set(by_model)
 
 
-def settings_from_run(config_path: str | None) -> tuple[ReportConfig, str]:
-    """The ``report:`` section of the config the latest run names (runs.config), when that file is readable and
-    its section valid; else the defaults. Returns the settings and where they came from."""
-    if config_path:
+def settings_from_run(run_config: str | None, run_id: str | None = None) -> tuple[ReportConfig, str]:
+    """The ``report:`` section of the effective config the board's latest run recorded (run_configs.config, YAML),
+    when it is there and valid; else the defaults. Returns the settings and where they came from."""
+    if run_config:
         try:
-            raw = yaml.safe_load(Path(config_path).read_text()) or {}
-            return ReportConfig.model_validate(raw.get("report") or {}), config_path
-        except (OSError, ValueError, AttributeError, yaml.YAMLError):
+            raw = yaml.safe_load(run_config) or {}
+            return ReportConfig.model_validate(raw.get("report") or {}), f"run {run_id}'s config"
+        except (ValueError, AttributeError, yaml.YAMLError):
             pass
     return ReportConfig(), "defaults"
 

@@ -16,6 +16,8 @@ from dialogbench.family import Family
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 from dialogbench.history.changes import CHANGED_SQL
+from dialogbench.judge_checks.check import board_findings, settings_from_yaml
+from dialogbench.judge_checks.health import not_measured
 from dialogbench.report import changes
 from dialogbench.report.checks import git_commit, settings_from_run
 from dialogbench.report.section import Context, Rows
@@ -53,16 +55,19 @@ def primary_judge(rows: list[dict]) -> str | None:
     return min(counts, key=lambda j: (-counts[j], j)) if counts else None
 
 
-def collect(lake: Lake, *, examples_per_model: int = 3, settings: ReportConfig | None = None) -> dict:
-    """The report's data: the judge-wide views, the run, the header, the judge (and every judge seen), and under
-    ``families`` each reporting family's data by name. A query's rows are None when its view is missing.
-    ``settings`` (the config's ``report:``) default to those of the config the latest run names, if readable."""
+def collect(lake: Lake, *, examples_per_model: int = 3, settings: ReportConfig | None = None,
+            board: str | None = None, judge_checks=None) -> dict:
+    """The report's data for ``board`` (None: the lake's default board): the judge-wide views, the run, the header,
+    the judge (and every judge seen), and under ``families`` each reporting family's data by name. A query's rows
+    are None when its view is missing. ``settings`` (the config's ``report:``) and ``judge_checks`` (its
+    ``judge_checks:``) default to those of the effective config the board's latest run recorded."""
     families = reporting()
-    with connect(lake) as con:
+    with connect(lake, board=board) as con:
         read = partial(_rows, con)
         data: dict = {name: read(sql) for name, sql in QUERIES.items()}
         header = (data["header"] or [{}])[0]
-        found, source = (settings, "given") if settings is not None else settings_from_run(header.get("config"))
+        found, source = ((settings, "given") if settings is not None
+                         else settings_from_run(header.get("run_config"), header.get("run_id")))
         data["settings"], data["settings_source"], data["commit"] = found, source, git_commit()
         rows = {f.name: {name: read(sql) for name, sql in f.report.queries.items()} for f in families}
         judged = [(f.name, key) for f in families for key in f.report.judged]
@@ -72,8 +77,10 @@ def collect(lake: Lake, *, examples_per_model: int = 3, settings: ReportConfig |
         for name, key in judged:
             if rows[name][key] is not None:
                 rows[name][key] = [r for r in rows[name][key] if r["judge"] == judge]
+        checks = judge_checks or settings_from_yaml(header.get("run_config"))
+        data["not_measured"] = not_measured(board_findings(con, checks))
         context = Context(read=read, judge=judge, examples_per_model=examples_per_model,
-                          min_cells=data["settings"].min_cells)
+                          min_cells=data["settings"].min_cells, judge_checks=checks, not_measured=data["not_measured"])
         data["families"] = {f.name: {**f.report.derive(rows[f.name], context), "min_cells": context.min_cells,
                                      "coverage": data["coverage"]} for f in families}
     return data

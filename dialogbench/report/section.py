@@ -4,8 +4,8 @@ and the sections it shows. ``html`` and ``markdown`` render the sections; ``data
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from dialogbench.report.tables import Section
 
@@ -21,12 +21,15 @@ class Context:
     """What ``ReportSection.derive`` gets beside its rows: ``read`` runs further SQL over the catalog (with
     parameters), ``judge`` is the report's judge, ``examples_per_model`` how many examples to show per model,
     ``min_cells`` the fewest cells (dialogues, games, comparisons) a number may rest on unmarked (``report.min_cells``
-    of the config)."""
+    of the config), ``not_measured`` the (judge, protocol) pairs whose judge failed a judge check, with the finding
+    (dialogbench/judge_checks: their numbers are shown as not measured, with the share and why)."""
 
     read: Read
     judge: str | None
     examples_per_model: int
     min_cells: int = 10
+    judge_checks: Any = None       # the judge checks' settings of the run (None: the board's latest run's)
+    not_measured: Mapping[tuple[str, str], Any] = field(default_factory=dict)  # (judge, protocol) -> its finding
 
 
 def keep_rows(rows: dict[str, Rows], context: Context) -> dict:

@@ -1,7 +1,10 @@
--- botchat_elo: the latest ratings per judge and N: bootstrap Elo (init 1000, scale 400, K 32, 1000 shuffles,
--- median, mean over repeats) with its pooled 2.5–97.5% spread, and Bradley–Terry with bootstrap 95% intervals.
+-- botchat_elo: the latest ratings per judge and N on the current board (the ratings the board's latest run of each
+-- (judge, N) computed): bootstrap Elo (init 1000, scale 400, K 32, 1000 shuffles, median, mean over repeats) with the
+-- pooled 2.5–97.5 percentile spread of its bootstrap rounds (ci_low / ci_high: a spread over shuffles of the game
+-- order, not a confidence interval), and Bradley–Terry with its bootstrap 95% confidence interval.
 with ratings as (
     select * from {{ ref('elo') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
 ),
 
 latest as (

@@ -1,6 +1,12 @@
--- changes: what changed since the previous run. One row per metric series (family, board, metric, model, slice) of
--- the latest run that recorded its metrics, against that series' most recent earlier value (metric_history).
---   status: 'new' (no earlier value), 'moved' (the value differs by more than 1e-9, or one side is null), 'same'.
+-- changes: what changed since the previous run of the board. One row per metric series (family, leaderboard, metric,
+-- model, slice) of the current board's latest run that recorded its metrics (current_board: a run reads its own),
+-- against that series' most recent earlier value on the same board (metric_history): a run on another board (an
+-- ad-hoc run with CLI overrides) never moves these series nor is compared with them.
+--   status: 'new' (no earlier value), 'moved' (the value differs by more than 1e-9, or one side is null), 'same';
+--     'not measured' when either value was not measured (its judge's verdicts could not be read, or it tells nothing
+--     apart: judge_health; such a value is never reported as a movement) and 'incomplete' when either rests on part
+--     of its cells (some failed or are missing: the comparison would mix coverage with change); both with a null
+--     delta, and `note` (the latest run's) says why.
 --   delta: value - previous. outside_interval: the new value lies outside the previous run's 95% interval, or the
 --     previous value outside the new one's (null when neither run has an interval, as for MT-Bench-101 scores and
 --     GameEval rates, or when there is no earlier value).
@@ -12,6 +18,7 @@
 --     (run_configs has both).
 with history as (
     select * from {{ ref('metric_history') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
 ),
 
 latest_run as (
@@ -25,18 +32,19 @@ tonight as (
 earlier as (
     select history.*
     from history
-    join tonight using (family, board, metric, model, slice)
+    join tonight using (family, leaderboard, metric, model, slice)
     where history.created_at < tonight.created_at
     qualify row_number() over (
-        partition by history.family, history.board, history.metric, history.model, history.slice
+        partition by history.family, history.leaderboard, history.metric, history.model, history.slice
         order by history.created_at desc
     ) = 1
 ),
 
 compared as (
     select
-        t.family,
         t.board,
+        t.family,
+        t.leaderboard,
         t.metric,
         t.model,
         t.slice,
@@ -52,19 +60,23 @@ compared as (
         t.ci_high,
         e.n as previous_n,
         t.n,
+        e.measured is not false and t.measured is not false as measured,
+        e.complete is not false and t.complete is not false as complete,
+        t.note,
         e.model_fp <> t.model_fp as model_changed,
         e.judge_fp <> t.judge_fp as judge_changed,
         e.prompt_fp <> t.prompt_fp as prompts_changed,
         e.section_fp <> t.section_fp as section_changed,
         e.config_fp <> t.config_fp as config_changed
     from tonight t
-    left join earlier e using (family, board, metric, model, slice)
+    left join earlier e using (family, leaderboard, metric, model, slice)
 ),
 
 final as (
     select
-        family,
         board,
+        family,
+        leaderboard,
         metric,
         model,
         slice,
@@ -73,15 +85,17 @@ final as (
         run_id,
         previous,
         value,
-        delta,
+        case when measured and complete then delta end as delta,
         case
+            when not measured then 'not measured'
+            when not complete then 'incomplete'
             when previous_run_id is null then 'new'
             when previous is null and value is null then 'same'
             when previous is null or value is null or abs(delta) > 1e-9 then 'moved'
             else 'same'
         end as status,
         case
-            when delta is null or (ci_low is null and previous_ci_low is null) then null
+            when delta is null or not measured or not complete or (ci_low is null and previous_ci_low is null) then null
             else coalesce(previous < ci_low or previous > ci_high, false)
                 or coalesce(value < previous_ci_low or value > previous_ci_high, false)
         end as outside_interval,
@@ -99,9 +113,10 @@ final as (
             case when previous_n is distinct from n and previous_run_id is not null
                 then 'cells ' || coalesce(previous_n::varchar, '?') || ' -> ' || coalesce(n::varchar, '?') end
         ), '') as cause,
-        config_changed
+        config_changed,
+        note
     from compared
 )
 
 select * from final
-order by family, board, metric, model, slice
+order by family, leaderboard, metric, model, slice

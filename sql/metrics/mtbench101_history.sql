@@ -4,10 +4,11 @@ with history as (
 ),
 
 final as (
-    select run_id, created_at, board, metric, model, slice, judge, value, ci_low, ci_high, n, config_fp
+    select run_id, created_at, board, leaderboard, metric, model, slice, judge, value, ci_low, ci_high, n,
+        measured, complete, config_fp
     from history
     where family = 'mtbench101'
 )
 
 select * from final
-order by board, metric, model, slice, created_at
+order by board, leaderboard, metric, model, slice, created_at

@@ -1,8 +1,15 @@
--- report_header: the report's header, one row: the latest run (the run_id of the newest started_at), the config
--- it ran with (runs.config: the path given to `dialogbench run`), when it started and finished, the first run in
--- the lake, how many runs, and the models and judges of the current plans (current_cells).
+-- report_header: the report's header, one row: the current board (current_board) and its latest run (the run_id of
+-- the newest start among the board's runs), the config it ran with (runs.config: the path given to `dialogbench run`;
+-- run_config: its effective config as YAML, from run_configs, null for runs before it was recorded), when it started
+-- and finished, the board's first run, how many runs the board has, and the models and judges of the current plans
+-- (current_cells).
 with runs as (
     select * from {{ ref('runs') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
+),
+
+run_configs as (
+    select * from {{ ref('run_configs') }}
 ),
 
 current_cells as (
@@ -37,7 +44,13 @@ judges as (
 ),
 
 final as (
-    select latest_run.*, history.*, players.models, judges.judges
+    select
+        (select board from {{ ref('current_board') }}) as board,
+        latest_run.*,
+        (select any_value(config) from run_configs where run_id = latest_run.run_id) as run_config,
+        history.*,
+        players.models,
+        judges.judges
     from latest_run, history, players, judges
 )
 

@@ -1,7 +1,8 @@
--- report_latest_run: the report's run table, one row per stage of the most recent run (the run_id of the newest
--- started_at).
+-- report_latest_run: the report's run table, one row per stage of the current board's most recent run (the run_id of
+-- the newest started_at among the board's runs).
 with runs as (
     select * from {{ ref('runs') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
 ),
 
 latest as (

@@ -1,10 +1,13 @@
--- current_cells: the cells of each scope's most recent plan, one row per plan row (every plans column). A plan is the
--- latest one for its (stage, scope, judge): scope is the cell's models, sorted (['a', 'b'] for an Arena pair, ['m']
--- for a UniEval / GTEval / MT-Bench-101 model), or [] for a stage whose latest plan replaces all its cells (GameEval).
--- So a leaderboard reflects the latest config that ran for each model (pair), and a later run for other models
--- leaves these cells current. judge is null for unjudged stages (judge and scope compare with IS NOT DISTINCT FROM).
+-- current_cells: the cells of each scope's most recent plan on the current board (current_board), one row per plan
+-- row (every plans column). A plan is the latest one for its (board, stage, scope, judge): scope is the cell's models,
+-- sorted (['a', 'b'] for an Arena pair, ['m'] for a UniEval / GTEval / MT-Bench-101 model), or [] for a stage whose
+-- latest plan replaces all its cells (GameEval). So a board's leaderboards reflect the latest config that ran for each
+-- model (pair) on that board, a later run for other models leaves these cells current, and a run on another board
+-- (an ad-hoc run with CLI overrides) changes none of them. judge is null for unjudged stages (judge and scope compare
+-- with IS NOT DISTINCT FROM).
 with plans as (
     select * from {{ ref('plans') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
 ),
 
 latest_plan as (

@@ -22,12 +22,12 @@ def night(config, run_id: str) -> int:
     for stage in registry.stages(config):
         run_stage(stage, config, run_id)
     record_config(lake, config, run_id=run_id, config_path="night.yaml")
-    with connect(lake) as con:
+    with connect(lake, board=config.board) as con:
         return snapshot_metrics(con, lake, config, run_id=run_id)
 
 
-def changes(lake: Lake) -> dict[tuple[str, str], dict]:
-    with connect(lake) as con:
+def changes(lake: Lake, board: str | None = None) -> dict[tuple[str, str], dict]:
+    with connect(lake, board=board) as con:
         rel = con.execute("select * from changes")
         cols = [d[0] for d in rel.description]
         return {(r["model"], r["slice"]): r for r in (dict(zip(cols, row)) for row in rel.fetchall())}
@@ -62,8 +62,8 @@ def test_a_runs_cause_is_the_config_that_changed(make_config, lake_dir):
 
 def snapshot(run_id: str, at: int, model: str, value: float | None, low: float | None = None,
              high: float | None = None, n: int = 10, **fps) -> dict:
-    return {"run_id": run_id, "created_at": T0 + dt.timedelta(days=at), "family": "botchat", "board": "botchat_unieval",
-            "metric": "pass_rate", "model": model, "slice": "judge=j, n=8", "judge": "j", "value": value,
+    return {"run_id": run_id, "created_at": T0 + dt.timedelta(days=at), "family": "botchat", "board": "nightly",
+            "leaderboard": "botchat_unieval", "metric": "pass_rate", "model": model, "slice": "judge=j, n=8", "judge": "j", "value": value,
             "ci_low": low, "ci_high": high, "n": n, "model_fp": fps.get("model_fp", "m"), "judge_fp": "j",
             "prompt_fp": "p", "section_fp": "s", "config_fp": fps.get("config_fp", "c")}
 
@@ -80,7 +80,7 @@ def test_status_interval_and_previous_value(tmp_path):
         snapshot("r1", 0, "only_before", 0.5, 0.3, 0.7),  # not in the latest run: not a row
     ]
     METRIC_SNAPSHOTS_TABLE.write(lake, rows)
-    found = changes(lake)
+    found = changes(lake, "nightly")
     got = {model: (r["status"], r["outside_interval"], r["previous_run_id"],
                    None if r["delta"] is None else round(r["delta"], 9))
            for (model, _), r in found.items()}
@@ -102,11 +102,11 @@ def test_a_snapshot_holds_every_enabled_familys_metrics(make_config, lake_dir):
     config = make_config(data)
     night(config, "r1")
     with connect(Lake(lake_dir)) as con:
-        boards = con.execute("select family, board, metric, count(*) from metric_history "
+        boards = con.execute("select family, leaderboard, metric, board, count(*) from metric_history "
                              "group by all order by all").fetchall()
-    assert [b[:3] for b in boards] == [("botchat", "botchat_unieval", "pass_rate"),
-                                       ("gameeval", "gameeval_askguess", "mean_rounds"),
-                                       ("gameeval", "gameeval_askguess", "st")]
+    assert [b[:4] for b in boards] == [("botchat", "botchat_unieval", "pass_rate", "config"),
+                                       ("gameeval", "gameeval_askguess", "mean_rounds", "config"),
+                                       ("gameeval", "gameeval_askguess", "st", "config")]
 
 
 def test_the_runs_changes_include_its_own_first_snapshot(make_config, lake_dir):

@@ -44,7 +44,7 @@ def lake(tmp_path_factory) -> Lake:
 @pytest.fixture(scope="module")
 def builtin_pages(lake) -> dict[str, str]:
     """The report with the built-in families only."""
-    assert [f.name for f in registry.families()] == ["botchat", "mtbench101", "gameeval", "canary"]
+    assert [f.name for f in registry.families()] == ["botchat", "mtbench101", "gameeval", "canary", "judge_checks"]
     return render(lake)
 
 
@@ -68,7 +68,7 @@ def echo():
 
 def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
     data = collect(lake)
-    assert list(data["families"]) == ["botchat", "mtbench101", "gameeval", "toy_report", "canary"]  # canary: last
+    assert list(data["families"]) == ["botchat", "mtbench101", "gameeval", "toy_report", "canary", "judge_checks"]  # checks last
     toy_data = data["families"]["toy_report"]
     assert toy_data["missing"] is None and toy_data["judge"] == data["judge"] == "gpt-4-0613"
     assert [r["stage"] for r in toy_data["runs"]] == sorted({r["stage"] for r in data["runs"]})
@@ -91,7 +91,7 @@ def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
 
 def test_a_family_section_on_an_empty_lake(tmp_path, toy):
     md = write_report(Lake(tmp_path / "nothing"), tmp_path / "out")["md"].read_text()
-    assert "## Toy echo\n\n_No toy runs yet._" in md and md.count("No data yet") == 9
+    assert "## Toy echo\n\n_No toy runs yet._" in md and md.count("No data yet") == 10
 
 
 def test_a_family_without_a_report_section_changes_nothing(lake, builtin_pages, echo):
@@ -102,7 +102,7 @@ def test_a_family_without_a_report_section_changes_nothing(lake, builtin_pages, 
 
 
 def test_the_registry_is_left_as_found():
-    assert [f.name for f in registry.families()] == ["botchat", "mtbench101", "gameeval", "canary"]
+    assert [f.name for f in registry.families()] == ["botchat", "mtbench101", "gameeval", "canary", "judge_checks"]
 
 
 def test_judged_queries_must_exist():

@@ -12,6 +12,7 @@ import pytest
 from bench.report import _pairwise
 from dialogbench.botchat.tables import ELO, GENERATIONS, LENGTHS
 from dialogbench.config import ReportConfig
+from dialogbench.history.tables import RUN_CONFIGS
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.lake.schemas import PLANS, RUNS
@@ -25,7 +26,7 @@ JUDGE = "judge-x"
 
 def lake_of(root: Path, *, passes=(True, True, True, False), judged: int | None = None, tokens=(10, 12),
             max_tokens: int | None = 40, arena: tuple[str, ...] = (), elo_ci=(990.0, 1010.0),
-            config: str | None = None) -> Lake:
+            config: str | None = None, run_config: str | None = None) -> Lake:
     """Models a and b: a dialogue per seed (generated utterances' model tokens ``tokens``, recorded max_tokens),
     UniEval judgments of the first ``judged`` of them (``passes``: "No" passes, "Yes" at utterance 3 fails), the
     plans of every seed, Arena verdicts (one per seed, a first) and Elo rows with interval ``elo_ci``."""
@@ -63,8 +64,11 @@ def lake_of(root: Path, *, passes=(True, True, True, False), judged: int | None 
     runs = [{"run_id": run, "stage": "botchat_unieval", "planned": 8, "cached": 0, "computed": 8, "failed": 0,
              "seconds": 60.0, "started_at": T0, "finished_at": T0 + dt.timedelta(minutes=1),
              "config": config or "configs/nightly.yaml", "detail": "{}"}]
+    configs = [{"run_id": run, "created_at": T0, "config_path": config or "configs/nightly.yaml", "config_fp": "c",
+                "config": run_config}] if run_config is not None else []
     for table, rows, schema in (("generations", gens, GENERATIONS), ("plans", plans, PLANS), ("elo", elo, ELO),
-                                ("runs", runs, RUNS), ("utterance_lengths", lengths, LENGTHS)):
+                                ("runs", runs, RUNS), ("utterance_lengths", lengths, LENGTHS),
+                                ("run_configs", configs, RUN_CONFIGS)):
         if rows:
             lake.write(table, pa.Table.from_pylist(rows, schema=schema))
     write_verdicts(lake, unieval + pairwise, judge=JUDGE)
@@ -134,12 +138,14 @@ def test_few_cells_warn_and_mark_under_the_threshold(tmp_path):
 
 
 def test_the_threshold_comes_from_the_latest_runs_config(tmp_path):
+    """The effective config the board's latest run recorded (run_configs), not the file as it is now."""
     config = tmp_path / "run.yaml"
-    config.write_text("report:\n  min_cells: 3\n")
-    lake = lake_of(tmp_path / "lake", passes=(True, False), config=str(config))  # 2 dialogues
+    config.write_text("report:\n  min_cells: 2\n")  # edited since the run: not read
+    lake = lake_of(tmp_path / "lake", passes=(True, False), config=str(config),  # 2 dialogues
+                   run_config="report:\n  min_cells: 3\n")
     page = md(lake, min_cells=None)
-    assert "Fewer than 3 cells" in page and f"report.min_cells from {config}" in page
-    config.write_text("report:\n  min_cells: 2\n")
+    assert "Fewer than 3 cells" in page and "report.min_cells from run run-1's config" in page
+    lake = lake_of(tmp_path / "lake2", passes=(True, False), run_config="report:\n  min_cells: 2\n")
     assert "Fewer than" not in md(lake, min_cells=None)
     with pytest.raises(ValueError):
         ReportConfig(min_cells=0)

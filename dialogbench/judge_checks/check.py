@@ -1,0 +1,42 @@
+"""Reading the judge checks for a run, a report or a snapshot: the settings (a config's, or the ones the board's
+latest run recorded) and the findings on the board."""
+
+from __future__ import annotations
+
+import duckdb
+import yaml
+
+from dialogbench.judge_checks.config import JudgeChecksConfig
+from dialogbench.judge_checks.health import Finding, findings, health_rows
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect
+
+SECTION = "judge_checks"
+
+
+def settings_of(config) -> JudgeChecksConfig:
+    """The config's ``judge_checks`` section (its defaults when the config has none)."""
+    found = config.section(SECTION) if config is not None else None
+    return found if isinstance(found, JudgeChecksConfig) else JudgeChecksConfig()
+
+
+def settings_from_yaml(text: str | None) -> JudgeChecksConfig:
+    """The ``judge_checks`` section of a recorded effective config (run_configs.config); defaults when absent or bad."""
+    try:
+        raw = (yaml.safe_load(text) or {}).get(SECTION) if text else None
+        return JudgeChecksConfig.model_validate(raw or {})
+    except (ValueError, AttributeError, yaml.YAMLError):
+        return JudgeChecksConfig()
+
+
+def board_findings(con: duckdb.DuckDBPyConnection, settings: JudgeChecksConfig) -> list[Finding]:
+    """The findings on ``con``'s board (none when the checks are off)."""
+    return findings(health_rows(con), settings) if settings.enabled else []
+
+
+def failing(config, lake: Lake, run_id: str) -> list[str]:
+    """One line per finding that fails the run (``judge_checks.fail``), on the run's board."""
+    settings = settings_of(config)
+    with connect(lake, board=config.board) as con:
+        found = board_findings(con, settings)
+    return [f"judge checks: {f.why}" for f in found if f.check in settings.fail]

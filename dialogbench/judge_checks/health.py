@@ -1,0 +1,72 @@
+"""Findings about the run's judges from the ``judge_health`` view and the config's thresholds: which (judge,
+protocol) values are not measured, and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+from dialogbench.judge_checks.config import JudgeChecksConfig
+
+HEALTH_SQL = "select * from judge_health order by judge, protocol"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A (judge, protocol) that fails ``check``: ``share`` against ``threshold`` over ``n`` verdicts; ``why`` says it
+    in a sentence (the report's warning, the run's failure line)."""
+
+    judge: str
+    protocol: str
+    check: str
+    share: float
+    threshold: float
+    n: int
+    why: str
+
+    @property
+    def short(self) -> str:
+        """What a not-measured cell shows: the check and the share."""
+        label = "unreadable" if self.check == "unparsed" else "same answer"
+        return f"not measured: {self.share:.0%} {label}"
+
+
+def health_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    try:
+        relation = con.execute(HEALTH_SQL)
+    except duckdb.CatalogException:  # a checkout without the view
+        return []
+    columns = [d[0] for d in relation.description]
+    return [dict(zip(columns, row)) for row in relation.fetchall()]
+
+
+def findings(rows: list[dict], settings: JudgeChecksConfig) -> list[Finding]:
+    """The checks each (judge, protocol) of ``rows`` (judge_health) fails under ``settings``."""
+    found = []
+    for r in rows:
+        if r["verdicts"] and r["unparsed_share"] > settings.max_unparsed:
+            found.append(Finding(r["judge"], r["protocol"], "unparsed", r["unparsed_share"], settings.max_unparsed,
+                                 r["verdicts"],
+                                 f"{r['judge']} on {r['protocol']}: {r['unparsed']:,} of {r['verdicts']:,} verdicts "
+                                 f"({r['unparsed_share']:.0%}) could not be read (judge_checks.max_unparsed "
+                                 f"{settings.max_unparsed:.0%}): its numbers are not measured"))
+        top = r.get("top_share")
+        if r["parsed"] >= settings.min_verdicts and top is not None and top > settings.max_same_answer:
+            spread = (f"; the models' mean ratings differ by {r['rating_spread']:.2f}"
+                      if r.get("rating_spread") is not None else "")
+            found.append(Finding(r["judge"], r["protocol"], "discrimination", top, settings.max_same_answer,
+                                 r["parsed"],
+                                 f"{r['judge']} on {r['protocol']} does not discriminate: {r['top_count']:,} of "
+                                 f"{r['parsed']:,} parsed verdicts ({top:.0%}) are the same answer "
+                                 f"'{r['top_answer']}'{spread} (judge_checks.max_same_answer "
+                                 f"{settings.max_same_answer:.0%}): its numbers are not measured"))
+    return found
+
+
+def not_measured(found: list[Finding]) -> dict[tuple[str, str], Finding]:
+    """The first finding of each (judge, protocol): what a value of that judge and protocol shows instead."""
+    out: dict[tuple[str, str], Finding] = {}
+    for f in found:
+        out.setdefault((f.judge, f.protocol), f)
+    return out

@@ -1,0 +1,84 @@
+"""Where a run leaves its report: rendered once, for the run's board, then kept three ways under ``<lake>/reports``::
+
+    runs/<run_id>/    report.html  report.md  explorer.html  run.json   this run's report, as it ended (never rewritten)
+    boards/<board>/   the same files                                    the board's latest report
+    report.html  report.md  explorer.html  run.json                     the lake's default board's latest report
+
+A run on an ad-hoc board (named from CLI overrides) never replaces the top-level files: the nightly report stays
+where the team reads it. ``run.json`` says whose report it is (run, board, config, when, failed or not);
+``dialogbench serve`` lists the boards and runs from it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from urllib.parse import quote
+
+from dialogbench.boards import folder_name, is_adhoc
+from dialogbench.config import ReportConfig
+from dialogbench.explorer import write_explorer
+from dialogbench.lake import Lake
+from dialogbench.report.build import _atomic_write, write_report
+from dialogbench.runs import now
+
+RUNS_DIR, BOARDS_DIR, RUN_NOTE = "runs", "boards", "run.json"
+FILES = ("report.html", "report.md", "explorer.html", RUN_NOTE)
+
+
+def run_folder(lake: Lake, run_id: str) -> Path:
+    return lake.root / "reports" / RUNS_DIR / folder_name(run_id)
+
+
+def board_folder(lake: Lake, board: str) -> Path:
+    return lake.root / "reports" / BOARDS_DIR / folder_name(board)
+
+
+def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, started_at=None,
+                    failed: str | None = None, settings: ReportConfig | None = None,
+                    judge_checks=None) -> dict[str, str]:
+    """Render the report and the explorer of ``board`` into the run's folder, then copy them to the board's folder
+    and, unless the board is ad hoc, to the top of ``<lake>/reports``. Returns the run's files by kind (html, md,
+    explorer, note) and under "board" / "latest" the folders they were copied to."""
+    folder = run_folder(lake, run_id)
+    written = write_report(lake, folder, settings=settings, board=board, judge_checks=judge_checks)
+    paths = {kind: str(path) for kind, path in written.items()}
+    paths["explorer"] = str(write_explorer(lake, folder, board=board))
+    note = {"run_id": run_id, "board": board, "adhoc": is_adhoc(board), "config": config_path,
+            "started_at": started_at.isoformat() if started_at else None, "rendered_at": now().isoformat(),
+            "failed": failed}
+    _atomic_write(folder / RUN_NOTE, json.dumps(note, indent=2) + "\n")
+    paths["note"] = str(folder / RUN_NOTE)
+    targets = [board_folder(lake, board), *([] if is_adhoc(board) else [lake.root / "reports"])]
+    for target in targets:
+        copy_reports(folder, target)
+    paths["board"] = str(targets[0])
+    paths["latest"] = str(targets[1]) if len(targets) > 1 else None
+    return paths
+
+
+def report_urls(url: str | None, *, run_id: str, board: str) -> dict[str, str] | None:
+    """The addresses of a run's pages where ``dialogbench serve`` serves ``<lake>/reports`` at ``url``
+    (``report.url`` in the config); None without one."""
+    if not url:
+        return None
+    base = url.rstrip("/")
+    run, latest = f"{base}/{RUNS_DIR}/{quote(folder_name(run_id))}", f"{base}/{BOARDS_DIR}/{quote(folder_name(board))}"
+    return {"html": f"{run}/report.html", "md": f"{run}/report.md", "explorer": f"{run}/explorer.html",
+            "board": f"{latest}/report.html", "index": f"{base}/"}
+
+
+def failure_state_message(failed: str, url: str | None, run_id: str, board: str) -> str:
+    """A failed run's state message (what a notification quotes), with its report's address when one is served."""
+    links = report_urls(url, run_id=run_id, board=board)
+    return f"{failed} Report: {links['html']}" if links else failed
+
+
+def copy_reports(source: Path, target: Path) -> None:
+    """Each report file of ``source`` into ``target``, each replaced atomically (a reader never sees half a page)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in FILES:
+        if (source / name).is_file():
+            tmp = target / f".{name}.copy.tmp"
+            shutil.copyfile(source / name, tmp)
+            tmp.replace(target / name)

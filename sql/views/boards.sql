@@ -1,0 +1,25 @@
+-- boards: every board of the lake (dialogbench/boards.py), one row each: its runs, its first and latest run, whether it
+-- is ad hoc (named from CLI overrides) and whether it is the readers' default (current_board when no board is named).
+with runs as (
+    select * from {{ ref('run_boards') }} where board is not null
+),
+
+per_board as (
+    select
+        board,
+        any_value(adhoc) as adhoc,
+        count(*) as runs,
+        min(started_at) as first_started_at,
+        max(started_at) as latest_started_at,
+        arg_max(run_id, started_at) as latest_run_id
+    from runs
+    group by board
+),
+
+final as (
+    select per_board.*, per_board.board = (select board from {{ ref('default_board') }}) as is_default
+    from per_board
+)
+
+select * from final
+order by latest_started_at desc nulls last, board
