@@ -48,9 +48,33 @@ def _models_fp(config: "Config", names: list[str]) -> str | None:
     return fingerprint([model_fingerprint(config.model(n)) for n in sorted(set(names))])
 
 
+def coverage_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """report_plan_coverage: per (stage, judge, model) of the board's current plans, cells planned and missing."""
+    try:
+        relation = con.execute("select stage, judge, model, planned, computed, missing from report_plan_coverage "
+                               "where missing > 0")
+    except duckdb.CatalogException:
+        return []
+    columns = [d[0] for d in relation.description]
+    return [dict(zip(columns, row)) for row in relation.fetchall()]
+
+
+def short_of(coverage: list[dict], stages: tuple[str, ...], models: list[str], judge: str | None) -> str | None:
+    """Why a value of ``models`` (and ``judge``) rests on part of its cells: the stages of ``stages`` with cells
+    missing for one of them ("generate:a 10 of 12"), or None when none is."""
+    short = [f"{r['stage']}{' (' + r['model'] + ')' if len(models) > 1 else ''} {r['computed']:,} of {r['planned']:,}"
+             for r in coverage if r["model"] in models and r["stage"].startswith(stages)
+             and (r["judge"] is None or judge is None or r["judge"] == judge)]
+    return f"cells missing (computed of planned): {'; '.join(short)}" if short else None
+
+
 def family_rows(con: duckdb.DuckDBPyConnection, config: "Config", family: "Family", *, run_id: str,
-                created_at, config_fp: str) -> list[dict]:
-    """The snapshot rows of one family's metrics (a view that does not exist yet gives none)."""
+                created_at, config_fp: str, unmeasured: dict | None = None,
+                coverage: list[dict] | None = None) -> list[dict]:
+    """The snapshot rows of one family's metrics (a view that does not exist yet gives none). ``unmeasured``: the
+    (judge, protocol) pairs whose judge failed a judge check (their values are not measured); ``coverage``:
+    report_plan_coverage's rows with missing cells (a value resting on them is not complete)."""
+    unmeasured, coverage = unmeasured or {}, coverage or []
     prompt_fp = fingerprint(family.prompts(config)) if family.prompts else None
     section = family.settings(config)
     section_fp = fingerprint(section.model_dump(mode="json")) if section is not None else None
@@ -66,8 +90,11 @@ def family_rows(con: duckdb.DuckDBPyConnection, config: "Config", family: "Famil
             keys = dict(zip(metric.keys, key_values))
             judge = keys.get("judge")
             players = [model, *(v for k, v in keys.items() if k != "judge" and v in known)]
+            finding = unmeasured.get((judge, metric.protocol)) if metric.protocol else None
+            short = short_of(coverage, metric.stages, players, judge) if metric.stages else None
             rows.append({"run_id": run_id, "created_at": created_at, "family": family.name, "board": config.board,
-                         "leaderboard": metric.view,
+                         "leaderboard": metric.view, "measured": finding is None, "complete": short is None,
+                         "note": "; ".join(filter(None, [finding.why if finding else None, short])) or None,
                          "metric": metric.name, "model": model,
                          "slice": ", ".join(f"{k}={v}" for k, v in keys.items()), "judge": judge, "value": value,
                          "ci_low": low, "ci_high": high, "n": n, "model_fp": _models_fp(config, players),
@@ -80,9 +107,14 @@ def snapshot_metrics(con: duckdb.DuckDBPyConnection, lake: Lake, config: "Config
     """Write every enabled family's metrics, as the lake's views read now for the run's board (``con`` reads that
     board: ``catalog.connect(lake, board=config.board)``), as this run's snapshot (one file, so a rerun of the same
     run replaces it); returns the rows written."""
+    from dialogbench.judge_checks.check import board_findings, settings_of
+    from dialogbench.judge_checks.health import not_measured
+
     created_at, config_fp = now(), config_fingerprint(config)
+    unmeasured, coverage = not_measured(board_findings(con, settings_of(config))), coverage_rows(con)
     rows = [row for family in registry.families() if family.enabled(config) and family.metrics
-            for row in family_rows(con, config, family, run_id=run_id, created_at=created_at, config_fp=config_fp)]
+            for row in family_rows(con, config, family, run_id=run_id, created_at=created_at, config_fp=config_fp,
+                                   unmeasured=unmeasured, coverage=coverage)]
     lake.write(METRIC_SNAPSHOTS_TABLE.name, pa.Table.from_pylist(rows, schema=METRIC_SNAPSHOTS_TABLE.schema),
                partition={"run_id": run_id}, name="metrics.parquet")
     log.info("history: %d metric value(s) of run %s recorded", len(rows), run_id)

@@ -79,7 +79,7 @@ def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
     assert f"<title>{default_title()}</title>" in html and md.startswith(f"# {default_title()}\n")
     assert html.index('id="gameeval"') < html.index('<section id="toy">') < html.index('id="judge"')
     assert ('<a href="#gameeval">GameEval</a><a href="#toy">Toy echo</a><a href="#canary">Judge canary</a>'
-            '<a href="#judge">') in html
+            '<a href="#judge-checks">Can the judge tell?</a><a href="#judge">') in html
     block = md.split("## Toy echo\n\n")[1].split("\n## ")[0]
     assert block.startswith("Judge: gpt-4-0613.\n\n| Stage | planned |")
     assert "| botchat\\_unieval |" in block
