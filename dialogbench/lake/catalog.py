@@ -281,15 +281,37 @@ def read_board(con: duckdb.DuckDBPyConnection, board: str | None) -> None:
         con.execute("RESET VARIABLE board")
 
 
+CATALOG = "catalog.duckdb"
+# The saved catalog's views name their files relative to ``lake_root()``: the folder of the database file the
+# session opened. DuckDB sets ``temp_directory`` to ``<that file>.tmp`` (absolute, or relative as the path was
+# given), and a constant expression, unlike a subquery, may stand in a table function's arguments (a view binds
+# when it is queried). So the catalog reads the files beside it from any working directory, after the lake is
+# copied or moved, and never those of the lake it was built in. When the session's file is not a catalog.duckdb
+# (an in-memory session that ATTACHes it, a changed temp_directory) it raises rather than guess;
+# SET VARIABLE lake_root = '/path/to/lake/' overrides it.
+LAKE_ROOT = "lake_root()"
+LAKE_ROOT_MACRO = f"""CREATE OR REPLACE MACRO lake_root() AS CASE
+    WHEN getvariable('lake_root') IS NOT NULL THEN rtrim(CAST(getvariable('lake_root') AS VARCHAR), '/') || '/'
+    WHEN parse_filename(current_setting('temp_directory')) = '{CATALOG}.tmp'
+        THEN left(current_setting('temp_directory'), -length('{CATALOG}.tmp'))
+    ELSE error('the views read the files beside {CATALOG}, found from temp_directory (<catalog file>.tmp), but '
+               || 'temp_directory is ' || current_setting('temp_directory') || ': open <lake>/{CATALOG} itself, '
+               || 'or SET VARIABLE lake_root = ''/path/to/lake/''')
+END"""
+
+
 def build_catalog(lake: Lake) -> Path | None:
     """Write ``<lake>/catalog.duckdb`` so plain ``duckdb data_lake/catalog.duckdb`` sees the views (a view whose
-    file is gone is dropped). If someone holds it open, the old views stay (they read the files, so they are
-    still current unless a table was created since) and a warning says so."""
-    path = lake.root / "catalog.duckdb"
+    file is gone is dropped). The views name the lake's files relative to the catalog file (``LAKE_ROOT_MACRO``),
+    so the file is the same whatever path the lake was given, and stays right when the lake is copied or moved.
+    If someone holds it open, the old views stay (they read the files, so they are still current unless a table
+    was created since) and a warning says so."""
+    path = lake.root / CATALOG
     lake.root.mkdir(parents=True, exist_ok=True)
     try:
         with duckdb.connect(str(path)) as con:
-            created = set(create_views(con, lake))
+            con.execute(LAKE_ROOT_MACRO)
+            created = set(create_views(con, Lake(lake.root, root_sql=LAKE_ROOT)))
             stale = [r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal "
                                                "AND schema_name = 'main'").fetchall() if r[0] not in created]
             for name in stale:

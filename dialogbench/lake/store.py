@@ -25,14 +25,18 @@ class Lake:
     """``root/<table>/<key>=<value>/…/part-<id>.parquet``. Partition values are also stored as
     columns, so readers never depend on the directory names."""
 
-    def __init__(self, root: str | os.PathLike) -> None:
+    def __init__(self, root: str | os.PathLike, *, root_sql: str | None = None) -> None:
+        """``root_sql``: a SQL expression for the lake's folder (ending in ``/``) to write file paths against
+        (``path_sql``) instead of as literals: the saved catalog's ``lake_root()``, so it reads the files beside
+        it wherever the lake is copied or moved."""
         self.root = Path(root)
+        self.root_sql = root_sql
         self._readable: dict[str, tuple[list[Path], bool]] | None = None
 
     def pinned(self) -> "Lake":
         """This lake with each table's file list taken once and kept: building every view in one go checks
         each file once instead of once per view that reads its table."""
-        lake = Lake(self.root)
+        lake = Lake(self.root, root_sql=self.root_sql)
         lake._readable = {}
         return lake
 
@@ -119,7 +123,7 @@ class Lake:
         With a ``schema``, columns the files lack (appended to the schema after they were written)
         are there too, as nulls, so queries may name every column of the current schema."""
         good, clean = self.readable(table)
-        paths = f"'{self.glob(table)}'" if clean else "[" + ", ".join(f"'{p}'" for p in good) + "]"
+        paths = self.path_sql(self.glob(table)) if clean else "[" + ", ".join(self.path_sql(p) for p in good) + "]"
         files = f"read_parquet({paths}, union_by_name=true, hive_partitioning=false)"
         if schema is None:
             if good:
@@ -131,10 +135,22 @@ class Lake:
         cols = ", ".join(f"CAST(NULL AS {_duck_type(f.type)}) AS \"{f.name}\"" for f in schema)
         return f"(SELECT {cols} WHERE false)"
 
+    def path_sql(self, path: str | os.PathLike) -> str:
+        """``path`` (a file or glob under the lake) as a SQL string expression: the one place paths are written into
+        SQL. A quoted literal as given (absolute, or relative to the working directory), or with ``root_sql`` set,
+        that expression followed by the path inside the lake."""
+        if self.root_sql is None:
+            return _quote(str(path))
+        return f"{self.root_sql} || {_quote(Path(path).relative_to(self.root).as_posix())}"
+
     def read(self, table: str, schema: pa.Schema | None = None, where: str = "") -> pa.Table:
         with self.connect() as con:
             sql = f"SELECT * FROM {self.relation_sql(table, schema)} {('WHERE ' + where) if where else ''}"
             return con.sql(sql).to_arrow_table()
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _safe(value: str) -> str:
