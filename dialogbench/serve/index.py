@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from dialogbench.report.html import CSS
-from dialogbench.serve.files import inside, visible
+from dialogbench.serve.files import inside, listing
 
 PAGES = (("report.html", "report"), ("report.md", "Markdown"), ("explorer.html", "explorer"))
 RUN_LIMIT = 200  # runs listed; the rest are counted
@@ -42,27 +42,28 @@ def _utc(value: object) -> dt.datetime | None:
     return when.replace(tzinfo=dt.timezone.utc) if when.tzinfo is None else when.astimezone(dt.timezone.utc)
 
 
-def read_folder(root: Path, folder: Path) -> Folder | None:
-    """``folder`` as listed, or ``None`` when it holds no page (or is not a folder inside ``root``)."""
-    pages = tuple(name for name, _ in PAGES if inside(root, folder / name) is not None)
+def read_folder(root: Path, name: str, folder: Path) -> Folder | None:
+    """``folder`` (resolved inside ``root``) as listed, or ``None`` when it holds no page."""
+    files = listing(root, folder, folders=False)
+    pages = tuple(page for page, _ in PAGES if page in files)
     if not pages:
         return None
-    meta, problem, record = {}, None, inside(root, folder / "run.json")
-    if record is not None:
+    meta, problem = {}, None
+    if "run.json" in files:
         try:
-            meta = json.loads(record.read_text(encoding="utf-8"))
+            meta = json.loads(files["run.json"].read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            meta, problem = {}, f"{folder.name}/run.json unreadable: {exc}"
+            meta, problem = {}, f"{name}/run.json unreadable: {exc}"
         if not isinstance(meta, dict):
-            meta, problem = {}, f"{folder.name}/run.json is not a JSON object"
-    when = _utc(meta.get("finished_at")) or _utc(meta.get("started_at")) or _written(folder, pages)
-    return None if when is None else Folder(folder.name, pages, when, meta, problem)
+            meta, problem = {}, f"{name}/run.json is not a JSON object"
+    when = _utc(meta.get("finished_at")) or _utc(meta.get("started_at")) or _written([files[p] for p in pages])
+    return None if when is None else Folder(name, pages, when, meta, problem)
 
 
-def _written(folder: Path, pages: tuple[str, ...]) -> dt.datetime | None:
+def _written(pages: list[Path]) -> dt.datetime | None:
     """When the newest of ``pages`` was written (``None`` if they vanished meanwhile: a folder being removed)."""
     try:
-        mtime = max((folder / name).stat().st_mtime for name in pages)
+        mtime = max(page.stat().st_mtime for page in pages)
     except OSError:
         return None
     return dt.datetime.fromtimestamp(mtime, dt.timezone.utc)
@@ -71,9 +72,9 @@ def _written(folder: Path, pages: tuple[str, ...]) -> dt.datetime | None:
 def read_folders(root: Path, kind: str) -> list[Folder]:
     """The folders under ``root/kind`` (``boards`` or ``runs``) that hold a page, newest first."""
     parent = inside(root, root / kind)
-    if parent is None or not parent.is_dir():
+    if parent is None:
         return []
-    found = [read_folder(root, child) for child in parent.iterdir() if visible(child.name) and child.is_dir()]
+    found = [read_folder(root, name, folder) for name, folder in listing(root, parent, folders=True).items()]
     return sorted((f for f in found if f is not None), key=lambda f: (f.when, f.name), reverse=True)
 
 
@@ -117,8 +118,9 @@ def _runs(runs: list[Folder], limit: int) -> str:
 def render_index(reports: Path, *, run_limit: int = RUN_LIMIT) -> str:
     """The index of ``reports`` (which may not exist yet) as one HTML page."""
     root = reports.resolve() if reports.is_dir() else None
-    latest = tuple(name for name, _ in PAGES if root and inside(root, root / name))
-    written = _written(root, latest) if latest else None
+    files = listing(root, root, folders=False) if root else {}
+    latest = tuple(page for page, _ in PAGES if page in files)
+    written = _written([files[page] for page in latest]) if latest else None
     parts = ["<h2>Latest report</h2>", f'<p>{_links("", latest)} <span class="more">written {_when(written)}</span></p>'
              if written else f'<p class="empty">{NO_REPORT}</p>']
     if boards := read_folders(root, "boards") if root else []:
