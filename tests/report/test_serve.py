@@ -277,3 +277,9 @@ def test_serve_refuses_a_bad_port_as_a_usage_error(tmp_path):
     with pytest.raises(SystemExit) as info:
         main(["serve", "--lake", str(tmp_path), "--port", "70000"])
     assert info.value.code == 2
+
+
+def test_serve_refuses_an_address_it_cannot_listen_on(tmp_path, capsys):
+    assert main(["serve", "--lake", str(tmp_path), "--host", "192.0.2.1", "--port", "0"]) == 2  # TEST-NET-1
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot listen on 192.0.2.1:0: ") and "Traceback" not in err
