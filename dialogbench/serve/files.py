@@ -48,7 +48,7 @@ def inside(root: Path, path: Path) -> Path | None:
         resolved = path.resolve(strict=True)
     except (OSError, RuntimeError):  # missing, a symlink loop, a name too long
         return None
-    if resolved != root and not resolved.is_relative_to(root):
+    if not resolved.is_relative_to(root):
         return None
     return resolved if all(visible(part) for part in resolved.relative_to(root).parts) else None
 
