@@ -1,5 +1,6 @@
 """``dialogbench``: run the pipeline, check a config, query the lake (read-only) or export a query's result,
-rebuild the catalog, render the report or the dialogue explorer, migrate an older lake, rate comparisons."""
+rebuild the catalog, render the report or the dialogue explorer, serve the reports over HTTP, migrate an older lake,
+rate comparisons."""
 
 from __future__ import annotations
 
@@ -152,10 +153,14 @@ def _refuse_older(lake: str | None) -> None:
     from dialogbench.lake import Lake
     from dialogbench.lake.version import refuse_older
 
+    refuse_older(Lake(_existing_lake(lake)))
+
+
+def _existing_lake(lake: str | None) -> Path:
     root = Path(lake or "data_lake")
     if not root.is_dir():
         raise NoLake(f"{root}: no lake here (no such directory); pass --lake DIR, or run `dialogbench run` first")
-    refuse_older(Lake(root))
+    return root
 
 
 def _lease(args):
@@ -222,6 +227,29 @@ def _reader_out(args, lake) -> Path:
     if args.out:
         return Path(args.out)
     return board_folder(lake, args.board) if args.board else lake.root / "reports"
+
+
+def cmd_serve(args) -> int:
+    """Serve ``<lake>/reports`` until Ctrl-C or SIGTERM. Any lake format will do (the pages are already rendered),
+    and no lease is taken: the server only reads, and the writers replace each file atomically."""
+    from dialogbench.serve import make_server, serve_until_stopped, url
+
+    reports = _existing_lake(args.lake) / "reports"
+    server = make_server(reports=reports, host=args.host, port=args.port, verbose=args.verbose)
+    print(f"serving {reports} at {url(server)}  (read-only; Ctrl-C stops)", flush=True)
+    stopped_by = serve_until_stopped(server)
+    print(f"stopped ({stopped_by})", flush=True)
+    return 0
+
+
+def _port(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535 (0: any free port), got {value!r}")
+    return number
 
 
 def cmd_validate(args) -> int:
@@ -314,6 +342,13 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--limit", type=_positive,
                    help="records per protocol on the page (default 1000; the rest are counted, not shown)")
     _wait_flag(x)
+    s = sub.add_parser("serve", help="serve <lake>/reports over HTTP, read-only: an index of the latest report, "
+                       "each board's and each run's")
+    s.add_argument("--lake", help="lake directory (default: data_lake)")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; 0.0.0.0: every interface, behind a firewall)")
+    s.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free port)")
+    s.add_argument("--verbose", action="store_true", help="log one line per request (to stderr)")
     add_elo_parser(sub)
     add_verify_parser(sub)
     add_repair_parser(sub)
@@ -328,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     from dialogbench.lake.version import LakeFormatError
     from dialogbench.lake.commands import run_repair_command, run_verify_command
     from dialogbench.ratings.command import run_elo_command
+    from dialogbench.serve import ServeError
 
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
@@ -341,10 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate,
                 "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export,
-                "elo": run_elo_command, "verify": run_verify_command, "repair": run_repair_command}
+                "elo": run_elo_command, "verify": run_verify_command, "repair": run_repair_command,
+                "serve": cmd_serve}
     try:
         return handlers[args.command](args)
-    except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake) as exc:
+    except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake, ServeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"

@@ -1,0 +1,6 @@
+"""``dialogbench serve``: the lake's reports over HTTP, read-only. ``files`` decides which file a URL names (nothing
+outside ``<lake>/reports``), ``index`` renders the ``/`` page, ``server`` answers requests and stops on a signal."""
+
+from dialogbench.serve.server import ServeError, make_server, serve_until_stopped, url
+
+__all__ = ["ServeError", "make_server", "serve_until_stopped", "url"]
