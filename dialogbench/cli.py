@@ -296,9 +296,13 @@ def build_parser() -> argparse.ArgumentParser:
                             ("validate", "check a config without computing anything")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--config", required=True, help="YAML config, e.g. configs/demo.yaml")
-        p.add_argument("--limit", type=int, help="only the first K items of every family (BotChat seeds, "
-                       "MT-Bench-101 dialogues per task, GameEval words and word pairs)")
-        p.add_argument("--models", type=_csv, help="comma-separated subset of the config's models (every family)")
+        p.add_argument("--limit", type=_positive, metavar="K",
+                       help="at most the first K items of every family (BotChat seeds, MT-Bench-101 dialogues per "
+                       "task, GameEval words and word pairs): a limit the config sets lower stays")
+        p.add_argument("--models", type=_csv, metavar="A,B",
+                       help="keep only these of the config's models in every family (in the config's order); "
+                       "Arena/SpyFall pairs and TofuKingdom assignments naming another model are dropped, and a "
+                       "part left with nothing to play is off for this run (a note says which)")
         p.add_argument("--n", type=_ints, help="comma-separated N values for pass@N (generation runs to the largest)")
         p.add_argument("--judge", help="judge of every judged family (BotChat, MT-Bench-101): one of the config's models")
         p.add_argument("--lake", help="lake directory (default: the config's, data_lake)")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -12,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from dialogbench.boards import run_board
 from dialogbench.redact import watch_env
 
+log = logging.getLogger(__name__)
 
 BACKENDS = ("transformers", "vllm", "openai", "scripted")
 
@@ -27,9 +29,15 @@ class _Strict(BaseModel):
 class FamilySection(_Strict):
     """A family's section of the config. Present means it runs (``enabled: false`` turns it off, the
     same for every family); absent means it does not, and leaves no trace in a run. ``OVERRIDES`` maps
-    each CLI flag (limit, models, n, judge) to the section fields it sets."""
+    each CLI flag (limit, models, n, judge) to the section fields it sets (``apply_overrides`` says how).
+    ``MATCHUPS`` names the fields that seat several models at once (Arena pairs, SpyFall pairs, TofuKingdom
+    assignments): ``field -> (part, k)``, ``part`` being the sub-section that plays them (its ``enabled`` turns
+    it off) and ``k`` how many distinct models each of the part's default matchups seats (fewer only when the
+    section has fewer models), so that ``--models`` can drop the matchups naming other models and turn off a
+    part left with none."""
 
     OVERRIDES: ClassVar[dict[str, tuple[str, ...]]] = {}
+    MATCHUPS: ClassVar[dict[str, tuple[str, int]]] = {}
     PATHS: ClassVar[tuple[str, ...]] = ()  # fields holding file paths (resolved against the working directory)
     enabled: bool = True
 
@@ -162,6 +170,7 @@ class GTEvalConfig(_Strict):
 
 class BotChatConfig(FamilySection):
     OVERRIDES = {"limit": ("limit",), "models": ("models",), "n": ("n",), "judge": ("judge",)}
+    MATCHUPS = {"arena.pairs": ("arena", 2)}  # default: every unordered pair of distinct models
     PATHS = ("dataset", "unieval_examples")
     dataset: str = "data_lake/raw/botchat/mutual_test.jsonl"
     unieval_examples: str = "data_lake/raw/botchat/unieval_examples.json"
@@ -269,6 +278,9 @@ class GameEvalConfig(FamilySection):
     """GameEval: models play Ask-Guess, SpyFall and TofuKingdom with a rule-driven host; outcomes are the score."""
 
     OVERRIDES = {"limit": ("askguess.limit", "spyfall.limit"), "models": ("models",)}
+    # defaults: SpyFall every ordered pair of distinct models (self-play with one model), TofuKingdom every
+    # permutation of three distinct models (with fewer, every assignment seating them all)
+    MATCHUPS = {"spyfall.pairs": ("spyfall", 2), "tofukingdom.assignments": ("tofukingdom", 3)}
     PATHS = ("words", "word_pairs")
 
     def required_files(self) -> tuple[str, ...]:
@@ -446,12 +458,29 @@ def _format_errors(source: str, error: ValidationError) -> str:
 
 
 OVERRIDE_FLAGS = ("limit", "models", "n", "judge")
+_MISSING = object()
+_NOTED: set[str] = set()  # override notes logged once per process (the CLI and the flow both load the config)
 
 
-def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None) -> dict[str, Any]:
-    """Apply CLI flags on top of the YAML mapping: ``lake``, and ``limit`` / ``models`` / ``n`` / ``judge``
-    in every family section of the config that has a field for them (``FamilySection.OVERRIDES``)."""
-    raw = dict(raw)
+class Overridden(NamedTuple):
+    """The YAML mapping with the flags applied, and what the flags turned off or dropped (one note a flag)."""
+
+    raw: dict[str, Any]
+    notes: list[str]
+
+
+def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, source: str = "the config") -> Overridden:
+    """Apply CLI flags (or a deployment's parameters) on top of the YAML mapping, in every family section of the
+    config that maps the flag to a field (``FamilySection.OVERRIDES``); a flag left None changes nothing.
+
+    - ``limit``: each mapped field becomes min(its value, K) (unset means unlimited, so K): it narrows, never widens.
+    - ``models``: each mapped models list becomes its intersection with the flag, in the config's order (so the
+      order the flag is typed in changes nothing); a section left with no model is turned off. Matchups naming
+      another model (``FamilySection.MATCHUPS``) are dropped; a part left with none, or whose default matchups
+      need more of its models than the flag keeps, is turned off rather than playing what the config never asked
+      for. A name the config's ``models`` do not define is a ConfigError naming ``--models`` and ``source``.
+    - ``n``, ``judge``: set the field; ``lake``: the top-level lake."""
+    raw, notes = dict(raw), []
     for key, value in (overrides or {}).items():
         if value is None:
             continue
@@ -461,13 +490,119 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None) -> di
             continue  # the board is decided once the config is valid (load_config)
         elif key not in OVERRIDE_FLAGS:
             raise ConfigError(f"unknown override {key!r}")
+        elif key == "limit" and (_not_int(value) or value < 1):
+            raise ConfigError(f"--limit: expected a positive integer, got {value!r}")
+        elif key == "models":
+            raw, note = _keep_models(raw, list(value), source)
+            notes.extend([note] if note else [])
         else:
-            for name, section in family_sections().items():
-                if not isinstance(raw.get(name), dict):
-                    continue
+            for name, section in _sections(raw):
                 for path in section.OVERRIDES.get(key, ()):
-                    raw[name] = _set(raw[name], path.split("."), value)
-    return raw
+                    keys = path.split(".")
+                    new = value
+                    if key == "limit":
+                        old = _get(raw[name], keys, _default(section, keys))
+                        new = old if _not_int(old) else value if old is None else min(old, value)
+                    raw[name] = _set(raw[name], keys, new)
+    return Overridden(raw, notes)
+
+
+def _keep_models(raw: dict, wanted: list[str], source: str) -> tuple[dict, str | None]:
+    """``--models``: every section keeps only ``wanted`` (see ``apply_overrides``); returns the note saying what
+    the flag turned off and dropped, or None."""
+    flag = "--models " + ",".join(wanted)
+    if not wanted:
+        raise ConfigError("--models: name at least one of the config's models")
+    defined = _names(raw.get("models"))
+    if defined is not None:  # a malformed models list is the config's own error, reported by validation
+        judges = set(_names(raw.get("judges")) or [])
+        problems = [f"--models: {name!r} is not a model of {source} ({', '.join(defined)})"
+                    + (f"; {name!r} is one of its judges: --judge picks the judge" if name in judges else "")
+                    for name in dict.fromkeys(wanted) if name not in defined]
+        if problems:
+            raise ConfigError("\n".join(problems))
+    everyone = defined if defined is not None else wanted
+    off, dropped = [], []
+    for name, section in _sections(raw):
+        if not _get(raw[name], ["enabled"], _default(section, ["enabled"])):
+            continue  # a family that does not run is left as it is
+        body, full, players = raw[name], list(everyone), [n for n in everyone if n in wanted]
+        for path in section.OVERRIDES.get("models", ()):
+            keys = path.split(".")
+            mine = _get(body, keys, _default(section, keys))
+            if not isinstance(mine, (list, type(None))):
+                continue  # not a list: the config's own error
+            full = list(everyone) if mine is None else list(mine)
+            players = [n for n in full if n in wanted]
+            body = _set(body, keys, players)
+        if not players:
+            off.append(f"{name} (it plays none of them; its models: {', '.join(full)})")
+            raw[name] = _set(body, ["enabled"], False)
+            continue
+        for field, (part, k) in section.MATCHUPS.items():
+            keys, part_keys = field.split("."), [*part.split("."), "enabled"]
+            running = _get(body, part_keys, _default(section, part_keys))
+            listed = _get(body, keys, _default(section, keys))
+            if listed:  # the config lists its matchups: keep those seating only kept models
+                if not isinstance(listed, list):
+                    continue
+                kept = [entry for entry in listed if set(_seated(entry)) <= set(players)]
+                body = _set(body, keys, kept)
+                if running and not kept:
+                    off.append(f"{name}.{part} (each of its listed {field.rsplit('.', 1)[-1]} names another model)")
+                    body = _set(body, part_keys, False)
+                elif running and len(kept) < len(listed):
+                    dropped.append(f"{len(listed) - len(kept)} of {len(listed)} {name}.{field}")
+            elif running and len(players) < min(k, len(full)):  # its default matchups each seat a dropped model
+                off.append(f"{name}.{part} (by default its {field.rsplit('.', 1)[-1]} seat {min(k, len(full))} "
+                           f"distinct models; the flag keeps {len(players)} of {name}'s)")
+                body = _set(body, part_keys, False)
+        raw[name] = body
+    parts = ([f"turned off for this run: {'; '.join(off)}"] if off else []) + \
+            ([f"dropped {', '.join(dropped)} naming other models"] if dropped else [])
+    return raw, (f"{flag}: {'; '.join(parts)}" if parts else None)
+
+
+def _sections(raw: dict):
+    """(name, section class) of each family section present in ``raw`` as a mapping."""
+    return [(name, section) for name, section in family_sections().items() if isinstance(raw.get(name), dict)]
+
+
+def _names(models: Any) -> list[str] | None:
+    """The names of a YAML models list, or None when it is not a list of named mappings."""
+    if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("name"), str) for m in models):
+        return None
+    return [m["name"] for m in models]
+
+
+def _seated(entry: Any) -> list[Any]:
+    """The model names a matchup seats: a pair's two, an assignment's values."""
+    if isinstance(entry, dict):
+        return list(entry.values())
+    return list(entry) if isinstance(entry, (list, tuple)) else [entry]
+
+
+def _not_int(value: Any) -> bool:
+    return value is not None and (isinstance(value, bool) or not isinstance(value, int))
+
+
+def _get(mapping: Any, path: list[str], default: Any) -> Any:
+    for key in path:
+        if not isinstance(mapping, dict) or key not in mapping:
+            return default
+        mapping = mapping[key]
+    return mapping
+
+
+def _default(section: type[BaseModel], path: list[str]) -> Any:
+    """The value a section class gives ``path`` when the YAML leaves it out."""
+    value: Any = section
+    for key in path:
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            value = value.model_fields[key].get_default(call_default_factory=True)
+        else:
+            value = getattr(value, key, None)
+    return value
 
 
 def _set(mapping: dict, path: list[str], value: Any) -> dict:
@@ -487,14 +622,40 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
         raise ConfigError(f"{source}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
+    overridden = apply_overrides(raw, overrides, source=source)
     try:
-        config = Config.model_validate(apply_overrides(raw, overrides))
+        config = Config.model_validate(overridden.raw)
         board = run_board(config_path=path, declared=config.board, overrides=overrides)
     except ValidationError as exc:
-        raise ConfigError(_format_errors(source, exc)) from None
+        raise ConfigError(_blame(source, raw, overrides, exc)) from None
     except ValueError as exc:  # a --board flag that is no board name
         raise ConfigError(f"{source}: {exc}") from None
+    for note in overridden.notes:
+        if note not in _NOTED:
+            _NOTED.add(note)
+            log.warning(note)
     return _resolve_paths(config.model_copy(update={"board": board}), root or Path.cwd(), source)
+
+
+def _blame(source: str, raw: dict, overrides: dict[str, Any] | None, error: ValidationError) -> str:
+    """The validation errors, each prefixed with the flags that caused it when the config alone is valid: the
+    flag that fails alone (``--n 2``), else every flag given."""
+    message = _format_errors(source, error)
+    given = {k: v for k, v in (overrides or {}).items() if v is not None and k not in ("lake", "board")}
+    if not given or not _valid(raw):
+        return message
+    culprits = [k for k in given if not _valid(apply_overrides(raw, {k: given[k]}, source=source).raw)] or list(given)
+    flags = ", ".join(f"--{k} " + (",".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in given.items()
+                      if k in culprits)
+    return "\n".join(f"{flags}: {line}" for line in message.splitlines())
+
+
+def _valid(raw: dict) -> bool:
+    try:
+        Config.model_validate(raw)
+    except ValidationError:
+        return False
+    return True
 
 
 def _resolve_paths(config: Config, root: Path, source: str) -> Config:

@@ -83,8 +83,9 @@ def test_config_error_exits_2_before_prefect(config_file, lake_dir, capsys, monk
 
 def test_override_error_exits_2(config_file, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "prefect", None)
-    assert main(["run", "--config", str(config_file()), "--models", "bot-a,nope"]) == 2
-    assert "botchat.models" in capsys.readouterr().err
+    path = config_file()
+    assert main(["run", "--config", str(path), "--models", "bot-a,nope"]) == 2
+    assert capsys.readouterr().err == f"error: --models: 'nope' is not a model of {path} (bot-a, bot-b)\n"
 
 
 def test_missing_config_exits_2(tmp_path, capsys):

@@ -183,9 +183,9 @@ def test_missing_file_and_bad_yaml(config_file, tmp_path):
 
 def test_overrides_take_effect(make_config, tmp_path):
     other_lake = tmp_path / "other-lake"
-    config = make_config(overrides={"limit": 7, "models": ["bot-b"], "n": [5, 3], "judge": "bot-a",
+    config = make_config(overrides={"limit": 2, "models": ["bot-b"], "n": [5, 3], "judge": "bot-a",
                                     "lake": str(other_lake)})
-    assert config.botchat.limit == 7
+    assert config.botchat.limit == 2  # the config's 3, narrowed
     assert [m.name for m in config.botchat_models()] == ["bot-b"]
     assert config.botchat.n == [3, 5]
     assert config.botchat.judge == "bot-a"
@@ -208,10 +208,11 @@ def test_overrides_are_validated(config_file):
 
 
 def test_apply_overrides_does_not_mutate_input():
-    raw = {"botchat": {"limit": 3}}
-    out = apply_overrides(raw, {"limit": 9, "lake": "x"})
-    assert out == {"botchat": {"limit": 9}, "lake": "x"}
-    assert raw == {"botchat": {"limit": 3}}
+    raw = {"botchat": {"limit": 3}, "gameeval": {"spyfall": {"pairs": [["a", "b"]]}}}
+    out = apply_overrides(raw, {"limit": 2, "lake": "x", "models": ["a"]})
+    assert out.raw["botchat"] == {"limit": 2, "models": ["a"]} and out.raw["lake"] == "x"
+    assert out.raw["gameeval"]["spyfall"] == {"pairs": [], "enabled": False, "limit": 2}
+    assert raw == {"botchat": {"limit": 3}, "gameeval": {"spyfall": {"pairs": [["a", "b"]]}}}
 
 
 @pytest.mark.parametrize("path", sorted((REPO_ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
@@ -260,11 +261,11 @@ def test_cli_overrides_reach_every_family(make_config, lake_dir):
     from dialogbench.config import apply_overrides
 
     raw = {"botchat": {}, "mtbench101": {}, "gameeval": {"spyfall": {"trials": 2}}}
-    out = apply_overrides(raw, {"limit": 3, "models": ["a"], "judge": "j", "n": [4]})
+    out = apply_overrides(raw, {"limit": 3, "models": ["a"], "judge": "j", "n": [4]}).raw
     assert out["botchat"] == {"limit": 3, "models": ["a"], "judge": "j", "n": [4]}
     assert out["mtbench101"] == {"limit": 3, "models": ["a"], "judge": "j"}
     assert out["gameeval"] == {"models": ["a"], "askguess": {"limit": 3}, "spyfall": {"trials": 2, "limit": 3}}
-    assert apply_overrides({"models": []}, {"limit": 3}) == {"models": []}  # no section is created
+    assert apply_overrides({"models": []}, {"limit": 3}).raw == {"models": []}  # no section is created
 
 
 @pytest.mark.parametrize("gameeval,message", [
@@ -279,3 +280,146 @@ def test_gameeval_config_errors_name_the_field(make_config, lake_dir, gameeval, 
             "botchat": {"enabled": False}, "gameeval": {"enabled": True, **gameeval}}
     with pytest.raises(ConfigError, match=re.escape(message)):
         make_config(data)
+
+
+# --limit and --models narrow what the config runs; they never add to it.
+
+def three_families(lake_dir, models=("a", "b", "c"), **sections) -> dict:
+    """Scripted models, a judge, and a section of every family (each may be replaced by a keyword)."""
+    data = {"lake": str(lake_dir), "models": [chatbot(name) for name in models],
+            "judges": [{"name": "judge", "backend": "scripted", "script": ["Choice: No\nIndex: None\nReason: ok"]}],
+            "botchat": {"judge": "judge", "n": [4], "limit": 3},
+            "mtbench101": {"tasks": ["CM"], "limit": 1},
+            "gameeval": {"askguess": {"limit": 2}}}
+    data.update(sections)
+    return data
+
+
+@pytest.fixture(autouse=True)
+def _unnoted(monkeypatch):
+    """Override notes are logged once per process: each test starts with none logged."""
+    monkeypatch.setattr("dialogbench.config._NOTED", set())
+
+
+def test_limit_never_raises_a_limit_the_config_sets(make_config, lake_dir):
+    """Each field --limit maps becomes min(config value, K); a field the config leaves unlimited becomes K."""
+    data = three_families(lake_dir)
+    small = make_config(data, overrides={"limit": 2})
+    assert (small.botchat.limit, small.mtbench101.limit) == (2, 1)
+    assert (small.gameeval.askguess.limit, small.gameeval.spyfall.limit) == (2, 2)
+    large = make_config(data, overrides={"limit": 10})
+    assert (large.botchat.limit, large.mtbench101.limit) == (3, 1)
+    assert (large.gameeval.askguess.limit, large.gameeval.spyfall.limit) == (2, 10)
+    with pytest.raises(ConfigError, match=r"^--limit: expected a positive integer, got 0$"):
+        make_config(data, overrides={"limit": 0})
+
+
+def test_no_flag_changes_nothing(make_config, config_file, lake_dir):
+    data = three_families(lake_dir, botchat={"judge": "judge", "limit": 3, "arena": {"enabled": True,
+                                                                                       "pairs": [["a", "b"]]}})
+    unset = {"limit": None, "models": None, "n": None, "judge": None, "lake": None}
+    assert apply_overrides(data, unset) == (data, [])
+    assert make_config(data, overrides=unset) == make_config(data)
+
+
+def test_models_keeps_the_config_order_in_every_family(make_config, lake_dir):
+    config = make_config(three_families(lake_dir), overrides={"models": ["c", "a"]})
+    for family in (config.botchat_models, config.mtbench101_models, config.gameeval_models):
+        assert [m.name for m in family()] == ["a", "c"]
+    mine = make_config(three_families(lake_dir, mtbench101={"models": ["c", "b"]}), overrides={"models": ["a", "c"]})
+    assert mine.mtbench101.models == ["c"]  # a family's own list, intersected, in its own order
+
+
+def test_models_drops_the_pairs_and_assignments_naming_another_model(make_config, lake_dir, caplog):
+    data = three_families(
+        lake_dir,
+        botchat={"judge": "judge", "arena": {"enabled": True, "pairs": [["a", "b"], ["a", "c"], ["c", "b"]]}},
+        gameeval={"spyfall": {"pairs": [["a", "b"], ["b", "a"], ["c", "a"]]},
+                  "tofukingdom": {"assignments": [{"prince": "a", "queen": "b", "spy": "c"},
+                                                  {"prince": "b", "queen": "a", "spy": "b"}]}})
+    with caplog.at_level("WARNING", logger="dialogbench.config"):
+        config = make_config(data, overrides={"models": ["b", "a"]})
+    assert config.botchat.arena.enabled and config.botchat.arena.pairs == [("a", "b")]
+    assert config.gameeval.spyfall.enabled and config.gameeval.spyfall.pairs == [("a", "b"), ("b", "a")]
+    assert config.gameeval.tofukingdom.assignments == [{"prince": "b", "queen": "a", "spy": "b"}]
+    assert [r.getMessage() for r in caplog.records] == [
+        "--models b,a: dropped 2 of 3 botchat.arena.pairs, 1 of 3 gameeval.spyfall.pairs, "
+        "1 of 2 gameeval.tofukingdom.assignments naming other models"]
+
+
+def test_models_turns_off_what_is_left_with_nothing_to_play_and_says_so_once(make_config, config_file, lake_dir,
+                                                                             caplog):
+    """The demo's shape: two models, an Arena and SpyFall on their defaults, one listed TofuKingdom assignment
+    seating both. --models with one model plays no self-play the config did not ask for: those parts are off."""
+    data = three_families(
+        lake_dir, models=("a", "b"),
+        botchat={"judge": "judge", "arena": {"enabled": True}, "gteval": {"enabled": True}},
+        gameeval={"tofukingdom": {"assignments": [{"prince": "a", "queen": "b", "spy": "a"}]}})
+    path = config_file(data)
+    with caplog.at_level("WARNING", logger="dialogbench.config"):
+        config = load_config(path, {"models": ["a"]}, root=REPO_ROOT)
+        again = load_config(path, {"models": ["a"]}, root=REPO_ROOT)  # the flow loads it again: no second note
+    assert again == config
+    assert not config.botchat.arena.enabled and config.botchat.gteval.enabled
+    assert not config.gameeval.spyfall.enabled and not config.gameeval.tofukingdom.enabled
+    assert config.gameeval.askguess.enabled and config.enabled("mtbench101")
+    assert [r.getMessage() for r in caplog.records] == [
+        "--models a: turned off for this run: botchat.arena (by default its pairs seat 2 distinct models; the "
+        "flag keeps 1 of botchat's); gameeval.spyfall (by default its pairs seat 2 distinct models; the flag keeps "
+        "1 of gameeval's); gameeval.tofukingdom (each of its listed assignments names another model)"]
+
+
+def test_models_leaves_a_default_the_config_itself_plays(make_config, lake_dir):
+    """Self-play is what the defaults do with one model: kept when the config has one model, and TofuKingdom's
+    default needs three distinct models only when the config has three."""
+    alone = make_config(three_families(lake_dir, gameeval={"models": ["a"]}), overrides={"models": ["a", "b"]})
+    assert alone.gameeval.spyfall.enabled and alone.gameeval.tofukingdom.enabled
+    three = make_config(three_families(lake_dir), overrides={"models": ["a", "b"]})
+    assert three.gameeval.spyfall.enabled and not three.gameeval.tofukingdom.enabled
+
+
+def test_models_turns_off_a_family_that_plays_none_of_them(make_config, lake_dir, caplog):
+    data = three_families(lake_dir, mtbench101={"models": ["b"], "tasks": ["CM"]},
+                          gameeval={"enabled": False, "models": ["b"], "spyfall": {"pairs": [["b", "b"]]}})
+    with caplog.at_level("WARNING", logger="dialogbench.config"):
+        config = make_config(data, overrides={"models": ["a"]})
+    assert not config.enabled("mtbench101") and config.enabled("botchat")
+    assert config.gameeval.models == ["b"]  # a family that does not run is left as it is
+    assert [r.getMessage() for r in caplog.records] == [
+        "--models a: turned off for this run: mtbench101 (it plays none of them; its models: b)"]
+
+
+@pytest.mark.parametrize("models,message", [
+    (["a", "x"], "--models: 'x' is not a model of {path} (a, b, c)"),
+    (["judge"], "--models: 'judge' is not a model of {path} (a, b, c); 'judge' is one of its judges: "
+                "--judge picks the judge"),
+])
+def test_models_naming_no_model_of_the_config(config_file, lake_dir, capsys, monkeypatch, models, message):
+    monkeypatch.setitem(__import__("sys").modules, "prefect", None)  # refused before Prefect starts
+    path = config_file(three_families(lake_dir))
+    assert main(["run", "--config", str(path), "--models", ",".join(models)]) == 2
+    assert capsys.readouterr().err == f"error: {message.format(path=path)}\n"
+    assert not lake_dir.exists()
+
+
+@pytest.mark.parametrize("flags,message", [
+    ({"n": [2]}, "--n 2: {path}: botchat.n: N must be >= 3"),
+    ({"judge": "nope", "limit": 2}, "--judge nope: {path}: (top level): botchat.judge: 'nope' is not a configured"),
+])
+def test_an_error_a_flag_causes_names_the_flag(config_file, lake_dir, flags, message):
+    path = config_file(three_families(lake_dir))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, flags, root=REPO_ROOT)
+    assert str(info.value).startswith(message.format(path=path))
+
+
+def test_the_readme_quick_command_loads(monkeypatch):
+    """`run --config configs/demo.yaml --limit 4 --models smollm2-135m --n 4,8`: the demo narrowed, not widened."""
+    monkeypatch.chdir(REPO_ROOT)
+    demo = load_config("configs/demo.yaml", root=REPO_ROOT)
+    quick = load_config("configs/demo.yaml", {"limit": 4, "models": ["smollm2-135m"], "n": [4, 8]}, root=REPO_ROOT)
+    assert (quick.botchat.limit, quick.mtbench101.limit) == (4, demo.mtbench101.limit)
+    assert (quick.gameeval.askguess.limit, quick.gameeval.spyfall.limit) == (2, 1)
+    assert [m.name for m in quick.botchat_models()] == ["smollm2-135m"] and quick.botchat.n == [4, 8]
+    assert demo.botchat.arena.enabled and not quick.botchat.arena.enabled
+    assert not quick.gameeval.spyfall.enabled and not quick.gameeval.tofukingdom.enabled

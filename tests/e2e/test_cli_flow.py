@@ -52,14 +52,17 @@ def test_run_then_rerun_computes_nothing(tmp_path, scripted_config):
 
 
 def test_limit_and_models_flags_override_config(tmp_path, scripted_config):
-    config = scripted_config(limit=6)
+    """--limit narrows the config's limit; --models keeps one model, so the Arena (every pair of two models) has
+    nothing to play: it is off for the run, and the run says so once (the CLI and the flow both load the config)."""
+    config = scripted_config(limit=6, comparisons=True)
     result = run_cli(["run", "--config", str(config), "--limit", "2", "--models", "bot-b", "--n", "4",
                       "--json", str(tmp_path / "s.json")], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     stages = _computed(json.loads((tmp_path / "s.json").read_text()))
-    assert "generate:bot-a" not in stages
+    assert "generate:bot-a" not in stages and "botchat_arena" not in stages
     assert stages["generate:bot-b"] == (2, 0, 2)
     assert stages["botchat_unieval"] == (2, 0, 2)
+    assert result.stderr.count("--models bot-b: turned off for this run: botchat.arena") == 1
 
 
 def test_config_error_stops_before_compute(tmp_path, scripted_config):
