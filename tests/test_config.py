@@ -244,12 +244,15 @@ def test_botchat_off_runs_no_botchat_stage(make_config, lake_dir, backend_calls)
 @pytest.mark.parametrize("section", ["botchat", "mtbench101", "gameeval"])
 def test_a_family_runs_when_its_section_is_present_and_not_disabled(make_config, lake_dir, section):
     """`enabled` means the same for every family: a section present runs (default true), absent or
-    `enabled: false` does not, and a family that does not run has no stage (so no `runs` row)."""
+    `enabled: false` does not, and a family that does not run has no stage (so no `runs` row). The judge checks are
+    the one family every config has (Family.always): its section has its defaults when absent."""
     from dialogbench import registry
 
-    base = {"lake": str(lake_dir), "models": [{"name": "a", "backend": "scripted", "script": ["x"]}]}
+    base = {"lake": str(lake_dir), "models": [{"name": "a", "backend": "scripted", "script": ["x"]}],
+            "judge_checks": {"enabled": False}}
     judge = {"judge": "a"} if section != "gameeval" else {}
     families = lambda cfg: {f.name for f in registry.families() if f.enabled(cfg)}  # noqa: E731
+    assert families(make_config({k: v for k, v in base.items() if k != "judge_checks"})) == {"judge_checks"}
     assert families(make_config(base)) == set()
     assert families(make_config({**base, section: dict(judge)})) == {section}
     off = make_config({**base, section: {"enabled": False, **judge}})
