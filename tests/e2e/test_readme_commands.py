@@ -83,9 +83,10 @@ def http_probe(default_port: int, path: str = "/", wait_s: float = 120.0) -> Pro
 
 
 # (pattern, probe): long-running commands, started in the background, probed, then stopped (SIGINT). A server
-# command added to the README (`dialogbench serve …`) gets its line here, e.g. (r"\bdialogbench serve\b",
-# http_probe(<its default port>)); without one it would run in the foreground until its timeout and fail.
-BACKGROUND: tuple[tuple[str, Probe], ...] = ()
+# command added to the README gets its line here; without one it would run in the foreground until its timeout.
+BACKGROUND: tuple[tuple[str, Probe], ...] = (
+    (r"\bdialogbench serve\b", http_probe(8765)),  # the lake's reports, read-only, at 127.0.0.1:8765 by default
+)
 
 STAGE_LINE = re.compile(r"^\s+(\S+)\s+planned\s+(\d+)\s+cached\s+(\d+)\s+computed\s+(\d+)\s+failed\s+(\d+)", re.M)
 
