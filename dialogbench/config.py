@@ -76,6 +76,14 @@ class SamplingConfig(_Strict):
     seed: int | None = 0
 
 
+class PricesConfig(_Strict):
+    """What a model's tokens cost, per million (an endpoint's list price, or what a GPU hour buys): ``usage`` gives
+    each run's cost per model and role from them."""
+
+    prompt_per_million: float = Field(ge=0.0)
+    completion_per_million: float = Field(ge=0.0)
+
+
 class ModelConfig(_Strict):
     """One model (a chatbot under test or a judge) and how to reach it."""
 
@@ -99,6 +107,7 @@ class ModelConfig(_Strict):
     # Constrained decoding of the formats protocols ask for (see dialogbench/backends/formats.py):
     # auto: local engines enforce regexes and JSON schemas, OpenAI-compatible endpoints JSON schemas.
     structured_outputs: Literal["auto", "off", "json", "all"] = "auto"
+    prices: PricesConfig | None = None  # per million tokens: the cost columns of `usage` (not part of any cell key)
     # scripted backend only (tests): the replies, cycled, and a pause per backend call.
     script: list[str] | None = None
     script_delay_s: float = Field(0.0, ge=0.0)

@@ -24,6 +24,7 @@ class JudgeStage(Stage):
     retried twice (judges are often remote endpoints, whose errors pass)."""
 
     retries = 2
+    role = "judge"
 
     def __init__(self, *, judge: ModelConfig, chunk_size: int | None) -> None:
         self.judge, self.chunk_size = judge, chunk_size

@@ -85,9 +85,18 @@ def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str, b
     row = {"run_id": run_id, "stage": report.stage, "planned": report.planned, "cached": report.cached,
            "computed": report.computed, "failed": report.failed, "blocked": report.blocked, "seconds": report.seconds,
            "started_at": started_at, "finished_at": finished, "config": redact(config),
-           "detail": redact(json.dumps(report.detail, sort_keys=True, default=str)), "board": board}
+           "detail": redact(json.dumps(report.detail, sort_keys=True, default=str)), "board": board,
+           **_provenance()}
     lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},
                name=f"{report.stage}.parquet")
+
+
+def _provenance() -> dict:
+    from dialogbench.environment import environment
+
+    found = environment()
+    return {"commit": found["commit"], "versions": list(found["versions"].items()), "host": found["host"],
+            "gpu": found["gpu"]}
 
 
 def failing_stages(stages: Iterable[StageReport | dict], policy: "FailOn") -> list[StageReport]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from dialogbench.backends.base import Backend, BackendError, BatchStats, Completion, Conversation, Sampling
+from dialogbench.backends.metering import Metered
 from dialogbench.config import ModelConfig
 from dialogbench.keys import fingerprint
 
@@ -32,12 +33,13 @@ def _build(model: ModelConfig) -> Backend:
 
 
 def get_backend(model: ModelConfig) -> Backend:
-    """One backend per model config per process: weights load once and serve every stage."""
+    """One backend per model config per process: weights load once and serve every stage. Its calls are metered
+    (``metering``: what a chunk's calls cost, recorded in ``backend_calls``)."""
     key = fingerprint(model.model_dump())
     with _lock:
         if key not in _cache:
             _cache[key] = _build(model)
-        return _cache[key]
+        return Metered(_cache[key], model)
 
 
 def clear_backends() -> None:

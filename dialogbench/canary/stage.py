@@ -64,6 +64,7 @@ class JudgeCanary(Stage):
     table = CANARY_TABLE
     records_plan = False
     retries = 2
+    role = "judge"
 
     def __init__(self, config) -> None:
         self.settings = config.canary

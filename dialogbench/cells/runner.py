@@ -6,7 +6,11 @@ from __future__ import annotations
 import logging
 import time
 
+import pyarrow as pa
+
+from dialogbench.backends import metering
 from dialogbench.cells.cell import Chunk, chunked
+from dialogbench.cells.shared_tables import BACKEND_CALLS_TABLE
 from dialogbench.cells.missing import missing
 from dialogbench.cells.records import record_plan
 from dialogbench.cells.stage import Emit, Stage
@@ -40,10 +44,18 @@ def plan_stage(stage: Stage, config, run_id: str) -> tuple[list[Chunk], StageRep
 
 
 def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str) -> StageReport:
-    """Compute one chunk; its rows and failures are written as the stage emits them."""
+    """Compute one chunk; its rows and failures are written as the stage emits them, its backend calls (what they
+    cost) when it ends, however it ends."""
     start = time.perf_counter()
-    emit = Emit(Lake(config.lake), stage.name, stage.table, run_id)
-    stage.compute(config, list(chunk.cells), emit)
+    lake = Lake(config.lake)
+    emit = Emit(lake, stage.name, stage.table, run_id)
+    with metering.collect(run_id=run_id, stage=stage.name, role=stage.role) as ledger:
+        try:
+            stage.compute(config, list(chunk.cells), emit)
+        finally:
+            if ledger.calls:
+                lake.write(BACKEND_CALLS_TABLE.name, pa.Table.from_pylist(ledger.calls, schema=BACKEND_CALLS_TABLE.schema),
+                           partition={"run_id": run_id})
     report = StageReport(stage.name, computed=emit.computed, failed=emit.failed,
                          seconds=time.perf_counter() - start, detail=emit.detail, first_error=emit.first_error)
     log.info("%s: %d computed, %d failed (%.1fs)", chunk.name, emit.computed, emit.failed, report.seconds)

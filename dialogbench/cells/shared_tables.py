@@ -1,15 +1,16 @@
-"""The lake tables every family shares (failed attempts, plans, runs), and how a family declares a
+"""The lake tables every family shares (failed attempts, plans, runs, backend calls), and how a family declares a
 table of judge verdicts: the shared verdict columns, then its protocol's own."""
 
 import pyarrow as pa
 
 from dialogbench.cells.tables import Table
-from dialogbench.lake.schemas import FAILURES, PLANS, RUNS, VERDICTS
+from dialogbench.lake.schemas import BACKEND_CALLS, FAILURES, PLANS, RUNS, VERDICTS
 
 FAILURES_TABLE = Table("failures", FAILURES, partition=("stage",))
 PLANS_TABLE = Table("plans", PLANS, partition=("stage", "run_id"))
 RUNS_TABLE = Table("runs", RUNS, partition=("run_id",))
-SHARED_TABLES = (FAILURES_TABLE, PLANS_TABLE, RUNS_TABLE)
+BACKEND_CALLS_TABLE = Table("backend_calls", BACKEND_CALLS, partition=("run_id",))
+SHARED_TABLES = (FAILURES_TABLE, PLANS_TABLE, RUNS_TABLE, BACKEND_CALLS_TABLE)
 
 
 def verdict_table(name: str, fields: list[tuple[str, pa.DataType]], *, answer: tuple[str, ...]) -> Table:

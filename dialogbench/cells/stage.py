@@ -75,6 +75,7 @@ class Stage:
     records_plan: bool = True        # derived tables (lengths, ratings) record none
     plan_per_models: bool = True     # the latest plan is per cell models (False: per stage)
     retries: int = 1                 # orchestrator retries of a failed chunk (judges are often remote)
+    role: str = "chatbot"            # what its models are to `usage`: chatbot, judge or player
 
     def models(self, config: "Config") -> list["ModelConfig"]:
         """The models the stage calls (the pool keeps exactly what the rest of the run needs)."""

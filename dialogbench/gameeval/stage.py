@@ -69,6 +69,7 @@ class PlayGames(Stage):
 
     table = GAMES_TABLE
     plan_per_models = False
+    role = "player"
 
     def __init__(self, game: str) -> None:
         self.game = game

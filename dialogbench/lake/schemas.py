@@ -58,6 +58,21 @@ PLANS = pa.schema([  # the cells a run asked for: metrics read each model's most
     ("board", pa.string()),  # the board the run published to (null in older files: the `plans` view derives it)
 ])
 
+BACKEND_CALLS = pa.schema([  # one backend call (a batch of conversations) of a stage's chunk: what `usage` sums
+    ("run_id", pa.string()),
+    ("stage", pa.string()),
+    ("role", pa.string()),               # chatbot / judge / player
+    ("model", pa.string()),
+    ("backend", pa.string()),
+    ("conversations", pa.int64()),       # the batch's conversations (requests to an endpoint)
+    ("failed", pa.int64()),              # of which failed (after the backend's retries)
+    ("prompt_tokens", pa.int64()),
+    ("completion_tokens", pa.int64()),
+    ("seconds", pa.float64()),           # wall time of the call
+    ("cost", pa.float64()),              # from the model's prices per million tokens; null without them
+    ("started_at", TS),
+])
+
 RUNS = pa.schema([
     ("run_id", pa.string()),
     ("stage", pa.string()),
@@ -72,4 +87,10 @@ RUNS = pa.schema([
     ("detail", pa.string()),
     ("blocked", pa.int64()),   # planned cells whose input is missing (a failed answer or dialogue); null in older files
     ("board", pa.string()),    # the board the run published to (null in older files: the `runs` view derives it)
+    # what ran it (dialogbench/environment.py; null in older files): the code's git commit (else the installed
+    # version), the packages' versions, the host and its GPUs
+    ("commit", pa.string()),
+    ("versions", pa.map_(pa.string(), pa.string())),
+    ("host", pa.string()),
+    ("gpu", pa.string()),
 ])

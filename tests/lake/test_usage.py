@@ -1,4 +1,4 @@
-"""The ``usage`` view: calls and prompt / completion tokens per (model, role, protocol), built through the real
+"""The ``stored_usage`` view: calls and prompt / completion tokens per (model, role, protocol), built through the real
 stages with scripted backends and checked against what the backends returned: BotChat generations, UniEval / Arena /
 GTEval verdicts, MT-Bench-101 answers and verdicts, GameEval moves. Rows written before a count was stored (BotChat
 prompt tokens, GameEval per-move counts) are counted in ``calls_without_counts``, never as zero tokens."""
@@ -63,7 +63,7 @@ def judge(config, protocol: str, run_id: str):
 
 def usage(config) -> dict[tuple[str, str, str], dict]:
     with connect(Lake(config.lake)) as con:
-        return {(r["model"], r["role"], r["protocol"]): r for r in con.sql("select * from usage").to_arrow_table().to_pylist()}
+        return {(r["model"], r["role"], r["protocol"]): r for r in con.sql("select * from stored_usage").to_arrow_table().to_pylist()}
 
 
 def test_usage_is_what_the_backends_returned_for_every_protocol(make_config, lake_dir, spent):
@@ -145,3 +145,31 @@ def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, spent):
                 ["calls_without_counts"], rows[(m, "player", "gameeval_spyfall")]["prompt_tokens"])
             for m in ("bot-a", "bot-b")} == {"bot-a": (1, 1, None), "bot-b": (2, 2, None)}
     assert data_tests(Lake(config.lake)) == {}
+
+
+def test_usage_per_run_is_every_backend_call_with_its_seconds_and_cost(make_config, lake_dir, spent, monkeypatch):
+    """``usage``: what each run's backend calls cost per (model, role, stage), from the calls themselves (every call
+    of a chunk, failed conversations included), with their wall time and, for a model with prices, the cost."""
+    data = config_dict(lake_dir, models=[chatbot("bot-a", ["hi", "!error:HTTP 503"]), chatbot("bot-b")], n=[4],
+                       limit=3)
+    data["judges"][0]["prices"] = {"prompt_per_million": 2.0, "completion_per_million": 10.0}
+    data["judges"][0]["script_delay_s"] = 0.05
+    config = make_config(data)
+    generate(config, "run-1")
+    judge(config, "botchat_unieval", "run-1")
+    with connect(Lake(config.lake)) as con:
+        rows = {(r["model"], r["role"], r["stage"]): r for r in
+                con.sql("select * from usage where run_id = 'run-1'").to_arrow_table().to_pylist()}
+    assert set(rows) == {("bot-a", "chatbot", "generate:bot-a"), ("bot-b", "chatbot", "generate:bot-b"),
+                         ("judge", "judge", "botchat_unieval")}
+    for model in ("bot-a", "bot-b", "judge"):
+        (row,) = [r for (m, _, _), r in rows.items() if m == model]
+        assert row["conversations"] == len(spent[model])  # every conversation sent, failed ones too
+        assert row["prompt_tokens"] == sum(p for p, _ in spent[model])
+        assert row["completion_tokens"] == sum(c for _, c in spent[model])
+        assert row["board"] == config.board
+    assert rows[("bot-a", "chatbot", "generate:bot-a")]["failed"] > 0
+    judged = rows[("judge", "judge", "botchat_unieval")]
+    assert judged["batches"] == 1 and judged["seconds"] >= 0.05
+    assert judged["cost"] == pytest.approx((judged["prompt_tokens"] * 2.0 + judged["completion_tokens"] * 10.0) / 1e6)
+    assert rows[("bot-b", "chatbot", "generate:bot-b")]["cost"] is None  # no prices: no cost, never zero
