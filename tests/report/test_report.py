@@ -193,7 +193,8 @@ MT_MODELS = ["mt-strong", "mt-weak", "<i>mt</i> & | odd"]
 
 def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -> Lake:
     """Plans and 1–10 turn ratings for every model x task (2 dialogues of 3 turns); model k is worse than
-    model k-1; the weak model has one unparsed turn (its dialogue is left out)."""
+    model k-1; the weak model has one unparsed turn (its dialogue is left out). ``tasks``: the task codes of every
+    model (default all 13), or a dict of them per model."""
     import datetime as dt
 
     import pyarrow as pa
@@ -204,7 +205,8 @@ def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -
 
     t0, plans, judgments, lake = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), [], [], Lake(root)
     for k, model in enumerate(models):
-        for ti, task in enumerate(tasks or [t.code for t in TASKS]):
+        codes = tasks.get(model) if isinstance(tasks, dict) else tasks
+        for ti, task in enumerate(codes or [t.code for t in TASKS]):
             for d in range(2):
                 for turn in range(3):
                     key, item = f"mt-{k}-{task}-{d}-{turn}", f"{task}-{d}:{turn}"
@@ -294,6 +296,29 @@ def test_mtbench101_empty_and_partial(tmp_path):
     block = mt_block(html)
     assert "No data yet" not in block and "2 / 13" in block and "<td class=\"num\">–</td>" in block
     assert block.count('<polygon class="series"') == 1  # Memory is complete (CM only)
+
+
+def test_mtbench101_partial_average_is_shown_marked(tmp_path):
+    """Table 3's Avg stays blank without all 13 task scores; the report shows the mean over the tasks scored in its
+    place, marked partial with its count, and ranks it after the full averages."""
+    lake = mt_lake(tmp_path / "lake", models=["full", "part-a", "part-b"],
+                   tasks={"part-a": ["CM", "SI", "AR"], "part-b": ["GR"]})
+    lb = {r["model"]: r for r in view(lake, "select * from mtbench101_leaderboard")}
+    assert lb["part-a"]["avg"] is None and lb["part-a"]["tasks_scored"] == 3
+    assert lb["part-a"]["avg_scored"] == pytest.approx((lb["part-a"]["CM"] + lb["part-a"]["SI"] + lb["part-a"]["AR"]) / 3)
+    assert lb["full"]["avg_scored"] == pytest.approx(lb["full"]["avg"]) and lb["full"]["tasks_scored"] == 13
+    paths = write_report(lake, tmp_path / "out")
+    html, md = paths["html"].read_text(), paths["md"].read_text()
+    part_a, part_b = lb["part-a"]["avg_scored"], lb["part-b"]["avg_scored"]
+    table = mt_block(html)[mt_block(html).index("<table"):]
+    rows = re.findall(r"<tr><td>(\d+)</td><td[^>]*>([^<]+)</td><td class=\"num\">(.*?)</td>", table)
+    assert rows == [("1", "full", f"{lb['full']['avg']:.2f}"),
+                    ("2", "part-a", f'{part_a:.2f} partial:<br><span class="more">3 of 13 tasks</span>'),
+                    ("3", "part-b", f'{part_b:.2f} partial:<br><span class="more">1 of 13 tasks</span>')]
+    mt_md = md.split("## MT-Bench-101")[1].split("\n## ")[0]
+    assert f"| 2 | part-a | {part_a:.2f} partial: 3 of 13 tasks |" in mt_md
+    assert f"| 1 | full | {lb['full']['avg']:.2f} |" in mt_md
+    assert "marked 'partial: k of 13 tasks'" in mt_md
 
 
 def test_radar_escapes_and_handles_missing_values():
