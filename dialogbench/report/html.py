@@ -86,20 +86,21 @@ def table(t: Table, cls: str = "") -> str:
 
 
 def section(s: Section) -> str:
+    """Title, Warnings, then what the section shows (tables, charts, blocks), then the text that explains it."""
     parts = [f'<section id="{escape(s.id)}"><h2>{escape(s.title)}</h2>']
     if s.empty:
         return parts[0] + f'<p class="empty">{escape(s.empty)}</p></section>'
     parts.append(warnings(s.warnings))
-    if s.lead:
-        notes = "".join(f"<li>{escape(line)}</li>" for line in s.intro.split("\n"))
-        parts += [table(t, "lb") for t in s.tables] + [f'<ul class="notes">{notes}</ul>']
-    else:
-        parts.append(f"<p>{escape(s.intro)}</p>" if s.intro else "")
-        first = [t for t in s.tables if s.tables_first and not t.collapsed]
-        parts += [table(t) for t in first]
-        parts += [f"<figure>{chart}<figcaption>{escape(cap)}</figcaption></figure>" for cap, chart in s.charts]
-        parts += [table(t) for t in s.tables if t not in first]
+    first = [t for t in s.tables if (s.tables_first or s.lead) and not t.collapsed]
+    parts += [table(t, "lb" if s.lead and i == 0 else "") for i, t in enumerate(first)]
+    parts += [f"<figure>{chart}<figcaption>{escape(cap)}</figcaption></figure>" for cap, chart in s.charts]
+    parts += [table(t) for t in s.tables if t not in first]
     parts += [b.html for b in s.blocks]
+    if s.lead and s.intro:
+        parts.append('<ul class="notes">' + "".join(f"<li>{escape(line)}</li>" for line in s.intro.split("\n"))
+                     + "</ul>")
+    elif s.intro and not s.lead:
+        parts.append(f'<p class="about">{escape(s.intro)}</p>')
     return "".join(parts) + "</section>"
 
 

@@ -32,13 +32,13 @@ class Block:
 class Section:
     id: str
     title: str
-    intro: str = ""
+    intro: str = ""  # the text that explains the section: shown after its tables, charts and blocks
     tables: list[Table] = field(default_factory=list)
     charts: list[tuple[str, str]] = field(default_factory=list)  # (caption, svg)
     empty: str | None = None  # set when there is nothing to show
     blocks: list[Block] = field(default_factory=list)  # after the tables and charts
     tables_first: bool = False  # HTML: the (non-collapsed) tables before the charts
-    lead: bool = False  # the page's lead table (HTML: class "lb"); the intro is a list of notes after it
+    lead: bool = False  # its first table is the family's lead table (HTML: class "lb"); the intro is a list of notes
     warnings: list[str] = field(default_factory=list)  # shown first, under the title (checks.py); cells marked ⚠
 
 

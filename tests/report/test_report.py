@@ -135,6 +135,29 @@ def test_flagged_examples_highlight_the_judged_utterance(lake, report):
             assert "A:" in row or "B:" in row
 
 
+def test_tables_come_before_the_text_that_explains_them(report):
+    """In every section (HTML and Markdown): the title, its Warnings, the tables and charts, then the text."""
+    html, md = report["html"], report["md"]
+    sections = re.findall(r'<section id="([^"]+)"><h2>[^<]*</h2>(.*?)</section>', html)
+    assert len(sections) >= 8
+    for name, body in sections:
+        if 'class="empty"' in body:
+            continue
+        shown = [body.find(tag) for tag in ("<table", "<figure", "<details") if tag in body]
+        text = max(body.rfind('<p class="about">'), body.rfind('<ul class="notes">'))
+        assert shown and text > max(shown), name
+        if '<div class="warnings"' in body:
+            assert body.index('<div class="warnings"') == 0, name
+    for part in md.split("\n## ")[1:]:
+        title, _, body = part.partition("\n\n")
+        if body.startswith("_") or "|" not in body:
+            continue
+        paragraphs = [p for p in body.split("\n\n") if not p.startswith("**Warnings**")]
+        last_table = max(i for i, p in enumerate(paragraphs) if p.startswith("| "))
+        text = [i for i, p in enumerate(paragraphs) if not p.startswith(("| ", "*", "_Charts", "Columns: "))]
+        assert text and min(text) > last_table, title
+
+
 def test_heatmap_mirror_cells_and_counts(lake, report):
     pair = view(lake, "select * from botchat_pair_rates where n = 16 and model_a = 'alpha' and model_b = 'beta'")[0]
     html = report["html"]
