@@ -18,6 +18,20 @@ AUTHORS_GTEVAL = ("as in the authors' botchat/analyze.py, verdicts the parser ca
                   "(comparisons)")
 
 
+# What the Arena's figures are (dialogbench/ratings/elo.py, bradley_terry.py), said the same way in every header,
+# caption and note: the Elo band is a spread over orderings of the same games, only Bradley–Terry's is a CI.
+ELO_WHAT = ("Elo@N: BotChat's bootstrap Elo (init 1000, scale 400, K 32): sequential Elo over the games in a shuffled "
+            "order, the median final rating over the shuffles of one repeat, then the mean of those medians over the "
+            "repeats, ± their standard deviation across repeats")
+ELO_SPREAD = ("2.5–97.5%: percentiles of the final ratings of every shuffle of every repeat, a spread over orderings "
+              "of the same games, not a confidence interval")
+BT_WHAT = ("BT@N: Bradley–Terry maximum-likelihood rating on the Elo scale, with its bootstrap 95% confidence "
+           "interval (percentiles of refits on the games resampled with replacement)")
+ELO_HEAD = "mean ± std over repeats"
+SPREAD_HEAD = "2.5–97.5% over shuffles"
+BT_HEAD = "bootstrap 95% CI"
+
+
 def rating(v) -> str:
     return "–" if v is None else f"{float(v):.1f}"
 
@@ -51,7 +65,8 @@ def checks(data: dict) -> dict:
     zero = [f"{r['model']} @N={r['n']} ({' and '.join(k for k, z in (('Elo', r.get('elo_zero_width')), ('BT', r.get('bt_zero_width'))) if z)})"
             for r in elo if r.get("elo_zero_width") or r.get("bt_zero_width")]
     if zero:
-        lines.append("Intervals of zero width (the bootstrap found no spread: too few or too uniform games, not "
+        lines.append("Intervals of zero width (Elo: the 2.5–97.5% spread over shuffles; BT: the bootstrap 95% "
+                     "confidence interval; the bootstrap found no spread: too few or too uniform games, not "
                      f"certainty): {'; '.join(zero)}.")
     small = [f"pass@{r['n']} of {r['model']} (n={r['dialogues']})" for r in data["unieval"] or []
              if r["n"] in data["leaderboard"]["pass_ns"] and few(r["dialogues"], lowest)]
@@ -82,7 +97,7 @@ def leaderboard(data: dict) -> Section:
         return Section("leaderboard", "Leaderboard", empty=NO_DATA + " Run the pipeline to fill the lake.")
     headers = ["#", "Model"] + (["Win + Tie vs GT", "Win + Tie vs GT\nunparsed left out"] if lb["has_gt"] else [])
     headers += [h for n in lb["pass_ns"] for h in (f"pass@{n}", f"pass@{n}\nunparsed left out")]
-    headers += [f"Elo@{n}\n± std; BT [95% CI]; games" for n in lb["elo_ns"]]
+    headers += [f"Elo@{n}\n{ELO_HEAD};\nBT [{BT_HEAD}]; games" for n in lb["elo_ns"]]
     headers += ["avg tokens", "judged", "unparsed"]
     rows = []
     for i, e in enumerate(lb["rows"], 1):
@@ -114,8 +129,7 @@ def leaderboard(data: dict) -> Section:
                  f"(no AI found, or the first AI utterance comes after N); {AUTHORS_UNIEVAL}. Beside it, the "
                  "same share with unparseable verdicts left out.")
     if lb["elo_ns"]:
-        notes.append("Elo@N: BotChat Arena bootstrap Elo (init 1000, scale 400, K 32), mean ± std over repeats; "
-                     "BT@N: Bradley–Terry rating on the Elo scale with its bootstrap 95% interval.")
+        notes.append(f"{ELO_WHAT}. {BT_WHAT}. The Arena section has Elo's 2.5–97.5% spread over shuffles.")
     notes.append("avg tokens: mean CL100K tokens per generated utterance. judged: dialogues judged by UniEval. "
                  "unparsed: verdicts the parser could not read (UniEval + GT comparisons).")
     notes.append("Below each rate: its Wilson 95% interval and n, the cells it is a share of (dialogues for pass@N, "
@@ -169,7 +183,8 @@ def arena(data: dict) -> Section:
     by = {(r["model"], r["n"]): r for r in elo}
     models = [m for m in order if any((m, n) in by for n in ns)]
     marks = checks(data)
-    headers = ["Model"] + [h for n in ns for h in (f"Elo@{n}\n± std; 2.5–97.5%", f"BT@{n}\n[95% CI]", f"games@{n}")]
+    headers = ["Model"] + [h for n in ns for h in (f"Elo@{n}\n{ELO_HEAD}\n[{SPREAD_HEAD}]", f"BT@{n}\n[{BT_HEAD}]",
+                                                   f"games@{n}")]
     rows = []
     for m in models:
         row = [m]
@@ -182,7 +197,9 @@ def arena(data: dict) -> Section:
                                                 if r.get("bt_ci_low") is not None else ""), bad),
                     flag(num(r.get("games"), 0), few(r.get("games"), marks["min_cells"]))]
         rows.append(row)
-    tables = [Table(headers, rows)] if rows else []
+    tables = [Table(headers, rows, f"Elo@N: {ELO_HEAD}, below it the {SPREAD_HEAD} (a spread over orderings of "
+                                   f"the same games, not a confidence interval); BT@N: below it, its {BT_HEAD}.")
+              ] if rows else []
     charts = []
     for n in sorted({r["n"] for r in pairs}):
         group = [r for r in pairs if r["n"] == n]
@@ -208,7 +225,8 @@ def arena(data: dict) -> Section:
                             collapsed=True))
     intro = ("Pairs of dialogues from the same seed, judged side by side: the one the judge finds less "
              "AI-like wins. Ratings from the latest run of each (judge, N). A pair compares only the seeds "
-             "both models have a dialogue for; the seeds skipped are counted in the Latest run table.")
+             "both models have a dialogue for; the seeds skipped are counted in the Latest run table. "
+             f"{ELO_WHAT}; below it, {ELO_SPREAD}. {BT_WHAT}.")
     return Section("arena", "BotChat Arena", intro, tables, charts, tables_first=True)
 
 

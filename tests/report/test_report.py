@@ -135,6 +135,38 @@ def test_flagged_examples_highlight_the_judged_utterance(lake, report):
             assert "A:" in row or "B:" in row
 
 
+def test_each_interval_is_labelled_for_what_it_is(report):
+    """Elo's band is a spread over shuffles of the game order (not a confidence interval), with mean ± std over
+    repeats; Bradley–Terry's is a bootstrap 95% confidence interval: so in the headers, captions and notes of the
+    leaderboard and the Arena, in HTML and in Markdown."""
+    html, md = report["html"], report["md"]
+    arena = html.split('<section id="arena">')[1].split("</section>")[0]
+    heads = [re.sub(r"<[^>]+>", " ", h).split() for h in re.findall(r"<th[^>]*>(.*?)</th>", arena.split("</thead>")[0])]
+    assert [" ".join(h) for h in heads] == ["Model", *[x for n in (8, 16) for x in (
+        f"Elo@{n} mean ± std over repeats [2.5–97.5% over shuffles]", f"BT@{n} [bootstrap 95% CI]", f"games@{n}")]]
+    caption = arena.split("<caption>")[1].split("</caption>")[0]
+    assert "2.5–97.5% over shuffles (a spread over orderings of the same games, not a confidence interval)" in caption
+    assert "BT@N: below it, its bootstrap 95% CI" in caption
+    about = arena.split('<p class="about">')[1]
+    assert "the mean of those medians over the repeats, ± their standard deviation across repeats" in about
+    assert "percentiles of the final ratings of every shuffle of every repeat" in about
+    assert "bootstrap 95% confidence interval (percentiles of refits on the games resampled with replacement)" in about
+    lead = html.split('<table class="lb">')[1].split("</thead>")[0]
+    assert ("Elo@16<br><span class=\"more\">mean ± std over repeats;</span><br>"
+            "<span class=\"more\">BT [bootstrap 95% CI]; games") in lead
+    notes = html.split('<ul class="notes">')[1].split("</ul>")[0]
+    assert "± their standard deviation across repeats" in notes and "bootstrap 95% confidence interval" in notes
+    # nowhere is the Elo band called a confidence interval, or Bradley-Terry's a spread
+    assert "± std; 2.5–97.5%" not in html and "[95% CI]" not in html and "[95% CI]" not in md
+    md_arena = md.split("## BotChat Arena")[1].split("\n## ")[0]
+    assert ("| Model | Elo@8 mean ± std over repeats [2.5–97.5% over shuffles] | BT@8 [bootstrap 95% CI] | games@8 |"
+            in md_arena)
+    assert "not a confidence interval" in md_arena and "bootstrap 95% confidence interval" in md_arena
+    md_lead = md.split("## Leaderboard")[1].split("\n## ")[0]
+    assert "Elo@8 mean ± std over repeats; BT [bootstrap 95% CI]; games" in md_lead
+    assert "± their standard deviation across repeats" in md_lead
+
+
 def test_tables_come_before_the_text_that_explains_them(report):
     """In every section (HTML and Markdown): the title, its Warnings, the tables and charts, then the text."""
     html, md = report["html"], report["md"]
