@@ -73,7 +73,8 @@ def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10,
             for i, r in enumerate(rows, 1)]
     caption = ("Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + ". Below each task score: n, the "
                "dialogues it averages.")
-    return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups())
+    return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups(),
+                 unbroken=(1,))
 
 
 def radar_chart(order: list[str], abilities: list[dict]) -> tuple[str, str] | None:

@@ -16,6 +16,7 @@ from dialogbench.botchat.report import leaderboard
 from dialogbench.report import write_report
 from dialogbench.report.data import collect
 from dialogbench.report.svg import box_plot, heatmap, line_chart, stacked_bars
+from dialogbench.report.tables import pct
 
 MODELS = ["alpha", "beta", "gamma"]
 EVIL = "<script>alert('pwned')</script> & <b>bold</b> | pipe"
@@ -67,14 +68,17 @@ def test_leaderboard_rows_values_and_order(lake, report):
     assert f"[{first['elo@16']['bt_ci_low']:.1f}, {first['elo@16']['bt_ci_high']:.1f}]" in table
     # the leaderboard comes first, in table order, with its note and the judge
     assert html.index('id="leaderboard"') < html.index('id="unieval"') < html.index('id="arena"')
-    assert [m for m in re.findall(r"<tr><td>\d+</td><td>([^<]+)</td>", table)] == [r["model"] for r in rows]
+    assert [m for m in re.findall(r"<tr><td>\d+</td><td class=\"nw\">([^<]+)</td>", table)] == [r["model"] for r in rows]
     assert "Judge: gpt-4-0613" in html and "Win + Tie vs GT:" in html
     # the captions name the rule each rate follows, and the unparsed-left-out rates sit beside them
     assert "authors&#x27; notebook" in html or "authors' notebook" in html
     assert "analyze.py" in html and "unparsed left out" in html
-    md_rows = [line.split(" | ")[1] for line in report["md"].split("## UniEval")[0].splitlines()
-               if re.match(r"\| \d+ \|", line)]
+    lead, strict = report["md"].split("## UniEval")[0].split("*The same rates with unparseable verdicts left out")
+    md_rows = [line.split(" | ")[1] for line in lead.splitlines() if re.match(r"\| \d+ \|", line)]
     assert md_rows == [r["model"] for r in rows]
+    # under it, the rates with unparseable verdicts left out, in the same order
+    assert [line.split(" | ")[1] for line in strict.splitlines() if re.match(r"\| \d+ \|", line)] == md_rows
+    assert f"| {pct(first['parsed_pass@16'])} |" in strict.splitlines()[4]
 
 
 def test_sort_falls_back_to_elo_then_pass_rate():
@@ -188,6 +192,36 @@ def test_tables_come_before_the_text_that_explains_them(report):
         last_table = max(i for i, p in enumerate(paragraphs) if p.startswith("| "))
         text = [i for i, p in enumerate(paragraphs) if not p.startswith(("| ", "*", "_Charts", "Columns: "))]
         assert text and min(text) > last_table, title
+
+
+def test_unieval_table_at_the_papers_n_and_every_n_folded(lake):
+    """The open table has the N the paper reports (4, 8, 12, 16); every N is in folded tables of at most 7 N columns,
+    each rate with its interval and n, the same cells as the open table's."""
+    from dialogbench.botchat.report_sections import unieval
+
+    section = unieval(collect(lake)["families"]["botchat"])
+    main, *every, strict = section.tables
+    assert main.headers == ["Model", "N=4", "N=8", "N=12", "N=16", "unparsed"] and not main.collapsed
+    assert [t.headers[1:] for t in every] == [[f"N={n}" for n in range(3, 10)], [f"N={n}" for n in range(10, 17)]]
+    assert all(t.collapsed and t.caption.startswith("Pass rate at every N") for t in every)
+    assert strict.collapsed and strict.headers[1:-1] == [f"N={n}" for n in range(3, 17)]
+    folded = {(row[0], head): cell for t in every for row in t.rows for head, cell in zip(t.headers[1:], row[1:])}
+    for row in main.rows:
+        for head, cell in zip(main.headers[1:-1], row[1:-1]):
+            assert folded[(row[0], head)] == cell and "\n[" in cell and " n=" in cell
+    rates = {(r["model"], r["n"]): r["pass_rate"] for r in view(lake, "select * from botchat_unieval")}
+    assert folded[("alpha", "N=3")].split("\n")[0] == pct(rates[("alpha", 3)])
+
+
+def test_column_chunks_keep_the_first_columns_in_each_part():
+    from dialogbench.report.tables import Table, column_chunks
+
+    t = Table(["Model", "a", "b", "c", "d", "e"], [["m", "1", "2", "3", "4", "5"]], "Rates", collapsed=True)
+    parts = column_chunks(t, 1, 2)
+    assert [p.headers for p in parts] == [["Model", "a", "b"], ["Model", "c", "d"], ["Model", "e"]]
+    assert [p.rows for p in parts] == [[["m", "1", "2"]], [["m", "3", "4"]], [["m", "5"]]]
+    assert [p.caption for p in parts] == ["Rates (a to b)", "Rates (c to d)", "Rates (e)"]
+    assert all(p.collapsed for p in parts) and column_chunks(t, 1, 5) == [t]
 
 
 def test_heatmap_mirror_cells_and_counts(lake, report):
@@ -305,7 +339,7 @@ def test_mtbench101_table3_models_columns_and_notes(mt_report):
     assert [re.findall(r'class="lab">([^<]+)<', g) for g in group_rows] == [list(TIERS), list(ABILITIES)]
     assert 'colspan="5" class="lab">Perceptivity' in group_rows[0] and 'colspan="2" class="lab">Understanding' in group_rows[1]
     shown = [m.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-             for m in re.findall(r"<tr><td>\d+</td><td>([^<]*(?:<(?!/td)[^<]*)*)</td>", table)]
+             for m in re.findall(r"<tr><td>\d+</td><td class=\"nw\">([^<]*(?:<(?!/td)[^<]*)*)</td>", table)]
     assert shown == expected and len(expected) == 3
     best = next(r for r in lb if r["model"] == expected[0])
     assert f"{best['avg']:.2f}" in table and f"{best['CM']:.2f}" in table
