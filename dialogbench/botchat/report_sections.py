@@ -217,8 +217,8 @@ def arena(data: dict) -> Section:
                                                 if r.get("bt_ci_low") is not None else ""), bad),
                     flag(num(r.get("games"), 0), few(r.get("games"), marks["min_cells"]))]
         rows.append(row)
-    tables = [Table(headers, rows, f"Elo@N: {ELO_HEAD}, below it the {SPREAD_HEAD} (a spread over orderings of "
-                                   f"the same games, not a confidence interval); BT@N: below it, its {BT_HEAD}.")
+    tables = [Table(headers, rows, f"Elo@N: {ELO_HEAD}; below it, [{SPREAD_HEAD}]: a spread over orderings of the "
+                                   f"same games, not a confidence interval. BT@N: below it, [{BT_HEAD}].")
               ] if rows else []
     charts = []
     for n in sorted({r["n"] for r in pairs}):

@@ -149,8 +149,8 @@ def test_each_interval_is_labelled_for_what_it_is(report):
     assert [" ".join(h) for h in heads] == ["Model", *[x for n in (8, 16) for x in (
         f"Elo@{n} mean ± std over repeats [2.5–97.5% over shuffles]", f"BT@{n} [bootstrap 95% CI]", f"games@{n}")]]
     caption = arena.split("<caption>")[1].split("</caption>")[0]
-    assert "2.5–97.5% over shuffles (a spread over orderings of the same games, not a confidence interval)" in caption
-    assert "BT@N: below it, its bootstrap 95% CI" in caption
+    assert "[2.5–97.5% over shuffles]: a spread over orderings of the same games, not a confidence interval" in caption
+    assert "BT@N: below it, [bootstrap 95% CI]." in caption
     about = arena.split('<p class="about">')[1]
     assert "the mean of those medians over the repeats, ± their standard deviation across repeats" in about
     assert "percentiles of the final ratings of every shuffle of every repeat" in about
