@@ -1,4 +1,5 @@
-"""Report benchmark: a synthetic BotChat lake at the paper's scale, then ``write_report`` timed.
+"""Report benchmark: a synthetic BotChat lake at the paper's scale, then ``write_report`` (report.html and
+report.md) and ``write_explorer`` (explorer.html) timed on it, each against a target of 2 s.
 
 Run from the repository root::
 
@@ -7,8 +8,10 @@ Run from the repository root::
 
 The lake (in a temp dir): generations of 16 utterances per (model, seed), one UniEval judgment each
 (with its plan), arena comparisons for every pair at N=8 and 16 on ``--arena-seeds`` seeds in both
-orders, Elo rows, CL100K lengths of every generated utterance and a run. ``synthetic_lake`` is also
-what the report tests use, at a small size. Importing this module does no work.
+orders, GTEval comparisons, Elo rows, CL100K lengths of every generated utterance and a run.
+``synthetic_lake`` is also what the report tests use, at a small size. Importing this module does no
+work. The code timed is this checkout's (its root comes first on ``sys.path``), named in the JSON. It
+prints the medians and whether each is under the target; the exit status is 1 when one is not.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import pyarrow as pa
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "report.json"
+TARGET_S = 2.0  # what a page may take to render at the paper's scale
 T0 = dt.datetime(2026, 11, 20, 3, 0, tzinfo=dt.timezone.utc)
 JUDGE = "gpt-4-0613"
 
@@ -130,7 +134,20 @@ def _pairwise(key, protocol, item, model, opponent, position, verdict, winner, n
             "created_at": T0}
 
 
+def timed(write, repeats: int) -> tuple[list[float], list[float], object]:
+    """``write()`` run ``repeats`` times: the wall seconds of each, the CPU seconds of each (all of this process's
+    threads: less sensitive to other processes on the machine than the wall time), and the last result."""
+    times, cpu, result = [], [], None
+    for _ in range(repeats):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        result = write()
+        times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return times, cpu, result
+
+
 def run_bench(*, models: int, seeds: int, arena_seeds: int, repeats: int) -> dict:
+    from dialogbench.explorer import write_explorer
     from dialogbench.lake import Lake
     from dialogbench.lake.catalog import connect
     from dialogbench.report import write_report
@@ -141,15 +158,25 @@ def run_bench(*, models: int, seeds: int, arena_seeds: int, repeats: int) -> dic
         build_s = time.perf_counter() - start
         with connect(Lake(Path(tmp) / "lake")) as con:
             views = sorted(r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall())
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            paths = write_report(Lake(Path(tmp) / "lake"), Path(tmp) / "out")
-            times.append(time.perf_counter() - start)
+        times, cpu, paths = timed(lambda: write_report(Lake(Path(tmp) / "lake"), Path(tmp) / "out"), repeats)
         sizes = {kind: path.stat().st_size for kind, path in paths.items()}
+        explorer_times, explorer_cpu, page = timed(lambda: write_explorer(Lake(Path(tmp) / "lake"), Path(tmp) / "out"),
+                                                   repeats)
+        sizes["explorer"] = page.stat().st_size
+    medians = {"write_report": statistics.median(times), "write_explorer": statistics.median(explorer_times)}
     return {"models": models, "seeds": seeds, "arena_seeds": arena_seeds, "rows": counts, "views": views,
-            "lake_build_s": build_s, "write_report_s": times, "write_report_median_s": statistics.median(times),
-            "bytes": sizes}
+            "lake_build_s": build_s, "write_report_s": times, "write_report_median_s": medians["write_report"],
+            "write_report_cpu_s": cpu, "write_explorer_s": explorer_times,
+            "write_explorer_median_s": medians["write_explorer"], "write_explorer_cpu_s": explorer_cpu,
+            "target_s": TARGET_S, "under_target": {k: v < TARGET_S for k, v in medians.items()}, "bytes": sizes}
+
+
+def code_info() -> dict:
+    """The checkout whose code is timed: its path and commit (with "+ uncommitted changes"; None outside git)."""
+    import dialogbench
+    from dialogbench.report.checks import git_commit
+
+    return {"dialogbench": str(Path(dialogbench.__file__).resolve().parent), "commit": git_commit(REPO_ROOT)}
 
 
 def machine_info() -> dict:
@@ -164,9 +191,19 @@ def format_report(result: dict) -> str:
     lines += ["", f"  lake build            {result['lake_build_s']:8.2f} s",
               "  write_report          " + "  ".join(f"{t:.2f}" for t in result["write_report_s"]) + " s",
               f"  median                {result['write_report_median_s']:8.2f} s",
+              "    CPU                 " + "  ".join(f"{t:.2f}" for t in result["write_report_cpu_s"]) + " s",
+              "  write_explorer        " + "  ".join(f"{t:.2f}" for t in result["write_explorer_s"]) + " s",
+              f"  median                {result['write_explorer_median_s']:8.2f} s",
+              "    CPU                 " + "  ".join(f"{t:.2f}" for t in result["write_explorer_cpu_s"]) + " s",
               f"  report.html           {result['bytes']['html'] / 1024:8.0f} KiB",
               f"  report.md             {result['bytes']['md'] / 1024:8.0f} KiB",
-              f"  views defined: {', '.join(result['views'])}"]
+              f"  explorer.html         {result['bytes']['explorer'] / 1024:8.0f} KiB",
+              f"  views defined: {', '.join(result['views'])}", ""]
+    lines += [f"  load average at start {result['machine']['loadavg'][0]:.2f} ({result['machine']['nproc']} CPUs)"]
+    lines += [f"  {page:<21} median {result[f'{page}_median_s']:.2f} s: {'under' if ok else 'OVER'} the "
+              f"{result['target_s']:g} s target" for page, ok in result["under_target"].items()]
+    if "code" in result:
+        lines.append(f"  code timed: {result['code']['dialogbench']} (commit {result['code']['commit'] or 'unknown'})")
     return "\n".join(lines)
 
 
@@ -178,13 +215,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    result = {"machine": machine_info(), **run_bench(models=args.models, seeds=args.seeds,
-                                                     arena_seeds=args.arena_seeds, repeats=args.repeats)}
+    result = {"machine": machine_info(), "code": code_info(),
+              **run_bench(models=args.models, seeds=args.seeds, arena_seeds=args.arena_seeds, repeats=args.repeats)}
     print(format_report(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str))
-    return 0
+    return 0 if all(result["under_target"].values()) else 1
 
 
 if __name__ == "__main__":
+    if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+        sys.path[0] = str(REPO_ROOT)  # this checkout's dialogbench, not an installed one (nor bench/'s modules)
     sys.exit(main())

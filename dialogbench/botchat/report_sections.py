@@ -6,9 +6,11 @@ from __future__ import annotations
 from dialogbench.report import svg
 from dialogbench.report.checks import FLAG, coverage, few, few_warning, flag, interval as rate_interval, plural, \
     rate_cell
-from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
+from dialogbench.report.tables import NO_DATA, Section, Table, column_chunks, num, pct
 
 STAGES = ("generate:", "botchat_")  # BotChat's stages in plans (report_plan_coverage)
+PAPER_NS = (4, 8, 12, 16)  # the N the BotChat paper reports pass@N at: the UniEval table's open columns
+EVERY_N_COLUMNS = 7  # N columns per folded table of every N (each rate has its interval below it)
 
 GT_PARTS = [("win", "#4e9a5a"), ("tie", "#9aa0a6"), ("lose", "#d1495b"), ("unparsed", "#e8e8e8")]
 AUTHORS_UNIEVAL = ("as in the authors' notebook (BotChat annotations/BrowseAnnotation.ipynb), a verdict the parser "
@@ -16,6 +18,20 @@ AUTHORS_UNIEVAL = ("as in the authors' notebook (BotChat annotations/BrowseAnnot
                    "or `Index: None` after `Choice: Yes`, is a pass), and stays in the denominator")
 AUTHORS_GTEVAL = ("as in the authors' botchat/analyze.py, verdicts the parser cannot read stay in the denominator "
                   "(comparisons)")
+
+
+# What the Arena's figures are (dialogbench/ratings/elo.py, bradley_terry.py), said the same way in every header,
+# caption and note: the Elo band is a spread over orderings of the same games, only Bradley–Terry's is a CI.
+ELO_WHAT = ("Elo@N: BotChat's bootstrap Elo (init 1000, scale 400, K 32): sequential Elo over the games in a shuffled "
+            "order, the median final rating over the shuffles of one repeat, then the mean of those medians over the "
+            "repeats, ± their standard deviation across repeats")
+ELO_SPREAD = ("2.5–97.5%: percentiles of the final ratings of every shuffle of every repeat, a spread over orderings "
+              "of the same games, not a confidence interval")
+BT_WHAT = ("BT@N: Bradley–Terry maximum-likelihood rating on the Elo scale, with its bootstrap 95% confidence "
+           "interval (percentiles of refits on the games resampled with replacement)")
+ELO_HEAD = "mean ± std over repeats"
+SPREAD_HEAD = "2.5–97.5% over shuffles"
+BT_HEAD = "bootstrap 95% CI"
 
 
 def rating(v) -> str:
@@ -51,7 +67,8 @@ def checks(data: dict) -> dict:
     zero = [f"{r['model']} @N={r['n']} ({' and '.join(k for k, z in (('Elo', r.get('elo_zero_width')), ('BT', r.get('bt_zero_width'))) if z)})"
             for r in elo if r.get("elo_zero_width") or r.get("bt_zero_width")]
     if zero:
-        lines.append("Intervals of zero width (the bootstrap found no spread: too few or too uniform games, not "
+        lines.append("Intervals of zero width (Elo: the 2.5–97.5% spread over shuffles; BT: the bootstrap 95% "
+                     "confidence interval; the bootstrap found no spread: too few or too uniform games, not "
                      f"certainty): {'; '.join(zero)}.")
     small = [f"pass@{r['n']} of {r['model']} (n={r['dialogues']})" for r in data["unieval"] or []
              if r["n"] in data["leaderboard"]["pass_ns"] and few(r["dialogues"], lowest)]
@@ -80,21 +97,23 @@ def leaderboard(data: dict) -> Section:
     lowest = marks["min_cells"]
     if not lb["rows"]:
         return Section("leaderboard", "Leaderboard", empty=NO_DATA + " Run the pipeline to fill the lake.")
-    headers = ["#", "Model"] + (["Win + Tie vs GT", "Win + Tie vs GT\nunparsed left out"] if lb["has_gt"] else [])
-    headers += [h for n in lb["pass_ns"] for h in (f"pass@{n}", f"pass@{n}\nunparsed left out")]
-    headers += [f"Elo@{n}\n± std; BT [95% CI]; games" for n in lb["elo_ns"]]
+    headers = ["#", "Model"] + (["Win + Tie vs GT"] if lb["has_gt"] else [])
+    headers += [f"pass@{n}" for n in lb["pass_ns"]]
+    headers += [f"Elo@{n}\n{ELO_HEAD};\nBT [{BT_HEAD}]; games" for n in lb["elo_ns"]]
     headers += ["avg tokens", "judged", "unparsed"]
-    rows = []
+    rows, parsed = [], []
     for i, e in enumerate(lb["rows"], 1):
         gt = e.get("gt_row") or {}
         row = [str(i), model_cell(e["model"], marks)]
+        parsed.append([str(i), e["model"]] + ([pct(e.get("parsed_win_tie"))] if lb["has_gt"] else [])
+                      + [pct(e.get(f"parsed_pass@{n}")) for n in lb["pass_ns"]])
         if lb["has_gt"]:
-            row += [rate_cell(e.get("win_tie"), gt.get("win_tie_ci_low"), gt.get("win_tie_ci_high"),
-                              gt.get("comparisons"), min_cells=lowest), pct(e.get("parsed_win_tie"))]
+            row.append(rate_cell(e.get("win_tie"), gt.get("win_tie_ci_low"), gt.get("win_tie_ci_high"),
+                                 gt.get("comparisons"), min_cells=lowest))
         for n in lb["pass_ns"]:
             p = e.get(f"pass_row@{n}") or {}
-            row += [rate_cell(e.get(f"pass@{n}"), p.get("pass_ci_low"), p.get("pass_ci_high"), p.get("dialogues"),
-                              min_cells=lowest), pct(e.get(f"parsed_pass@{n}"))]
+            row.append(rate_cell(e.get(f"pass@{n}"), p.get("pass_ci_low"), p.get("pass_ci_high"), p.get("dialogues"),
+                                 min_cells=lowest))
         for n in lb["elo_ns"]:
             r = e.get(f"elo@{n}") or {}
             bt = f"\nBT {rating(r['bt'])} {interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}" if r.get("bt") is not None else ""
@@ -105,22 +124,26 @@ def leaderboard(data: dict) -> Section:
         row += [flag(num(e.get("mean_tokens")), capped), num(e.get("dialogues"), 0),
                 "–" if all(u is None for u in unparsed) else f"{sum(u or 0 for u in unparsed):,}"]
         rows.append(row)
+    rates = (["Win + Tie vs GT"] if lb["has_gt"] else []) + [f"pass@{n}" for n in lb["pass_ns"]]
+    strict = Table(["#", "Model", *rates],
+                   parsed, "The same rates with unparseable verdicts left out (parsed verdicts only), in the "
+                   "leaderboard's order", numeric_from=2, collapsed=True)
     notes = [f"Sorted by {lb['sort_by']}, best first. Judge: {data['judge'] or '–'}."]
     if lb["has_gt"]:
         notes.append("Win + Tie vs GT: share of comparisons with the human (ground-truth) dialogue, trimmed "
                      f"to the same length, where the judge did not find the model's dialogue more AI-like; "
-                     f"{AUTHORS_GTEVAL}. Beside it, the same share with them left out.")
+                     f"{AUTHORS_GTEVAL}. Under the table, the same share with them left out.")
     notes.append("pass@N: share of dialogues the UniEval judge finds human up to the N-th utterance "
-                 f"(no AI found, or the first AI utterance comes after N); {AUTHORS_UNIEVAL}. Beside it, the "
+                 f"(no AI found, or the first AI utterance comes after N); {AUTHORS_UNIEVAL}. Under the table, the "
                  "same share with unparseable verdicts left out.")
     if lb["elo_ns"]:
-        notes.append("Elo@N: BotChat Arena bootstrap Elo (init 1000, scale 400, K 32), mean ± std over repeats; "
-                     "BT@N: Bradley–Terry rating on the Elo scale with its bootstrap 95% interval.")
+        notes.append(f"{ELO_WHAT}. {BT_WHAT}. The Arena section has Elo's 2.5–97.5% spread over shuffles.")
     notes.append("avg tokens: mean CL100K tokens per generated utterance. judged: dialogues judged by UniEval. "
                  "unparsed: verdicts the parser could not read (UniEval + GT comparisons).")
     notes.append("Below each rate: its Wilson 95% interval and n, the cells it is a share of (dialogues for pass@N, "
                  f"comparisons for Win + Tie); below each rating the games it rests on. {FLAG}: see Warnings.")
-    return Section("leaderboard", "Leaderboard", "\n".join(notes), [Table(headers, rows, numeric_from=2)],
+    lead = Table(headers, rows, numeric_from=2, unbroken=(1,))
+    return Section("leaderboard", "Leaderboard", "\n".join(notes), [lead, strict],
                    lead=True, warnings=marks["lines"])
 
 
@@ -143,21 +166,32 @@ def unieval(data: dict) -> Section:
     unparsed = {(r["model"], r["n"]): r["unparsed"] for r in rows}
     models = [m for m in order if any((m, n) in by for n in ns)]
     series = {m: [(n, by[(m, n)]) for n in ns if (m, n) in by] for m in models}
-    heads = ["Model"] + [f"N={n}" for n in ns] + ["unparsed"]
     most = lambda m: max((unparsed.get((m, n)) or 0 for n in ns), default=0)  # noqa: E731  (the same at every N)
     cell = lambda m, n: rate_cell(by.get((m, n)), (full.get((m, n)) or {}).get("pass_ci_low"),  # noqa: E731
                                   (full.get((m, n)) or {}).get("pass_ci_high"), (full.get((m, n)) or {}).get("dialogues"),
                                   min_cells=lowest)
-    table = Table(heads, [[m] + [cell(m, n) for n in ns] + [num(most(m), 0)] for m in models],
-                  "Authors' rule: " + AUTHORS_UNIEVAL + ". Below each rate: its Wilson 95% interval and n, the "
-                  "dialogues it is a share of.", numeric_from=1)
-    strict = Table(heads, [[m] + [pct(parsed.get((m, n))) for n in ns] + [num(most(m), 0)] for m in models],
-                   "The same pass rates with unparseable verdicts left out (parsed verdicts only).",
+    shown = [n for n in ns if n in PAPER_NS] or ns
+    rule = ("Pass rate by the authors' rule (below); under each rate, its Wilson 95% interval and n, the dialogues it "
+            "is a share of")
+    rates = lambda cols, tail: Table(["Model"] + [f"N={n}" for n in cols] + ["unparsed"] * tail,  # noqa: E731
+                                     [[m] + [cell(m, n) for n in cols] + [num(most(m), 0)] * tail for m in models],
+                                     numeric_from=1)
+    table = rates(shown, 1)
+    table.caption = (f"{rule}; N = {', '.join(map(str, shown))}, the N the paper reports" if shown != ns
+                     else rule) + "."
+    every = []
+    if shown != ns:  # every N, folded, in tables narrow enough for the page (the chart above has every N too)
+        every = column_chunks(rates(ns, 0), 1, EVERY_N_COLUMNS)
+        for t in every:
+            t.caption, t.collapsed = f"Pass rate at every N, authors' rule: {t.caption}", True
+    strict = Table(["Model"] + [f"N={n}" for n in ns] + ["unparsed"],
+                   [[m] + [pct(parsed.get((m, n))) for n in ns] + [num(most(m), 0)] for m in models],
+                   "The same pass rates at every N with unparseable verdicts left out (parsed verdicts only).",
                    numeric_from=1, collapsed=True)
     chart = svg.line_chart(series, label="UniEval pass rate vs N, one line per model")
     return Section("unieval", "UniEval pass rate vs N",
                    f"Share of dialogues that pass at each length N (judge {data['judge']}); {AUTHORS_UNIEVAL}.",
-                   [table, strict], [("Pass rate vs N (authors' rule)", chart)])
+                   [table, *every, strict], [("Pass rate vs N (authors' rule)", chart)], tables_first=True)
 
 
 def arena(data: dict) -> Section:
@@ -169,7 +203,8 @@ def arena(data: dict) -> Section:
     by = {(r["model"], r["n"]): r for r in elo}
     models = [m for m in order if any((m, n) in by for n in ns)]
     marks = checks(data)
-    headers = ["Model"] + [h for n in ns for h in (f"Elo@{n}\n± std; 2.5–97.5%", f"BT@{n}\n[95% CI]", f"games@{n}")]
+    headers = ["Model"] + [h for n in ns for h in (f"Elo@{n}\n{ELO_HEAD}\n[{SPREAD_HEAD}]", f"BT@{n}\n[{BT_HEAD}]",
+                                                   f"games@{n}")]
     rows = []
     for m in models:
         row = [m]
@@ -182,7 +217,9 @@ def arena(data: dict) -> Section:
                                                 if r.get("bt_ci_low") is not None else ""), bad),
                     flag(num(r.get("games"), 0), few(r.get("games"), marks["min_cells"]))]
         rows.append(row)
-    tables = [Table(headers, rows)] if rows else []
+    tables = [Table(headers, rows, f"Elo@N: {ELO_HEAD}; below it, [{SPREAD_HEAD}]: a spread over orderings of the "
+                                   f"same games, not a confidence interval. BT@N: below it, [{BT_HEAD}].")
+              ] if rows else []
     charts = []
     for n in sorted({r["n"] for r in pairs}):
         group = [r for r in pairs if r["n"] == n]
@@ -208,7 +245,8 @@ def arena(data: dict) -> Section:
                             collapsed=True))
     intro = ("Pairs of dialogues from the same seed, judged side by side: the one the judge finds less "
              "AI-like wins. Ratings from the latest run of each (judge, N). A pair compares only the seeds "
-             "both models have a dialogue for; the seeds skipped are counted in the Latest run table.")
+             "both models have a dialogue for; the seeds skipped are counted in the Latest run table. "
+             f"{ELO_WHAT}; below it, {ELO_SPREAD}. {BT_WHAT}.")
     return Section("arena", "BotChat Arena", intro, tables, charts, tables_first=True)
 
 
@@ -237,10 +275,10 @@ def ground_truth(data: dict) -> Section:
         bars, parts=GT_PARTS, label="Win tie lose versus ground truth"))] if bars else []
     intro = ("Each model's dialogue against the human one from MuTual-Test, trimmed to the human length: the model "
              "wins when the judge finds the human dialogue more AI-like. Beside it, UniEval's pass rate at "
-             "the human length.")
-    caption = (f"win / tie / lose / Win + Tie: shares of all comparisons (Win + Tie with its Wilson 95% interval "
-               f"and n); {AUTHORS_GTEVAL}. UniEval pass @ GT "
-               f"length: {AUTHORS_UNIEVAL}. The 'unparsed left out' columns divide by parsed verdicts only.")
+             f"the human length. win / tie / lose / Win + Tie: {AUTHORS_GTEVAL}. UniEval pass @ GT length: "
+             f"{AUTHORS_UNIEVAL}.")
+    caption = ("win / tie / lose / Win + Tie: shares of all comparisons, unparseable verdicts included (Win + Tie with "
+               "its Wilson 95% interval and n); the 'unparsed left out' columns divide by parsed verdicts only.")
     return Section("gt", "Compared to the ground truth", intro, [Table(headers, rows, caption, numeric_from=1)], charts)
 
 

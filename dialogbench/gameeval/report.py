@@ -1,6 +1,6 @@
 """GameEval's report section: Ask-Guess outcomes (Table 2), SpyFall spy win rate and living rounds per ordered
-model pair (Table 3) and per word pair (Figure 6), TofuKingdom points per camp permutation (Table 4), and one
-example transcript per game. Ask-Guess counts every trial (CE included); SpyFall and TofuKingdom count only
+model pair (Table 3) and per word pair (Figure 6), TofuKingdom points per camp permutation and per model (Table 4),
+and one example transcript per game. Ask-Guess counts every trial (CE included); SpyFall and TofuKingdom count only
 finished games, as the paper counts only successful trials; SpyFall games the authors' rules discard (the most-voted
 name was no living player) are counted apart."""
 
@@ -118,54 +118,65 @@ def askguess_tables(rows: list[dict], status: dict | None, lowest: int = 10) -> 
         body = [[r["model"], two(r["mean_rounds"]), *(two(r[k]) for k in OUTCOMES), num(r["words"], 0),
                  flag(num(r["trials"], 0), few(r["trials"], lowest)), num(r["missing"], 0)] for r in block]
         tables.append(Table(["Model", "Round", "ST", "EE", "RLE", "AME", "CE", "words", "trials", "missing"],
-                            body, caption))
+                            body, caption, unbroken=(0,)))
     return tables
 
 
 def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, lowest: int = 10) -> list[Table]:
-    """Table 3 (spy model x villager model: w and l), Figure 6 as a table (win rate per word pair), all pairs."""
+    """Table 3 as two spy model x villager model matrices (w, then l; each cell with its value by the paper's
+    formula below it), Figure 6 as a table (win rate per word pair, a row per ordered model pair), all pairs."""
     rows = [r for r in rows if r["spy_model"] is not None and r["villager_model"] is not None]
     if not status or not rows:
         return []
     models = sorted({r["spy_model"] for r in rows} | {r["villager_model"] for r in rows})
     by = {(r["spy_model"], r["villager_model"]): r for r in rows}
-    body = []
+    w_rows, l_rows = [], []
     for spy in models:
-        line = [spy]
+        w_line, l_line = [spy], [spy]
         for villager in models:
             r = by.get((spy, villager))
-            line += ([flag(f"{two(r['spy_win_rate'])}\nn={r['games']:,}", few(r["games"], lowest)),
-                      *(two(r[k]) for k in (SPYFALL_TRUE[1], *SPYFALL_PUBLISHED))] if r and r["games"]
-                     else [NOT_PLAYED] * 4)
-        body.append(line)
+            if not r or not r["games"]:
+                w_line.append(NOT_PLAYED)
+                l_line.append(NOT_PLAYED)
+                continue
+            w_line.append(flag(f"{two(r[SPYFALL_TRUE[0]])}\n({two(r[SPYFALL_PUBLISHED[0]])})\nn={r['games']:,}",
+                               few(r["games"], lowest)))
+            l_line.append(f"{two(r[SPYFALL_TRUE[1]])}\n({two(r[SPYFALL_PUBLISHED[1]])})")
+        w_rows.append(w_line)
+        l_rows.append(l_line)
     unfinished, missing, discarded = status["unfinished"], status["missing"], status.get("discarded") or 0
-    caption = (f"Table 3, SpyFall: row model as spy; w: spy win rate (below: n, its finished games), l: spy living rounds, each per word pair (over "
-               "its finished games), then the true mean over the word pairs; w pub., l pub.: the same per-pair values "
-               "by the paper's Table 3 formula, sum over word pairs / (word pairs - 1) (the authors' "
-               "compute_adversarial.py; 11 pairs over 10, about 10% high; '–' below two word pairs): compare these "
-               f"with the paper; finished games only, {unfinished:,} unfinished left out, "
+    counted = (f"finished games only, {unfinished:,} unfinished left out, "
                + (f"{discarded:,} discarded (most votes for no living player) left out, " if discarded else "")
                + f"{missing:,} missing")
-    table3 = Table(["Spy", *(h for _ in models for h in ("w", "l", "w pub.", "l pub."))], body, caption,
-                   groups=[[("", 1), *((f"Villager: {m}", 4) for m in models)]])
-    tables = [table3]
+    villagers = [[("", 1), ("Villagers", len(models))]]
+    tables = [Table(["Spy", *models], w_rows,
+                    "Table 3, SpyFall, w: spy win rate, row model as spy against the column model's villagers, per "
+                    "word pair then the mean over the word pairs; below it, in parentheses, pub.: the same by the "
+                    "paper's Table 3 formula, sum over word pairs / (word pairs - 1) ('–' below two word pairs), "
+                    f"then n, its finished games; {counted}", groups=villagers),
+              Table(["Spy", *models], l_rows,
+                    "Table 3, SpyFall, l: spy living rounds, per word pair then the mean over the word pairs; below "
+                    f"it, in parentheses, pub.: the same by the paper's formula; {counted}", groups=villagers)]
     pairs = [p for p in pairs if p["spy_model"] is not None and p["villager_model"] is not None]
     if pairs:
         matchups = sorted({(p["spy_model"], p["villager_model"]) for p in pairs})
         items = sorted({p["item"] for p in pairs})
         cell = {(p["item"], p["spy_model"], p["villager_model"]): p for p in pairs}
         fig = []
-        for item in items:
-            spy_word, _, common = item.partition(",")
-            line = [f"{spy_word} / {common}" if common else item]
-            for spy, villager in matchups:
+        for spy, villager in matchups:
+            line = [spy, villager]
+            for item in items:
                 p = cell.get((item, spy, villager))
                 line.append(f"{two(p['spy_win_rate'])}\n{p['spy_wins']:,} / {p['games']:,}" if p and p["games"]
                             else NOT_PLAYED)
             fig.append(line)
-        tables.append(Table(["Spy word / common word", *(f"{s} (spy)\nvs {v}" for s, v in matchups)], fig,
-                            "Figure 6, SpyFall spy win rate per word pair (below: spy wins / finished games; "
-                            "finished games only; Table 3's w averages these over the word pairs)"))
+        words = [f"{spy_word} / {common}" if common else spy_word
+                 for spy_word, _, common in (item.partition(",") for item in items)]
+        tables.append(Table(["Spy", "Villagers", *words], fig,
+                            "Figure 6, SpyFall spy win rate per word pair (spy word / common word), a row per spy and "
+                            "villager model (below: spy wins / finished games; finished games only; Table 3's w "
+                            "averages these over the word pairs)", numeric_from=2, collapsed=True,
+                            groups=[[("", 2), ("Word pairs", len(words))]]))
     detail = [[r["spy_model"], r["villager_model"], num(r["games"], 0), num(r["spy_wins"], 0),
                num(r["word_pairs"], 0), *(two(r[k]) for k in (*SPYFALL_TRUE, *SPYFALL_PUBLISHED)),
                num(r["unfinished"], 0), num(r["discarded"], 0), num(r["chat_errors"], 0), num(r["missing"], 0)]
@@ -182,27 +193,29 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, low
 
 
 def tofukingdom_table(perms: list[dict], status: dict | None, lowest: int = 10) -> list[Table]:
-    """Table 4: a row per camp permutation, a points column per model (its camp's wins), Total Points."""
+    """Table 4: a row per camp permutation, the points of each camp (its wins: a point to the model playing it), then
+    each model's Total Points in a table of their own (a column per model would not fit the page at 14 models)."""
     perms = [p for p in perms if all(p[f"{c}_model"] is not None for c in CAMPS)]
     if not status or not perms:
         return []
     models = sorted({p[f"{c}_model"] for p in perms for c in CAMPS})
     body, totals = [], dict.fromkeys(models, 0)
     for p in perms:
-        points = {m: sum(p[f"{c}_wins"] for c in CAMPS if p[f"{c}_model"] == m) for m in models}
         for m in models:
-            totals[m] += points[m]
-        played = {p[f"{c}_model"] for c in CAMPS}
+            totals[m] += sum(p[f"{c}_wins"] for c in CAMPS if p[f"{c}_model"] == m)
         body.append([*(p[f"{c}_model"] for c in CAMPS), flag(num(p["games"], 0), few(p["games"], lowest)),
-                     num(p["unfinished"], 0),
-                     *(num(points[m], 0) if m in played else NOT_PLAYED for m in models)])
-    body.append(["Total Points", "", "", num(sum(p["games"] for p in perms), 0),
-                 num(sum(p["unfinished"] for p in perms), 0), *(num(totals[m], 0) for m in models)])
+                     num(p["unfinished"], 0), *(num(p[f"{c}_wins"], 0) for c in CAMPS)])
+    body.append(["Total", "", "", num(sum(p["games"] for p in perms), 0),
+                 num(sum(p["unfinished"] for p in perms), 0), "", "", ""])
     unfinished, missing = status["unfinished"], status["missing"]
-    caption = (f"Table 4, TofuKingdom: points per camp permutation; finished games only, {unfinished:,} unfinished "
-               f"left out, {missing:,} missing")
-    return [Table(["Prince", "Spy", "Queen", "games", "unfinished", *models], body, caption, numeric_from=3,
-                  groups=[[("Camps", 3), ("", 2), ("Points", len(models))]])]
+    caption = (f"Table 4, TofuKingdom: points per camp permutation, a point to the model of a camp per finished game "
+               f"the camp won; finished games only, {unfinished:,} unfinished left out, {missing:,} missing")
+    ranked = sorted(models, key=lambda m: (-totals[m], m))
+    return [Table(["Prince", "Spy", "Queen", "games", "unfinished", *(c.capitalize() for c in CAMPS)], body, caption,
+                  numeric_from=3, groups=[[("Camps", 3), ("", 2), ("Points", len(CAMPS))]]),
+            Table(["Model", "Total Points"], [[m, num(totals[m], 0)] for m in ranked],
+                  "Table 4, TofuKingdom Total Points: each model's points over every permutation it played, most "
+                  "first")]
 
 
 def example_table(g: dict) -> Table:
@@ -259,13 +272,14 @@ def gameeval(data: dict) -> Section:
              "the rules (the paper's successful trials): unfinished games are left out of their rates and points, and "
              "so are SpyFall games discarded by the authors' rules (the most votes went to no living player), "
              "counted apart. "
-             "SpyFall (Table 3): the row model plays the spy against the column model's five villagers; w: spy wins / "
-             "finished games, l: mean rounds the spy lived, both per word pair, then averaged over the word pairs (as "
-             "the authors' compute_adversarial.py does), beside the value by the paper's formula (pub.: the sum over "
-             "word pairs divided by one pair fewer); '-': pair not played or no finished game. TofuKingdom "
-             "(Table 4): one model plays every role of a camp (" +
+             "SpyFall (Table 3, its w and l as two matrices): the row model plays the spy against the column model's "
+             "five villagers; w: spy wins / finished games, l: mean rounds the spy lived, both per word pair, then "
+             "averaged over the word pairs (as the authors' compute_adversarial.py does), with the value by the "
+             "paper's formula below in parentheses (pub.: the sum over word pairs divided by one pair fewer: compare "
+             "these with the paper); '-': pair not played or no finished game. TofuKingdom (Table 4): one model plays every role of a camp (" +
              "; ".join(f"{c}: {r}" for c, r in CAMP_ROLES.items()) +
-             ") and scores a point per finished game its camp won. Example transcripts: 'said' is what the other "
+             ") and scores a point per finished game its camp won: a row per permutation with each camp's points, "
+             "then each model's Total Points. Example transcripts: 'said' is what the other "
              "players heard, 'thought' the speaker's private reasoning (in no other player's history), both shortened "
              "(in full: the gameeval_transcripts view).")
     lowest = data.get("min_cells", 10)

@@ -21,17 +21,38 @@ def mtbench101_leaderboard(config: Config) -> list[dict]:
     return sorted(rows, key=lambda r: (-(r.get("avg") or -1), r["model"]))
 
 
+def average(row: dict, rule: str = "") -> tuple[float | None, int | None]:
+    """The average to show of a leaderboard row: ``(avg, None)`` once all 13 tasks have a score (Table 3's rule),
+    else ``(avg_scored, tasks_scored)``, the mean over the tasks that have one, partial; ``(None, None)`` with no task
+    scored. ``rule="opencompass_"`` reads the OpenCompass columns."""
+    if row.get(f"{rule}avg") is not None:
+        return row[f"{rule}avg"], None
+    scored = row.get(f"{rule}avg_scored")
+    return (scored, row.get(f"{rule}tasks_scored")) if scored is not None else (None, None)
+
+
+def average_text(row: dict, rule: str = "", *, blank: str = "–", sep: str = " ") -> str:
+    """``average`` as text: "7.12", or "6.21 partial:{sep}3 of 13 tasks" (a report cell puts a newline there)."""
+    value, tasks = average(row, rule)
+    if value is None:
+        return blank
+    return f"{value:.2f}" if tasks is None else f"{value:.2f} partial:{sep}{tasks} of {len(TASK_CODES)} tasks"
+
+
 def format_mtbench101(rows: list[dict]) -> str:
     if not rows:
         return "(no MT-Bench-101 judgments yet)"
     header = ["model", *TASK_CODES, "avg", "left out"]
-    lines = [header] + [[r["model"], *[_score(r.get(t)) for t in TASK_CODES], _score(r.get("avg")),
+    lines = [header] + [[r["model"], *[_score(r.get(t)) for t in TASK_CODES], average_text(r, blank="-"),
                          str(r.get("unparsed") or 0)] for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
            for line in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
-    return f"MT-Bench-101 (judge: {rows[0]['judge']}; dialogue = its lowest turn score, 1-10)\n" + "\n".join(out)
+    note = ("\navg: the mean of the 13 task scores; 'partial': the mean over the tasks scored so far, not comparable "
+            "with a full average" if any(average(r)[1] is not None for r in rows) else "")
+    return (f"MT-Bench-101 (judge: {rows[0]['judge']}; dialogue = its lowest turn score, 1-10)\n" + "\n".join(out)
+            + note)
 
 
 def _score(value) -> str:

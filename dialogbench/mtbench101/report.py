@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import groupby
 
+from dialogbench.mtbench101.leaderboard import average_text
 from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
 from dialogbench.report import svg
 from dialogbench.report.checks import coverage, few, few_warning, flag
@@ -50,7 +51,8 @@ def header_groups() -> list[list[tuple[str, int]]]:
 
 
 def ranked(rows: list[dict]) -> list[dict]:
-    """Best average first (a model without all 13 task scores has none and comes last), then by name."""
+    """Best average first (a model without all 13 task scores has none and comes last: its partial mean is not
+    ranked beside a full one), then by name."""
     return sorted(rows, key=lambda r: (r["avg"] is None, -(r["avg"] or 0), r["model"]))
 
 
@@ -64,13 +66,15 @@ def task_cell(r: dict, code: str, n: dict, lowest: int) -> str:
 
 def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10, short: set = frozenset()) -> Table:
     n = n or {}
-    body = [[str(i), flag(r["model"], r["model"] in short), score(r["avg"]),
+    body = [[str(i), flag(r["model"], r["model"] in short), average_text(r, sep="\n"),
              *(task_cell(r, t.code, n, lowest) for t in TASKS),
-             f"{num(r['tasks_scored'], 0)} / {len(TASKS)}", num(r["unparsed"], 0), score(r.get("opencompass_avg"))]
+             f"{num(r['tasks_scored'], 0)} / {len(TASKS)}", num(r["unparsed"], 0),
+             average_text(r, "opencompass_", sep="\n")]
             for i, r in enumerate(rows, 1)]
     caption = ("Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + ". Below each task score: n, the "
                "dialogues it averages.")
-    return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups())
+    return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups(),
+                 unbroken=(1,))
 
 
 def radar_chart(order: list[str], abilities: list[dict]) -> tuple[str, str] | None:
@@ -128,7 +132,9 @@ def mtbench101(data: dict) -> Section:
     left_out = sum(r["unparsed"] or 0 for r in rows)
     intro = (f"Judge: {data.get('judge') or '–'}. The judge rates every turn of a dialogue from 1 to 10 and a "
              "dialogue scores its lowest judged turn; a task scores the mean of its dialogues, Avg the unweighted "
-             "mean of the 13 tasks (blank until all 13 have a score). Models sorted by Avg, best first. "
+             "mean of the 13 tasks (Table 3's rule). A model without a score for every task shows instead the mean "
+             "over the tasks it has, marked 'partial: k of 13 tasks': not comparable with a full Avg, it is ranked "
+             "after the models that have one. Models sorted by Avg, best first. "
              f"Left out: {left_out:,} dialogue{'s' if left_out != 1 else ''} with a judged turn missing or "
              "unparseable (not counted in any score). Ratings are read by this project's rule (the last "
              "Rating: [[n]], 1 to 10). Avg (OpenCompass rule): the same average as OpenCompass's summarizer "

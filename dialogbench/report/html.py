@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from dialogbench.report.checks import FLAG
@@ -20,7 +21,9 @@ nav a { margin-right: 14px; color: #0969da; text-decoration: none; font-size: 14
 .scroll { overflow-x: auto; margin: 10px 0 16px; }
 table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; }
 caption { text-align: left; padding: 4px 0; caption-side: top; }
-th, td { padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; white-space: nowrap; }
+th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th, td { overflow-wrap: break-word; }
+.nw { white-space: nowrap; }
 th { background: var(--bg); font-weight: 600; position: sticky; top: 0; }
 tr.grp th { position: static; text-align: center; border-bottom: none; padding-bottom: 0; }
 tr.grp th.lab { border-bottom: 2px solid var(--line); }
@@ -50,15 +53,28 @@ td.warn { background: #fff1e6; }
 """
 
 
+# What a cell keeps on one line when its column wraps: an interval, "x ± y", "k / n"
+UNBROKEN = re.compile(r"\[[-−0-9.,%]+, [-−0-9.,%]+\]|[-−0-9.,]+ ± [0-9.,]+|[0-9,]+ / [0-9,]+")
+
+
+def unbroken(text: str) -> str:
+    """``text`` escaped, its intervals, "x ± y" and "k / n" held on one line (columns wrap at spaces)."""
+    out, at = [], 0
+    for m in UNBROKEN.finditer(text):
+        out += [escape(text[at:m.start()]), f'<span class="nw">{escape(m.group(0))}</span>']
+        at = m.end()
+    return "".join(out) + escape(text[at:])
+
+
 def cell(text: str) -> str:
     """A cell's first line as is, further lines (details such as an interval) smaller below it."""
     first, *rest = text.split("\n")
-    return escape(first) + "".join(f'<br><span class="more">{escape(line)}</span>' for line in rest)
+    return unbroken(first) + "".join(f'<br><span class="more">{unbroken(line)}</span>' for line in rest)
 
 
-def td(text: str, numeric: bool) -> str:
-    """A body cell: right-aligned from ``numeric_from``, tinted when marked (checks.FLAG)."""
-    classes = " ".join(c for c, on in (("num", numeric), ("warn", FLAG in text)) if on)
+def td(text: str, numeric: bool, unbroken: bool = False) -> str:
+    """A body cell: right-aligned from ``numeric_from``, tinted when marked (checks.FLAG), on one line if asked."""
+    classes = " ".join(c for c, on in (("num", numeric), ("warn", FLAG in text), ("nw", unbroken)) if on)
     return f'<td class="{classes}">{cell(text)}</td>' if classes else f"<td>{cell(text)}</td>"
 
 
@@ -72,11 +88,11 @@ def warnings(items: list[str]) -> str:
 def table(t: Table, cls: str = "") -> str:
     head = "".join(f'<th class="num">{cell(h)}</th>' if i >= t.numeric_from else f"<th>{cell(h)}</th>"
                    for i, h in enumerate(t.headers))
-    body = "".join("<tr>" + "".join(td(c, i >= t.numeric_from) for i, c in enumerate(row)) + "</tr>"
+    body = "".join("<tr>" + "".join(td(c, i >= t.numeric_from, i in t.unbroken) for i, c in enumerate(row)) + "</tr>"
                    for row in t.rows)
     caption = f"<caption>{escape(t.caption)}</caption>" if t.caption and not t.collapsed else ""
     if t.collapsed:
-        inner = Table(t.headers, t.rows, '', t.numeric_from, groups=t.groups)
+        inner = Table(t.headers, t.rows, '', t.numeric_from, groups=t.groups, unbroken=t.unbroken)
         return f"<details><summary>{escape(t.caption)}</summary>{table(inner, cls)}</details>"
     groups = "".join('<tr class="grp">' + "".join(
         f'<th colspan="{span}"{" class=" + chr(34) + "lab" + chr(34) if label else ""}>{cell(label)}</th>'
@@ -86,20 +102,21 @@ def table(t: Table, cls: str = "") -> str:
 
 
 def section(s: Section) -> str:
+    """Title, Warnings, then what the section shows (tables, charts, blocks), then the text that explains it."""
     parts = [f'<section id="{escape(s.id)}"><h2>{escape(s.title)}</h2>']
     if s.empty:
         return parts[0] + f'<p class="empty">{escape(s.empty)}</p></section>'
     parts.append(warnings(s.warnings))
-    if s.lead:
-        notes = "".join(f"<li>{escape(line)}</li>" for line in s.intro.split("\n"))
-        parts += [table(t, "lb") for t in s.tables] + [f'<ul class="notes">{notes}</ul>']
-    else:
-        parts.append(f"<p>{escape(s.intro)}</p>" if s.intro else "")
-        first = [t for t in s.tables if s.tables_first and not t.collapsed]
-        parts += [table(t) for t in first]
-        parts += [f"<figure>{chart}<figcaption>{escape(cap)}</figcaption></figure>" for cap, chart in s.charts]
-        parts += [table(t) for t in s.tables if t not in first]
+    first = [t for t in s.tables if (s.tables_first or s.lead) and not t.collapsed]
+    parts += [table(t, "lb" if s.lead and i == 0 else "") for i, t in enumerate(first)]
+    parts += [f"<figure>{chart}<figcaption>{escape(cap)}</figcaption></figure>" for cap, chart in s.charts]
+    parts += [table(t) for t in s.tables if t not in first]
     parts += [b.html for b in s.blocks]
+    if s.lead and s.intro:
+        parts.append('<ul class="notes">' + "".join(f"<li>{escape(line)}</li>" for line in s.intro.split("\n"))
+                     + "</ul>")
+    elif s.intro and not s.lead:
+        parts.append(f'<p class="about">{escape(s.intro)}</p>')
     return "".join(parts) + "</section>"
 
 

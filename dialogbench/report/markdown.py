@@ -28,19 +28,20 @@ def table(t: Table) -> str:
 
 
 def section(s: Section) -> str:
+    """Title, Warnings, then the tables and blocks, then the text that explains them (as the HTML page)."""
     parts = [f"## {s.title}"]
     if s.empty:
         return "\n\n".join(parts + [f"_{esc(s.empty)}_"])
     if s.warnings:
         parts.append("**Warnings**\n\n" + "\n".join(f"- {esc(w)}" for w in s.warnings))
-    if s.intro and not s.lead:
-        parts.append(esc(s.intro))
     parts += [table(t) for t in s.tables]
-    if s.lead:
-        parts.append("\n".join(f"- {esc(line)}" for line in s.intro.split("\n")))
     if s.charts:
         parts.append("_Charts: " + "; ".join(esc(c) for c, _ in s.charts) + " (see report.html)._")
     parts += [b.markdown for b in s.blocks]
+    if s.lead and s.intro:
+        parts.append("\n".join(f"- {esc(line)}" for line in s.intro.split("\n")))
+    elif s.intro and not s.lead:
+        parts.append(esc(s.intro))
     return "\n\n".join(parts)
 
 

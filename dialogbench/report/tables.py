@@ -18,6 +18,7 @@ class Table:
     # header rows above ``headers``, top first, each [(label, colspan)] covering every column once
     # (HTML: a multi-row <thead>; Markdown: a line naming each column's labels)
     groups: list[list[tuple[str, int]]] = field(default_factory=list)
+    unbroken: tuple[int, ...] = ()  # columns whose cells never wrap (HTML): a lead table's model names
 
 
 @dataclass
@@ -32,13 +33,13 @@ class Block:
 class Section:
     id: str
     title: str
-    intro: str = ""
+    intro: str = ""  # the text that explains the section: shown after its tables, charts and blocks
     tables: list[Table] = field(default_factory=list)
     charts: list[tuple[str, str]] = field(default_factory=list)  # (caption, svg)
     empty: str | None = None  # set when there is nothing to show
     blocks: list[Block] = field(default_factory=list)  # after the tables and charts
     tables_first: bool = False  # HTML: the (non-collapsed) tables before the charts
-    lead: bool = False  # the page's lead table (HTML: class "lb"); the intro is a list of notes after it
+    lead: bool = False  # its first table is the family's lead table (HTML: class "lb"); the intro is a list of notes
     warnings: list[str] = field(default_factory=list)  # shown first, under the title (checks.py); cells marked ⚠
 
 
@@ -48,3 +49,21 @@ def pct(v) -> str:
 
 def num(v, digits: int = 1) -> str:
     return "–" if v is None else f"{float(v):,.{digits}f}"
+
+
+def column_chunks(t: Table, keep: int, size: int) -> list[Table]:
+    """``t`` cut into tables of at most ``size`` columns after its first ``keep`` (repeated in each), so that a table
+    with many like columns (a rate per N) fits the page's width; each caption says which columns it holds."""
+    rest = range(keep, len(t.headers))
+    parts = [list(rest[i:i + size]) for i in range(0, len(rest), size)] or [[]]
+    if len(parts) == 1:
+        return [t]
+    out = []
+    for part in parts:
+        columns = [*range(keep), *part]
+        span = t.headers[part[0]].split("\n")[0] + (f" to {t.headers[part[-1]].split(chr(10))[0]}"
+                                                     if len(part) > 1 else "")
+        out.append(Table([t.headers[i] for i in columns], [[row[i] for i in columns] for row in t.rows],
+                         f"{t.caption} ({span})" if t.caption else span, min(t.numeric_from, keep),
+                         t.collapsed))
+    return out

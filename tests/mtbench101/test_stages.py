@@ -9,6 +9,7 @@ from dialogbench.backends import clear_backends
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.mtbench101 import answer_stage, prompts, scoring
+from dialogbench.mtbench101.leaderboard import format_mtbench101, mtbench101_leaderboard
 from tests import stage_runner as stages
 from dialogbench.mtbench101.taxonomy import TASK_CODES, TASKS
 from dialogbench.runs import new_run_id, sum_reports
@@ -170,6 +171,9 @@ def test_views_match_hand_computed_scores(mt_config):
     assert [k for k in row if k in TASK_CODES] == list(TASK_CODES)
     assert row["GR"] == pytest.approx(5.5) and row["CM"] == pytest.approx(8.0) and row["MR"] is None
     assert row["avg"] is None and row["tasks_scored"] == 2
+    assert row["avg_scored"] == pytest.approx((5.5 + 8.0) / 2)  # the mean over the tasks scored, beside Table 3's avg
+    printed = format_mtbench101(mtbench101_leaderboard(config))  # the CLI shows it, marked partial
+    assert "6.75 partial: 2 of 13 tasks" in printed and "'partial': the mean over the tasks scored so far" in printed
     turns = view(config, "mtbench101_turns")
     unparsed = [t for t in turns if not t["parsed"]]
     assert [(t["dialogue_id"], t["turn"], t["score"], t["judged"]) for t in unparsed] == [("1146", 2, None, True)]
@@ -196,7 +200,9 @@ def test_full_leaderboard_row_and_scoring_agree(mt_config):
     config = mt_config(tasks=None, limit=1, models=[chatbot("bot-a", ["a{n}"])], judge_script=script)
     run_all(config)
     (row,) = view(config, "mtbench101_leaderboard")
-    assert row["tasks_scored"] == 13 and row["avg"] is not None
+    assert row["tasks_scored"] == 13 and row["avg"] is not None and row["avg_scored"] == pytest.approx(row["avg"])
+    printed = format_mtbench101(mtbench101_leaderboard(config))
+    assert f" {row['avg']:.2f} " in printed and "partial" not in printed
     turns = view(config, "mtbench101_turns")
     by_dialogue: dict[tuple[str, str], dict[int, int]] = {}
     for t in turns:
@@ -277,6 +283,7 @@ def test_opencompass_rules_beside_the_projects(mt_config):
     assert (task["opencompass_score"], task["opencompass_dialogues"]) == (pytest.approx(4.5), 2)  # mean(5, 4)
     (row,) = view(config, "mtbench101_leaderboard")
     assert row["GR"] == pytest.approx(8.0) and row["opencompass_avg"] is None  # 1 of 13 tasks
+    assert (row["opencompass_avg_scored"], row["opencompass_tasks_scored"]) == (pytest.approx(4.5), 1)
     (reliability,) = view(config, "judge_reliability where protocol = 'mtbench101'")
     assert (reliability["judge"], reliability["comparisons"], reliability["unparsed"],
             reliability["opencompass_differs"], reliability["flips"]) == ("judge", 7, 1, 1, None)

@@ -16,6 +16,7 @@ from dialogbench.botchat.report import leaderboard
 from dialogbench.report import write_report
 from dialogbench.report.data import collect
 from dialogbench.report.svg import box_plot, heatmap, line_chart, stacked_bars
+from dialogbench.report.tables import pct
 
 MODELS = ["alpha", "beta", "gamma"]
 EVIL = "<script>alert('pwned')</script> & <b>bold</b> | pipe"
@@ -67,14 +68,17 @@ def test_leaderboard_rows_values_and_order(lake, report):
     assert f"[{first['elo@16']['bt_ci_low']:.1f}, {first['elo@16']['bt_ci_high']:.1f}]" in table
     # the leaderboard comes first, in table order, with its note and the judge
     assert html.index('id="leaderboard"') < html.index('id="unieval"') < html.index('id="arena"')
-    assert [m for m in re.findall(r"<tr><td>\d+</td><td>([^<]+)</td>", table)] == [r["model"] for r in rows]
+    assert [m for m in re.findall(r"<tr><td>\d+</td><td class=\"nw\">([^<]+)</td>", table)] == [r["model"] for r in rows]
     assert "Judge: gpt-4-0613" in html and "Win + Tie vs GT:" in html
     # the captions name the rule each rate follows, and the unparsed-left-out rates sit beside them
     assert "authors&#x27; notebook" in html or "authors' notebook" in html
     assert "analyze.py" in html and "unparsed left out" in html
-    md_rows = [line.split(" | ")[1] for line in report["md"].split("## UniEval")[0].splitlines()
-               if re.match(r"\| \d+ \|", line)]
+    lead, strict = report["md"].split("## UniEval")[0].split("*The same rates with unparseable verdicts left out")
+    md_rows = [line.split(" | ")[1] for line in lead.splitlines() if re.match(r"\| \d+ \|", line)]
     assert md_rows == [r["model"] for r in rows]
+    # under it, the rates with unparseable verdicts left out, in the same order
+    assert [line.split(" | ")[1] for line in strict.splitlines() if re.match(r"\| \d+ \|", line)] == md_rows
+    assert f"| {pct(first['parsed_pass@16'])} |" in strict.splitlines()[4]
 
 
 def test_sort_falls_back_to_elo_then_pass_rate():
@@ -135,6 +139,91 @@ def test_flagged_examples_highlight_the_judged_utterance(lake, report):
             assert "A:" in row or "B:" in row
 
 
+def test_each_interval_is_labelled_for_what_it_is(report):
+    """Elo's band is a spread over shuffles of the game order (not a confidence interval), with mean ± std over
+    repeats; Bradley–Terry's is a bootstrap 95% confidence interval: so in the headers, captions and notes of the
+    leaderboard and the Arena, in HTML and in Markdown."""
+    html, md = report["html"], report["md"]
+    arena = html.split('<section id="arena">')[1].split("</section>")[0]
+    heads = [re.sub(r"<[^>]+>", " ", h).split() for h in re.findall(r"<th[^>]*>(.*?)</th>", arena.split("</thead>")[0])]
+    assert [" ".join(h) for h in heads] == ["Model", *[x for n in (8, 16) for x in (
+        f"Elo@{n} mean ± std over repeats [2.5–97.5% over shuffles]", f"BT@{n} [bootstrap 95% CI]", f"games@{n}")]]
+    caption = arena.split("<caption>")[1].split("</caption>")[0]
+    assert "[2.5–97.5% over shuffles]: a spread over orderings of the same games, not a confidence interval" in caption
+    assert "BT@N: below it, [bootstrap 95% CI]." in caption
+    about = arena.split('<p class="about">')[1]
+    assert "the mean of those medians over the repeats, ± their standard deviation across repeats" in about
+    assert "percentiles of the final ratings of every shuffle of every repeat" in about
+    assert "bootstrap 95% confidence interval (percentiles of refits on the games resampled with replacement)" in about
+    lead = html.split('<table class="lb">')[1].split("</thead>")[0]
+    assert ("Elo@16<br><span class=\"more\">mean ± std over repeats;</span><br>"
+            "<span class=\"more\">BT [bootstrap 95% CI]; games") in lead
+    notes = html.split('<ul class="notes">')[1].split("</ul>")[0]
+    assert "± their standard deviation across repeats" in notes and "bootstrap 95% confidence interval" in notes
+    # nowhere is the Elo band called a confidence interval, or Bradley-Terry's a spread
+    assert "± std; 2.5–97.5%" not in html and "[95% CI]" not in html and "[95% CI]" not in md
+    md_arena = md.split("## BotChat Arena")[1].split("\n## ")[0]
+    assert ("| Model | Elo@8 mean ± std over repeats [2.5–97.5% over shuffles] | BT@8 [bootstrap 95% CI] | games@8 |"
+            in md_arena)
+    assert "not a confidence interval" in md_arena and "bootstrap 95% confidence interval" in md_arena
+    md_lead = md.split("## Leaderboard")[1].split("\n## ")[0]
+    assert "Elo@8 mean ± std over repeats; BT [bootstrap 95% CI]; games" in md_lead
+    assert "± their standard deviation across repeats" in md_lead
+
+
+def test_tables_come_before_the_text_that_explains_them(report):
+    """In every section (HTML and Markdown): the title, its Warnings, the tables and charts, then the text."""
+    html, md = report["html"], report["md"]
+    sections = re.findall(r'<section id="([^"]+)"><h2>[^<]*</h2>(.*?)</section>', html)
+    assert len(sections) >= 8
+    for name, body in sections:
+        if 'class="empty"' in body:
+            continue
+        shown = [body.find(tag) for tag in ("<table", "<figure", "<details") if tag in body]
+        text = max(body.rfind('<p class="about">'), body.rfind('<ul class="notes">'))
+        assert shown and text > max(shown), name
+        if '<div class="warnings"' in body:
+            assert body.index('<div class="warnings"') == 0, name
+    for part in md.split("\n## ")[1:]:
+        title, _, body = part.partition("\n\n")
+        if body.startswith("_") or "|" not in body:
+            continue
+        paragraphs = [p for p in body.split("\n\n") if not p.startswith("**Warnings**")]
+        last_table = max(i for i, p in enumerate(paragraphs) if p.startswith("| "))
+        text = [i for i, p in enumerate(paragraphs) if not p.startswith(("| ", "*", "_Charts", "Columns: "))]
+        assert text and min(text) > last_table, title
+
+
+def test_unieval_table_at_the_papers_n_and_every_n_folded(lake):
+    """The open table has the N the paper reports (4, 8, 12, 16); every N is in folded tables of at most 7 N columns,
+    each rate with its interval and n, the same cells as the open table's."""
+    from dialogbench.botchat.report_sections import unieval
+
+    section = unieval(collect(lake)["families"]["botchat"])
+    main, *every, strict = section.tables
+    assert main.headers == ["Model", "N=4", "N=8", "N=12", "N=16", "unparsed"] and not main.collapsed
+    assert [t.headers[1:] for t in every] == [[f"N={n}" for n in range(3, 10)], [f"N={n}" for n in range(10, 17)]]
+    assert all(t.collapsed and t.caption.startswith("Pass rate at every N") for t in every)
+    assert strict.collapsed and strict.headers[1:-1] == [f"N={n}" for n in range(3, 17)]
+    folded = {(row[0], head): cell for t in every for row in t.rows for head, cell in zip(t.headers[1:], row[1:])}
+    for row in main.rows:
+        for head, cell in zip(main.headers[1:-1], row[1:-1]):
+            assert folded[(row[0], head)] == cell and "\n[" in cell and " n=" in cell
+    rates = {(r["model"], r["n"]): r["pass_rate"] for r in view(lake, "select * from botchat_unieval")}
+    assert folded[("alpha", "N=3")].split("\n")[0] == pct(rates[("alpha", 3)])
+
+
+def test_column_chunks_keep_the_first_columns_in_each_part():
+    from dialogbench.report.tables import Table, column_chunks
+
+    t = Table(["Model", "a", "b", "c", "d", "e"], [["m", "1", "2", "3", "4", "5"]], "Rates", collapsed=True)
+    parts = column_chunks(t, 1, 2)
+    assert [p.headers for p in parts] == [["Model", "a", "b"], ["Model", "c", "d"], ["Model", "e"]]
+    assert [p.rows for p in parts] == [[["m", "1", "2"]], [["m", "3", "4"]], [["m", "5"]]]
+    assert [p.caption for p in parts] == ["Rates (a to b)", "Rates (c to d)", "Rates (e)"]
+    assert all(p.collapsed for p in parts) and column_chunks(t, 1, 5) == [t]
+
+
 def test_heatmap_mirror_cells_and_counts(lake, report):
     pair = view(lake, "select * from botchat_pair_rates where n = 16 and model_a = 'alpha' and model_b = 'beta'")[0]
     html = report["html"]
@@ -193,7 +282,8 @@ MT_MODELS = ["mt-strong", "mt-weak", "<i>mt</i> & | odd"]
 
 def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -> Lake:
     """Plans and 1–10 turn ratings for every model x task (2 dialogues of 3 turns); model k is worse than
-    model k-1; the weak model has one unparsed turn (its dialogue is left out)."""
+    model k-1; the weak model has one unparsed turn (its dialogue is left out). ``tasks``: the task codes of every
+    model (default all 13), or a dict of them per model."""
     import datetime as dt
 
     import pyarrow as pa
@@ -204,7 +294,8 @@ def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -
 
     t0, plans, judgments, lake = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), [], [], Lake(root)
     for k, model in enumerate(models):
-        for ti, task in enumerate(tasks or [t.code for t in TASKS]):
+        codes = tasks.get(model) if isinstance(tasks, dict) else tasks
+        for ti, task in enumerate(codes or [t.code for t in TASKS]):
             for d in range(2):
                 for turn in range(3):
                     key, item = f"mt-{k}-{task}-{d}-{turn}", f"{task}-{d}:{turn}"
@@ -248,7 +339,7 @@ def test_mtbench101_table3_models_columns_and_notes(mt_report):
     assert [re.findall(r'class="lab">([^<]+)<', g) for g in group_rows] == [list(TIERS), list(ABILITIES)]
     assert 'colspan="5" class="lab">Perceptivity' in group_rows[0] and 'colspan="2" class="lab">Understanding' in group_rows[1]
     shown = [m.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-             for m in re.findall(r"<tr><td>\d+</td><td>([^<]*(?:<(?!/td)[^<]*)*)</td>", table)]
+             for m in re.findall(r"<tr><td>\d+</td><td class=\"nw\">([^<]*(?:<(?!/td)[^<]*)*)</td>", table)]
     assert shown == expected and len(expected) == 3
     best = next(r for r in lb if r["model"] == expected[0])
     assert f"{best['avg']:.2f}" in table and f"{best['CM']:.2f}" in table
@@ -294,6 +385,29 @@ def test_mtbench101_empty_and_partial(tmp_path):
     block = mt_block(html)
     assert "No data yet" not in block and "2 / 13" in block and "<td class=\"num\">–</td>" in block
     assert block.count('<polygon class="series"') == 1  # Memory is complete (CM only)
+
+
+def test_mtbench101_partial_average_is_shown_marked(tmp_path):
+    """Table 3's Avg stays blank without all 13 task scores; the report shows the mean over the tasks scored in its
+    place, marked partial with its count, and ranks it after the full averages."""
+    lake = mt_lake(tmp_path / "lake", models=["full", "part-a", "part-b"],
+                   tasks={"part-a": ["CM", "SI", "AR"], "part-b": ["GR"]})
+    lb = {r["model"]: r for r in view(lake, "select * from mtbench101_leaderboard")}
+    assert lb["part-a"]["avg"] is None and lb["part-a"]["tasks_scored"] == 3
+    assert lb["part-a"]["avg_scored"] == pytest.approx((lb["part-a"]["CM"] + lb["part-a"]["SI"] + lb["part-a"]["AR"]) / 3)
+    assert lb["full"]["avg_scored"] == pytest.approx(lb["full"]["avg"]) and lb["full"]["tasks_scored"] == 13
+    paths = write_report(lake, tmp_path / "out")
+    html, md = paths["html"].read_text(), paths["md"].read_text()
+    part_a, part_b = lb["part-a"]["avg_scored"], lb["part-b"]["avg_scored"]
+    table = mt_block(html)[mt_block(html).index("<table"):]
+    rows = re.findall(r"<tr><td>(\d+)</td><td[^>]*>([^<]+)</td><td class=\"num\">(.*?)</td>", table)
+    assert rows == [("1", "full", f"{lb['full']['avg']:.2f}"),
+                    ("2", "part-a", f'{part_a:.2f} partial:<br><span class="more">3 of 13 tasks</span>'),
+                    ("3", "part-b", f'{part_b:.2f} partial:<br><span class="more">1 of 13 tasks</span>')]
+    mt_md = md.split("## MT-Bench-101")[1].split("\n## ")[0]
+    assert f"| 2 | part-a | {part_a:.2f} partial: 3 of 13 tasks |" in mt_md
+    assert f"| 1 | full | {lb['full']['avg']:.2f} |" in mt_md
+    assert "marked 'partial: k of 13 tasks'" in mt_md
 
 
 def test_radar_escapes_and_handles_missing_values():

@@ -101,10 +101,10 @@ def browser(tmp_path):
             proc.wait()
 
 
-def screenshot(page: "Page", path: Path, *, height: int) -> bytes:
-    """A PNG of the page's top ``height`` pixels at 1280 wide, written to ``path`` (and ``DIALOGBENCH_SCREENSHOT``)."""
+def screenshot(page: "Page", path: Path, *, height: int, width: int = 1280) -> bytes:
+    """A PNG of the page's top ``height`` pixels at ``width``, written to ``path`` (and ``DIALOGBENCH_SCREENSHOT``)."""
     shot = page.send("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                     clip={"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1})
+                     clip={"x": 0, "y": 0, "width": width, "height": height, "scale": 1})
     png = base64.b64decode(shot["data"])
     path.write_bytes(png)
     if os.environ.get("DIALOGBENCH_SCREENSHOT"):

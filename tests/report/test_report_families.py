@@ -81,7 +81,7 @@ def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
     assert ('<a href="#gameeval">GameEval</a><a href="#toy">Toy echo</a><a href="#canary">Judge canary</a>'
             '<a href="#judge-checks">Can the judge tell?</a><a href="#judge">') in html
     block = md.split("## Toy echo\n\n")[1].split("\n## ")[0]
-    assert block.startswith("Judge: gpt-4-0613.\n\n| Stage | planned |")
+    assert block.startswith("| Stage | planned |") and block.endswith("|\n\nJudge: gpt-4-0613.\n")  # table, then text
     assert "| botchat\\_unieval |" in block
     # the rest of the page as without the toy family
     section = '<section id="toy">' + html.split('<section id="toy">')[1].split("</section>")[0] + "</section>"

@@ -61,42 +61,52 @@ def test_table2_blocks_per_setting(pages):
     assert "(questions - 1), 30 for a word never guessed" in md and "scored as the authors' compute.py" in md
 
 
+def html_table(section: str, caption_start: str) -> tuple[list[list[str]], str]:
+    """The rows of the table whose caption starts with ``caption_start``, and its caption."""
+    table = section[section.index(caption_start):]
+    table = table[:table.index("</table>")]
+    return html_rows(table), table.split("</caption>")[0]
+
+
 def test_table3_spy_by_villager_with_w_and_l(pages):
     section = html_section(pages["html"])
-    table = section[section.index("Table 3, SpyFall"):]
-    table = table[:table.index("</table>")]
-    rows = html_rows(table)
-    assert rows[0] == ["", "Villager: alpha", "Villager: beta"]
-    assert rows[1] == ["Spy", *["w", "l", "w pub.", "l pub."] * 2]
     # alpha vs beta: lion,tiger 2/3 and 10/3, iphone,ipad 0 and 1: the mean over the 2 word pairs (pooled: 0.50 and
-    # 2.75), then their sum / (2 - 1); beta vs alpha has one word pair: no published value
-    # w with its finished games below it (n)
-    assert rows[2:] == [["alpha", "-", "-", "-", "-", "0.33 n=4", "2.17", "0.67", "4.33"],
-                        ["beta", "0.00 n=2", "2.50", "–", "–", "-", "-", "-", "-"]]
-    caption = table.split("</caption>")[0]
-    assert "then the true mean over the word pairs; w pub., l pub.:" in caption
+    # 2.75), then in parentheses their sum / (2 - 1); beta vs alpha has one word pair: no published value
+    w, caption = html_table(section, "Table 3, SpyFall, w:")
+    assert w[:2] == [["", "Villagers"], ["Spy", "alpha", "beta"]]
+    # w with its value by the paper's formula and its finished games below it (n)
+    assert w[2:] == [["alpha", "-", "0.33 (0.67) n=4"], ["beta", "0.00 (–) n=2", "-"]]
+    assert "then the mean over the word pairs; below it, in parentheses, pub.:" in caption
     assert "by the paper&#x27;s Table 3 formula, sum over word pairs / (word pairs - 1)" in caption
     assert ("finished games only, 1 unfinished left out, 1 discarded (most votes for no living player) left out, "
             "1 missing") in caption
+    l, caption = html_table(section, "Table 3, SpyFall, l:")
+    assert l == [["", "Villagers"], ["Spy", "alpha", "beta"], ["alpha", "-", "2.17 (4.33)"], ["beta", "2.50 (–)", "-"]]
+    assert "finished games only, 1 unfinished left out, 1 discarded" in caption
+    assert section.index("Table 3, SpyFall, w:") < section.index("Table 3, SpyFall, l:")
 
 
 def test_figure6_win_rate_per_word_pair(pages):
     rows = md_table(pages["md"], "*Figure 6, SpyFall")
-    assert rows == [["iphone / ipad", "0.00 0 / 1", "-"], ["lion / tiger", "0.67 2 / 3", "0.00 0 / 2"]]
-    assert "| Spy word / common word | alpha (spy) vs beta | beta (spy) vs alpha |" in pages["md"]
+    assert rows == [["alpha", "beta", "0.00 0 / 1", "0.67 2 / 3"], ["beta", "alpha", "-", "0.00 0 / 2"]]
+    assert "| Spy | Villagers | iphone / ipad | lion / tiger |" in pages["md"]
+    section = html_section(pages["html"])
+    assert "<details><summary>Figure 6, SpyFall" in section  # folded: a row per ordered model pair
 
 
 def test_table4_points_per_permutation_and_total(pages):
-    rows = md_table(pages["md"], "*Table 4, TofuKingdom")
-    # alpha-beta-gamma's trial 4 failed on backend errors: missing, not unfinished
+    rows = md_table(pages["md"], "*Table 4, TofuKingdom:")
+    # each camp's points: the model playing it scores them; alpha-beta-gamma's trial 4 failed on backend errors:
+    # missing, not unfinished
     assert rows == [["alpha", "beta", "gamma", "3", "0", "2", "0", "1"],
                     ["beta", "gamma", "alpha", "3", "0", "1", "1", "1"],
-                    ["gamma", "alpha", "beta", "2", "0", "1", "0", "1"],
-                    ["Total Points", "", "", "8", "0", "4", "1", "3"]]
+                    ["gamma", "alpha", "beta", "2", "0", "1", "1", "0"],
+                    ["Total", "", "", "8", "0", "", "", ""]]
+    assert md_table(pages["md"], "*Table 4, TofuKingdom Total Points") == [["alpha", "4"], ["gamma", "3"], ["beta", "1"]]
     section = html_section(pages["html"])
-    table = section[section.index("Table 4, TofuKingdom"):]
-    assert html_rows(table[:table.index("</table>")])[0] == ["Camps", "", "Points"]
-    assert "finished games only, 0 unfinished left out, 2 missing" in table.split("</caption>")[0]
+    rows, caption = html_table(section, "Table 4, TofuKingdom:")
+    assert rows[:2] == [["Camps", "", "Points"], ["Prince", "Spy", "Queen", "games", "unfinished", "Prince", "Spy", "Queen"]]
+    assert "finished games only, 0 unfinished left out, 2 missing" in caption
 
 
 def test_intro_counts_and_example_transcripts(pages):
@@ -110,7 +120,7 @@ def test_intro_counts_and_example_transcripts(pages):
     assert "Ask-Guess (Table 2) counts every played trial, chat errors included" in section
     assert ("count only the games that finished by the rules (the paper&#x27;s successful trials): unfinished games "
             "are left out of their rates and points") in section
-    assert section.count("<details>") == 4  # all SpyFall pairs + an example per game
+    assert section.count("<details>") == 5  # Figure 6, all SpyFall pairs + an example per game
     example = section[section.index("Example Ask-Guess game (apple/with_description/1)"):]
     example = example[:example.index("</table>")]
     rows = html_rows(example)
@@ -157,7 +167,9 @@ def test_one_game_only(tmp_path):
                          plans=[p for p in plan_rows() if p["stage"] == "gameeval_spyfall"])
     section = gameeval(collect(lake)["families"]["gameeval"])
     assert "Ask-Guess: not run" in section.intro and "TofuKingdom: not run" in section.intro
-    assert [t.caption.split(",")[0] for t in section.tables if not t.collapsed] == ["Table 3", "Figure 6"]
+    assert [t.caption.split(",")[0] for t in section.tables if not t.collapsed] == ["Table 3", "Table 3"]
+    assert [t.caption.split(",")[0] for t in section.tables if t.collapsed][:2] == [
+        "Figure 6", "All SpyFall model pairs: finished games"]
 
 
 def test_a_discarded_spyfall_example_says_so():
