@@ -20,6 +20,7 @@ QUERIES = {
     "truncation": "select * from botchat_truncation order by model",
 }
 JUDGED = ("unieval", "elo", "pair_rates", "gteval", "unieval_gt")  # the report's judge is picked from these
+PROTOCOLS = ("botchat_unieval", "botchat_arena", "botchat_gteval")  # its judge stages (judge_checks findings)
 
 # The flagged UniEval examples of one judge: the first few seeds of each model.
 EXAMPLES_SQL = ("select * exclude (judge, example) from report_flagged_examples where judge = ? and example <= ? "
@@ -31,7 +32,8 @@ def derive(rows: dict[str, Rows], context: Context) -> dict:
     judge = context.judge
     flagged = context.read(EXAMPLES_SQL, [judge, context.examples_per_model]) if judge else []
     data = {**rows, "judge": judge,
-            "examples": [{**e, "utterances": list(e["utterances"] or [])} for e in flagged or []]}
+            "examples": [{**e, "utterances": list(e["utterances"] or [])} for e in flagged or []],
+            "not_measured": {p: f for (j, p), f in context.not_measured.items() if j == judge and p in PROTOCOLS}}
     data["leaderboard"] = leaderboard(data)
     return data
 
@@ -64,11 +66,12 @@ def leaderboard(data: dict) -> dict:
                                  gt_unparsed=r["unparsed"], gt_row=r)
     for r in data["lengths"] or []:
         entry(r["model"])["mean_tokens"] = r["mean_tokens"]
-    if any(e.get("win_tie") is not None for e in rows.values()):
+    measured = lambda protocol: protocol not in (data.get("not_measured") or {})  # noqa: E731  (never sort by those)
+    if any(e.get("win_tie") is not None for e in rows.values()) and measured("botchat_gteval"):
         key, sort_by = (lambda e: e.get("win_tie")), "Win + Tie vs GT"
-    elif elo_ns:
+    elif elo_ns and measured("botchat_arena"):
         key, sort_by = (lambda e: (e.get(f"elo@{elo_ns[-1]}") or {}).get("elo")), f"Elo@{elo_ns[-1]}"
-    elif pass_ns:
+    elif pass_ns and measured("botchat_unieval"):
         key, sort_by = (lambda e: e.get(f"pass@{pass_ns[-1]}")), f"pass@{pass_ns[-1]}"
     else:
         key, sort_by = (lambda e: None), "model"

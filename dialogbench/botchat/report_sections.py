@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from dialogbench.report import svg
-from dialogbench.report.checks import FLAG, coverage, few, few_warning, flag, interval as rate_interval, plural, \
-    rate_cell
+from dialogbench.report.checks import FLAG, coverage, few, few_warning, flag, interval as rate_interval, \
+    judge_warnings, not_measured_cell, plural, rate_cell, unmeasured
 from dialogbench.report.tables import NO_DATA, Section, Table, column_chunks, num, pct
 
 STAGES = ("generate:", "botchat_")  # BotChat's stages in plans (report_plan_coverage)
@@ -84,8 +84,8 @@ def checks(data: dict) -> dict:
                      f"({pct(r['capped_rate'])}) reached max_tokens = {r['max_tokens']} and were cut there; its "
                      "lengths and the judge's verdicts are of cut text.")
     cover, short = coverage(data.get("coverage"), STAGES)
-    return {"lines": lines + cover, "all_ties": set(all_ties), "capped": set(capped), "short": short,
-            "min_cells": lowest}
+    return {"lines": judge_warnings(data) + lines + cover, "all_ties": set(all_ties), "capped": set(capped),
+            "short": short, "min_cells": lowest}
 
 
 def model_cell(name: str, marks: dict) -> str:
@@ -102,23 +102,27 @@ def leaderboard(data: dict) -> Section:
     headers += [f"Elo@{n}\n{ELO_HEAD};\nBT [{BT_HEAD}]; games" for n in lb["elo_ns"]]
     headers += ["avg tokens", "judged", "unparsed"]
     rows, parsed = [], []
+    no_gt, no_pass, no_elo = (unmeasured(data, p) for p in ("botchat_gteval", "botchat_unieval", "botchat_arena"))
     for i, e in enumerate(lb["rows"], 1):
         gt = e.get("gt_row") or {}
         row = [str(i), model_cell(e["model"], marks)]
         parsed.append([str(i), e["model"]] + ([pct(e.get("parsed_win_tie"))] if lb["has_gt"] else [])
                       + [pct(e.get(f"parsed_pass@{n}")) for n in lb["pass_ns"]])
         if lb["has_gt"]:
-            row.append(rate_cell(e.get("win_tie"), gt.get("win_tie_ci_low"), gt.get("win_tie_ci_high"),
+            row.append(not_measured_cell(no_gt) if no_gt else
+                       rate_cell(e.get("win_tie"), gt.get("win_tie_ci_low"), gt.get("win_tie_ci_high"),
                                  gt.get("comparisons"), min_cells=lowest))
         for n in lb["pass_ns"]:
             p = e.get(f"pass_row@{n}") or {}
-            row.append(rate_cell(e.get(f"pass@{n}"), p.get("pass_ci_low"), p.get("pass_ci_high"), p.get("dialogues"),
+            row.append(not_measured_cell(no_pass) if no_pass else
+                       rate_cell(e.get(f"pass@{n}"), p.get("pass_ci_low"), p.get("pass_ci_high"), p.get("dialogues"),
                                  min_cells=lowest))
         for n in lb["elo_ns"]:
             r = e.get(f"elo@{n}") or {}
             bt = f"\nBT {rating(r['bt'])} {interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}" if r.get("bt") is not None else ""
             games = f"\n{r['games']:,} games" if r.get("games") is not None else ""
-            row.append(flag(elo_pm(r) + bt + games, bool(r) and degenerate(r, marks)))
+            row.append(not_measured_cell(no_elo) if no_elo else
+                       flag(elo_pm(r) + bt + games, bool(r) and degenerate(r, marks)))
         unparsed = [e.get("unparsed"), e.get("gt_unparsed")]
         capped = e["model"] in marks["capped"]
         row += [flag(num(e.get("mean_tokens")), capped), num(e.get("dialogues"), 0),
@@ -170,6 +174,9 @@ def unieval(data: dict) -> Section:
     cell = lambda m, n: rate_cell(by.get((m, n)), (full.get((m, n)) or {}).get("pass_ci_low"),  # noqa: E731
                                   (full.get((m, n)) or {}).get("pass_ci_high"), (full.get((m, n)) or {}).get("dialogues"),
                                   min_cells=lowest)
+    finding = unmeasured(data, "botchat_unieval")
+    if finding is not None:
+        cell = lambda m, n: not_measured_cell(finding)  # noqa: E731
     shown = [n for n in ns if n in PAPER_NS] or ns
     rule = ("Pass rate by the authors' rule (below); under each rate, its Wilson 95% interval and n, the dialogues it "
             "is a share of")
@@ -188,10 +195,13 @@ def unieval(data: dict) -> Section:
                    [[m] + [pct(parsed.get((m, n))) for n in ns] + [num(most(m), 0)] for m in models],
                    "The same pass rates at every N with unparseable verdicts left out (parsed verdicts only).",
                    numeric_from=1, collapsed=True)
-    chart = svg.line_chart(series, label="UniEval pass rate vs N, one line per model")
+    charts = [] if finding else [("Pass rate vs N (authors' rule)",
+                                  svg.line_chart(series, label="UniEval pass rate vs N, one line per model"))]
     return Section("unieval", "UniEval pass rate vs N",
                    f"Share of dialogues that pass at each length N (judge {data['judge']}); {AUTHORS_UNIEVAL}.",
-                   [table, *every, strict], [("Pass rate vs N (authors' rule)", chart)], tables_first=True)
+                   [table, *every, strict], charts, tables_first=True, warnings=judge_warnings(
+                       {"not_measured": {k: v for k, v in (data.get("not_measured") or {}).items()
+                                         if k == "botchat_unieval"}}))
 
 
 def arena(data: dict) -> Section:
@@ -205,14 +215,16 @@ def arena(data: dict) -> Section:
     marks = checks(data)
     headers = ["Model"] + [h for n in ns for h in (f"Elo@{n}\n{ELO_HEAD}\n[{SPREAD_HEAD}]", f"BT@{n}\n[{BT_HEAD}]",
                                                    f"games@{n}")]
-    rows = []
+    rows, finding = [], unmeasured(data, "botchat_arena")
     for m in models:
         row = [m]
         for n in ns:
             r = by.get((m, n)) or {}
             bad = bool(r) and degenerate(r, marks)
-            row += [flag(elo_pm(r) + (f"\n{interval(r.get('ci_low'), r.get('ci_high'))}" if r.get("ci_low") is not None else ""),
+            row += [not_measured_cell(finding) if finding else
+                    flag(elo_pm(r) + (f"\n{interval(r.get('ci_low'), r.get('ci_high'))}" if r.get("ci_low") is not None else ""),
                          bad),
+                    not_measured_cell(finding) if finding else
                     flag(rating(r.get("bt")) + (f"\n{interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}"
                                                 if r.get("bt_ci_low") is not None else ""), bad),
                     flag(num(r.get("games"), 0), few(r.get("games"), marks["min_cells"]))]
@@ -230,8 +242,9 @@ def arena(data: dict) -> Section:
             if r["games"]:
                 cells[(r["model_a"], r["model_b"])] = r["wins_a"] / r["games"]
                 cells[(r["model_b"], r["model_a"])] = r["wins_b"] / r["games"]
-        charts.append((f"N={n}: share of games the row model won against the column model (ties count for neither)",
-                       svg.heatmap(names, cells, label=f"Pairwise win rate at N={n}")))
+        if not finding:
+            charts.append((f"N={n}: share of games the row model won against the column model (ties count for "
+                           "neither)", svg.heatmap(names, cells, label=f"Pairwise win rate at N={n}")))
         unparsed = sum(r["unparsed"] or 0 for r in group)
         tables.append(Table(["Model A", "Model B", "games", "A wins", "B wins", "ties", "unparsed"],
                             [[r["model_a"], r["model_b"], flag(num(r["games"], 0), few(r["games"], marks["min_cells"])),
@@ -258,17 +271,22 @@ def ground_truth(data: dict) -> Section:
     models = sorted(leaderboard_order(data, [*by, *uni]),
                     key=lambda m: (-((by.get(m) or {}).get("win_tie_rate") or -1), m))
     rows, bars = [], []
+    no_gt, no_pass = unmeasured(data, "botchat_gteval"), unmeasured(data, "botchat_unieval")
     for m in models:
         g, u = by.get(m) or {}, uni.get(m) or {}
         total = g.get("comparisons") or 0
         shares = [(g.get(k) or 0) / total if total else None for k in ("win", "tie", "lose", "unparsed")]
-        if total:
+        if total and not no_gt:
             bars.append((m, shares))
-        rows.append([m, num(g.get("comparisons"), 0), *map(pct, shares[:3]),
-                     rate_cell(g.get("win_tie_rate"), g.get("win_tie_ci_low"), g.get("win_tie_ci_high"),
-                               g.get("comparisons"), min_cells=data.get("min_cells", 10)),
-                     pct(g.get("win_tie_rate_parsed")), num(g.get("unparsed"), 0), pct(u.get("pass_rate")),
-                     pct(u.get("pass_rate_parsed")), num(u.get("unparsed"), 0)])
+        gt_cells = ([not_measured_cell(no_gt)] * 5 if no_gt else
+                    [*map(pct, shares[:3]), rate_cell(g.get("win_tie_rate"), g.get("win_tie_ci_low"),
+                                                       g.get("win_tie_ci_high"), g.get("comparisons"),
+                                                       min_cells=data.get("min_cells", 10)),
+                     pct(g.get("win_tie_rate_parsed"))])
+        pass_cells = [not_measured_cell(no_pass)] * 2 if no_pass else [pct(u.get("pass_rate")),
+                                                                       pct(u.get("pass_rate_parsed"))]
+        rows.append([m, num(g.get("comparisons"), 0), *gt_cells, num(g.get("unparsed"), 0), *pass_cells,
+                     num(u.get("unparsed"), 0)])
     headers = ["Model", "comparisons", "win", "tie", "lose", "Win + Tie", "Win + Tie\nunparsed left out", "unparsed",
                "UniEval pass @ GT length", "UniEval pass\nunparsed left out", "UniEval unparsed"]
     charts = [("Win / tie / lose against the human dialogue", svg.stacked_bars(

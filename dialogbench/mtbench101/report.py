@@ -9,7 +9,7 @@ from itertools import groupby
 from dialogbench.mtbench101.leaderboard import average_text
 from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
 from dialogbench.report import svg
-from dialogbench.report.checks import coverage, few, few_warning, flag
+from dialogbench.report.checks import coverage, few, few_warning, flag, judge_warnings, not_measured_cell, unmeasured
 from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import NO_DATA, Section, Table, num
 
@@ -21,7 +21,8 @@ QUERIES = {
 }
 TITLE = "MT-Bench-101"
 LEAD = ["#", "Model", "Avg"]
-TAIL = ["tasks scored", "left out", "Avg (OpenCompass rule)"]
+TAIL = ["tasks scored", "unparsed", "missing", "Avg (OpenCompass rule)"]
+PROTOCOL = "mtbench101"  # its judge stage (judge_checks findings)
 
 
 def shown_judge(rows: dict[str, Rows], report_judge: str | None) -> str | None:
@@ -34,7 +35,8 @@ def derive(rows: dict[str, Rows], context: Context) -> dict:
     """The rows of the judge shown (``shown_judge``), and that judge."""
     judge = shown_judge(rows, context.judge)
     shown = {key: None if found is None else [r for r in found if r["judge"] == judge] for key, found in rows.items()}
-    return {**shown, "judge": judge}
+    found = context.not_measured.get((judge, PROTOCOL))
+    return {**shown, "judge": judge, "not_measured": {PROTOCOL: found} if found else {}}
 
 
 def score(v) -> str:
@@ -64,12 +66,15 @@ def task_cell(r: dict, code: str, n: dict, lowest: int) -> str:
     return flag(f"{score(value)}\nn={count or 0:,}", few(count, lowest))
 
 
-def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10, short: set = frozenset()) -> Table:
+def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10, short: set = frozenset(),
+                      finding=None) -> Table:
+    """Table 3; with ``finding`` (its judge failed a judge check) every score shows 'not measured' instead."""
     n = n or {}
-    body = [[str(i), flag(r["model"], r["model"] in short), average_text(r, sep="\n"),
-             *(task_cell(r, t.code, n, lowest) for t in TASKS),
-             f"{num(r['tasks_scored'], 0)} / {len(TASKS)}", num(r["unparsed"], 0),
-             average_text(r, "opencompass_", sep="\n")]
+    scored = (lambda r, text: not_measured_cell(finding)) if finding else (lambda r, text: text)
+    body = [[str(i), flag(r["model"], r["model"] in short), scored(r, average_text(r, sep="\n")),
+             *(scored(r, task_cell(r, t.code, n, lowest)) for t in TASKS),
+             f"{num(r['tasks_scored'], 0)} / {len(TASKS)}", num(r["unparsed"], 0), num(r.get("missing"), 0),
+             scored(r, average_text(r, "opencompass_", sep="\n"))]
             for i, r in enumerate(rows, 1)]
     caption = ("Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + ". Below each task score: n, the "
                "dialogues it averages.")
@@ -129,28 +134,30 @@ def mtbench101(data: dict) -> Section:
     if not rows:
         return Section("mtbench101", TITLE, empty=NO_DATA)
     order = [r["model"] for r in rows]
-    left_out = sum(r["unparsed"] or 0 for r in rows)
+    unparsed, missing = sum(r["unparsed"] or 0 for r in rows), sum(r.get("missing") or 0 for r in rows)
+    finding = unmeasured(data, PROTOCOL)
     intro = (f"Judge: {data.get('judge') or '–'}. The judge rates every turn of a dialogue from 1 to 10 and a "
              "dialogue scores its lowest judged turn; a task scores the mean of its dialogues, Avg the unweighted "
              "mean of the 13 tasks (Table 3's rule). A model without a score for every task shows instead the mean "
              "over the tasks it has, marked 'partial: k of 13 tasks': not comparable with a full Avg, it is ranked "
              "after the models that have one. Models sorted by Avg, best first. "
-             f"Left out: {left_out:,} dialogue{'s' if left_out != 1 else ''} with a judged turn missing or "
-             "unparseable (not counted in any score). Ratings are read by this project's rule (the last "
+             f"Left out of every score: {unparsed:,} dialogue{'s' if unparsed != 1 else ''} with a rating the parser "
+             f"cannot read (unparsed), {missing:,} with a turn not judged (missing: its answer or its judgment failed "
+             "or is still to come, computed by the next run). Ratings are read by this project's rule (the last "
              "Rating: [[n]], 1 to 10). Avg (OpenCompass rule): the same average as OpenCompass's summarizer "
              "computes it from the same judge replies (the first [n] of a reply, no range check; a dialogue "
              "with an unreadable turn scores the minimum of its other turns), for comparison with the paper; "
              "the Judge reliability section counts the ratings the two rules read differently.")
-    charts = [c for c in [radar_chart(order, data.get("abilities") or [])] if c]
-    curve_charts, curve_tables = turn_curves(order, data.get("curves") or [])
+    charts = [c for c in [radar_chart(order, data.get("abilities") or [])] if c and not finding]
+    curve_charts, curve_tables = turn_curves(order, data.get("curves") or []) if not finding else ([], [])
     lowest = data.get("min_cells", 10)
     n = {(r["model"], r["task"]): r["dialogues"] for r in data.get("tasks") or []}
     small = [f"{r['task']} of {r['model']} (n={r['dialogues']})" for r in data.get("tasks") or []
              if few(r["dialogues"], lowest)]
     cover, short = coverage(data.get("coverage"), ("mtbench101",))
-    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short), *curve_tables],
+    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short, finding), *curve_tables],
                    charts + curve_charts, tables_first=True,
-                   warnings=few_warning(small, lowest, "scored dialogues") + cover)
+                   warnings=judge_warnings(data) + few_warning(small, lowest, "scored dialogues") + cover)
 
 
 REPORT = ReportSection(queries=QUERIES, derive=derive, sections=lambda data: [mtbench101(data)])

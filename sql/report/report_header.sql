@@ -1,7 +1,8 @@
 -- report_header: the report's header, one row: the current board (current_board) and its latest run (the run_id of
 -- the newest start among the board's runs), the config it ran with (runs.config: the path given to `dialogbench run`;
 -- run_config: its effective config as YAML, from run_configs, null for runs before it was recorded), when it started
--- and finished, the board's first run, how many runs the board has, and the models and judges of the current plans
+-- and finished, what ran it (commit, versions, host, gpu: as its runs rows recorded them, null for runs before they
+-- were), the board's first run, how many runs the board has, and the models and judges of the current plans
 -- (current_cells).
 with runs as (
     select * from {{ ref('runs') }}
@@ -25,7 +26,11 @@ latest_run as (
         any_value(run_id) as run_id,
         string_agg(distinct config, ', ' order by config) as config,
         min(started_at) as started_at,
-        max(finished_at) as finished_at
+        max(finished_at) as finished_at,
+        any_value(commit) as commit,
+        any_value(versions) as versions,
+        string_agg(distinct host, ', ' order by host) as host,
+        any_value(gpu) as gpu
     from runs semi join latest using (run_id)
 ),
 

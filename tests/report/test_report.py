@@ -101,7 +101,7 @@ def test_empty_lake_renders_every_section(tmp_path):
     for section in ("leaderboard", "unieval", "arena", "gt", "lengths", "examples", "mtbench101", "judge", "runs"):
         block = html.split(f'<section id="{section}">')[1].split("</section>")[0]
         assert "No data yet" in block, section
-    assert md.count("No data yet") == 10 and md.startswith("# dialogbench")  # "Can the judge tell?" too
+    assert md.count("No data yet") == 10 and "No backend call recorded" in md and md.startswith("# dialogbench")  # "Can the judge tell?" too
 
 
 def test_model_output_is_escaped(report):
@@ -334,7 +334,7 @@ def test_mtbench101_table3_models_columns_and_notes(mt_report):
     block = mt_block(html)
     table = block[block.index("<table"):block.index("</table>")]
     heads = re.findall(r"<th[^>]*>([^<]*)</th>", table.split("</thead>")[0].split('<tr>')[-1])
-    assert heads == ["#", "Model", "Avg", *TASK_CODES, "tasks scored", "left out", "Avg (OpenCompass rule)"]
+    assert heads == ["#", "Model", "Avg", *TASK_CODES, "tasks scored", "unparsed", "missing", "Avg (OpenCompass rule)"]
     group_rows = re.findall(r'<tr class="grp">(.*?)</tr>', table)
     assert [re.findall(r'class="lab">([^<]+)<', g) for g in group_rows] == [list(TIERS), list(ABILITIES)]
     assert 'colspan="5" class="lab">Perceptivity' in group_rows[0] and 'colspan="2" class="lab">Understanding' in group_rows[1]
@@ -344,7 +344,7 @@ def test_mtbench101_table3_models_columns_and_notes(mt_report):
     best = next(r for r in lb if r["model"] == expected[0])
     assert f"{best['avg']:.2f}" in table and f"{best['CM']:.2f}" in table
     assert "1 to 10" in block and "lowest judged turn" in block and "Judge: gpt-4" in block
-    assert "Left out: 1 dialogue " in block
+    assert "Left out of every score: 1 dialogue with a rating the parser cannot read (unparsed), 0 with a turn " in block
     assert "Avg (OpenCompass rule)" in block and "first [n]" in block
     assert '<a href="#mtbench101">MT-Bench-101</a>' in html
     assert html.index('id="examples"') < html.index('id="mtbench101"') < html.index('id="judge"')

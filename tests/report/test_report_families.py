@@ -91,7 +91,7 @@ def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
 
 def test_a_family_section_on_an_empty_lake(tmp_path, toy):
     md = write_report(Lake(tmp_path / "nothing"), tmp_path / "out")["md"].read_text()
-    assert "## Toy echo\n\n_No toy runs yet._" in md and md.count("No data yet") == 10
+    assert "## Toy echo\n\n_No toy runs yet._" in md and md.count("No data yet") == 10 and "No backend call recorded" in md
 
 
 def test_a_family_without_a_report_section_changes_nothing(lake, builtin_pages, echo):

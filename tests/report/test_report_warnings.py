@@ -26,7 +26,7 @@ JUDGE = "judge-x"
 
 def lake_of(root: Path, *, passes=(True, True, True, False), judged: int | None = None, tokens=(10, 12),
             max_tokens: int | None = 40, arena: tuple[str, ...] = (), elo_ci=(990.0, 1010.0),
-            config: str | None = None, run_config: str | None = None) -> Lake:
+            config: str | None = None, run_config: str | None = None, provenance: dict | None = None) -> Lake:
     """Models a and b: a dialogue per seed (generated utterances' model tokens ``tokens``, recorded max_tokens),
     UniEval judgments of the first ``judged`` of them (``passes``: "No" passes, "Yes" at utterance 3 fails), the
     plans of every seed, Arena verdicts (one per seed, a first) and Elo rows with interval ``elo_ci``."""
@@ -63,7 +63,7 @@ def lake_of(root: Path, *, passes=(True, True, True, False), judged: int | None 
             "settings": "{}", "created_at": T0} for m in ("a", "b")] if arena else []
     runs = [{"run_id": run, "stage": "botchat_unieval", "planned": 8, "cached": 0, "computed": 8, "failed": 0,
              "seconds": 60.0, "started_at": T0, "finished_at": T0 + dt.timedelta(minutes=1),
-             "config": config or "configs/nightly.yaml", "detail": "{}"}]
+             "config": config or "configs/nightly.yaml", "detail": "{}", **(provenance or {})}]
     configs = [{"run_id": run, "created_at": T0, "config_path": config or "configs/nightly.yaml", "config_fp": "c",
                 "config": run_config}] if run_config is not None else []
     for table, rows, schema in (("generations", gens, GENERATIONS), ("plans", plans, PLANS), ("elo", elo, ELO),
@@ -172,8 +172,19 @@ def test_models_short_of_their_plan_warn(tmp_path):
 def test_header_fields(tmp_path):
     page = render(lake_of(tmp_path / "lake"), settings=ReportConfig())
     head = page["md"].split("## ")[0]
-    for field in ("**Config**: configs/nightly.yaml", "**Commit**:", "**Models**: a, b", "**Judge**: judge-x",
+    for field in ("**Board**: nightly", "**Config**: configs/nightly.yaml", "**Models**: a, b", "**Judge**: judge-x",
                   "**Dates**: latest run run-1: started 2026-01-02 03:04:05 UTC, finished 2026-01-02 03:05:05 UTC",
-                  "**Warnings**:", "report.min\\_cells from given"):
+                  "**Warnings**:", "report.min\\_cells from given",
+                  "**Code**: not recorded", "**Engines**: not recorded"):  # a run written before they were recorded
         assert field in head, field
-    assert '<dl class="meta">' in page["html"] and "<dt>Commit</dt>" in page["html"]
+    assert '<dl class="meta">' in page["html"] and "<dt>Code</dt>" in page["html"]
+
+
+def test_the_header_shows_what_ran_the_run_it_reports(tmp_path):
+    """The commit, versions, host and GPU the run recorded: not the code rendering the report."""
+    lake = lake_of(tmp_path / "lake", provenance={"commit": "abc123def456", "host": "gpu-box-7", "gpu": "8 x H100",
+                                                  "versions": [("vllm", "0.33.0"), ("torch", "2.14.0"),
+                                                               ("prefect", "3.7.7")]})
+    head = render(lake, settings=ReportConfig())["md"].split("## ")[0]
+    assert "**Code**: abc123def456" in head and "**Host**: gpu-box-7; GPU: 8 x H100" in head
+    assert "**Engines**: vllm 0.33.0, torch 2.14.0, prefect 3.7.7" in head
