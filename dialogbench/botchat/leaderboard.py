@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dialogbench.config import Config
+from dialogbench.judge_checks.check import unmeasured_rows
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 
@@ -16,10 +17,14 @@ def unieval_leaderboard(config: Config) -> list[dict]:
             "select * from botchat_unieval where judge = ? and list_contains(?, model) and list_contains(?, n)",
             [config.botchat.judge, models, ns]).fetchall()
         columns = [d[0] for d in con.description]
+        rows = unmeasured_rows([dict(zip(columns, r)) for r in rows], con, config, protocol="botchat_unieval",
+                               columns=["pass_rate", "passed"])
     by_model: dict[str, dict] = {}
-    for row in (dict(zip(columns, r)) for r in rows):
+    for row in rows:
         entry = by_model.setdefault(row["model"], {"model": row["model"], "judge": row["judge"],
-                                                   "dialogues": row["dialogues"], "unparsed": row["unparsed"]})
+                                                   "dialogues": row["dialogues"], "unparsed": row["unparsed"],
+                                                   **({"not_measured": row["not_measured"]}
+                                                      if row.get("not_measured") else {})})
         entry[f"pass@{row['n']}"] = row["pass_rate"]
         entry[f"passed@{row['n']}"] = row["passed"]
     top = f"pass@{max(ns)}"
@@ -32,10 +37,13 @@ def format_leaderboard(rows: list[dict], ns: list[int]) -> str:
     header = ["model", *[f"pass@{n}" for n in ns], "judged", "unparsed"]
     lines = [header]
     for row in rows:
-        rates = [f"{row[f'pass@{n}']:.3f}" if row.get(f"pass@{n}") is not None else "-" for n in ns]
+        rates = [f"{row[f'pass@{n}']:.3f}" if row.get(f"pass@{n}") is not None
+                 else "not measured" if row.get("not_measured") else "-" for n in ns]
         lines.append([row["model"], *rates, str(row["dialogues"]), str(row["unparsed"])])
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
            for line in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
-    return f"UniEval pass@N (judge: {rows[0]['judge']})\n" + "\n".join(out)
+    why = next((r["not_measured"] for r in rows if r.get("not_measured")), None)
+    return (f"UniEval pass@N (judge: {rows[0]['judge']})\n" + "\n".join(out)
+            + (f"\nnot measured: {why}" if why else ""))

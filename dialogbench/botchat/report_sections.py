@@ -106,8 +106,10 @@ def leaderboard(data: dict) -> Section:
     for i, e in enumerate(lb["rows"], 1):
         gt = e.get("gt_row") or {}
         row = [str(i), model_cell(e["model"], marks)]
-        parsed.append([str(i), e["model"]] + ([pct(e.get("parsed_win_tie"))] if lb["has_gt"] else [])
-                      + [pct(e.get(f"parsed_pass@{n}")) for n in lb["pass_ns"]])
+        parsed.append([str(i), e["model"]]
+                      + ([not_measured_cell(no_gt) if no_gt else pct(e.get("parsed_win_tie"))] if lb["has_gt"] else [])
+                      + [not_measured_cell(no_pass) if no_pass else pct(e.get(f"parsed_pass@{n}"))
+                         for n in lb["pass_ns"]])
         if lb["has_gt"]:
             row.append(not_measured_cell(no_gt) if no_gt else
                        rate_cell(e.get("win_tie"), gt.get("win_tie_ci_low"), gt.get("win_tie_ci_high"),
@@ -191,8 +193,9 @@ def unieval(data: dict) -> Section:
         every = column_chunks(rates(ns, 0), 1, EVERY_N_COLUMNS)
         for t in every:
             t.caption, t.collapsed = f"Pass rate at every N, authors' rule: {t.caption}", True
+    strict_cell = (lambda m, n: not_measured_cell(finding)) if finding else (lambda m, n: pct(parsed.get((m, n))))
     strict = Table(["Model"] + [f"N={n}" for n in ns] + ["unparsed"],
-                   [[m] + [pct(parsed.get((m, n))) for n in ns] + [num(most(m), 0)] for m in models],
+                   [[m] + [strict_cell(m, n) for n in ns] + [num(most(m), 0)] for m in models],
                    "The same pass rates at every N with unparseable verdicts left out (parsed verdicts only).",
                    numeric_from=1, collapsed=True)
     charts = [] if finding else [("Pass rate vs N (authors' rule)",

@@ -40,3 +40,15 @@ def failing(config, lake: Lake, run_id: str) -> list[str]:
     with connect(lake, board=config.board) as con:
         found = board_findings(con, settings)
     return [f"judge checks: {f.why}" for f in found if f.check in settings.fail]
+
+
+def unmeasured_rows(rows: list[dict], con: duckdb.DuckDBPyConnection, config, *, protocol: str,
+                    columns: list[str]) -> list[dict]:
+    """A leaderboard's ``rows`` with the ``columns`` of a judge that fails a judge check on ``protocol`` blanked
+    (never a score) and ``not_measured`` saying why (the CLI prints it, the artifacts carry it)."""
+    found = {(f.judge, f.protocol): f for f in board_findings(con, settings_of(config))}
+    out = []
+    for row in rows:
+        finding = found.get((row.get("judge"), protocol))
+        out.append({**row, **{c: None for c in columns if c in row}, "not_measured": finding.why} if finding else row)
+    return out

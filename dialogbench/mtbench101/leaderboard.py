@@ -5,6 +5,8 @@ from __future__ import annotations
 from dialogbench.config import Config
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
+from dialogbench.judge_checks.check import unmeasured_rows
+
 from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 
@@ -17,7 +19,8 @@ def mtbench101_leaderboard(config: Config) -> list[dict]:
         relation = con.execute("select * from mtbench101_leaderboard where judge = ? and list_contains(?, model)",
                                [config.mtbench101_judge().name, models])
         columns = [d[0] for d in relation.description]
-        rows = [dict(zip(columns, r)) for r in relation.fetchall()]
+        rows = unmeasured_rows([dict(zip(columns, r)) for r in relation.fetchall()], con, config, protocol="mtbench101",
+                               columns=[*TASK_CODES, "avg", "avg_scored", "opencompass_avg", "opencompass_avg_scored"])
     return sorted(rows, key=lambda r: (-(r.get("avg") or -1), r["model"]))
 
 
@@ -51,6 +54,8 @@ def format_mtbench101(rows: list[dict]) -> str:
     out.insert(1, "  ".join("-" * w for w in widths))
     note = ("\navg: the mean of the 13 task scores; 'partial': the mean over the tasks scored so far, not comparable "
             "with a full average" if any(average(r)[1] is not None for r in rows) else "")
+    why = next((r["not_measured"] for r in rows if r.get("not_measured")), None)
+    note += f"\nnot measured: {why}" if why else ""
     return (f"MT-Bench-101 (judge: {rows[0]['judge']}; dialogue = its lowest turn score, 1-10)\n" + "\n".join(out)
             + note)
 

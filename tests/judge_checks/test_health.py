@@ -1,0 +1,99 @@
+"""The judge checks on real stages with scripted judges: a judge whose verdicts cannot be read, or that gives the
+same answer to everything, is found per (judge, protocol); its numbers are not measured wherever they show (the
+report, the CLI leaderboard, the history) and the run's check fails; a judge that does its job passes."""
+
+from __future__ import annotations
+
+from dialogbench import registry
+from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
+from dialogbench.cells.runner import run_stage
+from dialogbench.history.snapshot import record_config, snapshot_metrics
+from dialogbench.judge_checks.check import failing
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect
+from dialogbench.report.build import render
+from tests.conftest import VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, config_dict
+
+YES_4 = "Choice: Yes\nIndex: 4\nReason: the fourth utterance repeats itself."
+
+
+def night(config, run_id: str) -> None:
+    lake = Lake(config.lake)
+    for stage in registry.stages(config):
+        run_stage(stage, config, run_id)
+    record_config(lake, config, run_id=run_id, config_path="night.yaml")
+    with connect(lake, board=config.board) as con:
+        snapshot_metrics(con, lake, config, run_id=run_id)
+
+
+def rows(config, sql: str) -> list[dict]:
+    with connect(Lake(config.lake), board=config.board) as con:
+        relation = con.execute(sql)
+        columns = [d[0] for d in relation.description]
+        return [dict(zip(columns, r)) for r in relation.fetchall()]
+
+
+def make(make_config, lake_dir, script, *, limit=6, checks=None):
+    data = config_dict(lake_dir, judge_script=script, n=[4], limit=limit)
+    data["judge_checks"] = checks or {}
+    return make_config(data)
+
+
+def test_an_unreadable_judge_is_not_measured_anywhere_and_fails_the_run(make_config, lake_dir):
+    config = make(make_config, lake_dir, [VERDICT_GARBAGE, VERDICT_GARBAGE, VERDICT_NO])  # 2 of 3 unreadable
+    night(config, "r1")
+    (health,) = rows(config, "select * from judge_health")
+    assert (health["protocol"], health["verdicts"], health["unparsed"]) == ("botchat_unieval", 12, 8)
+
+    (line,) = failing(config, Lake(config.lake), "r1")
+    assert "judge on botchat_unieval: 8 of 12 verdicts (67%) could not be read" in line
+    # the authors' rule would count every unreadable verdict as a pass: no pass rate is shown as a score
+    board = unieval_leaderboard(config)
+    assert {r["pass@4"] for r in board} == {None} and all("could not be read" in r["not_measured"] for r in board)
+    assert "not measured" in format_leaderboard(board, [4])
+    md = render(Lake(config.lake), board=config.board)["md"]
+    leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
+    assert "not measured ⚠ 67% unreadable" in leaderboard and "could not be read" in leaderboard
+    assert "100.0%" not in leaderboard  # nor the parsed-only rates of that judge
+    assert "## Can the judge tell?" in md and "not measured: its verdicts cannot be read" in md
+    snap = rows(config, "select measured, note from metric_history")
+    assert snap and {r["measured"] for r in snap} == {False} and all("could not be read" in r["note"] for r in snap)
+
+
+def test_an_unreadable_judge_is_never_a_movement(make_config, lake_dir):
+    readable = make(make_config, lake_dir, [VERDICT_NO, YES_4])
+    night(readable, "r1")
+    broken = make(make_config, lake_dir, [VERDICT_GARBAGE], checks={})  # the same board, the judge answers garbage
+    broken = broken.model_copy(update={"judges": [broken.judges[0].model_copy(update={"max_tokens": 63})]})
+    night(broken, "r2")
+    changed = rows(broken, "select status, delta, note from changes")
+    assert changed and {r["status"] for r in changed} == {"not measured"} and {r["delta"] for r in changed} == {None}
+
+
+def test_a_judge_that_says_the_same_to_everything_does_not_discriminate(make_config, lake_dir):
+    config = make(make_config, lake_dir, [VERDICT_NO], limit=12)  # 24 verdicts, every one "No"
+    night(config, "r1")
+    (health,) = rows(config, "select * from judge_health")
+    assert (health["top_answer"], health["top_count"], health["top_share"]) == ("No", 24, 1.0)
+    (line,) = failing(config, Lake(config.lake), "r1")
+    assert "does not discriminate: 24 of 24 parsed verdicts (100%) are the same answer 'No'" in line
+    md = render(Lake(config.lake), board=config.board)["md"]
+    assert "not measured ⚠ 100% same answer" in md.split("## Leaderboard")[1].split("\n## ")[0]
+    quiet = make(make_config, lake_dir, [VERDICT_NO], limit=12, checks={"fail": ["unparsed"]})
+    assert failing(quiet, Lake(quiet.lake), "r1") == []  # found, shown, but not a failed run by this config
+
+
+def test_a_judge_that_does_its_job_passes(make_config, lake_dir):
+    config = make(make_config, lake_dir, [VERDICT_NO, YES_4, VERDICT_YES_3], limit=12)
+    night(config, "r1")
+    (health,) = rows(config, "select * from judge_health")
+    assert health["unparsed"] == 0 and health["top_share"] < 0.95
+    assert failing(config, Lake(config.lake), "r1") == []
+    assert all(r.get("not_measured") is None and r["pass@4"] is not None for r in unieval_leaderboard(config))
+    assert {r["measured"] for r in rows(config, "select measured from metric_history")} == {True}
+
+
+def test_too_few_verdicts_are_not_judged_for_discrimination(make_config, lake_dir):
+    config = make(make_config, lake_dir, [VERDICT_NO], limit=3)  # 6 verdicts < min_verdicts 20
+    night(config, "r1")
+    assert failing(config, Lake(config.lake), "r1") == []
