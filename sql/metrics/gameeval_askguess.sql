@@ -57,7 +57,7 @@ per_word as (
         model,
         setting,
         count(*) as words,
-        sum(trials) as trials,
+        sum(trials)::bigint as trials,
         100 * avg(st) as st,
         100 * avg(ee) as ee,
         100 * avg(rle) as rle,

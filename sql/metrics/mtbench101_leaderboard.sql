@@ -31,8 +31,8 @@ final as (
         case when count(score) = 13 then avg(score) end as "avg",
         count(score) as tasks_scored,
         avg(score) as avg_scored,
-        sum(unparsed) as unparsed,
-        sum(missing) as missing,
+        sum(unparsed)::bigint as unparsed,
+        sum(missing)::bigint as missing,
         case when count(opencompass_score) = 13 then avg(opencompass_score) end as opencompass_avg,
         count(opencompass_score) as opencompass_tasks_scored,
         avg(opencompass_score) as opencompass_avg_scored
