@@ -18,8 +18,10 @@ log = logging.getLogger("dialogbench.checks")
 
 @task(name="stages", cache_policy=NO_CACHE)
 def run_families(config: Config) -> dict[str, list[str]]:
-    """Each family the config enables, with its stages, in pipeline order."""
-    return {f.name: [stage.name for stage in f.stages(config)] for f in registry.families() if f.enabled(config)}
+    """Each family the config enables that has stages, with them, in pipeline order (a family of checks only, such as
+    the judge checks, gets no subflow: its checks run after every stage, in ``run_checks``)."""
+    found = {f.name: [stage.name for stage in f.stages(config)] for f in registry.families() if f.enabled(config)}
+    return {name: stages for name, stages in found.items() if stages}
 
 
 @task(name="plan", task_run_name="plan {stage}", cache_policy=NO_CACHE)

@@ -41,7 +41,7 @@ def server(tmp_path_factory):
 
 
 def config_file(tmp_path: Path, name: str, *, judge_script: list[str], mtbench101: bool = False,
-                fail_on: dict | None = None) -> Path:
+                fail_on: dict | None = None, report: dict | None = None) -> Path:
     data = {
         "lake": str(tmp_path / f"lake-{name}"),
         "models": [{"name": "bot-a", "backend": "scripted", "script": ["Sure, see you then.", "Sounds good to me."]},
@@ -50,12 +50,16 @@ def config_file(tmp_path: Path, name: str, *, judge_script: list[str], mtbench10
         "botchat": {"judge": "judge", "n": [4], "limit": 4, "judge_chunk_size": 3,  # UniEval: 8 cells, 3 chunks
                     "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
                     "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
+        # one scripted judge answers every protocol, so each protocol reads some of the others' replies as unreadable
+        "judge_checks": {"max_unparsed": 0.7},
     }
     if mtbench101:
         data["mtbench101"] = {"limit": 1, "tasks": ["CM"],
                               "dataset": str(REPO / "data_lake/raw/mtbench101/mtbench101.jsonl")}
     if fail_on:
         data["fail_on"] = fail_on
+    if report:
+        data["report"] = report
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -107,12 +111,20 @@ def test_a_run_publishes_its_results_and_is_tagged(tmp_path, server):
     runs = flow_runs(api, "config:published")
     flow = pipeline_run(runs, summary["run_id"])
     assert flow["state_type"] == "COMPLETED"
-    expected_tags = {"config:published", "family:botchat", "family:mtbench101", "model:bot-a", "model:bot-b",
-                     "model:judge"}
+    expected_tags = {"config:published", "board:published", "family:botchat", "family:mtbench101", "model:bot-a",
+                     "model:bot-b", "model:judge"}
     assert expected_tags <= set(flow["tags"]) and set(summary["tags"]) == expected_tags
     assert {r["name"] for r in runs} >= {summary["run_id"], "botchat", "mtbench101"}  # the subflows are tagged
+    subflows = {r["name"]: set(r["tags"]) for r in runs if r["name"] != summary["run_id"]}
+    for family, other in (("botchat", "mtbench101"), ("mtbench101", "botchat")):  # each its own family only
+        assert f"family:{family}" in subflows[family] and f"family:{other}" not in subflows[family]
+        assert {"config:published", "board:published"} <= subflows[family]
     tasks = post(api, "task_runs/filter", {"flow_runs": {"id": {"any_": [r["id"] for r in runs]}}})
-    assert tasks and all(expected_tags <= set(t["tags"]) for t in tasks if t["name"].startswith(("plan ", "record ")))
+    families = {"botchat": {"family:botchat"}, "mtbench101": {"family:mtbench101"}}
+    for task in tasks:
+        if task["name"].startswith(("plan ", "record ")):
+            family = "mtbench101" if "mtbench101" in task["name"] else "botchat"
+            assert families[family] <= set(task["tags"]) and "config:published" in task["tags"], task["tags"]
 
     found = artifacts(api, runs)
     stages = json.loads(found["dialogbench-stages"]["data"])
@@ -127,8 +139,10 @@ def test_a_run_publishes_its_results_and_is_tagged(tmp_path, server):
     botchat = {r["model"]: r for r in json.loads(found["dialogbench-leaderboard-botchat"]["data"])}
     assert all(botchat[r["model"]]["pass@4"] == r["pass@4"] for r in summary["leaderboard"]["botchat"])
 
-    html = Path(summary["report"]["html"]).resolve()
-    assert html.as_uri() in found["dialogbench-report"]["data"]
+    # no report.url: the report artifact says where the file is and how to serve it (a file:// link opens nowhere)
+    note = found["dialogbench-report"]
+    assert summary["report"]["html"] in note["data"] and "](" not in note["data"]
+    assert "dialogbench serve" in note["data"] and "report.url" in note["data"]
     assert found["dialogbench-report-md"]["data"] == Path(summary["report"]["md"]).read_text()
     assert json.loads(found["dialogbench-failures"]["data"]) == []
 
@@ -144,7 +158,7 @@ def test_failed_cells_fail_the_run_unless_their_share_is_tolerated(tmp_path, ser
     # the judge's replies in turn: one in four is a backend error (its text quotes a key-shaped token)
     script = ["Choice: Yes\nIndex: 4\nReason: repetitive", "!error:HTTP 503 overloaded sk-" + "x" * 30,
               "Choice: No\nIndex: None\nReason: fine", "Choice: No\nIndex: None\nReason: fine"]
-    failing = config_file(tmp_path, "failing", judge_script=script)
+    failing = config_file(tmp_path, "failing", judge_script=script, report={"url": "http://gpu-box:8765/"})
     done, summary = run(failing, env, tmp_path)
     assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-3000:]
     unieval = next(s for s in summary["stages"] if s["stage"] == "botchat_unieval")
@@ -157,7 +171,15 @@ def test_failed_cells_fail_the_run_unless_their_share_is_tolerated(tmp_path, ser
     flow = pipeline_run(runs, summary["run_id"])
     assert flow["state_type"] == "FAILED"
     assert "botchat_unieval: 2 of 8 failed" in flow["state"]["message"]
+    link = f"http://gpu-box:8765/runs/{summary['run_id']}/report.html"
+    assert flow["state"]["message"].endswith(f"Report: {link}")  # what a notification quotes
+    # the parent flow run says why, as a WARNING of its own (not only its subflows' and tasks')
+    logs = post(api, "logs/filter", {"logs": {"flow_run_id": {"any_": [flow["id"]]}, "level": {"ge_": 30}}})
+    assert any("botchat_unieval: 2 of 8 failed" in entry["message"] and entry["task_run_id"] is None
+               for entry in logs), [entry["message"] for entry in logs]
     found = artifacts(api, runs)
+    assert f"]({link})" in found["dialogbench-report"]["data"]  # Prefect stores a link artifact as [text](url)
+    assert f"]({link.replace('report.html', 'explorer.html')})" in found["dialogbench-explorer"]["data"]
     failures = json.loads(found["dialogbench-failures"]["data"])
     assert len(failures) == 2 and {f["stage"] for f in failures} == {"botchat_unieval"}
     assert {f["model"] for f in failures} <= {"bot-a", "bot-b"} and all(f["judge"] == "judge" for f in failures)
