@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from dialogbench.config import ConfigError, FailOn, load_config
-from dialogbench.runs import StageReport, failing_stages, failure_message, run_tags
+from dialogbench.runs import StageReport, failing_stages, failure_message, family_tags, run_tags
 from tests.conftest import config_dict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,7 +100,9 @@ def test_config_errors_name_the_field(tmp_path, fail_on, message):
 def test_run_tags_name_the_config_families_and_models(tmp_path):
     config = load_config(_write(tmp_path))
     assert run_tags(config, "configs/nightly.yaml", ["botchat"]) == [
-        "config:nightly", "family:botchat", "model:bot-a", "model:bot-b", "model:judge"]
+        "config:nightly", f"board:{config.board}", "family:botchat", "model:bot-a", "model:bot-b", "model:judge"]
+    assert family_tags(config, "configs/nightly.yaml", "botchat") == [
+        "config:nightly", f"board:{config.board}", "family:botchat", "model:bot-a", "model:bot-b", "model:judge"]
     only_b = load_config(_write(tmp_path), {"models": ["bot-b"]})
     assert "model:bot-a" not in run_tags(only_b, "c.yaml", ["botchat"])
 

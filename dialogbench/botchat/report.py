@@ -49,6 +49,8 @@ def leaderboard(data: dict) -> dict:
     """The leaderboard's rows (a model per row, its pass@N, Elo@N, Win + Tie vs GT, tokens), best first."""
     unieval, elo = data["unieval"] or [], data["elo"] or []
     pass_ns, elo_ns = pick_ns({r["n"] for r in unieval}), pick_ns({r["n"] for r in elo})
+    if not elo_ns and "botchat_arena" in (data.get("not_measured") or {}):  # no rating at all: say so, not nothing
+        elo_ns = pick_ns({r["n"] for r in data.get("pair_rates") or []})
     rows: dict[str, dict] = {}
     entry = lambda m: rows.setdefault(m, {"model": m})  # noqa: E731
     for r in unieval:

@@ -34,10 +34,14 @@ def test_explore_refuses_a_lake_that_does_not_exist(tmp_path, capsys):
 
 
 def test_the_render_step_writes_the_explorer_beside_the_report(lake):
-    paths = render_report.fn(staged_config(lake.root.parent))  # the config that wrote the lake
-    assert set(paths) == {"html", "md", "explorer"}
-    assert paths["explorer"] == str(lake.root / "reports" / "explorer.html")
-    assert 'href="report.html"' in (lake.root / "reports" / "explorer.html").read_text()
+    config = staged_config(lake.root.parent)  # the config that wrote the lake
+    paths = render_report.fn(config, "run-9", "staged.yaml", None)
+    assert {"html", "md", "explorer", "note"} <= set(paths)
+    run = lake.root / "reports" / "runs" / "run-9"
+    assert paths["explorer"] == str(run / "explorer.html")
+    for folder in (run, lake.root / "reports" / "boards" / config.board, lake.root / "reports"):  # not ad hoc: the top
+        assert 'href="report.html"' in (folder / "explorer.html").read_text(), folder
+        assert (folder / "report.html").is_file()
 
 
 def test_publish_report_links_the_explorer(tmp_path, monkeypatch):
@@ -45,9 +49,16 @@ def test_publish_report_links_the_explorer(tmp_path, monkeypatch):
     monkeypatch.setattr(artifacts, "create_link_artifact", lambda **kw: made.append(kw))
     monkeypatch.setattr(artifacts, "create_markdown_artifact", lambda **kw: made.append(kw))
     (tmp_path / "report.md").write_text("# report\n")
-    artifacts.publish_report("run-1", {"html": str(tmp_path / "report.html"), "md": str(tmp_path / "report.md"),
-                                       "explorer": str(tmp_path / "explorer.html")})
+    paths = {"html": str(tmp_path / "report.html"), "md": str(tmp_path / "report.md"),
+             "explorer": str(tmp_path / "explorer.html")}
+    artifacts.publish_report("run-1", paths, url="http://gpu-box:8765", board="nightly")
     links = {m["key"]: m for m in made}
     assert set(links) == {"dialogbench-report", "dialogbench-report-md", "dialogbench-explorer"}
-    assert links["dialogbench-explorer"]["link"] == (tmp_path / "explorer.html").resolve().as_uri()
-    assert "explorer.html (run-1)" == links["dialogbench-explorer"]["link_text"]
+    assert links["dialogbench-explorer"]["link"] == "http://gpu-box:8765/runs/run-1/explorer.html"
+    assert links["dialogbench-report"]["link"] == "http://gpu-box:8765/runs/run-1/report.html"
+    assert "explorer (run-1)" == links["dialogbench-explorer"]["link_text"]
+    made.clear()  # without report.url: no link a browser would refuse, a note saying how to serve the report
+    artifacts.publish_report("run-1", paths)
+    notes = {m["key"]: m for m in made}
+    assert set(notes) == {"dialogbench-report", "dialogbench-report-md"}
+    assert "dialogbench serve" in notes["dialogbench-report"]["markdown"] and "file://" not in str(made)

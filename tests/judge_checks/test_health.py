@@ -97,3 +97,16 @@ def test_too_few_verdicts_are_not_judged_for_discrimination(make_config, lake_di
     config = make(make_config, lake_dir, [VERDICT_NO], limit=3)  # 6 verdicts < min_verdicts 20
     night(config, "r1")
     assert failing(config, Lake(config.lake), "r1") == []
+
+
+def test_an_arena_judge_that_cannot_be_read_leaves_no_rating_but_says_so(make_config, lake_dir):
+    """No parsed verdict, no game, no Elo row: the leaderboard still has its Elo column, saying not measured."""
+    data = config_dict(lake_dir, judge_script=[VERDICT_NO], n=[4], limit=6, arena={"enabled": True, "n": [4]})
+    data["judge_checks"] = {}
+    config = make_config(data)
+    night(config, "r1")
+    assert rows(config, "select * from botchat_elo") == []
+    md = render(Lake(config.lake), board=config.board)["md"]
+    leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
+    assert "Elo@4" in leaderboard and "not measured ⚠ 100% unreadable" in leaderboard
+    assert "judge on botchat\\_arena: 12 of 12 verdicts (100%) could not be read" in leaderboard
