@@ -45,9 +45,10 @@ def average_text(row: dict, rule: str = "", *, blank: str = "–", sep: str = " 
 def format_mtbench101(rows: list[dict]) -> str:
     if not rows:
         return "(no MT-Bench-101 judgments yet)"
-    header = ["model", *TASK_CODES, "avg", "left out"]
-    lines = [header] + [[r["model"], *[_score(r.get(t)) for t in TASK_CODES], average_text(r, blank="-"),
-                         str(r.get("unparsed") or 0)] for r in rows]
+    header = ["model", *TASK_CODES, "avg", "unparsed", "missing"]
+    lines = [header] + [[r["model"], *[_score(r.get(t)) for t in TASK_CODES],
+                         "not measured" if r.get("not_measured") else average_text(r, blank="-"),
+                         str(r.get("unparsed") or 0), str(r.get("missing") or 0)] for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
            for line in lines]
