@@ -50,6 +50,8 @@ class Family:
     explorer: Callable[["Source"], "Part"] | None = None
     protocol: bool = True    # a benchmark protocol, named in the report's title (the canary is a check on them)
     always: bool = False     # on in every config: its section has its defaults when absent (`enabled: false` to stop)
+    # its judges' known-answer probes: (config, items per protocol) -> probe stages (dialogbench/judge_checks/probe.py)
+    probes: Callable[["Config", int], list[Stage]] | None = None
 
     def settings(self, config: "Config"):
         """The family's config section, or None when the config has none."""

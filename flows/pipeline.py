@@ -20,11 +20,11 @@ from dialogbench.lake.lease import lake_lease
 from dialogbench.runs import failure_lines, family_tags, new_run_id, run_tags
 from dialogbench.report.publish import failure_state_message
 from flows.family import family
-from tasks.artifacts import (cost, log_problems, publish_changes, publish_failures, publish_leaderboards,
-                             publish_report, publish_stages, reset_cost, tag_flow_run)
+from tasks.artifacts import (cost, log_problems, publish_changes, publish_failures, publish_judges,
+                             publish_leaderboards, publish_report, publish_stages, reset_cost, tag_flow_run)
 from tasks.config import load_run_config, release_engines, start_run
 from tasks.history import record_run_config, snapshot
-from tasks.lake import catalog, check_lake, leaderboard, render_report
+from tasks.lake import catalog, check_lake, judge_summary, leaderboard, render_report
 from tasks.stages import run_checks, run_families
 from tasks.subflows import subflows_without_heartbeats
 
@@ -55,6 +55,7 @@ def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, m
             catalog(config)
             boards = leaderboard(config)
             publish_leaderboards(run_id, boards)
+            publish_judges(run_id, judge_summary(config))
             history = snapshot(config, run_id)  # before the report, which opens with what changed
             publish_changes(run_id, history["changes"])
             problem_lines = failure_lines(stages, config.fail_on, problems)

@@ -158,6 +158,17 @@ def publish_report(run_id: str, paths: dict[str, str] | None, *, url: str | None
                     "dialogue, turn and game with the judge's raw output).")
 
 
+def publish_judges(run_id: str, rows: list[dict]) -> None:
+    """Can the run's judges tell? One row per (judge, protocol): unreadable share, the most frequent answer's share,
+    known-answer probes right, and the checks it fails (its numbers are then not measured)."""
+    with _publishing("judges"):
+        failing = [r for r in rows if not r.get("measured", True)]
+        _create(create_table_artifact, table=_jsonable(rows), key=key("judges"),
+                description=f"Run `{run_id}`: {len(rows)} (judge, protocol) pair(s), {len(failing)} not measured"
+                            + (f": {'; '.join(r['judge'] + ' on ' + r['protocol'] for r in failing)}" if failing else "")
+                            + " (`dialogbench query \"select * from judge_health\"`, `judge_probes`).")
+
+
 def log_problems(lines: list[str]) -> None:
     """One WARNING per reason the run fails, on the flow run that calls it (the parent's logs, where the UI and a
     notification look first)."""

@@ -6,7 +6,7 @@ from prefect.cache_policies import NO_CACHE
 
 from dialogbench import registry
 from dialogbench.config import Config
-from dialogbench.judge_checks.check import settings_of
+from dialogbench.judge_checks.check import settings_of, summary
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import build_catalog, data_tests
 from dialogbench.report.publish import publish_reports
@@ -30,6 +30,12 @@ def check_lake(config: Config) -> dict[str, int]:
 def leaderboard(config: Config) -> dict:
     """Each enabled family's leaderboard rows (what the CLI prints), by family name."""
     return {f.name: f.leaderboard(config) for f in registry.families() if f.enabled(config) and f.leaderboard}
+
+
+@task(name="judge-checks", cache_policy=NO_CACHE)
+def judge_summary(config: Config) -> list[dict]:
+    """Can the run's judges tell? (dialogbench.judge_checks.check.summary)"""
+    return summary(config)
 
 
 @task(name="render-report", cache_policy=NO_CACHE)

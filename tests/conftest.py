@@ -41,8 +41,9 @@ def config_dict(lake: Path, *, models: list[dict] | None = None, judge_script: l
                     "max_tokens": 64, **(judge_extra or {})}],
         "botchat": {"judge": "judge", "n": n or [4, 8], **({"limit": limit} if limit else {}), **botchat},
         # The scripted judge answers unreadably on purpose (a quarter or more of JUDGE_SCRIPT, and YES_5 past a
-        # short dialogue): its numbers stay measured here; tests/judge_checks checks the thresholds.
-        "judge_checks": {"max_unparsed": 0.6},
+        # short dialogue): its numbers stay measured here, and it is asked no known-answer probes; tests/judge_checks
+        # checks the thresholds and the probes.
+        "judge_checks": {"max_unparsed": 0.6, "probes": 0},
     }
     return data
 

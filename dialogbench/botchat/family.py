@@ -6,6 +6,7 @@ from dialogbench.botchat.explorer import explore
 from dialogbench.botchat.generate_stage import GenerateDialogues
 from dialogbench.botchat.gteval_stage import GTEval
 from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
+from dialogbench.botchat.probes import probes
 from dialogbench.botchat.lengths import UtteranceLengths
 from dialogbench.botchat.report import REPORT
 from dialogbench.botchat.seeds import read_seeds
@@ -54,7 +55,7 @@ METRICS = (
 )
 
 FAMILY = Family(name="botchat", title="BotChat", section=BotChatConfig, stages=stages, tables=TABLES,
-                check_data=check_data,
+                check_data=check_data, probes=probes,
                 leaderboard=unieval_leaderboard,
                 format_leaderboard=lambda config, rows: format_leaderboard(rows, config.botchat.n), report=REPORT,
                 metrics=METRICS, prompts=prompts, explorer=explore)

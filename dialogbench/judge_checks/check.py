@@ -7,7 +7,7 @@ import duckdb
 import yaml
 
 from dialogbench.judge_checks.config import JudgeChecksConfig
-from dialogbench.judge_checks.health import Finding, findings, health_rows
+from dialogbench.judge_checks.health import Finding, findings, health_rows, probe_rows
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 
@@ -31,7 +31,7 @@ def settings_from_yaml(text: str | None) -> JudgeChecksConfig:
 
 def board_findings(con: duckdb.DuckDBPyConnection, settings: JudgeChecksConfig) -> list[Finding]:
     """The findings on ``con``'s board (none when the checks are off)."""
-    return findings(health_rows(con), settings) if settings.enabled else []
+    return findings(health_rows(con), settings, probe_rows(con)) if settings.enabled else []
 
 
 def failing(config, lake: Lake, run_id: str) -> list[str]:
@@ -52,3 +52,29 @@ def unmeasured_rows(rows: list[dict], con: duckdb.DuckDBPyConnection, config, *,
         finding = found.get((row.get("judge"), protocol))
         out.append({**row, **{c: None for c in columns if c in row}, "not_measured": finding.why} if finding else row)
     return out
+
+
+def summary(config) -> list[dict]:
+    """One row per (judge, protocol) of the run's board: verdicts, unreadable share, the most frequent answer's share,
+    probes right of asked, and the checks it fails with why (what the run's judges artifact shows)."""
+    from dialogbench.judge_checks.health import not_measured, probe_rows
+
+    settings = settings_of(config)
+    with connect(Lake(config.lake), board=config.board) as con:
+        health, probes = health_rows(con), probe_rows(con)
+        found = findings(health, settings, probes) if settings.enabled else []
+    by_pair: dict[tuple[str, str], dict] = {}
+    for r in health:
+        by_pair[(r["judge"], r["protocol"])] = {"judge": r["judge"], "protocol": r["protocol"], "verdicts": r["verdicts"],
+                                                "unreadable": r["unparsed_share"], "top_answer": r["top_answer"],
+                                                "top_share": r["top_share"]}
+    for r in probes:
+        row = by_pair.setdefault((r["judge"], r["protocol"]), {"judge": r["judge"], "protocol": r["protocol"]})
+        row["probes"] = row.get("probes", 0) + r["probes"]
+        row["probes_right"] = row.get("probes_right", 0) + r["correct"]
+    failed = not_measured(found)
+    for key, row in by_pair.items():
+        checks = [f for f in found if (f.judge, f.protocol) == key]
+        row.update(measured=key not in failed, checks=", ".join(f.check for f in checks) or None,
+                   why="; ".join(f.why for f in checks) or None)
+    return [by_pair[k] for k in sorted(by_pair)]

@@ -1,10 +1,28 @@
-"""The judge checks as a family: no stages of their own yet, a check that fails a run whose judges cannot be read or
-tell nothing apart, and a report section; on in every run (``Family.always``)."""
+"""The judge checks as a family: the known-answer probes of every judge protocol the run has (its stages, after every
+other family's), a check that fails a run whose judges cannot be read, tell nothing apart or fail their probes, and a
+report section; on in every run (``Family.always``)."""
 
 from dialogbench.family import Family
-from dialogbench.judge_checks.check import failing
+from dialogbench.history import Metric
+from dialogbench.judge_checks.check import failing, settings_of
 from dialogbench.judge_checks.config import JudgeChecksConfig
 from dialogbench.judge_checks.report import REPORT
+from dialogbench.judge_checks.tables import TABLES
 
-FAMILY = Family(name="judge_checks", title="Judge checks", section=JudgeChecksConfig, stages=lambda config: [],
-                report=REPORT, checks=failing, runs_last=True, protocol=False, always=True)
+
+def stages(config) -> list:
+    """Every enabled family's probe stages (none with ``judge_checks.probes: 0``)."""
+    from dialogbench import registry
+
+    k = settings_of(config).probes
+    return [stage for f in registry.families() if f.probes and f.enabled(config) for stage in f.probes(config, k)] \
+        if k else []
+
+
+METRICS = (
+    Metric(view="judge_probes", name="accuracy", model="judge", keys=("protocol", "kind"), low="ci_low",
+           high="ci_high", n="probes", stages=("judge_probe:",)),
+)
+
+FAMILY = Family(name="judge_checks", title="Judge checks", section=JudgeChecksConfig, stages=stages, tables=TABLES,
+                report=REPORT, checks=failing, metrics=METRICS, runs_last=True, protocol=False, always=True)

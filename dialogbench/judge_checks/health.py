@@ -10,6 +10,7 @@ import duckdb
 from dialogbench.judge_checks.config import JudgeChecksConfig
 
 HEALTH_SQL = "select * from judge_health order by judge, protocol"
+PROBES_SQL = "select * from judge_probes order by judge, protocol, kind"
 
 
 @dataclass(frozen=True)
@@ -28,21 +29,51 @@ class Finding:
     @property
     def short(self) -> str:
         """What a not-measured cell shows: the check and the share."""
-        label = "unreadable" if self.check == "unparsed" else "same answer"
+        label = {"unparsed": "unreadable", "discrimination": "same answer", "probes": "of probes right"}[self.check]
         return f"not measured: {self.share:.0%} {label}"
 
 
-def health_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
+def rows_of(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict]:
     try:
-        relation = con.execute(HEALTH_SQL)
+        relation = con.execute(sql)
     except duckdb.CatalogException:  # a checkout without the view
         return []
     columns = [d[0] for d in relation.description]
     return [dict(zip(columns, row)) for row in relation.fetchall()]
 
 
-def findings(rows: list[dict], settings: JudgeChecksConfig) -> list[Finding]:
-    """The checks each (judge, protocol) of ``rows`` (judge_health) fails under ``settings``."""
+def health_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    return rows_of(con, HEALTH_SQL)
+
+
+def probe_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    return rows_of(con, PROBES_SQL)
+
+
+def probe_findings(rows: list[dict], settings: JudgeChecksConfig) -> list[Finding]:
+    """A (judge, protocol) right on fewer than ``min_probe_accuracy`` of its known-answer probes (judge_probes rows,
+    every kind together) cannot tell."""
+    totals: dict[tuple[str, str], list[int]] = {}
+    for r in rows:
+        acc = totals.setdefault((r["judge"], r["protocol"]), [0, 0])
+        acc[0] += r["correct"]
+        acc[1] += r["probes"]
+    found = []
+    for (judge, protocol), (correct, probes) in totals.items():
+        accuracy = correct / probes if probes else 0.0
+        if probes and accuracy < settings.min_probe_accuracy:
+            kinds = "; ".join(f"{r['kind']} {r['correct']}/{r['probes']}" for r in rows
+                              if (r["judge"], r["protocol"]) == (judge, protocol))
+            found.append(Finding(judge, protocol, "probes", accuracy, settings.min_probe_accuracy, probes,
+                                 f"{judge} on {protocol} cannot tell: right on {correct} of {probes} known-answer "
+                                 f"probes ({accuracy:.0%}; {kinds}), under judge_checks.min_probe_accuracy "
+                                 f"{settings.min_probe_accuracy:.0%}: its numbers are not measured"))
+    return found
+
+
+def findings(rows: list[dict], settings: JudgeChecksConfig, probes: list[dict] = ()) -> list[Finding]:
+    """The checks each (judge, protocol) of ``rows`` (judge_health) and ``probes`` (judge_probes) fails under
+    ``settings``."""
     found = []
     for r in rows:
         if r["verdicts"] and r["unparsed_share"] > settings.max_unparsed:
@@ -61,7 +92,7 @@ def findings(rows: list[dict], settings: JudgeChecksConfig) -> list[Finding]:
                                  f"{r['parsed']:,} parsed verdicts ({top:.0%}) are the same answer "
                                  f"'{r['top_answer']}'{spread} (judge_checks.max_same_answer "
                                  f"{settings.max_same_answer:.0%}): its numbers are not measured"))
-    return found
+    return found + probe_findings(list(probes), settings)
 
 
 def not_measured(found: list[Finding]) -> dict[tuple[str, str], Finding]:

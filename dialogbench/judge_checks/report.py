@@ -1,52 +1,87 @@
 """The judge checks' report section, "Can the judge tell?": per (judge, protocol) of the board, how many verdicts
-could not be read and how often the judge gave the same answer, against the thresholds, with what each finding
-means for the numbers."""
+could not be read, how often the judge gave the same answer, and how it did on its known-answer probes, against the
+thresholds, with what each finding means for the numbers."""
 
 from __future__ import annotations
 
 from dialogbench.judge_checks.check import settings_from_yaml
-from dialogbench.judge_checks.health import HEALTH_SQL, findings
+from dialogbench.judge_checks.health import HEALTH_SQL, PROBES_SQL, findings
+from dialogbench.report.checks import FLAG, flag, interval
 from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
 
-QUERIES = {"health": HEALTH_SQL, "run_config": "select run_config from report_header"}
+QUERIES = {"health": HEALTH_SQL, "probes": PROBES_SQL, "run_config": "select run_config from report_header"}
+KINDS = {"human": "human dialogue: no AI", "ai_marked": "AI line at a known index: flagged",
+         "human_vs_ai": "human vs AI-marked twin: the human wins", "golden_vs_useless": "golden answer rated above a "
+         "useless one"}
 
 
 def derive(rows: dict[str, Rows], context: Context) -> dict:
     settings = context.judge_checks or settings_from_yaml(((rows.get("run_config") or [{}])[0]).get("run_config"))
-    health = rows.get("health") or []
-    return {"health": health, "settings": settings, "findings": findings(health, settings) if settings.enabled else []}
+    health, probes = rows.get("health") or [], rows.get("probes") or []
+    found = findings(health, settings, probes) if settings.enabled else []
+    return {"health": health, "probes": probes, "settings": settings, "findings": found}
+
+
+def verdict(pair: tuple[str, str], health: dict | None, by: set, settings) -> str:
+    """One phrase: can this judge be used on this protocol, and why not."""
+    if (*pair, "unparsed") in by:
+        return "no: its verdicts cannot be read"
+    if (*pair, "discrimination") in by:
+        return "no: it gives the same answer to nearly everything"
+    if (*pair, "probes") in by:
+        return "no: it fails its known-answer probes"
+    if health is not None and health["parsed"] < settings.min_verdicts:
+        return f"yes on its probes; too few verdicts (< {settings.min_verdicts}) for the same-answer check"
+    return "yes"
 
 
 def sections(data: dict) -> list[Section]:
-    health, settings, found = data["health"], data["settings"], data["findings"]
-    if not health:
+    health, probes, settings, found = data["health"], data["probes"], data["settings"], data["findings"]
+    if not health and not probes:
         return [Section("judge-checks", "Can the judge tell?", empty=NO_DATA)]
     by = {(f.judge, f.protocol, f.check) for f in found}
+    health_by = {(r["judge"], r["protocol"]): r for r in health}
+    totals: dict[tuple[str, str], list[int]] = {}
+    for r in probes:
+        acc = totals.setdefault((r["judge"], r["protocol"]), [0, 0])
+        acc[0], acc[1] = acc[0] + r["correct"], acc[1] + r["probes"]
+    pairs = sorted(set(health_by) | set(totals))
     rows = []
-    for r in health:
-        unread = (r["judge"], r["protocol"], "unparsed") in by
-        same = (r["judge"], r["protocol"], "discrimination") in by
-        verdict = ("not measured: its verdicts cannot be read" if unread else
-                   "not measured: it tells nothing apart" if same else
-                   f"too few verdicts to tell (fewer than {settings.min_verdicts})"
-                   if r["parsed"] < settings.min_verdicts else "usable")
-        rows.append([r["judge"], r["protocol"], num(r["verdicts"], 0), f"{pct(r['unparsed_share'])}" + (" ⚠" if unread else ""),
-                     f"{r['top_answer'] or '–'}\n{pct(r['top_share'])} of parsed" + (" ⚠" if same else ""),
-                     num(r.get("rating_spread"), 2), verdict])
-    table = Table(["Judge", "protocol", "verdicts", "unreadable", "most frequent answer", "spread of model means",
-                   "verdict"], rows, numeric_from=2,
-                  caption=f"Over the board's current judgments. unreadable: verdicts the parser could not read "
-                          f"(threshold {pct(settings.max_unparsed)}); most frequent answer: its share of the parsed "
-                          f"verdicts (threshold {pct(settings.max_same_answer)} from {settings.min_verdicts} parsed "
-                          "verdicts on); spread of model means: for ratings, the largest minus the smallest model's "
-                          "mean rating.")
-    intro = ("A judge whose verdicts cannot be read, or that gives the same answer to nearly everything, measures "
-             "nothing: the numbers that rest on it are shown as not measured, never as scores, and "
+    for pair in pairs:
+        h, (correct, n) = health_by.get(pair), totals.get(pair, [0, 0])
+        rows.append([*pair, "–" if h is None else num(h["verdicts"], 0),
+                     "–" if h is None else flag(pct(h["unparsed_share"]), (*pair, "unparsed") in by),
+                     "–" if h is None else flag(f"{h['top_answer'] or '–'}\n{pct(h['top_share'])} of parsed",
+                                                (*pair, "discrimination") in by),
+                     "–" if h is None else num(h.get("rating_spread"), 2),
+                     "–" if not n else flag(f"{correct} / {n}\n{pct(correct / n)}", (*pair, "probes") in by),
+                     verdict(pair, h, by, settings)])
+    summary = Table(["Judge", "protocol", "verdicts", "unreadable", "most frequent answer", "spread of model means",
+                     "probes right", "can it tell?"], rows, numeric_from=2,
+                    caption=f"Over the board's current judgments and this judge's known-answer probes. unreadable: "
+                            f"threshold {pct(settings.max_unparsed)}; most frequent answer: its share of the parsed "
+                            f"verdicts, threshold {pct(settings.max_same_answer)} from {settings.min_verdicts} parsed "
+                            f"verdicts on; probes right: threshold {pct(settings.min_probe_accuracy)}.")
+    detail = Table(["Judge", "protocol", "probe", "probes", "right", "accuracy [95% CI]", "unreadable",
+                    "AI flagged at its index", "golden − useless rating"],
+                   [[r["judge"], r["protocol"], KINDS.get(r["kind"], r["kind"]), num(r["probes"], 0),
+                     num(r["correct"], 0), f"{pct(r['accuracy'])}\n{interval(r['ci_low'], r['ci_high'])}",
+                     num(r["unparsed"], 0),
+                     "–" if r["index_accuracy"] is None else f"{r['index_right']} ({pct(r['index_accuracy'])})",
+                     num(r["mean_gap"], 2)] for r in probes], numeric_from=3,
+                   caption="Known-answer probes per kind; an unreadable reply counts as wrong") if probes else None
+    intro = ("A judge whose verdicts cannot be read, that gives the same answer to nearly everything, or that fails "
+             "probes whose right answer is known by construction (a human dialogue from the dataset has no AI; the same "
+             "dialogue with one utterance replaced by an AI's self-identification has one, at that index; beside each "
+             "other, the human one should win; a golden answer should rate above a useless one) measures nothing: the "
+             "numbers that rest on it are shown as not measured, never as scores, and "
              + (f"the run fails on {', '.join(settings.fail)} (judge_checks.fail)." if settings.fail
-                else "the run goes on (judge_checks.fail is empty)."))
+                else "the run goes on (judge_checks.fail is empty).")
+             + f" {FLAG}: a check it fails.")
     warnings = [f.why + "." for f in found]
-    return [Section("judge-checks", "Can the judge tell?", intro, [table], warnings=warnings)]
+    return [Section("judge-checks", "Can the judge tell?", intro, [summary, *([detail] if detail else [])],
+                    warnings=warnings)]
 
 
 REPORT = ReportSection(queries=QUERIES, sections=sections, derive=derive)

@@ -10,6 +10,7 @@ from dialogbench.mtbench101.explorer import explore
 from dialogbench.mtbench101.answer_stage import ANSWER_VERSION
 from dialogbench.mtbench101.judge_stage import JudgeTurns, task_prompt_version
 from dialogbench.mtbench101.leaderboard import format_mtbench101, mtbench101_leaderboard
+from dialogbench.mtbench101.probes import probes
 from dialogbench.mtbench101.reference import taxonomy_table
 from dialogbench.mtbench101.report import REPORT
 from dialogbench.mtbench101.tables import TABLES
@@ -38,7 +39,7 @@ METRICS = (
 )
 
 FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Config, stages=stages, tables=TABLES,
-                check_data=check_data,
+                check_data=check_data, probes=probes,
                 references={"mtbench101_taxonomy": taxonomy_table}, leaderboard=mtbench101_leaderboard,
                 format_leaderboard=lambda config, rows: format_mtbench101(rows), report=REPORT,
                 metrics=METRICS, prompts=prompts, explorer=explore)

@@ -47,7 +47,7 @@ def scripted_config(tmp_path):
                         "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
                         "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
             # a quarter of the judge's replies are unreadable on purpose: keep its numbers measured here
-            "judge_checks": {"max_unparsed": 0.5},
+            "judge_checks": {"max_unparsed": 0.5, "probes": 0},
         }
         path = tmp_path / name
         path.write_text(yaml.safe_dump(config))

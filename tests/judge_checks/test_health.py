@@ -34,8 +34,9 @@ def rows(config, sql: str) -> list[dict]:
 
 
 def make(make_config, lake_dir, script, *, limit=6, checks=None):
+    """A config whose judge answers ``script``; no known-answer probes (test_probes.py has them)."""
     data = config_dict(lake_dir, judge_script=script, n=[4], limit=limit)
-    data["judge_checks"] = checks or {}
+    data["judge_checks"] = {"probes": 0, **(checks or {})}
     return make_config(data)
 
 
@@ -55,7 +56,7 @@ def test_an_unreadable_judge_is_not_measured_anywhere_and_fails_the_run(make_con
     leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
     assert "not measured ⚠ 67% unreadable" in leaderboard and "could not be read" in leaderboard
     assert "100.0%" not in leaderboard  # nor the parsed-only rates of that judge
-    assert "## Can the judge tell?" in md and "not measured: its verdicts cannot be read" in md
+    assert "## Can the judge tell?" in md and "no: its verdicts cannot be read" in md
     snap = rows(config, "select measured, note from metric_history")
     assert snap and {r["measured"] for r in snap} == {False} and all("could not be read" in r["note"] for r in snap)
 
@@ -102,7 +103,7 @@ def test_too_few_verdicts_are_not_judged_for_discrimination(make_config, lake_di
 def test_an_arena_judge_that_cannot_be_read_leaves_no_rating_but_says_so(make_config, lake_dir):
     """No parsed verdict, no game, no Elo row: the leaderboard still has its Elo column, saying not measured."""
     data = config_dict(lake_dir, judge_script=[VERDICT_NO], n=[4], limit=6, arena={"enabled": True, "n": [4]})
-    data["judge_checks"] = {}
+    data["judge_checks"] = {"probes": 0}
     config = make_config(data)
     night(config, "r1")
     assert rows(config, "select * from botchat_elo") == []

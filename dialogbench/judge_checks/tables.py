@@ -1,0 +1,31 @@
+"""The known-answer probes' lake table: one row per probe a judge answered."""
+
+import pyarrow as pa
+
+from dialogbench.cells import Table
+from dialogbench.lake.schemas import WRITTEN
+
+PROBES = pa.schema([
+    ("cell_key", pa.string()),           # probe stage + protocol version + judge config + probe content + format
+    ("protocol", pa.string()),           # the judge protocol probed (botchat_unieval, botchat_arena, mtbench101, ...)
+    ("protocol_version", pa.string()),
+    ("probe_id", pa.string()),           # stable: the dataset item and what was altered ("MT-12/ai@5")
+    ("kind", pa.string()),               # human, ai_marked, human_vs_ai, golden_vs_useless
+    ("variant", pa.string()),            # the side or order this cell shows (human_first, ai_first, golden, useless)
+    ("expected", pa.string()),           # the right answer, in words ("no AI", "AI at 5", "the human wins", "higher")
+    ("pair_id", pa.string()),            # probes graded as a pair (a rating above another): both cells share it
+    ("judge", pa.string()),
+    ("judge_fp", pa.string()),
+    ("raw_output", pa.string()),
+    ("parsed", pa.bool_()),
+    ("answer", pa.string()),             # what the judge answered, as parsed ("Yes 5", "conversation_2", "7")
+    ("correct", pa.bool_()),             # the answer is the expected one (null for pair-graded cells: see the view)
+    ("index_right", pa.bool_()),         # UniEval: the AI utterance flagged at its index (null otherwise)
+    ("score", pa.float64()),             # a rating (pair-graded probes compare them)
+    ("prompt_tokens", pa.int32()),
+    ("completion_tokens", pa.int32()),
+    *WRITTEN,
+])
+
+PROBES_TABLE = Table("judge_probes", PROBES, partition=("protocol",), done="true")
+TABLES = (PROBES_TABLE,)

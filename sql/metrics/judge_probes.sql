@@ -1,0 +1,67 @@
+-- judge_probes: how each judge does on its protocols' known-answer probes (dialogbench/judge_checks/probe.py), one row
+-- per (judge, protocol, kind) of the current board's probe cells (current_cells of the judge_probe:* stages): probes
+-- (graded probes: a cell, or a pair of cells for pair-graded kinds), correct (the right answers), accuracy with its Wilson 95% interval
+-- (ci_low / ci_high); unparsed (cells the judge's parser could not read: wrong, never left out); for UniEval's AI-marked
+-- dialogues index_right and index_accuracy (the AI utterance flagged at its very index); for pair-graded kinds (a
+-- golden answer against a useless one) mean_gap, the golden answer's rating minus the useless one's, over the pairs
+-- with both rated. kind: human (a human dialogue: no AI), ai_marked (its twin with one AI line), human_vs_ai (the two
+-- side by side, both orders: the human one should win), golden_vs_useless.
+with current_cells as (
+    select distinct cell_key from {{ ref('current_cells') }} where stage like 'judge\_probe:%' escape '\'
+),
+
+probes as (
+    select p.*
+    from {{ source('judge_probes') }} p semi join current_cells using (cell_key)
+    qualify row_number() over (partition by p.cell_key order by p.created_at desc) = 1
+),
+
+singles as (
+    select judge, protocol, kind, coalesce(correct, false) as correct, index_right, not parsed as unparsed,
+        cast(null as double) as gap
+    from probes
+    where pair_id is null
+),
+
+pairs as (
+    select
+        judge,
+        protocol,
+        kind,
+        pair_id,
+        max(score) filter (where expected = 'higher') as higher,
+        max(score) filter (where expected = 'lower') as lower,
+        count(*) filter (where not parsed) as unparsed
+    from probes
+    where pair_id is not null
+    group by judge, protocol, kind, pair_id
+),
+
+graded as (
+    select * from singles
+    union all
+    select judge, protocol, kind, coalesce(higher > lower, false) as correct, cast(null as boolean) as index_right,
+        unparsed > 0 as unparsed, higher - lower as gap
+    from pairs
+),
+
+final as (
+    select
+        judge,
+        protocol,
+        kind,
+        count(*) as probes,
+        count(*) filter (where correct) as correct,
+        count(*) filter (where correct) / count(*) as accuracy,
+        wilson_low(count(*) filter (where correct), count(*)) as ci_low,
+        wilson_high(count(*) filter (where correct), count(*)) as ci_high,
+        count(*) filter (where unparsed) as unparsed,
+        count(*) filter (where index_right) as index_right,
+        count(*) filter (where index_right) / nullif(count(index_right), 0) as index_accuracy,
+        avg(gap) as mean_gap
+    from graded
+    group by judge, protocol, kind
+)
+
+select * from final
+order by judge, protocol, kind

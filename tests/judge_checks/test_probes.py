@@ -1,0 +1,121 @@
+"""Known-answer probes on real stages: an oracle judge (it reads the probe and answers right) is right on every probe
+and raises no finding; a judge that says the same thing to everything fails its probes, which makes its numbers not
+measured and fails the run; probes are cells (an unchanged judge judges none on the next run); the probes are built
+the same way every time, the AI line at an index after the seed."""
+
+from __future__ import annotations
+
+import re
+
+from dialogbench import registry
+from dialogbench.backends.base import Completion
+from dialogbench.backends.scripted import ScriptedBackend
+from dialogbench.botchat.probes import human_dialogues
+from dialogbench.cells.runner import run_stage
+from dialogbench.judge_checks.check import failing, summary
+from dialogbench.judge_checks.probe import AI_SELF_IDENTIFICATION
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import connect
+from dialogbench.mtbench101.probes import USELESS_ANSWER
+from dialogbench.report.build import render
+from tests.conftest import VERDICT_NO, config_dict
+
+LINE = re.compile(r"^([AB]): (.*?)<chat_end>$", re.M)
+
+
+def oracle(conversation: list[dict]) -> str:
+    """What a perfect judge answers: it finds the AI self-identification (UniEval: at its index; Arena / GTEval: the
+    conversation holding it) and rates a useless answer below any other (MT-Bench-101)."""
+    text = conversation[-1]["content"]
+    if "Rating: [[" in " ".join(m["content"] for m in conversation) or "[[rating]]" in text.lower():
+        return "Rating: [[1]]" if f"\n{USELESS_ANSWER}" in text or USELESS_ANSWER in text.split("Assistant")[-1] \
+            else "Rating: [[8]]"
+    if "Conversation 2:" in text:
+        first, second = text.split("Conversation 2:")[-2:]
+        first = first.split("Conversation 1:")[-1]
+        ai = "1" if AI_SELF_IDENTIFICATION in first else "2" if AI_SELF_IDENTIFICATION in second else None
+        return f"Choice: Conversation {ai}\nReason: it says it is an AI." if ai else "Choice: Neither\nReason: human."
+    judged = text.split("Now judge this conversation:")[-1]
+    lines = [m.group(2) for m in LINE.finditer(judged)]
+    if AI_SELF_IDENTIFICATION in lines:
+        return f"Choice: Yes\nIndex: {lines.index(AI_SELF_IDENTIFICATION) + 1}\nReason: it says it is an AI."
+    return "Choice: No\nIndex: None\nReason: human."
+
+
+def probe_config(make_config, lake_dir, *, judge_script=None, probes=4, fail=("probes",)):
+    data = config_dict(lake_dir, judge_script=judge_script or [VERDICT_NO], n=[6], limit=2,
+                       arena={"enabled": True, "n": [6]}, gteval={"enabled": True})
+    data["mtbench101"] = {"enabled": True, "judge": "judge", "tasks": ["CM"], "limit": 1}
+    data["judge_checks"] = {"probes": probes, "fail": list(fail), "max_unparsed": 1.0}
+    return make_config(data)
+
+
+def night(config, run_id: str) -> dict:
+    return {stage.name: run_stage(stage, config, run_id) for stage in registry.stages(config)}
+
+
+def probes_view(config) -> dict[tuple[str, str], dict]:
+    with connect(Lake(config.lake), board=config.board) as con:
+        rel = con.execute("select * from judge_probes")
+        cols = [d[0] for d in rel.description]
+        return {(r["protocol"], r["kind"]): r for r in (dict(zip(cols, row)) for row in rel.fetchall())}
+
+
+def test_an_oracle_judge_is_right_on_every_probe(make_config, lake_dir, monkeypatch):
+    real = ScriptedBackend.generate
+
+    def generate(self, conversations, *, sampling, seeds=None, formats=None):
+        if self.model.name != "judge":
+            return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
+        return [Completion(text=oracle(c), prompt_tokens=1, completion_tokens=1) for c in conversations]
+
+    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+    config = probe_config(make_config, lake_dir)
+    reports = night(config, "r1")
+    assert {name: r.computed for name, r in reports.items() if name.startswith("judge_probe:")} == {
+        "judge_probe:botchat_unieval": 8, "judge_probe:botchat_arena": 8, "judge_probe:botchat_gteval": 8,
+        "judge_probe:mtbench101": 8}  # 4 dialogues x 2 (human, AI-marked / both orders); 4 tasks x (golden, useless)
+    found = probes_view(config)
+    assert set(found) == {("botchat_unieval", "human"), ("botchat_unieval", "ai_marked"),
+                          ("botchat_arena", "human_vs_ai"), ("botchat_gteval", "human_vs_ai"),
+                          ("mtbench101", "golden_vs_useless")}
+    assert {k: (r["probes"], r["accuracy"]) for k, r in found.items()} == {
+        ("botchat_unieval", "human"): (4, 1.0), ("botchat_unieval", "ai_marked"): (4, 1.0),
+        ("botchat_arena", "human_vs_ai"): (8, 1.0), ("botchat_gteval", "human_vs_ai"): (8, 1.0),
+        ("mtbench101", "golden_vs_useless"): (4, 1.0)}
+    assert found[("botchat_unieval", "ai_marked")]["index_accuracy"] == 1.0
+    assert found[("mtbench101", "golden_vs_useless")]["mean_gap"] == 7.0
+    assert failing(config, Lake(config.lake), "r1") == []
+    md = render(Lake(config.lake), board=config.board)["md"]
+    block = md.split("## Can the judge tell?")[1].split("\n## ")[0]
+    assert "| judge | botchat\\_unieval |" in block and "8 / 8 100.0%" in block and "not measured ⚠" not in md
+
+    # probes are cells: the same judge on the next night judges none of them again
+    again = night(config, "r2")
+    assert all(r.computed == 0 and r.cached == r.planned for n, r in again.items() if n.startswith("judge_probe:"))
+
+
+def test_a_judge_that_says_no_to_everything_fails_its_probes(make_config, lake_dir):
+    config = probe_config(make_config, lake_dir)  # "Choice: No" to every prompt
+    night(config, "r1")
+    found = probes_view(config)
+    assert found[("botchat_unieval", "human")]["accuracy"] == 1.0  # right by accident on the human dialogues...
+    assert found[("botchat_unieval", "ai_marked")]["accuracy"] == 0.0  # ...and never finds the AI line
+    lines = failing(config, Lake(config.lake), "r1")
+    assert any("judge on botchat_unieval cannot tell: right on 4 of 8 known-answer probes (50%" in line
+               for line in lines), lines
+    md = render(Lake(config.lake), board=config.board)["md"]
+    assert "not measured ⚠ 50% of probes right" in md.split("## Leaderboard")[1].split("\n## ")[0]
+    rows = {r["protocol"]: r for r in summary(config)}  # what the run's judges artifact publishes
+    assert (rows["botchat_unieval"]["probes"], rows["botchat_unieval"]["probes_right"]) == (8, 4)
+    assert not rows["botchat_unieval"]["measured"] and "probes" in rows["botchat_unieval"]["checks"]
+    quiet = probe_config(make_config, lake_dir, fail=())
+    assert failing(quiet, Lake(quiet.lake), "r1") == []  # found and shown, but this config does not fail on it
+
+
+def test_probes_are_the_same_every_time_and_mark_a_line_after_the_seed(make_config, lake_dir):
+    config = probe_config(make_config, lake_dir)
+    first, second = human_dialogues(config, 10, 8), human_dialogues(config, 10, 8)
+    assert first == second and len(first) == 10 and len({seed for seed, _, _ in first}) == 10
+    assert all(3 <= index <= len(dialogue) and len(dialogue) >= 6 for _, dialogue, index in first)
+    assert {index for _, _, index in first} != {first[0][2]}  # the index moves between dialogues
