@@ -174,9 +174,9 @@ def run_bench(*, models: int, seeds: int, arena_seeds: int, repeats: int) -> dic
 def code_info() -> dict:
     """The checkout whose code is timed: its path and commit (with "+ uncommitted changes"; None outside git)."""
     import dialogbench
-    from dialogbench.report.checks import git_commit
+    from dialogbench.environment import commit
 
-    return {"dialogbench": str(Path(dialogbench.__file__).resolve().parent), "commit": git_commit(REPO_ROOT)}
+    return {"dialogbench": str(Path(dialogbench.__file__).resolve().parent), "commit": commit(REPO_ROOT)}
 
 
 def machine_info() -> dict:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from dialogbench import registry
 from dialogbench.backends.base import Completion
 from dialogbench.backends.scripted import ScriptedBackend
@@ -119,3 +121,27 @@ def test_probes_are_the_same_every_time_and_mark_a_line_after_the_seed(make_conf
     assert first == second and len(first) == 10 and len({seed for seed, _, _ in first}) == 10
     assert all(3 <= index <= len(dialogue) and len(dialogue) >= 6 for _, dialogue, index in first)
     assert {index for _, _, index in first} != {first[0][2]}  # the index moves between dialogues
+
+
+@pytest.mark.slow
+def test_the_probe_benchmark_measures_a_first_run_and_a_cached_rerun(make_config, lake_dir, tmp_path):
+    """bench/probes.py on a scripted config: the first run computes the probes in one judge call per protocol, the
+    cached rerun none."""
+    import json
+
+    import yaml
+
+    from bench import probes as bench
+    from tests.conftest import config_dict
+
+    data = config_dict(lake_dir, judge_script=[VERDICT_NO], n=[6], limit=2)
+    data["judge_checks"] = {"probes": 3, "fail": []}
+    config = tmp_path / "probe-bench.yaml"
+    config.write_text(yaml.safe_dump(data))
+    out = tmp_path / "probes.json"
+    assert bench.main(["--config", str(config), "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    first, rerun = result["first_run"], result["cached_rerun"]
+    assert first["probe_cells_computed"] == 6 and first["probe_judge_calls"] == 1  # UniEval: 3 human + 3 marked
+    assert first["probe_judge_conversations"] == 6 and first["other_judge_calls"] >= 1
+    assert rerun["probe_cells_computed"] == 0 and rerun["probe_cells_cached"] == 6 and rerun["probe_judge_calls"] == 0

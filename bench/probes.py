@@ -1,0 +1,86 @@
+"""What the judges' known-answer probes cost (README, "Judge checks"): a first run of a config on a fresh lake, then
+a cached rerun, each ``dialogbench run`` in a subprocess on Prefect's temporary local API. For each run: the wall
+time, the probe stages' seconds (their plan and chunks, as the stage table records them), their cells computed and
+cached, and the judge calls they made (``usage``: backend calls and conversations of the ``judge_probe:*`` stages),
+beside the whole run's judge calls. Prints the numbers and writes JSON.
+
+    .venv/bin/python bench/probes.py [--config configs/demo.yaml] [--out bench/results/probes.json]
+
+With the default, the embedded demo on vLLM's CPU build: several minutes a run on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+REPO = Path(__file__).resolve().parents[1]
+PREFIX = "judge_probe:"
+
+
+def run_once(config: Path, lake: Path, home: Path) -> dict:
+    out = lake.parent / f"summary-{time.monotonic_ns()}.json"
+    env = {**os.environ, "PREFECT_HOME": str(home)}
+    env.pop("PREFECT_API_URL", None)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config), "--lake", str(lake),
+                           "--json", str(out)], cwd=REPO, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode not in (0, 4):  # 4: the run is complete; failed cells or a judge check fail it
+        raise SystemExit(f"dialogbench run failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    summary = json.loads(out.read_text())
+    probes = [s for s in summary["stages"] if s["stage"].startswith(PREFIX)]
+    with duckdb.connect(str(lake / "catalog.duckdb"), read_only=True) as con:
+        calls = con.execute("select stage like ? as probe, sum(batches), sum(conversations), sum(seconds) from usage "
+                            "where run_id = ? and role = 'judge' group by all", [PREFIX + "%", summary["run_id"]]
+                            ).fetchall()
+    by = {bool(probe): (int(b or 0), int(c or 0), float(s or 0.0)) for probe, b, c, s in calls}
+    probe_calls, other_calls = by.get(True, (0, 0, 0.0)), by.get(False, (0, 0, 0.0))
+    return {"wall_s": round(wall, 2), "exit": done.returncode,
+            "probe_stage_s": round(sum(s["seconds"] for s in probes), 2),
+            "probe_cells_computed": sum(s["computed"] for s in probes),
+            "probe_cells_cached": sum(s["cached"] for s in probes),
+            "probe_judge_calls": probe_calls[0], "probe_judge_conversations": probe_calls[1],
+            "probe_call_s": round(probe_calls[2], 2),
+            "other_judge_calls": other_calls[0], "other_judge_conversations": other_calls[1],
+            "other_judge_call_s": round(other_calls[2], 2),
+            "stages": {s["stage"]: {k: s[k] for k in ("planned", "cached", "computed", "seconds")} for s in probes}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", type=Path, default=REPO / "configs" / "demo.yaml")
+    p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "probes.json")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-probes-") as tmp:
+        lake, home = Path(tmp) / "lake", Path(tmp) / "prefect"
+        first = run_once(args.config, lake, home)
+        print(f"first run:  {first['wall_s']:7.1f} s wall; probes {first['probe_stage_s']:6.1f} s, "
+              f"{first['probe_cells_computed']} cells computed in {first['probe_judge_calls']} judge calls "
+              f"({first['probe_judge_conversations']} conversations; the rest of the run's judging: "
+              f"{first['other_judge_conversations']} in {first['other_judge_calls']} calls, "
+              f"{first['other_judge_call_s']:.1f} s)")
+        rerun = run_once(args.config, lake, home)
+        print(f"cached rerun: {rerun['wall_s']:7.1f} s wall; probes {rerun['probe_stage_s']:6.1f} s, "
+              f"{rerun['probe_cells_computed']} computed, {rerun['probe_cells_cached']} cached, "
+              f"{rerun['probe_judge_calls']} judge calls")
+    result = {"config": str(args.config), "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
+                                                     "cpus": os.cpu_count()},
+              "first_run": first, "cached_rerun": rerun}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
