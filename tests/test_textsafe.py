@@ -43,6 +43,18 @@ def test_visible_tree_reaches_every_string_keys_included():
     assert not FORBIDDEN.search(json.dumps(out, ensure_ascii=False))
 
 
+def test_log_records_are_made_visible_where_they_are_made():
+    """The filter that redacts every record (dialogbench/redact.py) makes its control characters visible too: a
+    stage's warning quotes a failed cell's first error, which can hold model output, and goes to a terminal."""
+    import logging
+
+    from dialogbench.redact import RedactFilter
+
+    record = logging.LogRecord("dialogbench.stage", logging.WARNING, __file__, 1, "first error: %s", (HOSTILE,), None)
+    RedactFilter().filter(record)
+    assert record.getMessage() == visible(f"first error: {HOSTILE}")
+
+
 # -- the pages: report.html, report.md, explorer.html ---------------------------------------------------------------
 
 def hostile_utterance(model: str, item: str, i: int) -> str:
