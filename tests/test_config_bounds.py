@@ -118,6 +118,31 @@ def test_a_config_at_the_real_scale_is_far_inside_the_bounds(tmp_path, config_fi
     assert len(config.models) == 14
 
 
+def test_the_flow_reads_its_config_within_the_same_bounds(tmp_path):
+    """A deployment runs the flow without the CLI: its own load-config task refuses the bomb the same way."""
+    from tasks.config import load_run_config
+
+    path = write(tmp_path, config_text(tmp_path, alias_bomb()))
+    with pytest.raises(ConfigError, match=rf"^{path}:11: the YAML expands to more than 100,000 nodes"):
+        load_run_config.fn(str(path), {})
+
+
+def test_readers_of_a_recorded_config_fall_back_rather_than_expand(tmp_path):
+    """The report's and the judge checks' settings (read from run_configs.config) and the MT-Bench-101 explorer's
+    dataset path (read from the run's config file) come from the same bounded loader: a bomb gives the defaults."""
+    from dialogbench.judge_checks.check import settings_from_yaml
+    from dialogbench.judge_checks.config import JudgeChecksConfig
+    from dialogbench.mtbench101.explorer import VENDORED, candidates
+    from dialogbench.report.checks import settings_from_run
+
+    text = (config_text(tmp_path, alias_bomb(levels=40)) + "report: {min_cells: 3}\njudge_checks: {max_unparsed: 0.5}\n"
+            "mtbench101: {dataset: x.jsonl}\n")  # each would be read, were the bomb not refused
+    assert settings_from_run(text, "r1")[1] == "defaults"
+    assert settings_from_run("report: {min_cells: 3}\n", "r1")[0].min_cells == 3  # a sane one is read
+    assert settings_from_yaml(text) == JudgeChecksConfig()
+    assert candidates(str(write(tmp_path, text))) == [VENDORED]
+
+
 # -- the CLI: exit 2 in seconds, one line, under a memory limit ----------------------------------------------------
 
 def _refused(result, elapsed: float, message: str) -> None:

@@ -1,7 +1,7 @@
 """A real `dialogbench run` whose chatbot and judge answer with ESC sequences (an OSC 52 clipboard write), BEL, NUL,
 a lone CR and a bidi override: report.md, report.html, explorer.html, the `--json` summary, the CLI's stdout, its
-log lines (stderr) and every artifact the run published to Prefect (read back from the temporary API's own database) carry none of them
-raw, only visible escapes; the lake keeps the text as the models wrote it."""
+log lines (stderr) and every artifact the run published to Prefect (read back from the temporary API's own
+database) carry none of them raw, only visible escapes; the lake keeps the text as the models wrote it."""
 
 from __future__ import annotations
 
