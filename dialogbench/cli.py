@@ -45,6 +45,14 @@ def _positive(value: str) -> int:
     return number
 
 
+def _say(text: str = "", *, file=None) -> None:
+    """Print a line for a terminal: its control characters made visible (``textsafe``), so model output in a
+    leaderboard, or a name in a path, runs no escape sequence."""
+    from dialogbench.textsafe import visible
+
+    print(visible(text), file=file or sys.stdout)
+
+
 def _overrides(args) -> dict:
     return {"limit": args.limit, "models": args.models, "n": args.n, "judge": args.judge, "lake": args.lake,
             "board": args.board}
@@ -74,26 +82,27 @@ def cmd_run(args) -> int:
     result = state.result(raise_on_failure=False)
     if isinstance(result, BaseException):  # the flow raised: as before, the exception (a traceback, exit 1)
         raise result
-    print(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']}, "
-          f"board: {result['board']})")
+    _say(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']}, "
+         f"board: {result['board']})")
     for stage in result["stages"]:
-        print("  " + StageReport(**stage).line())
+        _say("  " + StageReport(**stage).line())
     for family in registry.families():
         if family.name in result["leaderboard"] and family.format_leaderboard:
-            print("\n" + family.format_leaderboard(config, result["leaderboard"][family.name]))
+            _say("\n" + family.format_leaderboard(config, result["leaderboard"][family.name]))
     if result.get("report"):
-        print(f"\nreport: {result['report']['html']}")
+        _say(f"\nreport: {result['report']['html']}")
         if result["report"].get("explorer"):
-            print(f"explorer: {result['report']['explorer']}")
+            _say(f"explorer: {result['report']['explorer']}")
     if args.json:
         from dialogbench.redact import redact
+        from dialogbench.textsafe import visible_tree
 
-        Path(args.json).write_text(redact(json.dumps(result, indent=2, default=str)))
+        Path(args.json).write_text(redact(json.dumps(visible_tree(result), indent=2, default=str)))
     failed = sum(s["failed"] for s in result["stages"])
     if failed:
-        print(f"\n{failed} cell(s) failed; see `dialogbench query \"select * from failures\"`. A rerun retries them.")
+        _say(f"\n{failed} cell(s) failed; see `dialogbench query \"select * from failures\"`. A rerun retries them.")
     if not state.is_completed():  # failed cells, as the config's fail_on counts them: results published, run Failed
-        print(f"error: run {result['run_id']} failed: {state.message}", file=sys.stderr)
+        _say(f"error: run {result['run_id']} failed: {state.message}", file=sys.stderr)
         return RUN_FAILED
     return 0
 
@@ -202,7 +211,7 @@ def cmd_report(args) -> int:
     with _lease(args):
         paths = write_report(lake, _reader_out(args, lake), board=args.board)
     for kind, path in paths.items():
-        print(f"{kind}: {path}")
+        _say(f"{kind}: {path}")
     return 0
 
 
@@ -215,7 +224,7 @@ def cmd_explore(args) -> int:
     lake = Lake(args.lake or "data_lake")
     with _lease(args):
         path = write_explorer(lake, _reader_out(args, lake), limit=args.limit or DEFAULT_LIMIT, board=args.board)
-    print(f"explorer: {path}")
+    _say(f"explorer: {path}")
     return 0
 
 
@@ -266,12 +275,12 @@ def cmd_validate(args) -> int:
         raise ConfigError("\n".join([*found.inputs, *found.machine]))
     families = ", ".join(f.name for f in registry.families() if f.enabled(config) and f.protocol) or "none"
     checks = ", ".join(f.name for f in registry.families() if f.enabled(config) and not f.protocol)
-    print(f"{args.config}: valid ({len(config.models)} models; families: {families}; "
-          f"{len(registry.stages(config))} stages; board: {config.board}{'; checks: ' + checks if checks else ''})")
+    _say(f"{args.config}: valid ({len(config.models)} models; families: {families}; "
+         f"{len(registry.stages(config))} stages; board: {config.board}{'; checks: ' + checks if checks else ''})")
     for note in found.notes:
-        print(f"note: {note}")
+        _say(f"note: {note}")
     if found.machine:
-        print("not runnable on this machine yet:\n" + "\n".join(found.machine))
+        _say("not runnable on this machine yet:\n" + "\n".join(found.machine))
         return 1
     return 0
 
@@ -386,10 +395,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake, ServeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}", file=sys.stderr)
         return 2
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}", file=sys.stderr)
         return 3
 
 

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
-import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dialogbench.boards import run_board
 from dialogbench.redact import watch_env
+from dialogbench.yamlbounds import read_yaml_file
 
 log = logging.getLogger(__name__)
 
@@ -621,14 +621,17 @@ def _set(mapping: dict, path: list[str], value: Any) -> dict:
 
 
 def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None, *, root: Path | None = None) -> Config:
-    """Read, override and validate a YAML config; relative paths resolve against ``root`` (cwd)."""
+    """Read (within ``yamlbounds.LIMITS``), override and validate a YAML config; relative paths resolve against
+    ``root`` (cwd)."""
     source = str(path)
     try:
-        raw = yaml.safe_load(Path(path).read_text()) or {}
+        raw = read_yaml_file(path, source) or {}  # within bounds: an alias bomb is refused while it is composed
     except FileNotFoundError:
         raise ConfigError(f"{source}: config file not found") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read the config file ({exc.strerror or exc})") from None
+    except ValueError as exc:  # not YAML, not UTF-8, or over a bound: one line naming the file and line
+        raise ConfigError(str(exc)) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
     overridden = apply_overrides(raw, overrides, source=source)

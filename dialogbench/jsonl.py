@@ -1,26 +1,152 @@
-"""Reading a vendored dataset: every bad line reported at once, with its file and line number (at read time
-and, through ``data_problems``, before a run starts)."""
+"""Reading a dataset file: within bounds, and every bad line reported at once, with its file and line number (at
+read time and, through ``data_problems``, before a run starts).
+
+Bounds: a line, a JSON value or a file cannot make the reader allocate without limit. A JSONL file is read a line at
+a time, and a line no further than its bound (the rest of a longer one is skipped in small pieces, only to measure
+it), so a 10 GB line costs 1 MB of memory. Before ``json.loads`` sees a line, its shape is measured on the text
+(strings set aside, then brackets and commas counted): nesting deeper than ``depth`` would exhaust Python's JSON
+decoder, which recurses, and more than ``values`` values would build an object far larger than the line.
+``configs/README.md`` ("Limits") lists the bounds."""
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
+from itertools import count
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
+
+from dialogbench.yamlbounds import megabytes
 
 
 class DatasetError(ValueError):
-    """A malformed dataset row; the message names the file, line and row id."""
+    """A malformed dataset row, or a file over its bound; the message names the file, line and row id."""
+
+
+@dataclass(frozen=True)
+class DataLimits:
+    """Generous for the vendored data (MT-Bench-101: 1.9 MB, lines up to 5.2 kB, 3 levels, 25 values a line;
+    the MuTual seeds: 0.2 MB, lines up to 1.4 kB; the UniEval examples 5 kB; the word lists 1 kB)."""
+
+    file_bytes: int = 64_000_000     # a dataset file (a JSONL file, a word-pair list)
+    line_bytes: int = 1_000_000      # a line of one; and a whole-file JSON document (the examples, the word list)
+    depth: int = 32                  # nesting of JSON arrays and objects
+    values: int = 100_000            # JSON values (each scalar, array and object) in a line or document
+
+
+LIMITS = DataLimits()
+
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string (unrolled: linear, no backtracking)
+_SHAPE = re.compile(r"[\[\]{},]")
+
+
+def json_problem(text: str, limits: DataLimits = LIMITS) -> tuple[int, str] | None:
+    """(1-based line within ``text``, what is wrong) when ``text`` nests deeper than ``limits.depth`` or holds
+    more than ``limits.values`` values; None when it is within both (whether it is valid JSON is ``json.loads``'s
+    to say). Linear in ``text``, and stops at the first bound crossed."""
+    bare = _STRING.sub('""', text)  # a string holds no bracket; a valid one holds no newline, so lines still count
+    depth, values = 0, 1
+    for match in _SHAPE.finditer(bare):
+        char = match.group()
+        if char in "[{":
+            depth += 1
+            values += 1
+            if depth > limits.depth:
+                return bare.count("\n", 0, match.start()) + 1, f"JSON nested deeper than {limits.depth} levels"
+        elif char == ",":
+            values += 1
+        else:
+            depth -= 1
+        if values > limits.values:
+            return bare.count("\n", 0, match.start()) + 1, f"more than {limits.values:,} JSON values"
+    return None
+
+
+def loads(text: str, path: str | Path, line: int | None = None, limits: DataLimits = LIMITS) -> Any:
+    """``json.loads(text)`` once ``text`` is within ``limits``; else a DatasetError ``<path>:<line>: what``
+    (``line``: the line ``text`` is in a JSONL file, else the line within ``text``). ``json.JSONDecodeError``
+    passes through."""
+    found = json_problem(text, limits)
+    if found:
+        raise DatasetError(f"{path}:{line or found[0]}: {found[1]}")
+    try:
+        return json.loads(text)
+    except RecursionError:  # the depth bound stops this first; kept so that a lower recursion limit cannot crash
+        raise DatasetError(f"{path}:{line or 1}: JSON nested too deep to read") from None
+
+
+def lines(path: str | Path, problems: list[str], limits: DataLimits = LIMITS) -> Iterator[tuple[int, str]]:
+    """(line number, text without its line end) of each line of ``path``. A line over ``limits.line_bytes`` or
+    not UTF-8 goes to ``problems`` (its file, line and size) and is skipped; a file over ``limits.file_bytes``
+    raises ``DatasetError`` before anything is read (or once reading passes the bound, for a file whose size
+    the file system does not say)."""
+    size = Path(path).stat().st_size
+    if size > limits.file_bytes:
+        raise DatasetError(f"{path}: a file of {megabytes(size)}, over the {megabytes(limits.file_bytes)} "
+                           "limit for a dataset file")
+    read = 0
+    with open(path, "rb") as handle:
+        for line_no in count(1):
+            chunk = handle.readline(limits.line_bytes + 1)
+            if not chunk:
+                return
+            read += len(chunk)
+            length = len(chunk) - chunk.endswith(b"\n")
+            if length > limits.line_bytes:  # over the bound: measure the rest, 64 kB at a time, keeping none of it
+                while not chunk.endswith(b"\n") and read <= limits.file_bytes:
+                    chunk = handle.readline(1 << 16)
+                    if not chunk:
+                        break
+                    read += len(chunk)
+                    length += len(chunk) - chunk.endswith(b"\n")
+            if read > limits.file_bytes:
+                raise DatasetError(f"{path}: more than {megabytes(limits.file_bytes)}, the limit for a "
+                                   "dataset file")
+            if length > limits.line_bytes:
+                problems.append(f"{path}:{line_no}: line of {megabytes(length)}, over the "
+                                f"{megabytes(limits.line_bytes)} limit")
+                continue
+            try:
+                text = chunk.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(f"{path}:{line_no}: not UTF-8 text (byte {exc.object[exc.start]:#04x})")
+                continue
+            yield line_no, text.removesuffix("\n").removesuffix("\r")
+
+
+def read_json(path: str | Path, limits: DataLimits = LIMITS) -> Any:
+    """A whole-file JSON document (the UniEval examples, the Ask-Guess words), read no further than
+    ``limits.line_bytes`` and within ``json_problem``'s bounds. A DatasetError naming the file and line otherwise."""
+    with open(path, "rb") as handle:
+        data = handle.read(limits.line_bytes + 1)
+    if len(data) > limits.line_bytes:
+        raise DatasetError(f"{path}: over the {megabytes(limits.line_bytes)} limit for a JSON file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise DatasetError(f"{path}:{line}: not UTF-8 text (byte {exc.object[exc.start]:#04x})") from None
+    try:
+        return loads(text, path, limits=limits)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
 
 
 def records(path: str | Path, problems: list[str]) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-blank line; lines that are not a JSON object go to ``problems``."""
-    for line_no, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    """(line number, object) for each non-blank line, read within ``LIMITS``; lines that are not a JSON object, or
+    cross a bound, go to ``problems``."""
+    for line_no, line in lines(path, problems):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line, path, line_no)
         except json.JSONDecodeError as exc:
             problems.append(f"{path}:{line_no}: not valid JSON ({exc.msg})")
+            continue
+        except DatasetError as exc:  # over a bound: the message names the file and line
+            problems.append(str(exc))
             continue
         if not isinstance(record, dict):
             problems.append(f"{path}:{line_no}: expected a JSON object, got {type(record).__name__}")
@@ -29,7 +155,10 @@ def records(path: str | Path, problems: list[str]) -> Iterator[tuple[int, dict]]
 
 
 def raise_if_any(problems: list[str], *, path: str | Path, what: str) -> None:
-    """One DatasetError listing (the first 20 of) ``problems``, so a bad file is fixed in one pass."""
+    """One DatasetError listing (the first 20 of) ``problems``, so a bad file is fixed in one pass; a single
+    problem is its own one line (each names its file and line)."""
+    if len(problems) == 1:
+        raise DatasetError(problems[0])
     if problems:
         shown = "\n  ".join(problems[:20]) + (f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else "")
         raise DatasetError(f"{len(problems)} malformed {what} in {path}:\n  {shown}")

@@ -5,7 +5,9 @@ An endpoint's error can quote the API key it was sent (vLLM's 401 body says ``go
 ``redact`` first: the values of the configured keys (each model's ``api_key_env``, read at call time,
 so a key exported after the config was loaded is still caught) and common key shapes are replaced
 by ``[REDACTED]``. Log records are redacted where they are made (``install``), so every handler,
-Prefect's console and API handlers included, only ever sees redacted text.
+Prefect's console and API handlers included, only ever sees redacted text; the same filter makes their control
+characters visible (``textsafe``), since a log line quoting model output (a failed cell's first error) is printed
+to a terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import logging
 import os
 import re
 from typing import TYPE_CHECKING, Iterable
+
+from dialogbench.textsafe import visible
 
 if TYPE_CHECKING:
     from dialogbench.config import Config
@@ -80,20 +84,21 @@ def redact_optional(text: str | None) -> str | None:
 
 
 class RedactFilter(logging.Filter):
-    """Redacts a record in place (message with its args merged, and the exception text); never drops one."""
+    """Redacts a record in place (message with its args merged, and the exception text) and makes its control
+    characters visible; never drops one."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
         except Exception:  # a broken format string: leave it for the handler to report
             return True
-        record.msg, record.args = redact(message), None
+        record.msg, record.args = visible(redact(message)), None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = redact(record.exc_text)
+            record.exc_text = visible(redact(record.exc_text))
         if record.stack_info:
-            record.stack_info = redact(record.stack_info)
+            record.stack_info = visible(redact(record.stack_info))
         return True
 
 

@@ -1,6 +1,8 @@
 """What a run shows in the Prefect UI besides its task runs: artifacts (the stage table, a leaderboard per family,
 the report, the failed cells, a progress bar per computing stage) and its tags. Prefect wiring only: the numbers
-come from ``dialogbench``. Publishing never fails a run: an API error is a warning and the run goes on.
+come from ``dialogbench``. Publishing never fails a run: an API error is a warning and the run goes on. Every string
+an artifact carries (table cells, Markdown, descriptions) has its control characters made visible
+(``dialogbench.textsafe``): the UI and anyone who copies an artifact's text get no terminal escape or bidi override.
 
 Artifact keys (each run adds a version under the same key; the flow run's Artifacts tab shows its own):
 
@@ -39,6 +41,7 @@ from dialogbench.config import Config
 from dialogbench.lake import Lake
 from dialogbench.report.publish import report_urls
 from dialogbench.runs import StageReport
+from dialogbench.textsafe import visible_tree
 
 log = logging.getLogger("dialogbench.artifacts")
 
@@ -82,8 +85,9 @@ def _publishing(what: str) -> Iterator[None]:
 
 
 def _create(make: Callable[..., Any], **kwargs) -> Any:
+    """Every artifact is made here: its arguments' strings made visible, its cost counted."""
     _spent["artifacts"] += 1
-    return make(**kwargs)
+    return make(**visible_tree(kwargs))
 
 
 def _jsonable(rows: Any) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Sequence
 from dialogbench.backends.base import Conversation
 from dialogbench.backends.formats import OutputFormat, text_budget
 from dialogbench.botchat.prompts import UNIEVAL_PROMPT
+from dialogbench.jsonl import DatasetError, read_json
 from dialogbench.keys import fingerprint
 
 PARSER_VERSION = "unieval-parser-v3"
@@ -26,11 +26,17 @@ def render_dialogue(utterances: Sequence[str]) -> str:
 
 
 def load_examples(path: str | Path) -> list[dict]:
-    examples = json.loads(Path(path).read_text())
+    """The in-context examples: a JSON list of objects with ``conv``, ``choice``, ``index``, ``reason`` (read within
+    ``jsonl.LIMITS``); a DatasetError naming the file and example otherwise."""
+    examples = read_json(path)
+    if not isinstance(examples, list):
+        raise DatasetError(f"{path}: expected a JSON list of examples, got {type(examples).__name__}")
     for i, example in enumerate(examples):
+        if not isinstance(example, dict):
+            raise DatasetError(f"{path}: example {i}: expected an object, got {type(example).__name__}")
         missing = {"conv", "choice", "index", "reason"} - set(example)
         if missing:
-            raise ValueError(f"{path}: example {i}: missing fields {sorted(missing)}")
+            raise DatasetError(f"{path}: example {i}: missing fields {sorted(missing)}")
     return examples
 
 

@@ -1,6 +1,8 @@
 """The explorer as one self-contained HTML page: the report's CSS plus its own, the script (``script.SCRIPT``), the
 data as JSON in a ``<script type="application/json">`` element (``embed.script_json``). Nothing is requested from
-outside the page. The script renders the records, filtered, ``PAGE_SIZE`` at a time."""
+outside the page. The script renders the records, filtered, ``PAGE_SIZE`` at a time. Every string of the data, and
+the page, has its control characters made visible (``textsafe``): JSON would carry an ESC or a bidi override into
+the page's text intact."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from html import escape
 from dialogbench.explorer.embed import script_json
 from dialogbench.explorer.script import SCRIPT
 from dialogbench.report.html import CSS as REPORT_CSS
+from dialogbench.textsafe import visible, visible_tree
 
 PAGE_SIZE = 50
 
@@ -64,7 +67,7 @@ def render(data: dict, *, title: str, report_link: str | None = None) -> str:
     lead = ("Every judged BotChat dialogue, MT-Bench-101 turn and GameEval game of the lake's current plans (the "
             "cells the report counts), with the judge's raw output and what was parsed from it. A record is one "
             "verdict (a game: its outcome); a dialogue judged by several protocols is shown in each.")
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<link rel="icon" href="data:,"><title>{escape(title)}</title><style>{REPORT_CSS}{CSS}</style></head>'
             f'<body><main><h1>{escape(title)}</h1><p class="sub">{escape(lead + run)}{report}</p>'
@@ -83,5 +86,6 @@ def render(data: dict, *, title: str, report_link: str | None = None) -> str:
             f'<label>Search<input type="search" id="f-q" placeholder="words in the text, a seed, a key…"></label>'
             f'<button type="button" id="f-reset">clear</button></form>'
             f'<p class="counts" id="count" role="status"></p>{PAGER}<div id="records"></div>{PAGER}</main>'
-            f'<script type="application/json" id="explorer-data">{script_json(data)}</script>'
+            f'<script type="application/json" id="explorer-data">{script_json(visible_tree(data))}</script>'
             f"<script>{SCRIPT.replace('__PAGE_SIZE__', str(PAGE_SIZE))}</script></body></html>\n")
+    return visible(page)

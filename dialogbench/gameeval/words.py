@@ -3,11 +3,10 @@ A bad file is reported whole (every problem, with its file and line) before any 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from dialogbench.jsonl import raise_if_any
+from dialogbench.jsonl import lines, raise_if_any, read_json
 
 ASKGUESS_WORDS = "data_lake/raw/gameeval/askguess_words.json"
 SPYFALL_PAIRS = "data_lake/raw/gameeval/spyfall_word_pairs.txt"
@@ -24,11 +23,9 @@ class WordPair:
 
 
 def read_words(path: str | Path) -> list[str]:
-    """A JSON list of distinct non-empty strings (CIFAR-100 labels, underscores kept: ``aquarium_fish``)."""
-    try:
-        words = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise_if_any([f"{path}:{exc.lineno}: not valid JSON ({exc.msg})"], path=path, what="word lists")
+    """A JSON list of distinct non-empty strings (CIFAR-100 labels, underscores kept: ``aquarium_fish``), read
+    within ``jsonl.LIMITS``."""
+    words = read_json(path)
     if not isinstance(words, list):
         raise_if_any([f"{path}: expected a JSON list of words, got {type(words).__name__}"], path=path, what="word lists")
     problems, seen = [], set()
@@ -44,9 +41,10 @@ def read_words(path: str | Path) -> list[str]:
 
 
 def read_pairs(path: str | Path) -> list[WordPair]:
-    """``spy_word,common_word`` a line (blank lines skipped); the two words must differ."""
+    """``spy_word,common_word`` a line (blank lines skipped; lines read within ``jsonl.LIMITS``); the two words
+    must differ."""
     problems, pairs = [], []
-    for line_no, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for line_no, line in lines(path, problems):
         if not line.strip():
             continue
         parts = [p.strip() for p in line.split(",")]

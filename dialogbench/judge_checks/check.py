@@ -4,12 +4,12 @@ latest run recorded) and the findings on the board."""
 from __future__ import annotations
 
 import duckdb
-import yaml
 
 from dialogbench.judge_checks.config import JudgeChecksConfig
 from dialogbench.judge_checks.health import Finding, findings, health_rows, probe_rows
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
+from dialogbench.yamlbounds import load_yaml_text
 
 SECTION = "judge_checks"
 
@@ -23,9 +23,9 @@ def settings_of(config) -> JudgeChecksConfig:
 def settings_from_yaml(text: str | None) -> JudgeChecksConfig:
     """The ``judge_checks`` section of a recorded effective config (run_configs.config); defaults when absent or bad."""
     try:
-        raw = (yaml.safe_load(text) or {}).get(SECTION) if text else None
+        raw = (load_yaml_text(text, "run_configs.config") or {}).get(SECTION) if text else None  # within bounds
         return JudgeChecksConfig.model_validate(raw or {})
-    except (ValueError, AttributeError, yaml.YAMLError):
+    except (ValueError, AttributeError):
         return JudgeChecksConfig()
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 
 from dialogbench.explorer.records import Part, Record, Source, text, turn, turns
 from dialogbench.mtbench101.dataset import DatasetError, Dialogue, read_dialogues
 from dialogbench.mtbench101.taxonomy import TASK_BY_CODE
+from dialogbench.yamlbounds import read_yaml_file
 
 FAMILY, PROTOCOL = "mtbench101", "mtbench101"
 TITLES = {PROTOCOL: "MT-Bench-101"}
@@ -64,9 +64,9 @@ def candidates(config_path: str | None) -> list[Path]:
     paths = []
     if config_path:
         try:
-            raw = yaml.safe_load(Path(config_path).read_text()) or {}
+            raw = read_yaml_file(config_path) or {}  # within bounds, as load_config reads it
             named = (raw.get("mtbench101") or {}).get("dataset")
-        except (OSError, AttributeError, yaml.YAMLError):
+        except (OSError, AttributeError, ValueError):
             named = None
         if isinstance(named, str) and named:
             paths += [Path(named), Path(config_path).parent / named, REPO / named]

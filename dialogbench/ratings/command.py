@@ -21,6 +21,7 @@ import numpy as np
 from dialogbench.ratings.bradley_terry import bootstrap_bradley_terry
 from dialogbench.ratings.elo import INIT, K, SCALE, repeated_bootstrap_elo
 from dialogbench.ratings.games import ComparisonsError, read_comparisons, win_rates
+from dialogbench.textsafe import visible
 
 RATING_COLUMNS = ("model", "elo", "elo_std", "elo_p2_5", "elo_p97_5", "bt", "bt_ci_low", "bt_ci_high", "games")
 PAIR_COLUMNS = ("model_a", "model_b", "games", "wins_a", "wins_b", "ties", "win_rate", "tie_rate")
@@ -127,10 +128,10 @@ def run_elo_command(args) -> int:
                                  bt_rounds=args.bt_rounds, init=args.init, scale=args.scale, k=args.k,
                                  anchor=args.anchor, ordered_pairs=args.ordered_pairs)
     except ComparisonsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(visible(f"error: {exc}"), file=sys.stderr)
         return 2
     except ValueError as exc:  # e.g. an unknown --anchor
-        print(f"error: {args.file}: {exc}", file=sys.stderr)
+        print(visible(f"error: {args.file}: {exc}"), file=sys.stderr)
         return 2
     ratings, pairs = result["ratings"], result["pairs"]
     if args.format == "json":
@@ -146,7 +147,8 @@ def run_elo_command(args) -> int:
               f"(init {args.init:g}, scale {args.scale:g}, K {args.k:g}); elo_std across repeats (ddof=1), "
               f"p2_5/p97_5 of all shuffles.  Bradley-Terry: Elo scale, "
               f"{'95% bootstrap CI over ' + str(args.bt_rounds) + ' resamples' if args.bt_rounds else 'no CI'}.")
-        print(_table(ratings, RATING_COLUMNS, {"elo_std": 2}))
+        # the table is for a terminal: a model name from the file runs no escape sequence (csv and json are data)
+        print(visible(_table(ratings, RATING_COLUMNS, {"elo_std": 2})))
         print()
-        print(_table(pairs, PAIR_COLUMNS, {"win_rate": 3, "tie_rate": 3}))
+        print(visible(_table(pairs, PAIR_COLUMNS, {"win_rate": 3, "tie_rate": 3})))
     return 0

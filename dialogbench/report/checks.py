@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
-
 from dialogbench.config import ReportConfig
 from dialogbench.report.tables import pct
+from dialogbench.yamlbounds import load_yaml_text
 
 FLAG = "⚠"  # appended to a cell the section's Warnings explain (HTML: the cell is tinted)
 
@@ -89,8 +88,8 @@ def settings_from_run(run_config: str | None, run_id: str | None = None) -> tupl
     when it is there and valid; else the defaults. Returns the settings and where they came from."""
     if run_config:
         try:
-            raw = yaml.safe_load(run_config) or {}
+            raw = load_yaml_text(run_config, "run_configs.config") or {}  # within bounds, as any config
             return ReportConfig.model_validate(raw.get("report") or {}), f"run {run_id}'s config"
-        except (ValueError, AttributeError, yaml.YAMLError):
+        except (ValueError, AttributeError):
             pass
     return ReportConfig(), "defaults"

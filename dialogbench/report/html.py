@@ -1,4 +1,6 @@
-"""The report as one self-contained HTML page: inline CSS and SVG, no scripts, no external resources."""
+"""The report as one self-contained HTML page: inline CSS and SVG, no scripts, no external resources. Text is
+HTML-escaped where it is put in; the finished page then has its control characters made visible (``textsafe``), so
+model output cannot act on a terminal that prints the file or reorder what a browser shows."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from html import escape
 
 from dialogbench.report.checks import FLAG
 from dialogbench.report.tables import Section, Table
+from dialogbench.textsafe import visible
 
 CSS = """
 :root { color-scheme: light; --ink: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #f6f8fa; --hi: #fff4c2; }
@@ -130,9 +133,10 @@ def render(sections: list[Section], *, title: str, subtitle: str, header: list[t
     runs = [s for s in sections if s.id == "runs"]
     body = "".join(section(s) for s in sections if s.id != "runs")
     footer = f"<footer>{''.join(section(s) for s in runs)}</footer>"
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<link rel="icon" href="data:,">'
             f"<title>{escape(title)}</title><style>{CSS}</style></head>"
             f'<body><main><h1>{escape(title)}</h1><p class="sub">{escape(subtitle)}</p>{meta(list(header))}<nav>{nav}</nav>'
             f"{body}{footer}</main></body></html>\n")
+    return visible(page)

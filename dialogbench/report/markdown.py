@@ -1,9 +1,12 @@
 """The report as Markdown: the same sections and tables as the HTML page; charts are left out (their
-numbers are in the tables beside them). Text is escaped so model output cannot break a table or inject HTML."""
+numbers are in the tables beside them). Text is escaped so model output cannot break a table or inject HTML, and
+the finished text has its control characters made visible (``textsafe``): printing report.md in a terminal runs no
+escape sequence."""
 
 from __future__ import annotations
 
 from dialogbench.report.tables import Section, Table
+from dialogbench.textsafe import visible
 
 
 def esc(text: object) -> str:
@@ -47,4 +50,4 @@ def section(s: Section) -> str:
 
 def render(sections: list[Section], *, title: str, subtitle: str, header: list[tuple[str, str]] = ()) -> str:
     meta = ["\n".join(f"- **{esc(k)}**: {esc(v)}" for k, v in header)] if header else []
-    return "\n\n".join([f"# {esc(title)}", esc(subtitle), *meta, *map(section, sections)]) + "\n"
+    return visible("\n\n".join([f"# {esc(title)}", esc(subtitle), *meta, *map(section, sections)]) + "\n")
