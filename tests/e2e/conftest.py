@@ -46,8 +46,9 @@ def scripted_config(tmp_path):
                         "gteval": {"enabled": comparisons},
                         "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
                         "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
-            # a quarter of the judge's replies are unreadable on purpose: keep its numbers measured here
-            "judge_checks": {"max_unparsed": 0.5, "probes": 0},
+            # the judge's replies are unreadable on purpose for one protocol or another (its UniEval lines are
+            # garbage to GTEval and the other way round): keep its numbers measured here, no probes asked
+            "judge_checks": {"max_unparsed": 0.9, "probes": 0},
         }
         path = tmp_path / name
         path.write_text(yaml.safe_dump(config))
