@@ -24,6 +24,9 @@ the paper's numbers); the README's rules table lists each rule with its source l
 * **Chat errors** (counted, the game goes on): a description that is not JSON is heard as its raw
   text (cut to 300 characters); one that says the speaker's own word is heard with the word masked;
   a vote that is not JSON, has no ``name`` or names no living player is invalid (and counts as above).
+* **Placeholders**: a move whose fields repeat the prompt's placeholder text ("your description") is read like
+  any other (the authors' host reads ``speak`` whatever it says): no chat error, but flagged and counted
+  (``placeholders.py``).
 * **Constrained moves** (a backend that enforces JSON schemas): a description is ``{"thought",
   "speak"}``, a vote ``{"thought", "speak", "name"}`` with ``name`` one of the living players, the
   voter included (``_vote_shape``), so a constrained vote never discards a game.
@@ -36,6 +39,7 @@ import json
 from dialogbench.gameeval.askguess import word_pattern
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
+from dialogbench.gameeval.placeholders import placeholders, repeated
 from dialogbench.gameeval.replies import ReplyError, heard, parse_reply, text_field
 from dialogbench.gameeval.words import spoken
 
@@ -54,6 +58,7 @@ DESCRIBE = ('{name}, it is your turn to describe your word, without saying it. R
             '{{"thought": "what you infer about the words and the players, and your plan", "speak": "your description"}}')
 VOTE = ('{name}, vote for the player you think is the spy. Living players: {living}. Reply with only a JSON object: '
         '{{"thought": "your reasoning", "speak": "what you say to the others", "name": "the player you vote for"}}')
+HOLDERS = {"describe": placeholders(DESCRIBE), "vote": placeholders(VOTE)}  # field → its placeholder in the prompt
 
 
 def _vote_shape(living: list[str]) -> MoveShape:
@@ -125,7 +130,7 @@ class SpyFall(Game):
             self._vote(request.player, replies[request.player])
 
     def _describe(self, name: str, raw: str) -> None:
-        thought, error = None, None
+        thought, error, reply = None, None, {}
         try:
             reply = parse_reply(raw, required=("speak",))
             thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
@@ -137,7 +142,8 @@ class SpyFall(Game):
         if pattern.search(speech):
             error = (error + "; " if error else "") + "said its own word (masked)"
             speech = pattern.sub("***", speech)
-        self.event(name, "describe", text=speech, thought=thought, raw=raw, valid=error is None, error=error)
+        self.event(name, "describe", text=speech, thought=thought, raw=raw, valid=error is None, error=error,
+                   placeholder=repeated(reply, HOLDERS["describe"]))
         self.speak(name, raw, speech)
         self.queue.pop(0)
         if not self.queue:
@@ -148,6 +154,7 @@ class SpyFall(Game):
     def _vote(self, voter: str, raw: str) -> None:
         """One vote, public at once: the voters after it hear it before they vote."""
         thought = speech = name = error = None
+        reply: dict = {}
         try:
             reply = parse_reply(raw, required=("name",))
             thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
@@ -158,7 +165,7 @@ class SpyFall(Game):
             error = "vote names no player" if name is None else f"vote for {name!r}: not a living player"
         target = None if name is None else str(name)
         self.event(voter, "vote", text=speech, thought=thought, target=target, raw=raw, valid=error is None,
-                   error=error)
+                   error=error, placeholder=repeated(reply, HOLDERS["vote"]))
         self.speak(voter, raw, f"I vote for {target or 'nobody'}." + (f" {speech}" if speech else ""))
         self.votes.append(name)
         self.queue.pop(0)

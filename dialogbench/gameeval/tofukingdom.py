@@ -18,6 +18,9 @@ an extra question with no valid player asked goes to the first seated player its
 player1; an answer that is not JSON is heard as its raw text. A final choice that names no seated
 player ends the game unfinished (``end_reason`` no_choice). Whether an answer keeps its camp's
 truth rule is up to the model (the host cannot know what a player means).
+
+A move whose fields repeat the prompt's placeholder text (``"speak": "your answer"``) is read like any other, no
+chat error, but flagged and counted (``placeholders.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import re
 
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
+from dialogbench.gameeval.placeholders import placeholders, repeated
 from dialogbench.gameeval.replies import ReplyError, heard, normalise_player, parse_reply, player_names, text_field
 
 SEATED_ROLES = ("Princess", "Queen", "Minister", "Chef", "Guard", "Maid", "Spy")
@@ -58,6 +62,8 @@ ANSWER = ('{name}, answer the Prince\'s question. Reply with only a JSON object:
           '{{"thought": "your reasoning", "speak": "your answer"}}')
 CHOOSE = ('prince, name the player you think is the Princess. Reply with only a JSON object: '
           '{{"thought": "your reasoning", "name": "the player"}}')
+HOLDERS = {"question": placeholders(ASK), "extra": placeholders(EXTRA), "answer": placeholders(ANSWER),
+           "choose": placeholders(CHOOSE)}  # move → field → its placeholder in the prompt
 
 
 def question_number(value, raw: str) -> int | None:
@@ -151,11 +157,13 @@ class TofuKingdom(Game):
         self.asked, self.phase = asked, "answer"
         error = "; ".join(errors) or None
         self.event("prince", kind, text=f"{asked}, {question}", thought=text_field(reply, "thought"),
-                   target=target or asked, raw=raw, valid=error is None, error=error)
+                   target=target or asked, raw=raw, valid=error is None, error=error,
+                   placeholder=repeated(reply, HOLDERS[kind]))
         self.speak("prince", raw, f"{asked}, {question}")
 
     def _answer(self, raw: str) -> None:
         thought = error = None
+        reply: dict = {}
         try:
             reply = parse_reply(raw, required=("speak",))
             thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
@@ -164,7 +172,8 @@ class TofuKingdom(Game):
         except ReplyError as exc:
             error, speech = str(exc), None
         speech = speech or heard(raw)
-        self.event(self.asked, "answer", text=speech, thought=thought, raw=raw, valid=error is None, error=error)
+        self.event(self.asked, "answer", text=speech, thought=thought, raw=raw, valid=error is None, error=error,
+                   placeholder=repeated(reply, HOLDERS["answer"]))
         self.speak(self.asked, raw, speech)
         if self.round < len(self.seats):
             self.phase = "question"
@@ -175,6 +184,7 @@ class TofuKingdom(Game):
 
     def _choose(self, raw: str) -> None:
         thought = error = None
+        reply: dict = {}
         try:
             reply = parse_reply(raw, required=("name",))
             thought, chosen = text_field(reply, "thought"), normalise_player(reply.get("name"))
@@ -182,11 +192,12 @@ class TofuKingdom(Game):
             error, chosen = str(exc), next((n for n in player_names(raw) if n in self.seats), None)
         if chosen not in self.seats:
             error = (error + "; " if error else "") + f"names {chosen!r}, not a seated player"
-            self.event("prince", "choose", thought=thought, raw=raw, valid=False, error=error)
+            self.event("prince", "choose", thought=thought, raw=raw, valid=False, error=error,
+                       placeholder=repeated(reply, HOLDERS["choose"]))
             self.end("no_choice", finished=False)
             return
         self.event("prince", "choose", text=f"I choose {chosen}.", thought=thought, target=chosen, raw=raw,
-                   valid=error is None, error=error)
+                   valid=error is None, error=error, placeholder=repeated(reply, HOLDERS["choose"]))
         role = self.identity[chosen]
         camp = CAMP_OF[role] if role in ("Princess", "Queen") else "spy"
         self.announce(f"the prince chose {chosen}, who is the {role}. The {camp.capitalize()} camp wins.", kind="result")
