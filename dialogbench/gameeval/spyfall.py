@@ -21,9 +21,12 @@ the paper's numbers); the README's rules table lists each rule with its source l
   fewer players left the spy wins (with six players: after surviving three votes).
   ``max_rounds`` rounds without an end → ``round_limit`` (not finished, no winner).
 * **Spy living rounds**: the rounds the spy took part in (eliminated in round 2 → 2; a spy win → 3).
+* **Own word**: a description that says the speaker's own word is heard as said, as the authors' players hear it
+  (their host never checks), and flagged ("said its own word"); with ``mask_own_word`` the others hear it with the
+  word masked as ``***`` and it is a chat error (dialogbench's rule before ``spyfall-v3``).
 * **Chat errors** (counted, the game goes on): a description that is not JSON is heard as its raw
-  text (cut to 300 characters); one that says the speaker's own word is heard with the word masked;
-  a vote that is not JSON, has no ``name`` or names no living player is invalid (and counts as above).
+  text (cut to 300 characters); a vote that is not JSON, has no ``name`` or names no living player is invalid
+  (and counts as above).
 * **Placeholders**: a move whose fields repeat the prompt's placeholder text ("your description") is read like
   any other (the authors' host reads ``speak`` whatever it says): no chat error, but flagged and counted
   (``placeholders.py``).
@@ -78,11 +81,14 @@ def written_name(value):
 
 class SpyFall(Game):
     GAME = "spyfall"
-    VERSION = "spyfall-v2"  # v2: the authors' rules (v1: simultaneous votes, seeded tie draws, void votes)
+    # v3: a description that says its own word is heard as said (masked as *** only with mask_own_word); v2: the
+    # authors' rules (v1: simultaneous votes, seeded tie draws, void votes)
+    VERSION = "spyfall-v3"
     FORMATS = "spyfall-formats-v3"  # the move shapes below; in the keys of games whose models enforce JSON
 
-    def __init__(self, setup: GameSetup, *, max_rounds: int = 10, **limits) -> None:
+    def __init__(self, setup: GameSetup, *, max_rounds: int = 10, mask_own_word: bool = False, **limits) -> None:
         super().__init__(setup, **limits)
+        self.mask_own_word = mask_own_word
         spy_word, common_word = (w.strip() for w in setup.item.split(",", 1))
         names = [f"player{i}" for i in range(1, PLAYERS + 1)]
         self.spy = self.rng.choice(names)
@@ -138,12 +144,15 @@ class SpyFall(Game):
                 error, speech = "empty 'speak'", heard(raw)
         except ReplyError as exc:
             error, speech = str(exc), heard(raw)
-        pattern = word_pattern(self.words[name])
+        pattern, flags = word_pattern(self.words[name]), []
         if pattern.search(speech):
-            error = (error + "; " if error else "") + "said its own word (masked)"
-            speech = pattern.sub("***", speech)
+            if self.mask_own_word:
+                error = (error + "; " if error else "") + "said its own word (masked)"
+                speech = pattern.sub("***", speech)
+            else:
+                flags.append("said its own word")
         self.event(name, "describe", text=speech, thought=thought, raw=raw, valid=error is None, error=error,
-                   placeholder=repeated(reply, HOLDERS["describe"]))
+                   placeholder=repeated(reply, HOLDERS["describe"]), flags=flags)
         self.speak(name, raw, speech)
         self.queue.pop(0)
         if not self.queue:

@@ -14,6 +14,7 @@ import random
 from pathlib import Path
 
 from dialogbench.backends.base import Completion
+from dialogbench.gameeval.askguess import word_pattern
 from dialogbench.gameeval.spyfall import SpyFall
 from tests.gameeval.helpers import setup
 
@@ -94,6 +95,33 @@ def replay(logged: dict, **limits) -> tuple[tuple, SpyFall]:
                     game.round), game
         game.resolve({pending.player: Completion(text=reply(game, move), completion_tokens=1)})
     return (ENDS.get(game.outcome, game.outcome), -1 if game.outcome == "discarded" else game.round), game
+
+
+def own_word_descriptions(game: SpyFall) -> list[tuple[dict, str | None]]:
+    return [(e, f) for e, f in zip(game.transcript, game.move_flags)
+            if e["kind"] == "describe" and word_pattern(game.words[e["speaker"]]).search(e["raw"])]
+
+
+def test_their_players_hear_an_own_word_as_said_and_so_do_ours():
+    """23 descriptions in 12 logged games say the speaker's own word, and the log shows the others heard it
+    (game_spyfall.py L127-131 passes the description on untouched). Ours hear it too, flagged, no chat error;
+    with mask_own_word they hear *** and each is a chat error."""
+    logged = [g for g in LOGS if any(isinstance(m[-1], dict) and m[-1].get("own_word") for m in g["moves"])]
+    assert len(logged) == 12
+    heard = masked = 0
+    for log in logged:
+        _, game = replay(log)
+        said = own_word_descriptions(game)
+        assert said and all(e["valid"] and f == "said its own word" for e, f in said), log["log"]
+        for e, _ in said:
+            listener = next(p for p in game.players if p != e["speaker"])
+            assert {"role": "user", "content": f"{e['speaker']}: {e['text']}"} in game.players[listener].history
+        heard += len(said)
+        _, strict = replay(log, mask_own_word=True)
+        masked += sum(not e["valid"] and "***" in e["text"] and game.words[e["speaker"]] not in e["text"]
+                      for e, _ in own_word_descriptions(strict))
+        assert strict.chat_errors - game.chat_errors == len(said)
+    assert heard == masked == 23
 
 
 def test_the_logged_games_end_as_the_authors_host_ended_them():

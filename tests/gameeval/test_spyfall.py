@@ -197,8 +197,26 @@ def test_unreadable_moves_are_counted_chat_errors():
     assert describe["text"] == "I would rather not use JSON: it is a car." and not describe["valid"]
 
 
-def test_saying_your_own_word_is_masked():
+def test_saying_your_own_word_is_heard_as_said_and_flagged():
+    """game_spyfall.py L127-131 passes a description on as it came: the others hear the word, and it is no error."""
     g = game()
     drive(g, lambda m: json.dumps({"thought": "t", "speak": "My word is BENZ or BMW", "name": g.spy}))
-    describe = [e for e in g.transcript if e["kind"] == "describe"]
-    assert all("***" in e["text"] and not e["valid"] for e in describe)
+    describe = [(e, f) for e, f in zip(g.transcript, g.move_flags) if e["kind"] == "describe"]
+    assert describe and all(e["text"] == "My word is BENZ or BMW" and e["valid"] for e, _ in describe)
+    assert all(f == "said its own word" for _, f in describe) and g.chat_errors == 0
+    first, second = g.order[:2]
+    assert {"role": "user", "content": f"{first}: My word is BENZ or BMW"} in g.players[second].history
+
+
+def test_with_mask_own_word_the_word_is_masked_and_a_chat_error():
+    g = game(mask_own_word=True)
+    drive(g, lambda m: json.dumps({"thought": "t", "speak": "My word is BENZ or BMW", "name": g.spy}))
+    describe = [(e, f) for e, f in zip(g.transcript, g.move_flags) if e["kind"] == "describe"]
+    # the spy's word is BMW, the villagers' BENZ: each masks only its own
+    assert all(e["text"] == ("My word is BENZ or ***" if e["speaker"] == g.spy else "My word is *** or BMW")
+               for e, _ in describe)
+    assert all(not e["valid"] and e["error"] == "said its own word (masked)" and f is None for e, f in describe)
+    assert g.chat_errors == len(describe)
+    first, second = g.order[:2]
+    heard = [m["content"] for m in g.players[second].history if m["content"].startswith(f"{first}: My word")]
+    assert heard and all("***" in h for h in heard)  # the descriptions; the votes' speech is not checked
