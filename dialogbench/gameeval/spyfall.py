@@ -13,7 +13,9 @@ the paper's numbers); the README's rules table lists each rule with its source l
 * **Vote**: the living players vote in that order, one after another, and each vote (with its
   reason) is public at once: a later voter hears the earlier votes. The ``name`` counts as written
   (no normalising): a vote for oneself counts; one for a dead or unknown player counts for that
-  name, and one with no readable name (not JSON, no ``name``, null) for ``None``: no living player.
+  name, and one with no readable name (not JSON, null, or an object without all of ``thought``, ``speak`` and
+  ``name``: the authors' ``vote()`` reads the three in turn and stops at a missing one) for ``None``: no living
+  player. Other keys are ignored.
 * **Result**: the most-voted name; a tie goes to the name that was voted for first among the tied.
   If that name is no living player, the game is **discarded** (``outcome = "discarded"``, not
   finished, cached like any ended game; the metrics leave it out and count it apart). The spy
@@ -25,8 +27,8 @@ the paper's numbers); the README's rules table lists each rule with its source l
   (their host never checks), and flagged ("said its own word"); with ``mask_own_word`` the others hear it with the
   word masked as ``***`` and it is a chat error (dialogbench's rule before ``spyfall-v3``).
 * **Chat errors** (counted, the game goes on): a description that is not JSON is heard as its raw
-  text (cut to 300 characters); a vote that is not JSON, has no ``name`` or names no living player is invalid
-  (and counts as above).
+  text (cut to 300 characters); a vote that is not JSON, lacks ``thought``, ``speak`` or ``name`` or names no
+  living player is invalid (and counts as above).
 * **Placeholders**: a move whose fields repeat the prompt's placeholder text ("your description") is read like
   any other (the authors' host reads ``speak`` whatever it says): no chat error, but flagged and counted
   (``placeholders.py``).
@@ -59,6 +61,7 @@ You are {name}. Your word is '{word}'."""
 
 DESCRIBE = ('{name}, it is your turn to describe your word, without saying it. Reply with only a JSON object: '
             '{{"thought": "what you infer about the words and the players, and your plan", "speak": "your description"}}')
+VOTE_KEYS = ("thought", "speak", "name")  # base_agent.py vote() L138-141 reads them in turn: one missing → name None
 VOTE = ('{name}, vote for the player you think is the spy. Living players: {living}. Reply with only a JSON object: '
         '{{"thought": "your reasoning", "speak": "what you say to the others", "name": "the player you vote for"}}')
 HOLDERS = {"describe": placeholders(DESCRIBE), "vote": placeholders(VOTE)}  # field → its placeholder in the prompt
@@ -81,8 +84,9 @@ def written_name(value):
 
 class SpyFall(Game):
     GAME = "spyfall"
-    # v3: a description that says its own word is heard as said (masked as *** only with mask_own_word); v2: the
-    # authors' rules (v1: simultaneous votes, seeded tie draws, void votes)
+    # v3: a description that says its own word is heard as said (masked as *** only with mask_own_word), a vote
+    # without thought, speak and name counts for no one; v2: the authors' rules (v1: simultaneous votes, seeded tie
+    # draws, void votes)
     VERSION = "spyfall-v3"
     FORMATS = "spyfall-formats-v3"  # the move shapes below; in the keys of games whose models enforce JSON
 
@@ -165,11 +169,11 @@ class SpyFall(Game):
         thought = speech = name = error = None
         reply: dict = {}
         try:
-            reply = parse_reply(raw, required=("name",))
+            reply = parse_reply(raw, required=VOTE_KEYS)
             thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
             name = written_name(reply["name"])
         except ReplyError as exc:
-            error = str(exc)
+            error = f"{exc}: the vote counts for no one"
         if error is None and name not in self.living:
             error = "vote names no player" if name is None else f"vote for {name!r}: not a living player"
         target = None if name is None else str(name)

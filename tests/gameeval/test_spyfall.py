@@ -220,3 +220,26 @@ def test_with_mask_own_word_the_word_is_masked_and_a_chat_error():
     first, second = g.order[:2]
     heard = [m["content"] for m in g.players[second].history if m["content"].startswith(f"{first}: My word")]
     assert heard and all("***" in h for h in heard)  # the descriptions; the votes' speech is not checked
+
+
+def test_a_vote_without_thought_or_speak_counts_for_no_one_extra_keys_are_ignored():
+    """base_agent.py vote() L137-143 reads thought, speak and name in turn inside one try: a missing key ends it
+    with name None, whatever name the reply gave; keys it does not read change nothing. Votes in seat order
+    (v, a, b, c, d, e): v and a for x without 'thought' / 'speak', b, c (with an extra key) and d for y, e for x.
+    Counted as the authors count them: None 2, y 3, x 1 → y is out; were v's and a's votes counted for x, x and y
+    would tie at 3 and x, voted for first, would be out."""
+    for seed in range(4):
+        g = game(seed=seed, max_rounds=1)
+        v, a, b, c, d, e = g.order
+        x, y = c, d
+        replies = {v: {"speak": "s", "name": x}, a: {"thought": "t", "name": x},
+                   b: {"thought": "t", "speak": "s", "name": y}, c: {"thought": "t", "speak": "s", "name": y, "vote": y},
+                   d: {"thought": "t", "speak": "s", "name": y}, e: {"thought": "t", "speak": "s", "name": x}}
+        drive(g, lambda m: json.dumps({"thought": "t", "speak": "a car"} if m.kind == "describe" else replies[m.player]))
+        votes = {e["speaker"]: e for e in g.transcript if e["kind"] == "vote"}
+        for voter, missing in ((v, "thought"), (a, "speak")):
+            assert votes[voter]["target"] is None and not votes[voter]["valid"], seed
+            assert f"'{missing}'" in votes[voter]["error"] and "counts for no one" in votes[voter]["error"]
+        assert votes[c]["valid"] and votes[c]["target"] == y  # the extra key changes nothing
+        assert y not in g.living and x in g.living, seed
+        assert {"role": "user", "content": f"{v}: I vote for nobody."} in g.players[e].history
