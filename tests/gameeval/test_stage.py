@@ -148,14 +148,16 @@ def test_spyfall_cell_keys_change_with_the_rules_version_and_the_mask(make_confi
 
 
 def test_askguess_cell_keys_change_with_the_rules_version_and_the_matcher(make_config, lake_dir, monkeypatch):
-    """Games played under the earlier rules (askguess-v1: whole-word matching, 30 questions without the description)
-    are other cells, and so are games of the other matcher: a rerun replays them, never mixes them."""
+    """Games played under the earlier rules (askguess-v2: the hard-mode answerer also offered hints, the questioner
+    not told answers are yes or no; askguess-v1: whole-word matching, 30 questions without the description) are other
+    cells, and so are games of the other matcher: a rerun replays them, never mixes them."""
     from dialogbench.gameeval.askguess import AskGuess
 
     config = game_config(make_config, lake_dir)
     now = [s.cell_key for s in plan_setups(config, "askguess")]
-    assert AskGuess.VERSION == "askguess-v2"
+    assert AskGuess.VERSION == "askguess-v3"
     whole = game_config(make_config, lake_dir, askguess={"matcher": "whole_word"})
     assert set(now).isdisjoint(s.cell_key for s in plan_setups(whole, "askguess"))
-    monkeypatch.setattr(AskGuess, "VERSION", "askguess-v1")
-    assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "askguess"))
+    for version in ("askguess-v2", "askguess-v1"):
+        monkeypatch.setattr(AskGuess, "VERSION", version)
+        assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "askguess"))
