@@ -66,7 +66,7 @@ Now the game starts. Your reply should only contain the answer."""
 QUESTIONER = RULES + """
 Now, you are the questioner. You do not know the phrase.
 In each round ask the answerer exactly one question that narrows down what the phrase can be, using everything the answerer has said so far.
-When you think you know the phrase, guess it directly, for example: "Is it a {{your guess}}?".
+When you think you know the phrase, guess it directly, for example: "Is it a {your guess}?".
 Now the game starts. Your reply should only contain one question."""
 
 DESCRIBE = "answerer, before the questions start, describe the phrase to the questioner in one or two sentences, without mentioning it."

@@ -200,3 +200,10 @@ def test_with_the_description_the_answerer_describes_and_may_give_hints():
     for said in (answerer, questioner, told["answerer answer"]):
         assert "'yes' or 'no'" not in said and "no description" not in said
     assert "describe the phrase to the questioner" in told["answerer describe"] and "apple" not in questioner
+
+
+@pytest.mark.parametrize("setting", ["with_description", "without_description"])
+def test_no_prompt_shows_a_format_escape(setting):
+    """The questioner's rules are not formatted: a doubled brace would reach the model as written."""
+    for said in prompts(setting).values():
+        assert "{{" not in said and "}}" not in said and "{your guess}" in prompts(setting)["questioner rules"]
