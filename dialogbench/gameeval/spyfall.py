@@ -61,7 +61,7 @@ You are {name}. Your word is '{word}'."""
 
 DESCRIBE = ('{name}, it is your turn to describe your word, without saying it. Reply with only a JSON object: '
             '{{"thought": "what you infer about the words and the players, and your plan", "speak": "your description"}}')
-VOTE_KEYS = ("thought", "speak", "name")  # base_agent.py vote() L138-141 reads them in turn: one missing → name None
+VOTE_KEYS = ("thought", "speak", "name")  # base_agent.py vote() L139-141 reads them in turn: one missing → name None
 VOTE = ('{name}, vote for the player you think is the spy. Living players: {living}. Reply with only a JSON object: '
         '{{"thought": "your reasoning", "speak": "what you say to the others", "name": "the player you vote for"}}')
 HOLDERS = {"describe": placeholders(DESCRIBE), "vote": placeholders(VOTE)}  # field → its placeholder in the prompt
