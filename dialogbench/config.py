@@ -271,6 +271,9 @@ class SpyFallConfig(_Strict):
     limit: int | None = Field(None, ge=1)  # the first K word pairs
     trials: int = Field(1, ge=1)  # per word pair and model pair (the paper plays until 30 finish)
     max_rounds: int = Field(10, ge=1)  # rounds without an end → round_limit (unfinished)
+    # a description that says the speaker's own word: false (the authors) the others hear it as said; true: they
+    # hear it masked as *** and it is a chat error (dialogbench's rule before spyfall-v3)
+    mask_own_word: bool = False
 
 
 class TofuKingdomConfig(_Strict):

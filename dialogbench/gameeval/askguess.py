@@ -1,7 +1,11 @@
 """Ask-Guess (§3.1): a questioner asks, an answerer who knows the word answers, until ``gameover``.
 
 Two instances of one model play the two roles. Replies are plain text, as in the paper's figure 4
-(no chain-of-thought JSON in this game). The host follows the GameEval authors' code (jordddan/GameEval
+(no chain-of-thought JSON in this game). Each role's prompt says the setting: with the description, the answerer
+describes the phrase first and may give hints (``ANSWERER``, ``QUESTIONER``); without it (the authors' hard mode,
+``askguess/utils/prompt.py``, in our words), both roles are told the answerer gives no description and answers only
+'yes', 'no' or 'gameover' (``ANSWERER_YES_NO``, ``QUESTIONER_YES_NO``, the host's ``ANSWER_YES_NO``); as in their
+code, the host does not enforce it. The host follows the GameEval authors' code (jordddan/GameEval
 ``game_askguess.py``); outcomes, checked in this order after every answer (``game()`` L97-113):
 
 * the answer says ``gameover`` → **ST** if the questioner's last question names the word, else **EE**
@@ -62,16 +66,30 @@ Now the game starts. Your reply should only contain the answer."""
 QUESTIONER = RULES + """
 Now, you are the questioner. You do not know the phrase.
 In each round ask the answerer exactly one question that narrows down what the phrase can be, using everything the answerer has said so far.
-When you think you know the phrase, guess it directly, for example: "Is it a {{your guess}}?".
+When you think you know the phrase, guess it directly, for example: "Is it a {your guess}?".
 Now the game starts. Your reply should only contain one question."""
 
 DESCRIBE = "answerer, before the questions start, describe the phrase to the questioner in one or two sentences, without mentioning it."
 ASK = "questioner, round {round}: ask your question."
 ANSWER = "answerer, answer the questioner's question (reply 'gameover' if the phrase was guessed)."
-# Without the opening description the authors' answerer may only say yes, no or gameover (their hard-mode prompt;
-# our wording, their repository has no licence); their host does not check it, and neither does ours.
+
+# Without the opening description (the authors' hard mode, askguess/utils/prompt.py: both roles' rules say the
+# answerer only replies yes, no or gameover, and the answerer's role forbids any other word) both roles are told so;
+# our wording, their repository has no licence. Their host does not check the answers, and neither does ours.
 YES_NO = """
-In this game you may answer only 'yes' or 'no', or 'gameover' once the phrase has been guessed: no hints, no other words."""
+In this game the answerer gives no description and no hints: it may only answer each question with 'yes' or 'no', or reply 'gameover' once the questioner has guessed the phrase."""
+ANSWERER_YES_NO = RULES + YES_NO + """
+Now, you are the answerer. The given phrase is '{word}'.
+Answer each of the questioner's questions faithfully with only 'yes' or 'no': no hints, no other words.
+If the questioner has directly guessed out the phrase '{word}' you must reply 'gameover'.
+Phrase like 'a type of {word}' or 'a kind of {word}' should also be considered as a correct guess.
+The phrase '{word}' must not appear in your reply.
+Now the game starts. Your reply should only be 'yes', 'no' or 'gameover'."""
+QUESTIONER_YES_NO = RULES + YES_NO + """
+Now, you are the questioner. You do not know the phrase, and the answerer will only tell you 'yes' or 'no'.
+In each round ask the answerer exactly one question that can be answered with yes or no and narrows down what the phrase can be, using every answer so far.
+When you think you know the phrase, guess it directly, for example: "Is it a {your guess}?".
+Now the game starts. Your reply should only contain one question."""
 ANSWER_YES_NO = "answerer, answer the questioner's question with 'yes' or 'no' (reply 'gameover' if the phrase was guessed)."
 
 
@@ -124,9 +142,11 @@ def clean(text: str | None) -> str:
 
 class AskGuess(Game):
     GAME = "askguess"
-    # v2: the authors' matcher (``matcher``), question limit (31 without the description) and yes/no answers
-    # without the description; v1 games are other cells, so a rerun replays them instead of mixing rule sets
-    VERSION = "askguess-v2"
+    # v3: without the description both roles' prompts say so (answers yes, no or gameover only; the answerer's no
+    # longer also offers hints), the questioner's too; v2: the authors' matcher (``matcher``), question limit (31
+    # without the description) and yes/no answers without the description; games of earlier versions are other
+    # cells, so a rerun replays them instead of mixing rule sets
+    VERSION = "askguess-v3"
 
     def __init__(self, setup: GameSetup, *, max_rounds: int = 30, matcher: str = "authors", **limits) -> None:
         super().__init__(setup, **limits)
@@ -135,10 +155,11 @@ class AskGuess(Game):
         self.word, self.max_rounds = spoken(setup.item), max_rounds
         self.max_questions = question_limit(max_rounds, setup.setting)
         self.matcher = Matcher(setup.item, matcher)
-        self.add_player("questioner", role="questioner", model=setup.assignment["questioner"], rules=QUESTIONER)
         yes_no = setup.setting == "without_description"
+        self.add_player("questioner", role="questioner", model=setup.assignment["questioner"],
+                        rules=QUESTIONER_YES_NO if yes_no else QUESTIONER)
         self.add_player("answerer", role="answerer", model=setup.assignment["answerer"],
-                        rules=ANSWERER.format(word=self.word) + (YES_NO if yes_no else ""))
+                        rules=(ANSWERER_YES_NO if yes_no else ANSWERER).format(word=self.word))
         self.answer_prompt = ANSWER_YES_NO if yes_no else ANSWER
         self.phase = "describe" if setup.setting == "with_description" else "ask"
         self.last_question = ""

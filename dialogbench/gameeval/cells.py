@@ -38,6 +38,8 @@ def limits(config: Config, game: str) -> dict:
     extra = {"max_rounds": getattr(settings, game).max_rounds} if game != "tofukingdom" else {}
     if game == "askguess":
         extra["matcher"] = settings.askguess.matcher
+    if game == "spyfall":
+        extra["mask_own_word"] = settings.spyfall.mask_own_word
     return {"max_retries": settings.max_retries, **extra}
 
 

@@ -1,8 +1,8 @@
 """GameEval's part of the dialogue explorer (``Family.explorer``): every played game of each game's current plan
 (gameeval_current) with its whole transcript: every host announcement and move, the player's private thought, its
-raw reply and why a move was invalid. No judge: the rules score a game, so its "verdict" is the outcome, and a
-game counts as unparseable when a move could not be parsed, broke the rules or failed in the backend (chat
-errors)."""
+raw reply, why a move was invalid and its flags (a move that repeats its prompt's placeholder text is marked ⚑ and
+counted in the record's result). No judge: the rules score a game, so its "verdict" is the outcome, and a game
+counts as unparseable when a move could not be parsed, broke the rules or failed in the backend (chat errors)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ OUTCOMES = {"askguess": {"ST": "ST (guessed)", "EE": "EE (wrong guess)", "RLE": 
             "tofukingdom": {"prince": "prince camp wins", "queen": "queen camp wins", "spy": "spy camp wins"}}
 GAMES_SQL = """
     select cell_key, game, item_id, item, setting, trial, assignment, outcome, end_reason, finished, rounds,
-           spy_living_rounds, chat_errors, steps, array_to_string(list_sort(map_values(assignment)), ',') as models,
+           spy_living_rounds, chat_errors, placeholder_moves, steps,
+           array_to_string(list_sort(map_values(assignment)), ',') as models,
            coalesce(chat_errors, 0) = 0 as parsed
     from gameeval_current where played and game = ?"""
-EVENTS_SQL = ("select cell_key, event, round, speaker, role, model, kind, text, thought, target, raw, valid, error "
-              "from gameeval_transcripts where cell_key in ({}) order by cell_key, event")
+EVENTS_SQL = ("select cell_key, event, round, speaker, role, model, kind, text, thought, target, raw, valid, error, "
+              "flags from gameeval_transcripts where cell_key in ({}) order by cell_key, event")
 
 
 def explore(source: Source) -> Part:
@@ -44,9 +45,10 @@ def move(e: dict) -> dict:
     shown = e["text"]
     if e["target"] and e["kind"] in ("vote", "choose", "question"):
         shown = f"{shown or ''}{' ' if shown else ''}→ {e['target']}"
-    return turn(f"r{e['round']} {who} · {e['kind']}", shown, note=e["thought"],
+    flags = f" · ⚑ {e['flags']}" if e.get("flags") else ""
+    return turn(f"r{e['round']} {who} · {e['kind']}{flags}", shown, note=e["thought"],
                 raw=e["raw"] if e["raw"] != e["text"] else None,
-                bad=None if e["valid"] is not False else (e["error"] or "invalid move"))
+                bad=None if e["valid"] is not False else (e["error"] or "invalid move"), mark=bool(flags))
 
 
 def record(g: dict, events: list[dict]) -> Record:
@@ -61,7 +63,7 @@ def record(g: dict, events: list[dict]) -> Record:
         models=tuple(sorted(set(assignment.values()))), judge=None, verdict=verdict(g), parsed=bool(g["parsed"]),
         result={"outcome": g["outcome"], "end_reason": g["end_reason"], "finished": g["finished"],
                 "rounds": g["rounds"], "spy_living_rounds": g["spy_living_rounds"], "chat_errors": g["chat_errors"],
-                "host steps": g["steps"]},
+                "placeholder moves": g["placeholder_moves"], "host steps": g["steps"]},
         blocks=(fields("Players", assignment),
                 turns(f"Transcript ({len(events)} events)", [move(e) for e in events])),
-        search=f"{g['item_id']} {g['cell_key']}")
+        search=f"{g['item_id']} {g['cell_key']}" + (" placeholder" if g["placeholder_moves"] else ""))

@@ -16,6 +16,9 @@ the replies do (``_on_replies``); this class keeps the bookkeeping:
   ``end_reason = "backend_error"`` and no outcome: it is not a computed cell (``failures`` has it, the next run
   replays it) and no metric scores it. A backend error is the backend's, never the player's: it is in the
   transcript (``valid = false``, ``error = "backend: …"``) but never counted as a chat error.
+* **Flags**: a move can be valid and still worth a word: each transcript entry has its flags in ``move_flags``
+  (the row's list, aligned with the transcript; None: nothing), e.g. a move that repeats its prompt's placeholder
+  text (``placeholders.py``, counted in ``placeholder_moves``) or a SpyFall description that says its own word.
 * **Seeds**: the trial seed fixes the host's draws (roles, seating order); each move's
   sampling seed derives from (trial seed, step, player), so a game replays identically whatever
   other games share its batches.
@@ -24,6 +27,7 @@ the replies do (``_on_replies``); this class keeps the bookkeeping:
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from dialogbench.backends.base import Completion, Message
@@ -110,10 +114,12 @@ class Game:
         self.ended = False
         self.chat_errors = 0
         self.constrained_moves = 0
+        self.placeholder_moves = 0  # moves with a field that repeats the prompt's placeholder (``placeholders.py``)
         self.engines: set[str] = set()  # engine versions that played its moves
         self.prompt_tokens = self.completion_tokens = 0
         self.move_prompt_tokens: list[int | None] = []  # per transcript entry: its move's tokens (None: the host's)
         self.move_completion_tokens: list[int | None] = []
+        self.move_flags: list[str | None] = []  # per transcript entry: its flags, "; "-joined (None: none)
         self._spent: dict[str, tuple[int, int]] = {}  # player → tokens of its reply not in the transcript yet
         self.backend_errors: list[tuple[str, str]] = []  # (player, error), for the failures table
         self._requests: list[Request] | None = None
@@ -137,14 +143,18 @@ class Game:
 
     def event(self, speaker: str, kind: str, *, text: str | None = None, thought: str | None = None,
               target: str | None = None, raw: str | None = None, valid: bool = True, error: str | None = None,
-              backend_failed: bool = False) -> None:
+              backend_failed: bool = False, placeholder: Sequence[str] = (), flags: Sequence[str] = ()) -> None:
         """One transcript entry. An invalid move counts as a chat error, unless the backend failed to answer
-        (``backend_failed``): that is no move of the player's."""
+        (``backend_failed``): that is no move of the player's. ``placeholder``: the move's fields that repeat the
+        prompt's placeholder text (flagged and counted, whatever ``valid`` says); ``flags``: other notes on it."""
         player = self.players.get(speaker)
         # a player's entry records the move it just replied (each reply is one entry: its move, or its backend error)
         prompt_tokens, completion_tokens = self._spent.pop(speaker, (None, None))
         self.move_prompt_tokens.append(prompt_tokens)
         self.move_completion_tokens.append(completion_tokens)
+        notes = [*flags, *([f"placeholder: {', '.join(placeholder)}"] if placeholder else [])]
+        self.move_flags.append("; ".join(notes) or None)
+        self.placeholder_moves += bool(placeholder)
         self.transcript.append({"step": self.step, "round": self.round, "speaker": speaker,
                                 "role": player.role if player else "host", "model": player.model if player else None,
                                 "kind": kind, "text": text, "thought": thought, "target": target, "raw": raw,
@@ -231,4 +241,5 @@ class Game:
                 "completion_tokens": self.completion_tokens, "transcript": self.transcript, "run_id": run_id,
                 "created_at": now(), "backend_version": "; ".join(sorted(self.engines)) or None,
                 "constrained_moves": self.constrained_moves, "move_prompt_tokens": self.move_prompt_tokens,
-                "move_completion_tokens": self.move_completion_tokens, **self._result()}
+                "move_completion_tokens": self.move_completion_tokens, "move_flags": self.move_flags,
+                "placeholder_moves": self.placeholder_moves, **self._result()}

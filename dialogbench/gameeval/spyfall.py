@@ -13,7 +13,9 @@ the paper's numbers); the README's rules table lists each rule with its source l
 * **Vote**: the living players vote in that order, one after another, and each vote (with its
   reason) is public at once: a later voter hears the earlier votes. The ``name`` counts as written
   (no normalising): a vote for oneself counts; one for a dead or unknown player counts for that
-  name, and one with no readable name (not JSON, no ``name``, null) for ``None``: no living player.
+  name, and one with no readable name (not JSON, null, or an object without all of ``thought``, ``speak`` and
+  ``name``: the authors' ``vote()`` reads the three in turn and stops at a missing one) for ``None``: no living
+  player. Other keys are ignored.
 * **Result**: the most-voted name; a tie goes to the name that was voted for first among the tied.
   If that name is no living player, the game is **discarded** (``outcome = "discarded"``, not
   finished, cached like any ended game; the metrics leave it out and count it apart). The spy
@@ -21,9 +23,15 @@ the paper's numbers); the README's rules table lists each rule with its source l
   fewer players left the spy wins (with six players: after surviving three votes).
   ``max_rounds`` rounds without an end → ``round_limit`` (not finished, no winner).
 * **Spy living rounds**: the rounds the spy took part in (eliminated in round 2 → 2; a spy win → 3).
+* **Own word**: a description that says the speaker's own word is heard as said, as the authors' players hear it
+  (their host never checks), and flagged ("said its own word"); with ``mask_own_word`` the others hear it with the
+  word masked as ``***`` and it is a chat error (dialogbench's rule before ``spyfall-v3``).
 * **Chat errors** (counted, the game goes on): a description that is not JSON is heard as its raw
-  text (cut to 300 characters); one that says the speaker's own word is heard with the word masked;
-  a vote that is not JSON, has no ``name`` or names no living player is invalid (and counts as above).
+  text (cut to 300 characters); a vote that is not JSON, lacks ``thought``, ``speak`` or ``name`` or names no
+  living player is invalid (and counts as above).
+* **Placeholders**: a move whose fields repeat the prompt's placeholder text ("your description") is read like
+  any other (the authors' host reads ``speak`` whatever it says): no chat error, but flagged and counted
+  (``placeholders.py``).
 * **Constrained moves** (a backend that enforces JSON schemas): a description is ``{"thought",
   "speak"}``, a vote ``{"thought", "speak", "name"}`` with ``name`` one of the living players, the
   voter included (``_vote_shape``), so a constrained vote never discards a game.
@@ -36,6 +44,7 @@ import json
 from dialogbench.gameeval.askguess import word_pattern
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
+from dialogbench.gameeval.placeholders import placeholders, repeated
 from dialogbench.gameeval.replies import ReplyError, heard, parse_reply, text_field
 from dialogbench.gameeval.words import spoken
 
@@ -52,8 +61,10 @@ You are {name}. Your word is '{word}'."""
 
 DESCRIBE = ('{name}, it is your turn to describe your word, without saying it. Reply with only a JSON object: '
             '{{"thought": "what you infer about the words and the players, and your plan", "speak": "your description"}}')
+VOTE_KEYS = ("thought", "speak", "name")  # base_agent.py vote() L139-141 reads them in turn: one missing → name None
 VOTE = ('{name}, vote for the player you think is the spy. Living players: {living}. Reply with only a JSON object: '
         '{{"thought": "your reasoning", "speak": "what you say to the others", "name": "the player you vote for"}}')
+HOLDERS = {"describe": placeholders(DESCRIBE), "vote": placeholders(VOTE)}  # field → its placeholder in the prompt
 
 
 def _vote_shape(living: list[str]) -> MoveShape:
@@ -73,11 +84,15 @@ def written_name(value):
 
 class SpyFall(Game):
     GAME = "spyfall"
-    VERSION = "spyfall-v2"  # v2: the authors' rules (v1: simultaneous votes, seeded tie draws, void votes)
+    # v3: a description that says its own word is heard as said (masked as *** only with mask_own_word), a vote
+    # without thought, speak and name counts for no one; v2: the authors' rules (v1: simultaneous votes, seeded tie
+    # draws, void votes)
+    VERSION = "spyfall-v3"
     FORMATS = "spyfall-formats-v3"  # the move shapes below; in the keys of games whose models enforce JSON
 
-    def __init__(self, setup: GameSetup, *, max_rounds: int = 10, **limits) -> None:
+    def __init__(self, setup: GameSetup, *, max_rounds: int = 10, mask_own_word: bool = False, **limits) -> None:
         super().__init__(setup, **limits)
+        self.mask_own_word = mask_own_word
         spy_word, common_word = (w.strip() for w in setup.item.split(",", 1))
         names = [f"player{i}" for i in range(1, PLAYERS + 1)]
         self.spy = self.rng.choice(names)
@@ -125,7 +140,7 @@ class SpyFall(Game):
             self._vote(request.player, replies[request.player])
 
     def _describe(self, name: str, raw: str) -> None:
-        thought, error = None, None
+        thought, error, reply = None, None, {}
         try:
             reply = parse_reply(raw, required=("speak",))
             thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
@@ -133,11 +148,15 @@ class SpyFall(Game):
                 error, speech = "empty 'speak'", heard(raw)
         except ReplyError as exc:
             error, speech = str(exc), heard(raw)
-        pattern = word_pattern(self.words[name])
+        pattern, flags = word_pattern(self.words[name]), []
         if pattern.search(speech):
-            error = (error + "; " if error else "") + "said its own word (masked)"
-            speech = pattern.sub("***", speech)
-        self.event(name, "describe", text=speech, thought=thought, raw=raw, valid=error is None, error=error)
+            if self.mask_own_word:
+                error = (error + "; " if error else "") + "said its own word (masked)"
+                speech = pattern.sub("***", speech)
+            else:
+                flags.append("said its own word")
+        self.event(name, "describe", text=speech, thought=thought, raw=raw, valid=error is None, error=error,
+                   placeholder=repeated(reply, HOLDERS["describe"]), flags=flags)
         self.speak(name, raw, speech)
         self.queue.pop(0)
         if not self.queue:
@@ -148,17 +167,18 @@ class SpyFall(Game):
     def _vote(self, voter: str, raw: str) -> None:
         """One vote, public at once: the voters after it hear it before they vote."""
         thought = speech = name = error = None
+        reply: dict = {}
         try:
-            reply = parse_reply(raw, required=("name",))
+            reply = parse_reply(raw, required=VOTE_KEYS)
             thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
             name = written_name(reply["name"])
         except ReplyError as exc:
-            error = str(exc)
+            error = f"{exc}: the vote counts for no one"
         if error is None and name not in self.living:
             error = "vote names no player" if name is None else f"vote for {name!r}: not a living player"
         target = None if name is None else str(name)
         self.event(voter, "vote", text=speech, thought=thought, target=target, raw=raw, valid=error is None,
-                   error=error)
+                   error=error, placeholder=repeated(reply, HOLDERS["vote"]))
         self.speak(voter, raw, f"I vote for {target or 'nobody'}." + (f" {speech}" if speech else ""))
         self.votes.append(name)
         self.queue.pop(0)

@@ -39,7 +39,7 @@ class _Writer:
         self.buffer: list[Game] = []
         self.last = time.monotonic()
         self.outcomes: Counter[str] = Counter()
-        self.written = self.failed = self.chat_errors = self.constrained = 0
+        self.written = self.failed = self.chat_errors = self.constrained = self.placeholder = 0
 
     def add(self, games: list[Game]) -> None:
         self.buffer += games
@@ -61,6 +61,7 @@ class _Writer:
             self.outcomes[g.outcome or g.end_reason] += 1
             self.chat_errors += g.chat_errors
             self.constrained += g.constrained_moves
+            self.placeholder += g.placeholder_moves
         self.written += len(games)
 
 
@@ -109,7 +110,9 @@ class PlayGames(Stage):
             release_except([*later, *(pool.models_from(config, after) if after else [])])
         writer.flush()
         emit.detail = {"backend_calls": calls, "steps": steps, "moves": moves, "chat_errors": writer.chat_errors,
-                       "constrained_moves": writer.constrained, "trimmed_prompts": trimmed, "model_groups": len(order),
+                       "constrained_moves": writer.constrained, "placeholder_moves": writer.placeholder,
+                       "trimmed_prompts": trimmed, "model_groups": len(order),
                        "outcomes": dict(sorted(writer.outcomes.items()))}
-        log.info("%s: %d games in %d steps (%d backend calls, %d moves), outcomes %s, %d chat errors",
-                 game, writer.written, steps, calls, moves, dict(writer.outcomes), writer.chat_errors)
+        log.info("%s: %d games in %d steps (%d backend calls, %d moves), outcomes %s, %d chat errors, "
+                 "%d moves repeating the prompt's placeholder", game, writer.written, steps, calls, moves,
+                 dict(writer.outcomes), writer.chat_errors, writer.placeholder)

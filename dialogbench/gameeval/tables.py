@@ -51,6 +51,11 @@ GAMEEVAL_GAMES = pa.schema([  # one finished (or abandoned) game: a GameEval cel
     # whatever the DuckDB (1.1 refuses to union Parquet structs whose fields differ).
     ("move_prompt_tokens", pa.list_(pa.int32())),
     ("move_completion_tokens", pa.list_(pa.int32())),
+    # Each transcript entry's flags, aligned with `transcript` like the token lists (null: none; the whole list null
+    # in files written before): "placeholder: speak, thought" (the move's fields that repeat the prompt's placeholder
+    # text, placeholders.py), "said its own word" (a SpyFall description heard as said)… "; "-joined.
+    ("move_flags", pa.list_(pa.string())),
+    ("placeholder_moves", pa.int32()),  # moves flagged "placeholder" (null in files written before they were kept)
 ])
 
 GAMES_TABLE = Table("gameeval_games", GAMEEVAL_GAMES, partition=("game",),

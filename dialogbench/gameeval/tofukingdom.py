@@ -12,12 +12,19 @@ Queen camp; anyone else → Spy camp. ``rounds`` counts the questions asked (8 i
 Replies are chain-of-thought JSON: the Prince ``{"thought", "question", "name"}`` (extra question:
 plus ``"ask"``, the player asked; final: ``{"thought", "name"}``), the others ``{"thought", "speak"}``.
 
-Chat errors (counted, the game goes on): a question that is not JSON or not on the list becomes the
-question its text quotes, else question 1; question 3 naming no other seated player becomes question 2;
+Questions are read from the reply's ``question``: 1, 2 or 3, or the question's text in our wording, the authors'
+("Which player is the Princess?") or a close paraphrase (``WORDINGS``), read as the question it names, no error.
+Chat errors (counted, the game goes on): a question that is not JSON is read from its text the same way; one that
+names none of the three is asked as question 1, the transcript's ``error`` saying so ("… is not one of the three:
+asked question 1 (Who is the Princess?) in its place"); question 3 naming no other seated player (in ``name``, or
+in its text) becomes question 2;
 an extra question with no valid player asked goes to the first seated player its text names, else
 player1; an answer that is not JSON is heard as its raw text. A final choice that names no seated
 player ends the game unfinished (``end_reason`` no_choice). Whether an answer keeps its camp's
 truth rule is up to the model (the host cannot know what a player means).
+
+A move whose fields repeat the prompt's placeholder text (``"speak": "your answer"``) is read like any other, no
+chat error, but flagged and counted (``placeholders.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import re
 
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
+from dialogbench.gameeval.placeholders import placeholders, repeated
 from dialogbench.gameeval.replies import ReplyError, heard, normalise_player, parse_reply, player_names, text_field
 
 SEATED_ROLES = ("Princess", "Queen", "Minister", "Chef", "Guard", "Maid", "Spy")
@@ -58,27 +66,46 @@ ANSWER = ('{name}, answer the Prince\'s question. Reply with only a JSON object:
           '{{"thought": "your reasoning", "speak": "your answer"}}')
 CHOOSE = ('prince, name the player you think is the Princess. Reply with only a JSON object: '
           '{{"thought": "your reasoning", "name": "the player"}}')
+HOLDERS = {"question": placeholders(ASK), "extra": placeholders(EXTRA), "answer": placeholders(ANSWER),
+           "choose": placeholders(CHOOSE)}  # move → field → its placeholder in the prompt
 
 
-def question_number(value, raw: str) -> int | None:
-    """1, 2 or 3 from a reply's ``question`` value (a number, or the question's text)."""
+_NUMBER = re.compile(r"\s*(?:question\s*)?([123])\b.*", re.I | re.S)
+_SEAT = r"player\s*_?\d+"
+# The three questions as a question's text says them: ours (QUESTIONS), the authors' (tofukingdom/utils/prompt.py:
+# "Which player is the Princess?", "What is your identity?", "What is the identity of {player_name} ?") and close
+# paraphrases. Question 3 names its player where the text does (groups of, owner, who).
+WORDINGS = (
+    (1, re.compile(r"\b(?:who|which(?:\s+(?:player|one))?(?:\s+of\s+(?:you|them|the\s+players|us))?)\s*(?:is|'s)\s+"
+                   r"(?:the\s+)?princess\b", re.I)),
+    (2, re.compile(r"\b(?:what(?:\s+is|'s)\s+your\s+(?:identity|role)|who\s+are\s+you|your\s+identity)\b", re.I)),
+    (3, re.compile(rf"\b(?:(?:identity|role)\s+of\s+(?:(?P<of>{_SEAT})\b)?|(?P<owner>{_SEAT})'s\s+(?:identity|role)\b"
+                   rf"|who\s+is\s+(?P<who>{_SEAT})\b)", re.I)),
+)
+
+
+def read_question(value, raw: str) -> tuple[int | None, str | None]:
+    """Which of the three questions a reply asks, from its ``question`` value (a number, or the question's text)
+    or, for a reply that is not JSON, its text: (1, 2 or 3, or None when it names none; for question 3 the player
+    the text names, normalised, or None). A number wins; else the wording found first in the text."""
     for text in (str(value) if value is not None else "", raw or ""):
-        digits = re.fullmatch(r"\s*(?:question\s*)?([123])\b.*", text, re.I | re.S)
-        if digits:
-            return int(digits.group(1))
-        lowered = text.lower()
-        if "identity of" in lowered:
-            return 3
-        if "your identity" in lowered:
-            return 2
-        if "who is the princess" in lowered:
-            return 1
-    return None
+        number = _NUMBER.fullmatch(text)
+        if number:
+            return int(number.group(1)), None
+        found = [(m.start(), n, m) for n, pattern in WORDINGS if (m := pattern.search(text))]
+        if found:
+            _, n, match = min(found, key=lambda f: f[0])
+            named = next((v for v in match.groupdict().values() if v), None)
+            return n, normalise_player(named) if named else None
+    return None, None
 
 
 class TofuKingdom(Game):
     GAME = "tofukingdom"
-    VERSION = "tofukingdom-v1"
+    # v2: questions in the authors' wording and close paraphrases are read as the question they name (v1 read
+    # "Which player is the Princess?" as an off-list question, a chat error); question 3 may name its player in its
+    # text; an off-list question's fallback is said in its error
+    VERSION = "tofukingdom-v2"
     FORMATS = "tofukingdom-formats-v1"  # the move shapes below; in the keys of games whose models enforce JSON
 
     def __init__(self, setup: GameSetup, **limits) -> None:
@@ -136,26 +163,34 @@ class TofuKingdom(Game):
                 asked = next((n for n in player_names(raw) if n in self.seats), self.seats[0])
         else:
             asked = self.seats[self.round]
-        number = question_number(reply.get("question"), "" if reply else raw)
+        number, named = read_question(reply.get("question"), "" if reply else raw)
         if number is None:
-            errors.append(f"question {reply.get('question')!r} is not one of the three")
+            said = reply.get("question") if reply else heard(raw, limit=80)
+            errors.append(f"question {said!r} is not one of the three: asked question 1 ({QUESTIONS[1]}) in its place")
             number = 1
         target = None
         if number == 3:
-            target = normalise_player(reply.get("name")) if reply else next(iter(player_names(raw)), None)
-            if target not in self.seats or target == asked:
-                errors.append(f"question 3 about {target!r}, not another seated player: asked question 2")
-                number, target = 2, None
+            # the reply's "name", else the player its question's text names (the authors' question 3 names it
+            # there); a reply that is not JSON: the player its question names, else the first player it names
+            candidates = ([normalise_player(reply.get("name")), named] if reply
+                          else [named, next(iter(player_names(raw)), None)])
+            target = next((t for t in candidates if t in self.seats and t != asked), None)
+            if target is None:
+                about = next((t for t in candidates if t), None)
+                errors.append(f"question 3 about {about!r}, not another seated player: asked question 2")
+                number = 2
         question = QUESTIONS[number].format(name=target)
         self.round += 1
         self.asked, self.phase = asked, "answer"
         error = "; ".join(errors) or None
         self.event("prince", kind, text=f"{asked}, {question}", thought=text_field(reply, "thought"),
-                   target=target or asked, raw=raw, valid=error is None, error=error)
+                   target=target or asked, raw=raw, valid=error is None, error=error,
+                   placeholder=repeated(reply, HOLDERS[kind]))
         self.speak("prince", raw, f"{asked}, {question}")
 
     def _answer(self, raw: str) -> None:
         thought = error = None
+        reply: dict = {}
         try:
             reply = parse_reply(raw, required=("speak",))
             thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
@@ -164,7 +199,8 @@ class TofuKingdom(Game):
         except ReplyError as exc:
             error, speech = str(exc), None
         speech = speech or heard(raw)
-        self.event(self.asked, "answer", text=speech, thought=thought, raw=raw, valid=error is None, error=error)
+        self.event(self.asked, "answer", text=speech, thought=thought, raw=raw, valid=error is None, error=error,
+                   placeholder=repeated(reply, HOLDERS["answer"]))
         self.speak(self.asked, raw, speech)
         if self.round < len(self.seats):
             self.phase = "question"
@@ -175,6 +211,7 @@ class TofuKingdom(Game):
 
     def _choose(self, raw: str) -> None:
         thought = error = None
+        reply: dict = {}
         try:
             reply = parse_reply(raw, required=("name",))
             thought, chosen = text_field(reply, "thought"), normalise_player(reply.get("name"))
@@ -182,11 +219,12 @@ class TofuKingdom(Game):
             error, chosen = str(exc), next((n for n in player_names(raw) if n in self.seats), None)
         if chosen not in self.seats:
             error = (error + "; " if error else "") + f"names {chosen!r}, not a seated player"
-            self.event("prince", "choose", thought=thought, raw=raw, valid=False, error=error)
+            self.event("prince", "choose", thought=thought, raw=raw, valid=False, error=error,
+                       placeholder=repeated(reply, HOLDERS["choose"]))
             self.end("no_choice", finished=False)
             return
         self.event("prince", "choose", text=f"I choose {chosen}.", thought=thought, target=chosen, raw=raw,
-                   valid=error is None, error=error)
+                   valid=error is None, error=error, placeholder=repeated(reply, HOLDERS["choose"]))
         role = self.identity[chosen]
         camp = CAMP_OF[role] if role in ("Princess", "Queen") else "spy"
         self.announce(f"the prince chose {chosen}, who is the {role}. The {camp.capitalize()} camp wins.", kind="result")

@@ -160,18 +160,50 @@ def test_prompts_alternate_roles_mid_game():
         assert all(a != b for a, b in zip(roles, roles[1:]))
 
 
-def test_without_the_description_the_answerer_may_only_say_yes_no_or_gameover():
-    """The authors' hard-mode rule (their prompt, our words): only in the setting without a description."""
-    from dialogbench.gameeval.askguess import YES_NO, AskGuess
-    from dialogbench.gameeval.game import GameSetup
+def prompts(setting: str) -> dict[str, str]:
+    """What each role is told in ``setting``: its rules, and the host's instruction for its first move and for an
+    answer (the whole prompt of each move: rules, history, instruction)."""
+    g = game(setting=setting)
+    told = {"answerer rules": g.players["answerer"].rules, "questioner rules": g.players["questioner"].rules}
+    seen: dict[str, str] = {}
 
-    def answerer_rules(setting: str) -> tuple[str, str]:
-        setup = GameSetup(cell_key="k", game="askguess", item_id="apple", item="apple", setting=setting, trial=0, seed=0,
-                          assignment={"questioner": "q", "answerer": "a"})
-        game = AskGuess(setup)
-        return game.players["answerer"].rules, game.answer_prompt
+    def respond(move):
+        seen.setdefault(f"{move.player} {move.kind}", move.messages[-1]["content"])
+        return "Is it an apple?" if move.player == "questioner" else ("A fruit." if move.kind == "describe" else "gameover")
+    drive(g, respond)
+    return {**told, **seen}
 
-    rules, prompt = answerer_rules("without_description")
-    assert rules.endswith(YES_NO) and "'yes' or 'no'" in prompt
-    rules, prompt = answerer_rules("with_description")
-    assert YES_NO not in rules and "'yes' or 'no'" not in prompt
+
+def test_without_the_description_both_roles_are_told_answers_are_yes_or_no():
+    """The authors' hard mode (askguess/utils/prompt.py): both roles' rules say the answerer only replies yes, no or
+    gameover, and the answerer's role allows no other word. Ours says it in its own words, to both roles, and no
+    longer also offers the answerer hints."""
+    told = prompts("without_description")
+    assert set(told) == {"answerer rules", "questioner rules", "questioner ask", "answerer answer"}  # no description
+    answerer, questioner = told["answerer rules"], told["questioner rules"]
+    for rules in (answerer, questioner):
+        assert "answerer gives no description and no hints" in rules
+        assert "may only answer each question with 'yes' or 'no', or reply 'gameover'" in rules
+    assert "some hints" not in answerer and "give the questioner" not in answerer  # the hint sentence is gone
+    assert "with only 'yes' or 'no': no hints, no other words" in answerer
+    assert "Your reply should only be 'yes', 'no' or 'gameover'." in answerer and "'apple'" in answerer
+    assert "the answerer will only tell you 'yes' or 'no'" in questioner and "can be answered with yes or no" in questioner
+    assert "apple" not in questioner and "{{" not in questioner  # the questioner does not know the word
+    assert "with 'yes' or 'no'" in told["answerer answer"]
+
+
+def test_with_the_description_the_answerer_describes_and_may_give_hints():
+    told = prompts("with_description")
+    assert set(told) == {"answerer rules", "questioner rules", "answerer describe", "questioner ask", "answerer answer"}
+    answerer, questioner = told["answerer rules"], told["questioner rules"]
+    assert "you can give the questioner some hints" in answerer and "'apple'" in answerer
+    for said in (answerer, questioner, told["answerer answer"]):
+        assert "'yes' or 'no'" not in said and "no description" not in said
+    assert "describe the phrase to the questioner" in told["answerer describe"] and "apple" not in questioner
+
+
+@pytest.mark.parametrize("setting", ["with_description", "without_description"])
+def test_no_prompt_shows_a_format_escape(setting):
+    """The questioner's rules are not formatted: a doubled brace would reach the model as written."""
+    for said in prompts(setting).values():
+        assert "{{" not in said and "}}" not in said and "{your guess}" in prompts(setting)["questioner rules"]

@@ -44,7 +44,7 @@ def test_each_move_entry_carries_its_own_counts_host_entries_none():
             return None  # a backend error: its entry keeps the failed call's prompt tokens, 0 completion tokens
         if move.kind == "describe":
             return json.dumps({"thought": "t", "speak": "a car"})
-        return json.dumps({"thought": "t", "name": next(p for p in g.living if p != move.player)})
+        return json.dumps({"thought": "t", "speak": "s", "name": next(p for p in g.living if p != move.player)})
 
     spent = play(g, reply)
     row = g.row(run_id="r")

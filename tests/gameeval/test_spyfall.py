@@ -197,8 +197,49 @@ def test_unreadable_moves_are_counted_chat_errors():
     assert describe["text"] == "I would rather not use JSON: it is a car." and not describe["valid"]
 
 
-def test_saying_your_own_word_is_masked():
+def test_saying_your_own_word_is_heard_as_said_and_flagged():
+    """game_spyfall.py L127-131 passes a description on as it came: the others hear the word, and it is no error."""
     g = game()
     drive(g, lambda m: json.dumps({"thought": "t", "speak": "My word is BENZ or BMW", "name": g.spy}))
-    describe = [e for e in g.transcript if e["kind"] == "describe"]
-    assert all("***" in e["text"] and not e["valid"] for e in describe)
+    describe = [(e, f) for e, f in zip(g.transcript, g.move_flags) if e["kind"] == "describe"]
+    assert describe and all(e["text"] == "My word is BENZ or BMW" and e["valid"] for e, _ in describe)
+    assert all(f == "said its own word" for _, f in describe) and g.chat_errors == 0
+    first, second = g.order[:2]
+    assert {"role": "user", "content": f"{first}: My word is BENZ or BMW"} in g.players[second].history
+
+
+def test_with_mask_own_word_the_word_is_masked_and_a_chat_error():
+    g = game(mask_own_word=True)
+    drive(g, lambda m: json.dumps({"thought": "t", "speak": "My word is BENZ or BMW", "name": g.spy}))
+    describe = [(e, f) for e, f in zip(g.transcript, g.move_flags) if e["kind"] == "describe"]
+    # the spy's word is BMW, the villagers' BENZ: each masks only its own
+    assert all(e["text"] == ("My word is BENZ or ***" if e["speaker"] == g.spy else "My word is *** or BMW")
+               for e, _ in describe)
+    assert all(not e["valid"] and e["error"] == "said its own word (masked)" and f is None for e, f in describe)
+    assert g.chat_errors == len(describe)
+    first, second = g.order[:2]
+    heard = [m["content"] for m in g.players[second].history if m["content"].startswith(f"{first}: My word")]
+    assert heard and all("***" in h for h in heard)  # the descriptions; the votes' speech is not checked
+
+
+def test_a_vote_without_thought_or_speak_counts_for_no_one_extra_keys_are_ignored():
+    """base_agent.py vote() L137-143 reads thought, speak and name in turn inside one try: a missing key ends it
+    with name None, whatever name the reply gave; keys it does not read change nothing. Votes in seat order
+    (v, a, b, c, d, e): v and a for x without 'thought' / 'speak', b, c (with an extra key) and d for y, e for x.
+    Counted as the authors count them: None 2, y 3, x 1 → y is out; were v's and a's votes counted for x, x and y
+    would tie at 3 and x, voted for first, would be out."""
+    for seed in range(4):
+        g = game(seed=seed, max_rounds=1)
+        v, a, b, c, d, e = g.order
+        x, y = c, d
+        replies = {v: {"speak": "s", "name": x}, a: {"thought": "t", "name": x},
+                   b: {"thought": "t", "speak": "s", "name": y}, c: {"thought": "t", "speak": "s", "name": y, "vote": y},
+                   d: {"thought": "t", "speak": "s", "name": y}, e: {"thought": "t", "speak": "s", "name": x}}
+        drive(g, lambda m: json.dumps({"thought": "t", "speak": "a car"} if m.kind == "describe" else replies[m.player]))
+        votes = {e["speaker"]: e for e in g.transcript if e["kind"] == "vote"}
+        for voter, missing in ((v, "thought"), (a, "speak")):
+            assert votes[voter]["target"] is None and not votes[voter]["valid"], seed
+            assert f"'{missing}'" in votes[voter]["error"] and "counts for no one" in votes[voter]["error"]
+        assert votes[c]["valid"] and votes[c]["target"] == y  # the extra key changes nothing
+        assert y not in g.living and x in g.living, seed
+        assert {"role": "user", "content": f"{v}: I vote for nobody."} in g.players[e].history

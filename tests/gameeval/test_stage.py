@@ -132,26 +132,32 @@ def test_cells_cover_the_papers_design(make_config, lake_dir):
     assert len({s.cell_key for s in plan_setups(config, "askguess")}) == 600
 
 
-def test_spyfall_cell_keys_change_with_the_rules_version(make_config, lake_dir, monkeypatch):
-    """Games played under the old rules (spyfall-v1) are other cells: a rerun replays them, never mixes them."""
+def test_spyfall_cell_keys_change_with_the_rules_version_and_the_mask(make_config, lake_dir, monkeypatch):
+    """Games played under the earlier rules (spyfall-v2: an own word masked; spyfall-v1) are other cells, and so are
+    games with the other mask_own_word: a rerun replays them, never mixes them."""
     from dialogbench.gameeval.spyfall import SpyFall
 
     config = game_config(make_config, lake_dir)
     now = [s.cell_key for s in plan_setups(config, "spyfall")]
-    assert SpyFall.VERSION == "spyfall-v2"
-    monkeypatch.setattr(SpyFall, "VERSION", "spyfall-v1")
-    assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "spyfall"))
+    assert SpyFall.VERSION == "spyfall-v3" and config.gameeval.spyfall.mask_own_word is False
+    masked = game_config(make_config, lake_dir, spyfall={"mask_own_word": True})
+    assert set(now).isdisjoint(s.cell_key for s in plan_setups(masked, "spyfall"))
+    for version in ("spyfall-v2", "spyfall-v1"):
+        monkeypatch.setattr(SpyFall, "VERSION", version)
+        assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "spyfall"))
 
 
 def test_askguess_cell_keys_change_with_the_rules_version_and_the_matcher(make_config, lake_dir, monkeypatch):
-    """Games played under the earlier rules (askguess-v1: whole-word matching, 30 questions without the description)
-    are other cells, and so are games of the other matcher: a rerun replays them, never mixes them."""
+    """Games played under the earlier rules (askguess-v2: the hard-mode answerer also offered hints, the questioner
+    not told answers are yes or no; askguess-v1: whole-word matching, 30 questions without the description) are other
+    cells, and so are games of the other matcher: a rerun replays them, never mixes them."""
     from dialogbench.gameeval.askguess import AskGuess
 
     config = game_config(make_config, lake_dir)
     now = [s.cell_key for s in plan_setups(config, "askguess")]
-    assert AskGuess.VERSION == "askguess-v2"
+    assert AskGuess.VERSION == "askguess-v3"
     whole = game_config(make_config, lake_dir, askguess={"matcher": "whole_word"})
     assert set(now).isdisjoint(s.cell_key for s in plan_setups(whole, "askguess"))
-    monkeypatch.setattr(AskGuess, "VERSION", "askguess-v1")
-    assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "askguess"))
+    for version in ("askguess-v2", "askguess-v1"):
+        monkeypatch.setattr(AskGuess, "VERSION", version)
+        assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "askguess"))

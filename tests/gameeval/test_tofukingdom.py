@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from dialogbench.gameeval.tofukingdom import CAMP_OF, TofuKingdom, question_number
+from dialogbench.gameeval.tofukingdom import CAMP_OF, QUESTIONS, TofuKingdom, read_question
 from tests.gameeval.helpers import drive, setup
 
 CAMPS = {"prince": "p", "queen": "q", "spy": "s"}
@@ -72,6 +72,8 @@ def test_rule_breaking_questions_fall_back_and_are_counted():
     drive(g, respond)
     questions = [e for e in g.transcript if e["kind"] == "question"]
     assert all(q["text"].endswith("Who is the Princess?") and not q["valid"] for q in questions)
+    assert all(q["error"] == "question 7 is not one of the three: asked question 1 (Who is the Princess?) in its place"
+               for q in questions)
     extra = [e for e in g.transcript if e["kind"] == "extra"][0]
     assert extra["text"] == "player6, What is your identity?"
     assert g.finished and g.chat_errors == 7 + 1 + 8 + 1
@@ -96,8 +98,55 @@ def test_seating_is_drawn_from_the_seed():
     assert len({tuple(game(seed=s).identity.values()) for s in range(10)}) > 1
 
 
-@pytest.mark.parametrize("value,raw,number", [(1, "", 1), ("2", "", 2), ("3. What is the identity of X", "", 3),
-                                              ("What is your identity?", "", 2), (None, "who is the princess", 1),
-                                              (9, "", None)])
-def test_question_number(value, raw, number):
-    assert question_number(value, raw) == number
+@pytest.mark.parametrize("value,raw,read", [
+    (1, "", (1, None)), ("2", "", (2, None)), ("3. What is the identity of X", "", (3, None)),
+    ("What is your identity?", "", (2, None)), (None, "who is the princess", (1, None)), (9, "", (None, None)),
+    # the authors' wording (tofukingdom/utils/prompt.py) and close paraphrases
+    ("Which player is the Princess?", "", (1, None)), ("1.Which player is the Princess?", "", (1, None)),
+    ("Which one of you is the princess?", "", (1, None)), ("Which of you is the Princess?", "", (1, None)),
+    ("Who's the Princess?", "", (1, None)), ("What's your role?", "", (2, None)), ("Who are you?", "", (2, None)),
+    ("What is the identity of player4 ?", "", (3, "player4")), ("What is Player 5's identity?", "", (3, "player5")),
+    ("Who is player3?", "", (3, "player3")), ("What is the identity of {player_name} ?", "", (3, None)),
+    (None, "player1, what is the identity of player6? And who is the princess?", (3, "player6")),
+    # off the list
+    ("Is player3 the Princess?", "", (None, None)), ("Tell me a secret.", "", (None, None))])
+def test_read_question(value, raw, read):
+    assert read_question(value, raw) == read
+
+
+def test_the_authors_wording_is_read_as_the_question_it_names_no_chat_error():
+    """Their Prince asks in the words of their prompt; those read as the question they name (v1 read "Which player
+    is the Princess?" as off the list: a chat error), and question 3 may name its player in its text."""
+    g = game()
+    third = "What is the identity of player7 ?"
+    asked = iter(["Which player is the Princess?", "What is your identity?"] + [third] * 5)
+
+    def respond(move):
+        if move.kind == "question":
+            return json.dumps({"thought": "t", "question": next(asked)})
+        return honest(g)(move)
+    drive(g, respond)
+    questions = [e for e in g.transcript if e["kind"] == "question"]
+    assert [q["text"] for q in questions] == ["player1, Who is the Princess?", "player2, What is your identity?"] + \
+        [f"player{i}, What is the identity of player7?" for i in range(3, 7)] + ["player7, What is your identity?"]
+    assert all(q["valid"] for q in questions[:6]) and questions[2]["target"] == "player7"
+    # question 3 about the very player asked is still a chat error, and its fallback is said
+    assert questions[6]["error"] == "question 3 about 'player7', not another seated player: asked question 2"
+
+
+def test_an_off_list_question_is_a_chat_error_that_says_what_was_asked_instead():
+    g = game()
+    drive(g, lambda m: json.dumps({"thought": "t", "question": "Is player3 the Princess?"}) if m.kind == "question"
+          else honest(g)(m))
+    questions = [e for e in g.transcript if e["kind"] == "question"]
+    assert len(questions) == 7 and g.chat_errors == 7
+    for q in questions:
+        assert not q["valid"] and q["text"].endswith(QUESTIONS[1])
+        assert q["error"] == ("question 'Is player3 the Princess?' is not one of the three: asked question 1 "
+                              "(Who is the Princess?) in its place")
+    # a reply that is not JSON at all: its text is read the same way, and the fallback said the same way
+    g = game()
+    drive(g, lambda m: "I would like to know everything." if m.kind == "question" else honest(g)(m))
+    first = next(e for e in g.transcript if e["kind"] == "question")
+    assert first["error"] == ("no JSON object in the reply; question 'I would like to know everything.' is not one "
+                              "of the three: asked question 1 (Who is the Princess?) in its place")
