@@ -64,9 +64,7 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
-clean-lake:
-	rm -rf data_lake/generations data_lake/judgments data_lake/failures data_lake/runs data_lake/seeds data_lake/_state \
-	  data_lake/plans data_lake/elo data_lake/utterance_lengths data_lake/mtbench101_answers data_lake/gameeval_games \
-	  data_lake/unieval_judgments data_lake/arena_judgments data_lake/gteval_judgments data_lake/mtbench101_judgments \
-	  data_lake/lake.json \
-	  data_lake/reports data_lake/catalog.duckdb
+clean-lake:   # every table the registry knows, the lake's marker, catalog and reports (data_lake/raw stays)
+	$(PY) -c "from dialogbench import registry; print(' '.join(t.name for t in registry.tables()))" \
+	  | tr ' ' '\n' | sed 's|^|data_lake/|' | xargs rm -rf
+	rm -rf data_lake/_state data_lake/_quarantine data_lake/lake.json data_lake/.lease data_lake/reports data_lake/catalog.duckdb

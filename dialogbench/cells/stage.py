@@ -92,9 +92,3 @@ class Stage:
         repeats); by default the plan's cells, for stages whose plan carries every cell's payload."""
         return self.plan(config, lake).cells
 
-
-def stage_named(stages: list[Stage], name: str) -> Stage:
-    for stage in stages:
-        if stage.name == name:
-            return stage
-    raise KeyError(f"no stage {name!r} (stages: {', '.join(s.name for s in stages)})")

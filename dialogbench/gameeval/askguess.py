@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 
 from dialogbench.gameeval.game import Game, GameSetup, Request
-from dialogbench.gameeval.words import spoken
+from dialogbench.gameeval.words import spoken, word_pattern
 
 SETTINGS = ("with_description", "without_description")
 MATCHERS = ("authors", "whole_word")
@@ -92,10 +92,6 @@ When you think you know the phrase, guess it directly, for example: "Is it a {yo
 Now the game starts. Your reply should only contain one question."""
 ANSWER_YES_NO = "answerer, answer the questioner's question with 'yes' or 'no' (reply 'gameover' if the phrase was guessed)."
 
-
-def word_pattern(word: str) -> re.Pattern:
-    parts = [re.escape(p) for p in re.split(r"[\s_-]+", word.strip()) if p]
-    return re.compile(r"\b" + r"[\s_-]+".join(parts) + r"(?:e?s)?\b", re.I)
 
 
 def authors_gameover(text: str) -> bool:

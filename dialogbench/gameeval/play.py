@@ -10,29 +10,21 @@ writes them), so a killed run keeps them; games still in flight are replayed fro
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+
 from typing import Callable, Iterable, Mapping
 
 from dialogbench.episodes import Fit, Progress, Reply, Request, Seat, run_episodes
+from dialogbench.episodes.stepper import RunStats
 from dialogbench.gameeval.game import Game, merge_roles
 
 log = logging.getLogger("dialogbench.gameeval")
 
-__all__ = ["GameEpisode", "PlayStats", "Seat", "play", "MOVE_FIT"]
+__all__ = ["GameEpisode", "Seat", "play", "MOVE_FIT"]
 
 # Over budget a move loses the oldest history messages, never the rules (first) nor the host's
 # instruction (last); roles are merged again after each drop.
 MOVE_FIT = Fit(keep_head=1, keep_tail=1, unit=1, rebuild=merge_roles)
 
-
-@dataclass
-class PlayStats:
-    steps: int = 0
-    backend_calls: int = 0
-    moves: int = 0
-    trimmed_prompts: int = 0
-    games: int = 0
-    batch_sizes: list[int] = field(default_factory=list)
 
 
 class GameEpisode:
@@ -61,9 +53,8 @@ class GameEpisode:
 
 
 def play(games: Iterable[Game], *, seats: dict[str, Seat], concurrency: int,
-         on_done: Callable[[list[Game]], None], progress_every_s: float = 30.0) -> PlayStats:
-    stats = run_episodes((GameEpisode(g, seats=seats) for g in games), seats=seats, concurrency=concurrency,
-                         on_done=lambda done: on_done([e.game for e in done]),
-                         progress=Progress(log, every_s=progress_every_s, noun="games"))
-    return PlayStats(steps=stats.steps, backend_calls=stats.backend_calls, moves=stats.moves,
-                     trimmed_prompts=stats.trimmed_prompts, games=stats.finished, batch_sizes=stats.batch_sizes)
+         on_done: Callable[[list[Game]], None], progress_every_s: float = 30.0) -> RunStats:
+    """Play ``games`` batched; the stepper's counts (steps, backend calls, moves, trimmed prompts, games finished)."""
+    return run_episodes((GameEpisode(g, seats=seats) for g in games), seats=seats, concurrency=concurrency,
+                        on_done=lambda done: on_done([e.game for e in done]),
+                        progress=Progress(log, every_s=progress_every_s, noun="games"))

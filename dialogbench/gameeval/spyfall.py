@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 
-from dialogbench.gameeval.askguess import word_pattern
+from dialogbench.gameeval.words import word_pattern
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
 from dialogbench.gameeval.placeholders import placeholders, repeated

@@ -3,13 +3,11 @@ A bad file is reported whole (every problem, with its file and line) before any 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from dialogbench.jsonl import lines, raise_if_any, read_json
-
-ASKGUESS_WORDS = "data_lake/raw/gameeval/askguess_words.json"
-SPYFALL_PAIRS = "data_lake/raw/gameeval/spyfall_word_pairs.txt"
 
 
 @dataclass(frozen=True)
@@ -61,3 +59,10 @@ def read_pairs(path: str | Path) -> list[WordPair]:
 def spoken(word: str) -> str:
     """How a label is said: ``aquarium_fish`` → ``aquarium fish``."""
     return word.replace("_", " ")
+
+
+def word_pattern(word: str) -> re.Pattern:
+    """A whole-word, case-insensitive match of ``word`` with its underscores, hyphens and spaces read alike and a
+    plural s/es allowed ("aquarium_fish" matches "Aquarium fishes"): how both games tell a word said."""
+    parts = [re.escape(p) for p in re.split(r"[\s_-]+", word.strip()) if p]
+    return re.compile(r"\b" + r"[\s_-]+".join(parts) + r"(?:e?s)?\b", re.I)

@@ -76,17 +76,6 @@ def conversation(pairs: list[tuple[str, str]], user_message: str) -> list[dict[s
     return messages + [{"role": "user", "content": user_message}]
 
 
-def fit_conversation(pairs: list[tuple[str, str]], user_message: str, *, count_tokens, budget: int
-                     ) -> tuple[list[dict[str, str]], int]:
-    """The conversation with the oldest (user, assistant) turns dropped until its prompt fits ``budget``
-    tokens (the current user message always stays); returns it and how many turns were dropped."""
-    dropped = 0
-    messages = conversation(pairs, user_message)
-    while dropped < len(pairs) and count_tokens(messages) > budget:
-        dropped += 1
-        messages = conversation(pairs[dropped:], user_message)
-    return messages, dropped
-
 
 def stored_answers(lake: Lake, keys: list[str]) -> dict[str, str]:
     """Stored answers by cell key (the newest if a key was ever written twice)."""

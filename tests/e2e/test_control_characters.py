@@ -47,7 +47,7 @@ def test_model_output_reaches_no_terminal_or_page_raw(tmp_path):
                     "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
                     "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
         "fail_on": {"cells": "never"},  # the judge's failed cell (its error holds the text too) ends the run Completed
-        "judge_checks": {"max_unparsed": 0.9},
+        "judge_checks": {"max_unparsed": 0.9, "probes": 0},
     }))
     summary = tmp_path / "summary.json"
     result = run_cli(["run", "--config", str(config), "--json", str(summary)], tmp_path)

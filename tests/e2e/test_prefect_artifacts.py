@@ -51,7 +51,7 @@ def config_file(tmp_path: Path, name: str, *, judge_script: list[str], mtbench10
                     "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
                     "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
         # one scripted judge answers every protocol, so each protocol reads some of the others' replies as unreadable
-        "judge_checks": {"max_unparsed": 0.7},
+        "judge_checks": {"max_unparsed": 0.7, "probes": 0},
     }
     if mtbench101:
         data["mtbench101"] = {"limit": 1, "tasks": ["CM"],

@@ -22,6 +22,7 @@ from tests.e2e.test_prefect_schedule import _free_port
 pytestmark = pytest.mark.slow
 BOTCHAT = {"n": [4], "limit": 4, "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
            "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")}
+NO_PROBES = {"probes": 0}  # scripted judges answer by rote: their known-answer probes are tests/judge_checks'
 YES, NO = "Choice: Yes\nIndex: 3\nReason: the third utterance is a bot.", "Choice: No\nIndex: None\nReason: human."
 
 
@@ -42,7 +43,7 @@ def test_a_changed_model_config_is_the_cause_of_its_changes(tmp_path, server):  
     api, env = server
     lake = tmp_path / "lake"
     judge = {"name": "judge", "backend": "scripted", "script": [YES, NO, NO]}
-    data = {"lake": str(lake), "judges": [judge], "botchat": {"judge": "judge", **BOTCHAT},
+    data = {"lake": str(lake), "judges": [judge], "botchat": {"judge": "judge", **BOTCHAT}, "judge_checks": NO_PROBES,
             "models": [{"name": "bot-a", "backend": "scripted", "script": ["Sure.", "Fine."]},
                        {"name": "bot-b", "backend": "scripted", "script": ["Okay.", "Why not?"]}]}
     done, first = run(write(tmp_path / "night.yaml", data), env, tmp_path)
@@ -63,7 +64,7 @@ def test_a_changed_model_config_is_the_cause_of_its_changes(tmp_path, server):  
         assert (r["status"] == "same") == (abs(r["value"] - r["previous"]) < 1e-9)
         assert r["outside_interval"] == (not r["previous_ci_low"] <= r["value"] <= r["previous_ci_high"]
                                          or not r["ci_low"] <= r["previous"] <= r["ci_high"])
-    history = query(lake, "select * from botchat_history", env)
+    history = query(lake, "select * from metric_history where family = 'botchat'", env)
     assert {h["run_id"] for h in history} == {first["run_id"], second["run_id"]} and len(history) == 2 * len(rows)
     configs = query(lake, "select * from run_configs order by created_at", env)
     assert [c["run_id"] for c in configs] == [first["run_id"], second["run_id"]]
@@ -98,7 +99,7 @@ def test_the_canary_fails_a_run_whose_judge_answers_changed(tmp_path, server):  
             "lake": str(tmp_path / "lake"), "botchat": {"judge": "judge", **BOTCHAT},
             "models": [{"name": "bot-a", "backend": "scripted", "script": ["Sure.", "Fine."]}],
             "judges": [{"name": "judge", "backend": "openai", "weights": "served-judge", "max_retries": 0}],
-            "canary": {"size": 3, "min_agreement": 0.9}})
+            "canary": {"size": 3, "min_agreement": 0.9}, "judge_checks": NO_PROBES})
         done, first = run(config, env, tmp_path)
         assert done.returncode == 0, done.stderr[-3000:]
         canary = next(s for s in first["stages"] if s["stage"] == "judge_canary")

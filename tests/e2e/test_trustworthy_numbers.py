@@ -22,6 +22,7 @@ pytestmark = pytest.mark.slow
 BOTCHAT = {"judge": "judge", "n": [4], "limit": 4, "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
            "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")}
 NO, YES = "Choice: No\nIndex: None\nReason: human.", "Choice: Yes\nIndex: 3\nReason: a bot."
+NO_PROBES = {"probes": 0}  # scripted judges answer by rote: their known-answer probes are tests/judge_checks'
 
 
 def cli(args: list[str], tmp_path: Path, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -78,7 +79,7 @@ def test_a_model_that_never_answered_is_missing_then_filled(tmp_path):
     config = write(tmp_path / "night.yaml", {
         "lake": str(lake),
         "models": [{"name": "bot-live", "backend": "scripted", "script": ["Is it a fruit?", "gameover"]}, dead],
-        "judges": [{"name": "judge", "backend": "scripted", "script": ["Rating: [[6]]"]}],
+        "judges": [{"name": "judge", "backend": "scripted", "script": ["Rating: [[6]]"]}], "judge_checks": NO_PROBES,
         "mtbench101": {"judge": "judge", "tasks": ["CM"], "limit": 1},
         "gameeval": {"max_retries": 1, "askguess": {"limit": 2, "max_rounds": 1,
                                                     "settings": ["without_description"]},
@@ -127,7 +128,7 @@ def test_an_adhoc_run_moves_no_nightly_number(tmp_path):
     lake = tmp_path / "lake"
     judge = {"name": "judge", "backend": "scripted", "script": [YES, NO, NO]}
     config = write(tmp_path / "night.yaml", {
-        "lake": str(lake), "judges": [judge], "botchat": BOTCHAT,
+        "lake": str(lake), "judges": [judge], "botchat": BOTCHAT, "judge_checks": NO_PROBES,
         "models": [{"name": "bot-a", "backend": "scripted", "script": ["Sure.", "Fine."]},
                    {"name": "bot-b", "backend": "scripted", "script": ["Okay.", "Why not?"]}]})
     done, first = run(config, tmp_path)

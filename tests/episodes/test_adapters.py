@@ -8,7 +8,8 @@ from dialogbench.backends.base import Sampling
 from dialogbench.episodes import Seat, fit_prompt, run_episodes
 from dialogbench.gameeval.game import Game, GameSetup, merge_roles
 from dialogbench.gameeval.play import MOVE_FIT, GameEpisode, play
-from dialogbench.mtbench101.answer_stage import AnswerCell, conversation, fit_conversation, history
+from dialogbench.mtbench101.answer_stage import AnswerCell, conversation, history
+from tests.mtbench101.fit_oracle import fit_conversation
 from dialogbench.mtbench101.answering import TURN_FIT, answer_cells
 from dialogbench.mtbench101.dataset import Dialogue, Turn
 from dialogbench.mtbench101.scoring import is_judged
@@ -150,7 +151,7 @@ def test_a_game_with_no_moves_ends_instead_of_spinning():
     done = []
     stats = play([game], seats={}, concurrency=4, on_done=done.extend)
     assert done == [game] and (game.end_reason, game.finished) == ("no_moves", False)
-    assert (stats.steps, stats.backend_calls, stats.games) == (1, 0, 1)
+    assert (stats.steps, stats.backend_calls, stats.finished) == (1, 0, 1)
 
 
 def test_game_moves_carry_their_seed_and_are_answered_by_player():

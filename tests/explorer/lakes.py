@@ -34,6 +34,7 @@ def staged_config(root: Path, *, seeds: int = 6) -> Config:
         "mtbench101": {"enabled": True, "judge": "judge", "tasks": ["GR", "CM"], "limit": 1},
         "gameeval": {"enabled": True, "askguess": {"limit": 1, "max_rounds": 3},
                      "spyfall": {"limit": 1, "max_rounds": 2}, "tofukingdom": {"trials": 1}},
+        "judge_checks": {"probes": 0},  # the explorer shows the protocols' verdicts; probes are tests/judge_checks'
     }
     root.mkdir(parents=True, exist_ok=True)
     path = root / "config.yaml"

@@ -1,6 +1,7 @@
 import pytest
 
-from dialogbench.gameeval.askguess import AskGuess, Matcher, authors_checkin, question_limit, word_pattern
+from dialogbench.gameeval.askguess import AskGuess, Matcher, authors_checkin, question_limit
+from dialogbench.gameeval.words import word_pattern
 from tests.gameeval.helpers import drive, setup
 
 MODEL = {"questioner": "m", "answerer": "m"}

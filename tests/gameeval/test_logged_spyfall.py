@@ -14,7 +14,7 @@ import random
 from pathlib import Path
 
 from dialogbench.backends.base import Completion
-from dialogbench.gameeval.askguess import word_pattern
+from dialogbench.gameeval.words import word_pattern
 from dialogbench.gameeval.spyfall import SpyFall
 from tests.gameeval.helpers import setup
 

