@@ -363,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
     from dialogbench.config import ConfigError
     from dialogbench.lake.lease import LeaseHeld
+    from dialogbench.lake.links import LakeLinkError
     from dialogbench.lake.query import QueryRefused
     from dialogbench.lake.version import LakeFormatError
     from dialogbench.lake.commands import run_repair_command, run_verify_command
@@ -385,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
                 "serve": cmd_serve}
     try:
         return handlers[args.command](args)
-    except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake, ServeError) as exc:
+    except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake, ServeError, LakeLinkError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"

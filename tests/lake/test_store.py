@@ -54,17 +54,24 @@ def test_empty_write_without_name_writes_nothing(lake_dir):
     assert not lake.has("things")
 
 
-def test_failed_write_keeps_the_old_file(lake_dir, monkeypatch):
-    """A writer that dies mid-write leaves the previous file intact and only a temp file behind."""
+def test_failed_write_keeps_the_old_file_and_removes_its_temp_file(lake_dir, monkeypatch):
+    """A write that fails mid-write leaves the previous file intact and removes its partial temp file at once; one
+    killed mid-write (nothing of it runs any more) leaves only a temp file, which the next run's start removes."""
     lake = Lake(lake_dir)
     lake.write("things", small([1, 2]), name="fixed.parquet")
 
-    def crash(table, where, **kwargs):
-        where.write(b"PAR1 half a file")
-        raise OSError("disk full")
+    def crash(error):
+        def write_table(table, where, **kwargs):
+            where.write(b"PAR1 half a file")
+            raise error
+        return write_table
 
-    monkeypatch.setattr(store_module.pq, "write_table", crash)
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr(store_module.pq, "write_table", crash(OSError("the device went away")))
+    with pytest.raises(OSError, match="went away"):
+        lake.write("things", small([7, 8, 9]), name="fixed.parquet")
+    assert not list(lake_dir.rglob(f"*{TMP_SUFFIX}")) and not list(lake_dir.rglob("*.json.tmp"))
+    monkeypatch.setattr(store_module.pq, "write_table", crash(KeyboardInterrupt()))  # a kill: no cleanup runs
+    with pytest.raises(KeyboardInterrupt):
         lake.write("things", small([7, 8, 9]), name="fixed.parquet")
     monkeypatch.undo()
     assert lake.read("things").column("value").to_pylist() == [1, 2]
