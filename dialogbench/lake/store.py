@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dialogbench.lake import health, links, manifest
+from dialogbench.lake import health, links, manifest, space
 
 TMP_SUFFIX = manifest.TMP_SUFFIX
 QUARANTINE = "_quarantine"  # damaged files moved aside by lake.verify (not a table)
@@ -77,7 +77,7 @@ class Lake:
         """Write ``data`` as one new file (or replace ``name``) atomically: temp file, fsync, its record (checksum,
         size, rows) renamed into place, then the file renamed into place. A reader or a killed writer never sees
         a partial file, and a committed file always has its record. A write that fails removes its temp files at
-        once."""
+        once; one that fails for a full disk raises ``space.DiskFull`` naming the file and the space left."""
         if data.num_rows == 0 and name is None:
             return None
         directory = self.table_dir(table)
@@ -94,8 +94,10 @@ class Lake:
             record = manifest.describe(tmp, table=table, rows=data.num_rows, tmp=tmp, name=final.name,
                                        supersedes=supersedes)
             manifest.write(final, record)  # the last step that can fail before the commit: it cleans up after itself
-        except Exception:
+        except Exception as exc:
             tmp.unlink(missing_ok=True)
+            if space.is_disk_full(exc):
+                raise space.disk_full(final, self.root, exc) from exc
             raise
         os.replace(tmp, final)
         _fsync_dir(directory)

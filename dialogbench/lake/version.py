@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dialogbench.lake import links, manifest
+from dialogbench.lake import links, manifest, space
 from dialogbench.lake.schemas import PLANS
 from dialogbench.lake.store import Lake
 
@@ -181,8 +181,10 @@ def _write_marker(lake: Lake) -> None:
         with os.fdopen(links.create_new(tmp), "w") as handle:
             handle.write(json.dumps({"format": FORMAT}) + "\n")
         os.replace(tmp, lake.root / MARKER)  # replaces a link, never writes through one
-    except Exception:
+    except Exception as exc:
         tmp.unlink(missing_ok=True)
+        if space.is_disk_full(exc):
+            raise space.disk_full(lake.root / MARKER, lake.root, exc) from exc
         raise
 
 
