@@ -74,19 +74,25 @@ def final_name(temp: str) -> str | None:
 def name_problem(name: object) -> str | None:
     """Why ``name`` is not a plain ``.parquet`` file name of one folder (None when it is one)."""
     if not isinstance(name, str):
-        return f"{name!r} is not a string"
+        return f"{_show(name)} is not a string"
     for bad, what in (("/", "'/'"), ("\\", "'\\'"), ("\0", "a NUL byte"), ("..", "'..'")):
         if bad in name:
-            return f"{name!r} is not a plain file name in this folder (it holds {what})"
+            return f"{_show(name)} is not a plain file name in this folder (it holds {what})"
     if any(ord(c) < 32 for c in name):
-        return f"{name!r} holds a control character"
+        return f"{_show(name)} holds a control character"
     if name.startswith("."):
-        return f"{name!r} starts with a dot (hidden names are the lake's records and temp files)"
+        return f"{_show(name)} starts with a dot (hidden names are the lake's records and temp files)"
     if not name.endswith(DATA_SUFFIX) or name == DATA_SUFFIX:
-        return f"{name!r} is not a {DATA_SUFFIX} file name"
+        return f"{_show(name)} is not a {DATA_SUFFIX} file name"
     if len(name.encode()) > 255:
-        return f"{name[:40]!r}… is longer than a file name can be"
+        return f"{_show(name)} is longer than a file name can be"
     return None
+
+
+def _show(value: object, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters: a damage line quotes what it found, never 64 KiB of it."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def sibling(data: Path, name: str, field_name: str = "supersedes") -> Path:
@@ -95,7 +101,8 @@ def sibling(data: Path, name: str, field_name: str = "supersedes") -> Path:
     folder, no ``..``), so a record never reaches outside its own folder; raises ``BadRecord`` otherwise."""
     if field_name == "tmp":
         if not isinstance(name, str) or final_name(name) != data.name:
-            raise BadRecord("tmp", f"{name!r} is not a temp name of {data.name} ({temp_name(data.name, 'xxxxxxxx')})")
+            raise BadRecord("tmp", f"{_show(name)} is not a temp name of {data.name} "
+                                   f"({temp_name(data.name, 'xxxxxxxx')})")
     elif (problem := name_problem(name)) is not None:
         raise BadRecord(field_name, problem)
     path = data.parent / name
@@ -161,22 +168,24 @@ def validate(raw: object, *, data_name: str, table: str | None) -> Record:
     if missing := sorted(_FIELDS - _OPTIONAL - set(raw)):
         raise BadRecord(missing[0], "missing")
     if raw["file"] != data_name:
-        raise BadRecord("file", f"{raw['file']!r} is not this record's file {data_name!r}")
+        raise BadRecord("file", f"{_show(raw['file'])} is not this record's file {data_name!r}")
     if not isinstance(raw["table"], str) or (table is not None and raw["table"] != table):
-        raise BadRecord("table", f"{raw['table']!r} is not the folder's table {table!r}")
+        raise BadRecord("table", f"{_show(raw['table'])} is not the folder's table {table!r}")
     for name in ("rows", "size", "mtime_ns"):
         value = raw[name]
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise BadRecord(name, f"{value!r} is not a non-negative integer")
+            raise BadRecord(name, f"{_show(value)} is not a non-negative integer")
     if not isinstance(raw["sha256"], str) or not _SHA256.fullmatch(raw["sha256"]):
-        raise BadRecord("sha256", f"{str(raw['sha256'])[:80]!r} is not 64 lowercase hex digits")
+        raise BadRecord("sha256", f"{_show(raw['sha256'])} is not 64 lowercase hex digits")
     data = Path(data_name)
     tmp = raw.get("tmp")
     if tmp is not None:
         sibling(data, tmp, "tmp")
-    supersedes = raw.get("supersedes") or []
+    supersedes = raw.get("supersedes")
+    if supersedes is None:
+        supersedes = []
     if not isinstance(supersedes, list | tuple):
-        raise BadRecord("supersedes", f"{supersedes!r} is not a list of file names")
+        raise BadRecord("supersedes", f"{_show(supersedes)} is not a list of file names")
     for name in supersedes:
         sibling(data, name)
         if name == data_name:
@@ -202,8 +211,8 @@ def load(path: Path, *, table: str | None = None) -> Record:
         raise BadRecord("record", f"larger than {MAX_RECORD_BYTES} bytes")
     try:
         raw = json.loads(text)
-    except ValueError as exc:
-        raise BadRecord("record", f"not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested thousands deep
+        raise BadRecord("record", f"not JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
     return validate(raw, data_name=data_path(path).name, table=table)
 
 

@@ -57,6 +57,8 @@ BAD = {
     "an unknown field": (lambda r: edit(r, extra=1), "extra"),
     "a JSON list": (lambda r: [r], "record"),
     "not JSON": (lambda r: "{not json", "record"),
+    "JSON nested too deep": (lambda r: "[" * 30000 + "]" * 30000, "record"),
+    "larger than a record is": (lambda r: edit(r, file="x" * 70000), "record"),
 }
 
 
