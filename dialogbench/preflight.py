@@ -1,6 +1,7 @@
 """Checks that stop a run before any compute (and before Prefect starts): a lake, or a table folder of the run, that
-cannot be written, a lake whose own files are links, a dataset with a bad line, weights that do not exist, endpoints with no URL. Every problem is collected,
-not just the first, so one `dialogbench validate` shows all that needs fixing."""
+cannot be written, a lake whose own files are links, a dataset with a bad line, weights that do not exist, endpoints
+with no URL. Every problem is collected, not just the first, so one `dialogbench validate` shows all that needs
+fixing."""
 
 from __future__ import annotations
 

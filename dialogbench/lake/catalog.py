@@ -305,7 +305,8 @@ END"""
 
 # What the saved catalog is written as: the oldest storage format that holds its views and that the DuckDB versions
 # whose binder reads them can open (1.4 and newer; 1.3 and older cannot bind some of the views, and refuse the file
-# with a clear "newer version" error instead). Checked with the DuckDB 1.4.3 and 1.5.6 CLIs and Python packages.
+# with a clear "newer version" error instead). Checked with the DuckDB 1.5.6 CLI and the 1.4.3 and 1.5.6 Python
+# packages.
 STORAGE_VERSION = "v1.4.0"
 
 

@@ -105,7 +105,8 @@ def _open_lease(path: Path) -> int:
     if links_to_it != 1:
         os.close(fd)
         raise links.LakeLinkError(f"lake: {path} has {links_to_it} hard links (another name for the same file); "
-                                  "dialogbench writes its holder note there: remove it (the next command makes its own)")
+                                  "dialogbench writes its holder note there: remove it (the next command makes its "
+                                  "own)")
     return fd
 
 

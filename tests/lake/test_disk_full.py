@@ -1,6 +1,7 @@
 """A full disk is named, cleaned up after and not retried: a lake write that fails with ENOSPC (or EDQUOT) raises
 ``DiskFull`` saying "disk full", the file and the space left, with its partial temp files already removed and every
-file committed before intact (the catalog's build: tests/lake/test_catalog_atomic.py); a chunk that failed so is not retried by Prefect."""
+file committed before intact (the catalog's build: tests/lake/test_catalog_atomic.py); a chunk that failed so is not
+retried by Prefect."""
 
 from __future__ import annotations
 
