@@ -126,9 +126,10 @@ def read_regular(path: Path, limit: int) -> bytes:
         os.close(fd)
 
 
-def create_new(path: Path, mode: int = 0o644) -> int:
+def create_new(path: Path, mode: int = 0o666) -> int:
     """A new file for writing that did not exist (``O_EXCL``: a link or file already there is an error, never
-    written through): how the lake opens its temp files."""
+    written through): how the lake opens its temp files. Mode 0666 less the umask, as ``open(path, "w")`` makes it
+    (a lake shared by a group keeps its group's write bit)."""
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
 
 

