@@ -22,6 +22,7 @@ PREFECT_DEFAULTS = {
 
 
 RUN_FAILED = 4  # `run`: cells failed (fail_on in the config); results, summary and report are still written
+DISK_FULL = 5   # any command: a write failed for a full disk or quota; what was committed before stays (lake.space)
 
 
 def _csv(value: str) -> list[str]:
@@ -80,8 +81,10 @@ def cmd_run(args) -> int:
         state = pipeline(config_path=args.config, lease_wait_s=args.wait, return_state=True,
                          **{k: v for k, v in _overrides(args).items() if v is not None})
     result = state.result(raise_on_failure=False)
-    if isinstance(result, BaseException):  # the flow raised: as before, the exception (a traceback, exit 1)
-        raise result
+    if isinstance(result, BaseException):  # the flow raised: as before, the exception (a traceback, exit 1) ...
+        from dialogbench.lake.space import as_disk_full
+
+        raise as_disk_full(result, Path(config.lake)) or result  # ... but a full disk is one line (exit DISK_FULL)
     _say(f"\nrun {result['run_id']} finished in {time.perf_counter() - start:.1f}s  (lake: {result['lake']}, "
          f"board: {result['board']})")
     for stage in result["stages"]:
@@ -198,8 +201,8 @@ def cmd_catalog(args) -> int:
 
     with _lease(args):
         path = build_catalog(Lake(args.lake or "data_lake"))
-    print(path or "catalog not rebuilt (see warning)")
-    return 0 if path else 1
+    print(path)
+    return 0
 
 
 def cmd_report(args) -> int:
@@ -372,7 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
     from dialogbench.config import ConfigError
     from dialogbench.lake.lease import LeaseHeld
+    from dialogbench.lake.links import LakeLinkError
     from dialogbench.lake.query import QueryRefused
+    from dialogbench.lake.space import as_disk_full
     from dialogbench.lake.version import LakeFormatError
     from dialogbench.lake.commands import run_repair_command, run_verify_command
     from dialogbench.ratings.command import run_elo_command
@@ -394,12 +399,18 @@ def main(argv: list[str] | None = None) -> int:
                 "serve": cmd_serve}
     try:
         return handlers[args.command](args)
-    except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake, ServeError) as exc:
+    except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake, ServeError, LakeLinkError) as exc:
         _say(f"error: {exc}", file=sys.stderr)
         return 2
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"
         _say(f"error: {exc}", file=sys.stderr)
         return 3
+    except Exception as exc:  # a full disk anywhere (a lake write says which file; a report or DuckDB file may not)
+        full = as_disk_full(exc, Path(getattr(args, "lake", None) or "data_lake"))
+        if full is None:
+            raise
+        _say(f"error: {full}", file=sys.stderr)
+        return DISK_FULL
 
 
 if __name__ == "__main__":

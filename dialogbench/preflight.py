@@ -1,6 +1,7 @@
-"""Checks that stop a run before any compute (and before Prefect starts): a lake that cannot be written,
-a dataset with a bad line, weights that do not exist, endpoints with no URL. Every problem is collected,
-not just the first, so one `dialogbench validate` shows all that needs fixing."""
+"""Checks that stop a run before any compute (and before Prefect starts): a lake, or a table folder of the run, that
+cannot be written, a lake whose own files are links, a dataset with a bad line, weights that do not exist, endpoints
+with no URL. Every problem is collected, not just the first, so one `dialogbench validate` shows all that needs
+fixing."""
 
 from __future__ import annotations
 
@@ -36,8 +37,36 @@ def models_in_use(config: Config) -> list[ModelConfig]:
 
 
 def lake_problem(lake: str | os.PathLike) -> str | None:
-    """Why the lake directory cannot be written, or None. A missing lake is created to try it, and the
-    directories made for the probe are removed again (``validate`` leaves no trace)."""
+    """Why the lake directory itself cannot be written (or holds a link it must not), or None (``lake_problems``)."""
+    problems = lake_problems(lake)
+    return problems[0] if problems else None
+
+
+SHARED_FOLDERS = ("_state", "reports")  # written by a run besides its tables: checkpoints, the report
+
+
+def run_folders(config: Config) -> list[str]:
+    """The lake folders a run of ``config`` writes: the shared tables (failures, plans, runs, backend calls, the
+    history's), each enabled family's tables and its stages' tables, and ``SHARED_FOLDERS``."""
+    from dialogbench import registry
+    from dialogbench.cells.shared_tables import SHARED_TABLES
+    from dialogbench.history import HISTORY_TABLES
+
+    names = [t.name for t in (*SHARED_TABLES, *HISTORY_TABLES)]
+    for family in registry.families():
+        if family.enabled(config):
+            names += [t.name for t in family.tables]
+            names += [s.table.name for s in family.stages(config) if s.table is not None]
+    return list(dict.fromkeys([*names, *SHARED_FOLDERS]))
+
+
+def lake_problems(lake: str | os.PathLike, folders: list[str] = ()) -> list[str]:
+    """Why the lake, or any of its ``folders`` (a run's tables), cannot be written: each one named. An existing
+    folder is tried by writing a probe file in it (what a write needs, whoever runs it: root included); a missing
+    one by creating it. A lake whose own files or folders are links is refused (``lake.links``). Everything made for
+    the probes is removed again (``validate`` leaves no trace)."""
+    from dialogbench.lake.links import FOLLOWED, LakeLinkError, check_tree
+
     path = Path(lake)
     made: list[Path] = []
     try:
@@ -46,18 +75,47 @@ def lake_problem(lake: str | os.PathLike) -> str | None:
             made.append(parent)
             parent = parent.parent
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".preflight-{uuid.uuid4().hex}.tmp"
-        probe.write_bytes(b"")
-        probe.unlink()
+        _probe(path)
     except OSError as exc:
-        return f"lake: cannot write in the lake directory {path} ({exc.strerror or exc})"
-    finally:
-        for directory in made:  # deepest first; one another process wrote into meanwhile stays
-            try:
-                directory.rmdir()
-            except OSError:
-                break
-    return None
+        _remove(made)
+        return [f"lake: cannot write in the lake directory {path} ({exc.strerror or exc})"]
+    problems = []
+    try:
+        check_tree(path)
+    except LakeLinkError as exc:
+        problems.append(str(exc))
+    probed: list[Path] = []
+    for name in folders:
+        folder = path / name
+        if folder.is_symlink() and name not in FOLLOWED:
+            continue  # named above; never written through
+        try:
+            if folder.is_dir():
+                _probe(folder)
+            else:  # missing (or not a folder: mkdir says so)
+                folder.mkdir()
+                probed.append(folder)
+        except OSError as exc:
+            what = "folder" if name in SHARED_FOLDERS else "table folder"
+            problems.append(f"lake: cannot write in the {what} {folder} ({exc.strerror or exc})")
+    for folder in probed:
+        _remove([folder])
+    _remove(made)
+    return problems
+
+
+def _probe(folder: Path) -> None:
+    probe = folder / f".preflight-{uuid.uuid4().hex}.tmp"
+    probe.write_bytes(b"")
+    probe.unlink()
+
+
+def _remove(made: list[Path]) -> None:
+    for directory in made:  # deepest first; one another process wrote into meanwhile stays
+        try:
+            directory.rmdir()
+        except OSError:
+            break
 
 
 def data_problems(config: Config) -> list[str]:
@@ -95,8 +153,8 @@ def model_findings(model: ModelConfig) -> tuple[list[str], list[str]]:
 def check(config: Config, *, source: str = "config") -> Findings:
     """Everything a run of ``config`` needs, checked without computing anything; ``source`` prefixes each line."""
     found = Findings()
-    lake = lake_problem(config.lake)
-    found.inputs.extend(f"{source}: {p}" for p in [*([lake] if lake else []), *data_problems(config)])
+    lake = lake_problems(config.lake, run_folders(config))
+    found.inputs.extend(f"{source}: {p}" for p in [*lake, *data_problems(config)])
     for model in models_in_use(config):
         problems, notes = model_findings(model)
         found.machine.extend(f"{source}: model {model.name!r}: {p}" for p in problems)

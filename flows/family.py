@@ -6,8 +6,10 @@ record take ~0.1 s (bench/cached_rerun.py)."""
 from __future__ import annotations
 
 from prefect import flow, unmapped
+from prefect.states import Failed
 
 from dialogbench.config import Config
+from dialogbench.lake.space import DiskFull
 from tasks.artifacts import computed_with_progress
 from tasks.stages import compute_with_retries, plan, record
 
@@ -21,4 +23,7 @@ def stage(config: Config, run_id: str, name: str, config_path: str) -> dict:
 
 @flow(name="family", flow_run_name="{family}", log_prints=True)
 def family(config: Config, run_id: str, family: str, stages: list[str], config_path: str) -> list[dict]:
-    return [stage(config, run_id, name, config_path) for name in stages]
+    try:
+        return [stage(config, run_id, name, config_path) for name in stages]
+    except DiskFull as exc:  # one line saying where, not a traceback per flow; the parent fails the same way
+        return Failed(message=str(exc), data=exc)

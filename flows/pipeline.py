@@ -8,7 +8,8 @@ so the report and the ``changes`` artifact say what moved since the previous run
 A run whose cells failed (after their retries) ends Failed, as ``Config.fail_on`` says, as does one whose judge
 canary drifted below ``canary.min_agreement`` (a family's ``checks``), but only once its
 catalog, data tests, report and artifacts are done: the results are published either way, and the Failed
-state's data is the same summary a Completed run returns."""
+state's data is the same summary a Completed run returns. A write that finds the disk full stops the run at once
+(its chunk is not retried: ``tasks/stages.py``); the flow ends Failed with that one line (``lake.space.DiskFull``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from prefect.runtime import flow_run
 from prefect.states import Failed
 
 from dialogbench.lake.lease import lake_lease
+from dialogbench.lake.space import DiskFull
 from dialogbench.runs import failure_lines, family_tags, new_run_id, run_tags
 from dialogbench.report.publish import failure_state_message
 from flows.family import family
@@ -33,6 +35,14 @@ from tasks.subflows import subflows_without_heartbeats
 def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
              n: list[int] | None = None, judge: str | None = None, lake: str | None = None,
              board: str | None = None, lease_wait_s: float = 0.0):
+    try:
+        return _pipeline(config_path, limit, models, n, judge, lake, board, lease_wait_s)
+    except DiskFull as exc:  # one line saying where and how much is free, not a traceback
+        return Failed(message=str(exc), data=exc)
+
+
+def _pipeline(config_path: str, limit: int | None, models: list[str] | None, n: list[int] | None,
+              judge: str | None, lake: str | None, board: str | None, lease_wait_s: float):
     reset_cost()
     config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake,
                                            "board": board})

@@ -11,6 +11,7 @@ from dialogbench.cells import Chunk
 from dialogbench.cells.runner import finish_stage, plan_stage, run_chunk
 from dialogbench.config import Config
 from dialogbench.lake import Lake
+from dialogbench.lake.space import is_disk_full
 from dialogbench.runs import StageReport
 
 log = logging.getLogger("dialogbench.checks")
@@ -30,8 +31,14 @@ def plan(config: Config, stage: str, run_id: str) -> tuple[list[Chunk], StageRep
     return plan_stage(registry.stage(config, stage), config, run_id)
 
 
+def retry_unless_disk_full(task, task_run, state) -> bool:
+    """A chunk's retries are for transient errors (an endpoint's hiccup); a full disk stays full, so a chunk that
+    failed for one fails at once (``lake.space.DiskFull``) instead of waiting 70 s to fail the same way."""
+    return not is_disk_full(state.data if isinstance(state.data, BaseException) else None)
+
+
 @task(name="compute", task_run_name="{chunk.stage} {chunk.index}/{chunk.total}", cache_policy=NO_CACHE,
-      retry_delay_seconds=[10, 60])
+      retry_delay_seconds=[10, 60], retry_condition_fn=retry_unless_disk_full)
 def compute(config: Config, chunk: Chunk, run_id: str) -> StageReport:
     """One chunk's cells computed and written (a retry recomputes only what the chunk did not write)."""
     return run_chunk(registry.stage(config, chunk.stage), config, chunk, run_id)

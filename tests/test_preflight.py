@@ -1,8 +1,12 @@
-"""Preflight: what a run needs (a writable lake, datasets that parse, endpoint variables) is checked before
-Prefect starts; `validate` and `run` report every problem at once, exit 2, no traceback."""
+"""Preflight: what a run needs (a writable lake and every table folder it writes, no linked lake files, datasets that
+parse, endpoint variables) is checked before Prefect starts; `validate` and `run` report every problem at once, exit 2,
+no traceback."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -11,7 +15,7 @@ import yaml
 from dialogbench import registry
 from dialogbench.config import ConfigError, FamilySection
 from dialogbench.family import Family
-from dialogbench.preflight import check, lake_problem, preflight
+from dialogbench.preflight import check, lake_problem, lake_problems, preflight, run_folders
 from tests.conftest import REPO_ROOT, chatbot, config_dict
 from tests.e2e.conftest import run_cli
 
@@ -48,6 +52,63 @@ def test_existing_lake_keeps_its_files(tmp_path):
     (tmp_path / "lake" / "kept.txt").write_text("x")
     assert lake_problem(tmp_path / "lake") is None
     assert [p.name for p in (tmp_path / "lake").iterdir()] == ["kept.txt"]
+
+
+def test_every_table_folder_a_run_writes_is_tried_and_left_as_it_was(tmp_path, make_config, lake_dir):
+    config = make_config()
+    folders = run_folders(config)
+    for name in ("failures", "plans", "runs", "backend_calls", "generations", "unieval_judgments", "_state",
+                 "reports"):
+        assert name in folders
+    assert "mtbench101_answers" not in folders  # not a family this config enables
+    (lake_dir / "generations").mkdir(parents=True)
+    (lake_dir / "generations" / "kept.txt").write_text("x")
+    assert lake_problems(lake_dir, folders) == []
+    assert sorted(p.name for p in lake_dir.iterdir()) == ["generations"]  # the probes' folders are gone again
+    assert [p.name for p in (lake_dir / "generations").iterdir()] == ["kept.txt"]
+
+
+def test_a_table_folder_that_cannot_be_written_is_named(tmp_path, make_config, lake_dir):
+    lake_dir.mkdir()
+    (lake_dir / "runs").write_text("a file where the runs table's folder goes")
+    with unwritable(lake_dir / "generations"):
+        problems = lake_problems(lake_dir, run_folders(make_config()))
+    assert problems == [f"lake: cannot write in the table folder {lake_dir / 'runs'} (File exists)",
+                        f"lake: cannot write in the table folder {lake_dir / 'generations'} ({WHY})"]
+
+
+def test_a_linked_table_folder_is_named(tmp_path, make_config, lake_dir):
+    (tmp_path / "elsewhere").mkdir()
+    lake_dir.mkdir()
+    (lake_dir / "generations").symlink_to(tmp_path / "elsewhere")
+    (problem,) = lake_problems(lake_dir, run_folders(make_config()))
+    assert problem.startswith(f"lake: {lake_dir / 'generations'} is a symbolic link")
+    assert list((tmp_path / "elsewhere").iterdir()) == []  # never probed through the link
+
+
+WHY = "Read-only file system" if os.geteuid() == 0 else "Permission denied"
+
+
+@contextmanager
+def unwritable(folder: Path):
+    """``folder``, made so that nobody can write in it: for root (whom permissions do not stop) a read-only tmpfs
+    mounted on it, else mode 0555."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield folder
+        finally:
+            folder.chmod(0o755)
+        return
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True,
+                             text=True)
+    if mounted.returncode:
+        pytest.skip(f"root, and no read-only tmpfs to make an unwritable folder ({mounted.stderr.strip()})")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
 
 
 # -- the datasets, each family's own check ----------------------------------------------------------------------
@@ -186,3 +247,12 @@ def test_cli_validate_still_says_valid_for_a_good_config(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "valid (1 models; families: botchat;" in result.stdout
     assert not (tmp_path / "lake").exists()  # validate leaves no trace
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_cli_names_an_unwritable_table_folder(tmp_path, command):
+    config = _write(tmp_path, _scripted(tmp_path))
+    with unwritable(tmp_path / "lake" / "unieval_judgments") as folder:
+        result = run_cli([command, "--config", str(config)], tmp_path, timeout=120)
+    _refused_before_prefect(result)
+    assert result.stderr == f"error: {config}: lake: cannot write in the table folder {folder} ({WHY})\n"

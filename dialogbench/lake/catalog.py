@@ -9,6 +9,8 @@ import logging
 import math
 import os
 import re
+import shutil
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -16,6 +18,7 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
+from dialogbench.lake import space
 from dialogbench.lake.schemas import VERDICTS
 from dialogbench.lake.store import Lake, _duck_type
 
@@ -300,26 +303,53 @@ LAKE_ROOT_MACRO = f"""CREATE OR REPLACE MACRO lake_root() AS CASE
 END"""
 
 
-def build_catalog(lake: Lake) -> Path | None:
-    """Write ``<lake>/catalog.duckdb`` so plain ``duckdb data_lake/catalog.duckdb`` sees the views (a view whose
-    file is gone is dropped). The views name the lake's files relative to the catalog file (``LAKE_ROOT_MACRO``),
-    so the file is the same whatever path the lake was given, and stays right when the lake is copied or moved.
-    If someone holds it open, the old views stay (they read the files, so they are still current unless a table
-    was created since) and a warning says so."""
+# What the saved catalog is written as: the oldest storage format that holds its views and that the DuckDB versions
+# whose binder reads them can open (1.4 and newer; 1.3 and older cannot bind some of the views, and refuse the file
+# with a clear "newer version" error instead). Checked with the DuckDB 1.5.6 CLI and the 1.4.3 and 1.5.6 Python
+# packages.
+STORAGE_VERSION = "v1.4.0"
+
+
+def build_catalog(lake: Lake) -> Path:
+    """Write ``<lake>/catalog.duckdb`` so plain ``duckdb data_lake/catalog.duckdb`` sees the views. The views name the
+    lake's files relative to the catalog file (``LAKE_ROOT_MACRO``), so the file is the same whatever path the lake
+    was given, and stays right when the lake is copied or moved.
+
+    It is built whole into a new temp file (``lake_root`` set for the build, since the temp file's name is not the
+    catalog's) and renamed over the old one, so a reader never sees half a catalog, a damaged or unreadable catalog is
+    simply replaced, and one held open by a reader is replaced too (the reader keeps the old file until it closes
+    it). Any stale write-ahead log of the old file is removed first: DuckDB would refuse the new file with it. Raises
+    ``CatalogError`` for a broken view and ``space.DiskFull`` when the disk is full; the temp file never stays."""
     path = lake.root / CATALOG
     lake.root.mkdir(parents=True, exist_ok=True)
+    tmp = lake.root / f".{CATALOG}.{uuid.uuid4().hex[:8]}.tmp"
+    leftovers = [tmp, Path(f"{tmp}.wal")]
     try:
-        with duckdb.connect(str(path)) as con:
+        with duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION}) as con:
+            con.execute("SET VARIABLE lake_root = ?", [str(lake.root.resolve()) + "/"])  # this session only
             con.execute(LAKE_ROOT_MACRO)
-            created = set(create_views(con, Lake(lake.root, root_sql=LAKE_ROOT)))
-            stale = [r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal "
-                                               "AND schema_name = 'main'").fetchall() if r[0] not in created]
-            for name in stale:
-                con.execute(f'DROP VIEW IF EXISTS "{name}"')
-    except duckdb.IOException as exc:
-        log.warning("catalog %s not rebuilt (in use?): %s", path, exc)
-        return None
+            create_views(con, Lake(lake.root, root_sql=LAKE_ROOT))
+        _fsync(tmp)
+        Path(f"{path}.wal").unlink(missing_ok=True)
+        os.replace(tmp, path)  # replaces a link too, never writes through one (the CLI refuses a linked catalog)
+        _fsync(lake.root)
+    except Exception as exc:
+        if space.is_disk_full(exc):
+            raise space.disk_full(path, lake.root, exc) from exc
+        raise
+    finally:
+        for leftover in leftovers:
+            leftover.unlink(missing_ok=True)
+        shutil.rmtree(f"{tmp}.tmp", ignore_errors=True)  # DuckDB's spill folder for the temp file, if it made one
     return path
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def data_tests(lake: Lake, sql_dir: Path = SQL_DIR, *, board: str | None = None) -> dict[str, int]:

@@ -2,25 +2,32 @@
 (``lake.manifest``): ``stat`` (size, and a checksum only when the mtime moved: what every view and stage read
 pays, a stat per file), ``footer`` (also the row count in the Parquet footer: every run's start) and ``full``
 (the sha256 of every byte: ``dialogbench verify``, the only level that sees a flipped bit whose mtime did not
-move). Reading never moves or rewrites anything; ``lake.verify`` quarantines what these checks find."""
+move). Reading never moves or rewrites anything; ``lake.verify`` quarantines what these checks find.
+
+A table's files are listed without following links (``lake.links.walk``): a data file or record that is a link, or
+not a regular file, is damage, and so is a record that is not what this lake writes (``manifest.load``: its field
+and why). A record's names become paths only through ``manifest.sibling``, inside the record's own folder."""
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from dialogbench.lake import manifest
-from dialogbench.lake.manifest import Record
+from dialogbench.lake import links, manifest
+from dialogbench.lake.manifest import BadRecord, Record
 
 LEVELS = ("stat", "footer", "full")
 
 
 @dataclass(frozen=True)
 class Damaged:
-    """A file that is not what the lake committed: ``problem`` is missing, truncated, altered, unreadable or
-    unrecorded (a Parquet file without a record); ``detail`` says how."""
+    """A file that is not what the lake committed: ``problem`` is missing, truncated, altered, unreadable,
+    unrecorded (a Parquet file without a record), bad record (its record is not one this lake wrote: the field and
+    why), link (a symbolic link, never followed) or not a file (a FIFO, a device); ``detail`` says how."""
 
     table: str
     path: Path
@@ -51,9 +58,13 @@ class Snapshot:
 def check(path: Path, record: Record, level: str = "stat") -> Damaged | None:
     """``path`` against its record at ``level``; None when it holds."""
     try:
-        st = path.stat()
+        st = path.lstat()
     except FileNotFoundError:
         return Damaged(record.table, path, "missing", "its record exists, the file does not")
+    if not stat.S_ISREG(st.st_mode):
+        link = stat.S_ISLNK(st.st_mode)
+        return Damaged(record.table, path, "link" if link else "not a file",
+                       "a symbolic link, never followed" if link else "not a regular file, never read")
     if st.st_size != record.size:
         problem = "truncated" if st.st_size < record.size else "altered"
         return Damaged(record.table, path, problem, f"{st.st_size} bytes, committed {record.size}")
@@ -71,24 +82,40 @@ def check(path: Path, record: Record, level: str = "stat") -> Damaged | None:
 
 
 def snapshot(directory: Path, table: str, level: str = "stat") -> Snapshot:
-    """Every Parquet file and record under ``directory`` (one table's folder), checked at ``level``."""
+    """Every Parquet file and record under ``directory`` (one table's folder), checked at ``level``. Raises
+    ``links.LakeLinkError`` for a folder under it that is a link."""
     snap = Snapshot()
     if not directory.is_dir():
         return snap
-    files = set(directory.rglob("*.parquet"))
-    raw = {manifest.data_path(p): p for p in directory.rglob(".*.parquet" + manifest.RECORD_SUFFIX)}
-    records = {data: manifest.read(p) for data, p in raw.items()}
-    superseded = {data.with_name(name) for data, rec in records.items() if rec is not None and data in files
-                  and data.stat().st_size == rec.size for name in rec.supersedes}
-    for path in sorted(files | records.keys()):
+    listing = links.walk(directory)
+    files = {p for p in listing if p.name.endswith(manifest.DATA_SUFFIX)}
+    raw = {manifest.data_path(p): p for p in listing if manifest.is_record(p)}
+    records: dict[Path, Record] = {}
+    bad: dict[Path, str] = {}
+    for data, path in raw.items():
+        try:
+            records[data] = manifest.load(path, table=table)
+        except BadRecord as exc:
+            bad[data] = f"{path.name}: {exc}"
+        except FileNotFoundError:  # removed since the listing (a quarantine): as if never listed
+            pass
+    plain = {p for p in files if listing[p] == "file"}
+    superseded = {manifest.sibling(data, name) for data, rec in records.items() if data in plain
+                  and _size(data) == rec.size for name in rec.supersedes}
+    for path in sorted(files | raw.keys()):
         record = records.get(path)
-        if path in superseded:
+        if path in files and listing[path] != "file":
+            kind = "link" if listing[path] == "link" else "not a file"
+            detail = "a symbolic link, never followed" if kind == "link" else "not a regular file, never read"
+            snap.damaged.append(Damaged(table, path, kind, detail))
+        elif path in bad:
+            snap.damaged.append(Damaged(table, path, "bad record", bad[path]))
+        elif path in superseded:
             snap.superseded.append(path)
         elif record is None:
-            problem = "unreadable" if path in raw else "unrecorded"
-            detail = "its record is unreadable" if path in raw else "no record: not committed by this lake"
-            snap.damaged.append(Damaged(table, path, problem, detail))
-        elif record.tmp and (path.parent / record.tmp).exists():  # renamed in a moment (or rolled forward)
+            if path in files:
+                snap.damaged.append(Damaged(table, path, "unrecorded", "no record: not committed by this lake"))
+        elif record.tmp and os.path.lexists(manifest.sibling(path, record.tmp, "tmp")):  # renamed in a moment
             snap.in_flight.append(path)
         elif (damage := check(path, record, level)) is not None:
             snap.damaged.append(damage)
@@ -96,6 +123,13 @@ def snapshot(directory: Path, table: str, level: str = "stat") -> Snapshot:
             snap.good.append(path)
             snap.records[path] = record
     return snap
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return None
 
 
 def _rel(path: Path, root: Path) -> str:

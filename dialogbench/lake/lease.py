@@ -6,7 +6,11 @@ The lock is ``flock(2)`` on the file, so the kernel drops it the moment its proc
 leaves no stale lease to clear by hand (its holder note stays in the file and is simply overwritten).
 This needs a file system whose locks are seen by every writer: a local disk, or NFSv4 with locking.
 Within one process the lease is re-entrant (the CLI takes it before Prefect starts, the flow takes it
-again when run from a deployment)."""
+again when run from a deployment).
+
+``.lease`` is opened without following a link (``O_NOFOLLOW``) and must be a regular file with no other hard link:
+otherwise the holder note would be written into whatever file it leads to. Such a lake is refused
+(``links.LakeLinkError``, exit 2 naming it), the file it leads to left as it was."""
 
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from dialogbench.lake import links
+
 LEASE_FILE = ".lease"
 log = logging.getLogger("dialogbench.lake")
 
@@ -34,11 +40,12 @@ class LeaseHeld(RuntimeError):
 
 
 def holder(root: Path) -> dict:
-    """The last holder's note: pid, host, since, command, run_id (empty if none was ever written)."""
+    """The last holder's note: pid, host, since, command, run_id (empty if none was ever written, or unreadable)."""
     try:
-        return json.loads((root / LEASE_FILE).read_text() or "{}")
-    except (FileNotFoundError, json.JSONDecodeError):
+        note = json.loads(links.read_regular(root / LEASE_FILE, 4096) or b"{}")
+    except (OSError, ValueError):  # gone, a link (refused where the lease is taken), not JSON
         return {}
+    return note if isinstance(note, dict) else {}
 
 
 def describe(note: dict) -> str:
@@ -73,7 +80,7 @@ def lake_lease(root: str | os.PathLike, *, wait_s: float = 0.0, run_id: str | No
                 held[0] -= 1
         return
     root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / LEASE_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lease(root / LEASE_FILE)
     try:
         _acquire(fd, root, wait_s=wait_s, poll_s=poll_s)
         note = {"pid": os.getpid(), "host": socket.gethostname(), "run_id": run_id,
@@ -89,6 +96,18 @@ def lake_lease(root: str | os.PathLike, *, wait_s: float = 0.0, run_id: str | No
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def _open_lease(path: Path) -> int:
+    """The lease file, created if missing; never through a link, and only a regular file with one name."""
+    fd = links.open_regular(path, os.O_RDWR | os.O_CREAT, 0o644)
+    links_to_it = os.fstat(fd).st_nlink
+    if links_to_it != 1:
+        os.close(fd)
+        raise links.LakeLinkError(f"lake: {path} has {links_to_it} hard links (another name for the same file); "
+                                  "dialogbench writes its holder note there: remove it (the next command makes its "
+                                  "own)")
+    return fd
 
 
 def _write_note(fd: int, note: dict) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import uuid
 from pathlib import Path
 from typing import Mapping
@@ -13,9 +14,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dialogbench.lake import health, manifest
+from dialogbench.lake import health, links, manifest, space
 
-TMP_SUFFIX = ".parquet.tmp"
+TMP_SUFFIX = manifest.TMP_SUFFIX
 QUARANTINE = "_quarantine"  # damaged files moved aside by lake.verify (not a table)
 log = logging.getLogger("dialogbench.lake")
 _warned: set[tuple[str, str]] = set()
@@ -75,22 +76,29 @@ class Lake:
               name: str | None = None, supersedes: tuple[str, ...] = ()) -> Path | None:
         """Write ``data`` as one new file (or replace ``name``) atomically: temp file, fsync, its record (checksum,
         size, rows) renamed into place, then the file renamed into place. A reader or a killed writer never sees
-        a partial file, and a committed file always has its record."""
+        a partial file, and a committed file always has its record. A write that fails removes its temp files at
+        once; one that fails for a full disk raises ``space.DiskFull`` naming the file and the space left."""
         if data.num_rows == 0 and name is None:
             return None
         directory = self.table_dir(table)
         for key, value in (partition or {}).items():
             directory = directory / f"{key}={_safe(value)}"
-        directory.mkdir(parents=True, exist_ok=True)
         final = directory / (name or f"part-{uuid.uuid4().hex}.parquet")
-        tmp = directory / f".{final.stem}-{uuid.uuid4().hex[:8]}{TMP_SUFFIX}"
-        with open(tmp, "wb") as handle:
-            pq.write_table(data, handle, compression="zstd")
-            handle.flush()
-            os.fsync(handle.fileno())
-        record = manifest.describe(tmp, table=table, rows=data.num_rows, tmp=tmp, name=final.name,
-                                   supersedes=supersedes)
-        manifest.write(final, record)
+        tmp = directory / manifest.temp_name(final.name)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            with os.fdopen(links.create_new(tmp), "wb") as handle:
+                pq.write_table(data, handle, compression="zstd")
+                handle.flush()
+                os.fsync(handle.fileno())
+            record = manifest.describe(tmp, table=table, rows=data.num_rows, tmp=tmp, name=final.name,
+                                       supersedes=supersedes)
+            manifest.write(final, record)  # the last step that can fail before the commit: it cleans up after itself
+        except Exception as exc:
+            tmp.unlink(missing_ok=True)
+            if space.is_disk_full(exc):
+                raise space.disk_full(final, self.root, exc) from exc
+            raise
         os.replace(tmp, final)
         _fsync_dir(directory)
         return final
@@ -98,19 +106,25 @@ class Lake:
     def clean_temp_files(self) -> int:
         """Finish or undo writers killed before their rename; returns how many temp files it handled. A temp file
         whose record is in place (killed between the two renames) is renamed into place: it was committed.
-        Any other temp file is removed. Call it only when no other process writes the lake (a run's start)."""
+        Any other temp file is removed, and so is one that is a link (the link, never what it points at). Call it
+        only when no other process writes the lake (a run's start)."""
         handled = 0
         if self.root.exists():
-            for tmp in self.root.rglob(f"*{manifest.RECORD_TMP_SUFFIX}"):
+            for tmp in _temp_files(self.root, manifest.RECORD_TMP_SUFFIX):
                 tmp.unlink(missing_ok=True)
                 handled += 1
-            for tmp in self.root.rglob(f"*{TMP_SUFFIX}"):
-                final = tmp.with_name(tmp.name[1:-len(TMP_SUFFIX)].rsplit("-", 1)[0] + ".parquet")
-                record = manifest.of(final)
-                if record is not None and record.tmp == tmp.name and tmp.stat().st_size == record.size:
-                    os.replace(tmp, final)
-                    log.info("finished the interrupted write of %s", final)
+            for tmp in _temp_files(self.root, TMP_SUFFIX):
+                final_name = manifest.final_name(tmp.name)
+                record = manifest.of(tmp.with_name(final_name)) if final_name else None
+                st = tmp.lstat()
+                if (record is not None and record.tmp == tmp.name and stat.S_ISREG(st.st_mode)
+                        and st.st_size == record.size):
+                    os.replace(tmp, tmp.with_name(final_name))
+                    log.info("finished the interrupted write of %s", tmp.with_name(final_name))
                 else:
+                    if not stat.S_ISREG(st.st_mode):
+                        log.warning("removed %s: a temp file of the lake that is not a regular file (a link is "
+                                    "removed, never followed)", tmp)
                     tmp.unlink(missing_ok=True)
                 handled += 1
         return handled
@@ -147,6 +161,15 @@ class Lake:
         with self.connect() as con:
             sql = f"SELECT * FROM {self.relation_sql(table, schema)} {('WHERE ' + where) if where else ''}"
             return con.sql(sql).to_arrow_table()
+
+
+def _temp_files(root: Path, suffix: str) -> list[Path]:
+    """The lake's temp files ending in ``suffix`` (under its tables, listed without following links)."""
+    found = []
+    for entry in sorted(os.scandir(root), key=lambda e: e.name):
+        if entry.name not in links.UNWALKED and entry.is_dir(follow_symlinks=False):
+            found += [p for p in links.walk(Path(entry.path)) if p.name.endswith(suffix)]
+    return sorted(found)
 
 
 def _quote(text: str) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from dialogbench.lake import manifest
+from dialogbench.lake import links, manifest, space
 from dialogbench.lake.schemas import PLANS
 from dialogbench.lake.store import Lake
 
@@ -40,10 +40,24 @@ class LakeFormatError(RuntimeError):
 
 
 def lake_format(lake: Lake) -> int | None:
-    """The lake's format: from its marker; 1 for a lake with tables and no marker; None for a new lake."""
+    """The lake's format: from its marker; 1 for a lake with tables and no marker; None for a new lake. Every
+    command asks this first, so it is also where a lake whose top-level entries are links is refused
+    (``links.LakeLinkError``: the marker is read without following one)."""
+    links.check_top(lake.root)
     marker = lake.root / MARKER
-    if marker.is_file():
-        return int(json.loads(marker.read_text())["format"])
+    try:
+        text = links.read_regular(marker, 4096)
+    except FileNotFoundError:
+        text = None
+    if text is not None:
+        try:
+            found = json.loads(text)["format"]
+            if not isinstance(found, int) or isinstance(found, bool):
+                raise TypeError(f"format {found!r} is not an integer")
+            return found
+        except (ValueError, TypeError, KeyError) as exc:
+            raise LakeFormatError(f"{marker}: not a lake format marker ({type(exc).__name__}: {exc}); it should "
+                                  f'read {{"format": {FORMAT}}}') from None
     if not lake.root.is_dir():
         return None
     return 1 if any(lake.files(t) for t in [*(t.name for t in _tables()), LEGACY_JUDGMENTS]) else None
@@ -147,20 +161,31 @@ def _unpack(row: dict) -> dict:
 
 def _replace(path: Path, table: pa.Table) -> None:
     """``path`` rewritten with ``table`` as ``Lake.write`` does it: temp file, its record, rename."""
-    tmp = path.with_name(f".{path.stem}-{uuid.uuid4().hex[:8]}.parquet.tmp")
-    with open(tmp, "wb") as handle:
-        pq.write_table(table, handle, compression="zstd")
-        handle.flush()
-        os.fsync(handle.fileno())
-    manifest.write(path, manifest.describe(tmp, table="plans", rows=table.num_rows, tmp=tmp, name=path.name))
+    tmp = path.with_name(manifest.temp_name(path.name))
+    try:
+        with os.fdopen(links.create_new(tmp), "wb") as handle:
+            pq.write_table(table, handle, compression="zstd")
+            handle.flush()
+            os.fsync(handle.fileno())
+        manifest.write(path, manifest.describe(tmp, table="plans", rows=table.num_rows, tmp=tmp, name=path.name))
+    except Exception:
+        tmp.unlink(missing_ok=True)
+        raise
     os.replace(tmp, path)
 
 
 def _write_marker(lake: Lake) -> None:
     lake.root.mkdir(parents=True, exist_ok=True)
     tmp = lake.root / f".{MARKER}.{uuid.uuid4().hex[:8]}.tmp"
-    tmp.write_text(json.dumps({"format": FORMAT}) + "\n")
-    os.replace(tmp, lake.root / MARKER)
+    try:
+        with os.fdopen(links.create_new(tmp), "w") as handle:
+            handle.write(json.dumps({"format": FORMAT}) + "\n")
+        os.replace(tmp, lake.root / MARKER)  # replaces a link, never writes through one
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        if space.is_disk_full(exc):
+            raise space.disk_full(lake.root / MARKER, lake.root, exc) from exc
+        raise
 
 
 def _tables():

