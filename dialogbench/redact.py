@@ -56,8 +56,8 @@ _RULES: list[tuple[str, re.Pattern, Any]] = [
     # a URL's userinfo password: scheme://user:password@host (a password holding '@' is cut at the last one)
     ("url_password", re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]]*:)[^\s/?#]+(?=@)"), r"\1" + REDACTED),
     # an Authorization header's value, whatever its scheme (Basic, Bearer, Token, Digest, …)
-    ("header", re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|token|digest|negotiate)"
-                          r"\s+)?+)(?!\[REDACTED\])[^\s\"',;}]+"), r"\1" + REDACTED),
+    ("header", re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest|negotiate)"
+                          r"[ \t]+)?+)(?!\[REDACTED\])[^\s\"',;}]+"), r"\1" + REDACTED),
     ("header", re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"), _basic),
     # the key shapes of common providers
     ("shaped", re.compile(_B + r"sk-[A-Za-z0-9_-]{16,}"), REDACTED),                      # OpenAI, sk-proj-…, sk-ant-…
@@ -68,10 +68,10 @@ _RULES: list[tuple[str, re.Pattern, Any]] = [
     ("shaped", re.compile(_B + r"xox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),              # Slack
     ("header", re.compile(r"(\b(?:Bearer|BEARER|bearer)\s+)(?=[^\s]*[0-9])[A-Za-z0-9._~+/=-]{16,}"),
      r"\1" + REDACTED),  # a token has digits
-    # name=value / name: value, the name ending in a word that names a secret (OPENAI_API_KEY=…, "hf_token": "…")
+    # name=value / name: value on one line, the name ending in a word naming a secret (OPENAI_API_KEY=…, "hf_token": "…")
     ("assignment", re.compile(r"(?i)((?<![A-Za-z0-9])(?:api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret[_-]?key"
                               r"|secret|token|password|passwd|passphrase|credentials?|cookie|session[_-]?id|sessionid"
-                              r"|auth)[\"']?\s*[=:]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;&}]{6,}"), r"\1" + REDACTED),
+                              r"|auth)[\"']?[ \t]*[=:][ \t]*[\"']?)(?!\[REDACTED\])[^\s\"',;&}]{6,}"), r"\1" + REDACTED),
 ]
 
 # A key names a secret when one of its words does (``hf_token``, ``Authorization``, ``clientSecret``, ``x-api-key``)
@@ -204,7 +204,8 @@ def secret_fields(data: Any) -> list[SecretField]:
 
 _CAPTURE = [  # the secret part of a string, for ``secret_values``
     re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/?#@\[\]]*:([^\s/?#]+)@"),
-    re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:(?:basic|bearer|token|digest|negotiate)\s+)?([^\s\"',;}]+)"),
+    re.compile(r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest|negotiate)[ \t]+)?+"
+               r"([^\s\"',;}]+)"),
     re.compile(r"(?i)\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"),
     re.compile(r"\b(?:Bearer|BEARER|bearer)\s+([A-Za-z0-9._~+/=-]{16,})"),
 ]

@@ -69,6 +69,8 @@ def test_short_values_are_not_secrets(monkeypatch):
 def test_completion_errors_and_failure_rows_are_redacted(tmp_path):
     completion = Completion(text=None, error=f"HTTP 401: got '{OPENAI}'")
     assert OPENAI not in completion.error
+    served = Completion(text="hi", engine="https://alice:pw123456@host/m")  # an endpoint's weights, until it answers
+    assert served.engine == f"https://alice:{REDACTED}@host/m"
 
     class FakeCell:
         key, item_id, model, judge = "k", "MT-1", "bot", None
@@ -147,6 +149,7 @@ def test_config_shaped_secrets_in_text_are_redacted(text, expected):
     "Basic authentication is required", "basic usage", "Basic dGV4dA==",  # base64 of 'text': no user:password
     "http://127.0.0.1:8765/runs/x/report.html", "ssh://git@host:22/repo", "mailto:me@example.com",
     "Unexpected token: '}' at 3", "Authorization required", "the author: Jane", "auth_type: basic",
+    "engine:\n  auth:\n    user: alice\n  authorization:\n  - x",  # YAML: a key naming a secret ends its line
 ])
 def test_text_that_only_resembles_a_credential_is_untouched(text):
     assert redact(text) == text
