@@ -257,6 +257,7 @@ def cmd_validate(args) -> int:
     on any machine), 1 when only this machine lacks something (weights, an endpoint URL), else 0."""
     from dialogbench.config import ConfigError, load_config
     from dialogbench.preflight import check
+    from dialogbench.redact import redact
 
     config = load_config(args.config, _overrides(args))
     from dialogbench import registry
@@ -269,9 +270,9 @@ def cmd_validate(args) -> int:
     print(f"{args.config}: valid ({len(config.models)} models; families: {families}; "
           f"{len(registry.stages(config))} stages; board: {config.board}{'; checks: ' + checks if checks else ''})")
     for note in found.notes:
-        print(f"note: {note}")
-    if found.machine:
-        print("not runnable on this machine yet:\n" + "\n".join(found.machine))
+        print(f"note: {redact(note)}")
+    if found.machine:  # a problem can quote what the config says (weights not found: the URL, with its password)
+        print("not runnable on this machine yet:\n" + redact("\n".join(found.machine)))
         return 1
     return 0
 
@@ -371,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    from dialogbench.redact import install as redact_logs
+    from dialogbench.redact import install as redact_logs, redact
 
     redact_logs()  # no API key reaches a log line (ours, Prefect's console, or its API's stored logs)
     for noisy in ("httpx", "httpcore", "transformers", "prefect.server", "vllm"):
@@ -386,10 +387,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake, ServeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact(str(exc))}", file=sys.stderr)  # a weights URL's password, a token the config holds
         return 2
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact(str(exc))}", file=sys.stderr)
         return 3
 
 
