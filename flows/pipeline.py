@@ -12,12 +12,13 @@ state's data is the same summary a Completed run returns."""
 
 from __future__ import annotations
 
-from prefect import flow, tags
+from prefect import tags
 from prefect.runtime import flow_run
 from prefect.states import Failed
 
 from dialogbench.lake.lease import lake_lease
 from dialogbench.runs import failure_lines, family_tags, new_run_id, run_tags
+from dialogbench.redact import redact
 from dialogbench.report.publish import failure_state_message
 from flows.family import family
 from tasks.artifacts import (cost, log_problems, publish_changes, publish_failures, publish_leaderboards,
@@ -25,6 +26,7 @@ from tasks.artifacts import (cost, log_problems, publish_changes, publish_failur
 from tasks.config import load_run_config, release_engines, start_run
 from tasks.history import record_run_config, snapshot
 from tasks.lake import catalog, check_lake, leaderboard, render_report
+from tasks.redacted import flow
 from tasks.stages import run_checks, run_families
 from tasks.subflows import subflows_without_heartbeats
 
@@ -69,5 +71,6 @@ def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, m
                "tags": run_tagged, "failed": failed,
                "artifacts": cost()}
     if failed:
-        return Failed(message=failure_state_message(failed, config.report.url, run_id, config.board), data=summary)
+        message = failure_state_message(failed, config.report.url, run_id, config.board)
+        return Failed(message=redact(message), data=summary)  # report.url may carry a password
     return summary

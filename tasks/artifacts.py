@@ -37,6 +37,7 @@ from dialogbench.cells import Chunk
 from dialogbench.cells.records import run_failures
 from dialogbench.config import Config
 from dialogbench.lake import Lake
+from dialogbench.redact import redact_tree
 from dialogbench.report.publish import report_urls
 from dialogbench.runs import StageReport
 
@@ -82,8 +83,10 @@ def _publishing(what: str) -> Iterator[None]:
 
 
 def _create(make: Callable[..., Any], **kwargs) -> Any:
+    """Every artifact is made here, its texts redacted (a report.url with a password, an error quoting a token):
+    Prefect stores what it is given."""
     _spent["artifacts"] += 1
-    return make(**kwargs)
+    return make(**{name: value if name == "key" else redact_tree(value, by_key=False) for name, value in kwargs.items()})
 
 
 def _jsonable(rows: Any) -> Any:

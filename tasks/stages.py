@@ -3,7 +3,7 @@
 
 import logging
 
-from prefect import Task, task
+from prefect import Task
 from prefect.cache_policies import NO_CACHE
 
 from dialogbench import registry
@@ -12,6 +12,7 @@ from dialogbench.cells.runner import finish_stage, plan_stage, run_chunk
 from dialogbench.config import Config
 from dialogbench.lake import Lake
 from dialogbench.runs import StageReport
+from tasks.redacted import task
 
 log = logging.getLogger("dialogbench.checks")
 
