@@ -1,7 +1,7 @@
 """No secret is stored: real `dialogbench run`s, then everything they left is searched.
 
 - An API key: a local OpenAI-compatible endpoint answers 401 quoting the key it was sent (as vLLM's server does);
-  the run uses Prefect's temporary local server.
+  the run uses Prefect's temporary local server, and its judge's config holds the secrets below too.
 - Secrets written in the config itself, in fields Prefect and the lake would otherwise keep word for word (an
   engine dict's ``hf_token`` and ``auth``, an ``Authorization: Basic`` header, a password in the ``weights`` URL,
   a token in ``revision``): the run uses a real Prefect server, whose REST API (what the UI shows) and every
@@ -31,6 +31,19 @@ pytestmark = pytest.mark.slow
 
 SHAPED_KEY = "sk-test-PLANTED1234567890abcdefXYZ"   # caught by its shape and by its value
 PLAIN_KEY = "PLANTEDplainvalue0042"                   # no known shape: caught only as a configured value
+
+# Secrets written in a config, each where a user might put one. The scripted backend ignores engine, weights and
+# revision, so the run works while every one of them travels through the config.
+HF_TOKEN = "hf_" + "PLANTEDhfEngineToken0123456789"          # engine.hf_token: a key naming a secret, and shaped
+ENGINE_PASSWORD = "PLANTEDenginePw0042"                       # engine.auth.password: no shape, only its key says
+URL_PASSWORD = "PLANTEDurlPw0042"                             # weights: https://alice:<password>@host/…
+REVISION_TOKEN = "ghp_" + "PLANTEDrevisionToken" + "0" * 16    # revision: a GitHub token pasted by mistake
+BASIC_PASSWORD = "PLANTEDbasicPw0042"                         # engine.headers: Authorization: Basic base64(user:pw)
+BASIC = base64.b64encode(f"alice:{BASIC_PASSWORD}".encode()).decode()
+CONFIG_SECRETS = (HF_TOKEN, ENGINE_PASSWORD, URL_PASSWORD, REVISION_TOKEN, BASIC_PASSWORD, BASIC)
+WEIGHTS = f"https://alice:{URL_PASSWORD}@weights.example.com/org/model.gguf"
+ENGINE = {"hf_token": HF_TOKEN, "auth": {"user": "alice", "password": ENGINE_PASSWORD},
+          "headers": [f"Authorization: Basic {BASIC}"]}
 
 
 class _Refuses(BaseHTTPRequestHandler):
@@ -86,7 +99,9 @@ def test_a_401_quoting_the_key_leaves_no_key_anywhere(tmp_path, endpoint, monkey
         "lake": str(tmp_path / "lake"),
         "models": [{"name": "remote-a", "api_key_env": "DB_TEST_KEY_A", **remote},
                    {"name": "remote-b", "api_key_env": "DB_TEST_KEY_B", **remote}],
-        "judges": [{"name": "judge", "backend": "scripted", "script": ["Choice: No\nIndex: None\nReason: fine"]}],
+        # the judge's config holds secrets too: this run's Prefect is the temporary local server
+        "judges": [{"name": "judge", "backend": "scripted", "script": ["Choice: No\nIndex: None\nReason: fine"],
+                    "weights": WEIGHTS, "revision": REVISION_TOKEN, "engine": ENGINE}],
         "botchat": {"judge": "judge", "n": [4], "limit": 1,
                     "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
                     "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
@@ -104,24 +119,17 @@ def test_a_401_quoting_the_key_leaves_no_key_anywhere(tmp_path, endpoint, monkey
     prefect_texts = "".join(text for _, text in _texts(tmp_path / "prefect"))
     assert "[REDACTED]" in prefect_texts  # the failure's log line (and its failures artifact) reached Prefect's db
 
-    searched = [("stdout", result.stdout), ("stderr", result.stderr), *_texts(tmp_path)]
+    database = _database_text(tmp_path / "prefect" / "prefect.db")
+    assert "hf_token" in database  # the family subflow's parameters, with the config, are in it
+    searched = [("stdout", result.stdout), ("stderr", result.stderr), ("prefect database", database),
+                *((path, text) for path, text in _texts(tmp_path) if path != config)]
     assert any(path == summary for path, _ in searched)
     assert any(str(path).endswith(".db") for path, _ in searched)  # Prefect's sqlite (logs, parameters)
-    for key in (SHAPED_KEY, PLAIN_KEY):
+    for key in (SHAPED_KEY, PLAIN_KEY, *CONFIG_SECRETS):
         leaks = [str(where) for where, text in searched if key in text]
         assert not leaks, f"{key} stored in {leaks}"
 
 
-# Secrets written in a config, each where a user might put one. The scripted backend ignores engine, weights and
-# revision, so the run works while every one of them travels through the config.
-HF_TOKEN = "hf_" + "PLANTEDhfEngineToken0123456789"          # engine.hf_token: a key naming a secret, and shaped
-ENGINE_PASSWORD = "PLANTEDenginePw0042"                       # engine.auth.password: no shape, only its key says
-URL_PASSWORD = "PLANTEDurlPw0042"                             # weights: https://alice:<password>@host/…
-REVISION_TOKEN = "ghp_" + "PLANTEDrevisionToken" + "0" * 16    # revision: a GitHub token pasted by mistake
-BASIC_PASSWORD = "PLANTEDbasicPw0042"                         # engine.headers: Authorization: Basic base64(user:pw)
-BASIC = base64.b64encode(f"alice:{BASIC_PASSWORD}".encode()).decode()
-CONFIG_SECRETS = (HF_TOKEN, ENGINE_PASSWORD, URL_PASSWORD, REVISION_TOKEN, BASIC_PASSWORD, BASIC)
-WEIGHTS = f"https://alice:{URL_PASSWORD}@weights.example.com/org/model.gguf"
 
 
 @pytest.fixture
@@ -178,9 +186,7 @@ def test_secrets_written_in_the_config_reach_neither_prefect_nor_the_lake(tmp_pa
         "lake": str(lake),
         "models": [
             {"name": "bot-a", "backend": "scripted", "script": ["Sure, see you then.", "Sounds good to me."],
-             "weights": WEIGHTS, "revision": REVISION_TOKEN,
-             "engine": {"hf_token": HF_TOKEN, "auth": {"user": "alice", "password": ENGINE_PASSWORD},
-                        "headers": [f"Authorization: Basic {BASIC}"]}},
+             "weights": WEIGHTS, "revision": REVISION_TOKEN, "engine": ENGINE},
             {"name": "bot-b", "backend": "scripted", "script": ["Okay.", "Why not?"]}],
         # one verdict in three is a backend error quoting two of the secrets, neither in a shape redact() knows
         "judges": [{"name": "judge", "backend": "scripted",
