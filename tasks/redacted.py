@@ -9,7 +9,9 @@ and tasks of ``flows/`` and ``tasks/`` are made with these two decorators instea
 - ``flow``: the flow records a redacted copy of its parameters (``dialogbench.redact.redact_tree``: the values of
   keys naming a secret, URL passwords, Authorization values, key shapes and the config's own secret values are
   ``[REDACTED]``); the call itself gets the real objects. The subflow is created by the process that runs the
-  parent flow, so this holds for a run from the CLI and from a deployment's worker alike.
+  parent flow, so this holds for a run from the CLI and from a deployment's worker alike. (Subflows loading the
+  config from its path instead would give a run two configs when the file changes meanwhile, and preflight once
+  per family.) Prefect's ``Flow.with_options`` makes a plain ``Flow``: call these flows as they are.
 - ``task`` (and ``flow``): an exception leaves the function with its text redacted
   (``dialogbench.redact.redact_exception``), so the state message Prefect stores for the task run, and for the flow
   run that re-raises it, holds no secret.

@@ -10,6 +10,7 @@ import importlib
 import pkgutil
 
 import prefect
+from prefect.cache_policies import NO_CACHE
 from prefect.states import exception_to_failed_state
 from prefect.utilities.asyncutils import run_coro_as_sync
 
@@ -78,5 +79,8 @@ def test_every_flow_and_task_of_the_pipeline_redacts():
     flows_ = [obj for obj in made if isinstance(obj, prefect.Flow)]
     assert {f.name for f in flows_} == {"dialogbench", "family"}
     assert all(isinstance(f, RedactedParametersFlow) for f in flows_)
-    assert len([obj for obj in made if isinstance(obj, prefect.Task)]) >= 14
+    tasks_ = [obj for obj in made if isinstance(obj, prefect.Task)]
+    assert len(tasks_) >= 14
     assert [obj.name for obj in made if not getattr(obj.fn, "redacts_errors", False)] == []
+    # no cache key or result record is written for a task (what tasks/redacted.py and the README rely on)
+    assert [t.name for t in tasks_ if t.cache_policy is not NO_CACHE or t.persist_result] == []
