@@ -269,6 +269,7 @@ def cmd_validate(args) -> int:
     on any machine), 1 when only this machine lacks something (weights, an endpoint URL), else 0."""
     from dialogbench.config import ConfigError, load_config
     from dialogbench.preflight import check
+    from dialogbench.redact import redact
 
     config = load_config(args.config, _overrides(args))
     from dialogbench import registry
@@ -281,9 +282,9 @@ def cmd_validate(args) -> int:
     _say(f"{args.config}: valid ({len(config.models)} models; families: {families}; "
          f"{len(registry.stages(config))} stages; board: {config.board}{'; checks: ' + checks if checks else ''})")
     for note in found.notes:
-        _say(f"note: {note}")
-    if found.machine:
-        _say("not runnable on this machine yet:\n" + "\n".join(found.machine))
+        _say(f"note: {redact(note)}")
+    if found.machine:  # a problem can quote what the config says (weights not found: the URL, with its password)
+        _say("not runnable on this machine yet:\n" + redact("\n".join(found.machine)))
         return 1
     return 0
 
@@ -385,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    from dialogbench.redact import install as redact_logs
+    from dialogbench.redact import install as redact_logs, redact
 
     redact_logs()  # no API key reaches a log line (ours, Prefect's console, or its API's stored logs)
     for noisy in ("httpx", "httpcore", "transformers", "prefect.server", "vllm"):
@@ -400,10 +401,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake, ServeError, LakeLinkError) as exc:
-        _say(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {redact(str(exc))}", file=sys.stderr)  # a weights URL's password, a token the config holds
         return 2
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"
-        _say(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {redact(str(exc))}", file=sys.stderr)
         return 3
     except Exception as exc:  # a full disk anywhere (a lake write says which file; a report or DuckDB file may not)
         full = as_disk_full(exc, Path(getattr(args, "lake", None) or "data_lake"))

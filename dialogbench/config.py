@@ -10,7 +10,7 @@ from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dialogbench.boards import run_board
-from dialogbench.redact import watch_env
+from dialogbench.redact import register, secret_values, watch_env
 from dialogbench.yamlbounds import read_yaml_file
 
 log = logging.getLogger(__name__)
@@ -126,6 +126,7 @@ class ModelConfig(_Strict):
         if self.backend == "scripted" and not self.script:
             raise ValueError("backend 'scripted' needs 'script' (a list of replies)")
         watch_env(self.api_key_env)  # its value (never stored here) is redacted from everything written
+        register(*secret_values(self.model_dump(mode="json")))  # a token or password written here: redacted too
         return self
 
     def fingerprint_fields(self) -> dict[str, Any]:
@@ -413,6 +414,9 @@ class Config(_Strict):
             section = self.section(name)
             if section is not None and section.enabled:
                 section.check(self)
+        # A secret written in any field (a family section's, report.url's) is redacted from everything written,
+        # wherever it turns up: an engine's error quoting it, a log line (dialogbench.redact).
+        register(*secret_values(self.model_dump(mode="json")))
         return self
 
     def with_sections(self, *, lake: str, sections: dict) -> "Config":

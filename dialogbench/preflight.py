@@ -1,7 +1,8 @@
 """Checks that stop a run before any compute (and before Prefect starts): a lake, or a table folder of the run, that
 cannot be written, a lake whose own files are links, a dataset with a bad line, weights that do not exist, endpoints
 with no URL. Every problem is collected, not just the first, so one `dialogbench validate` shows all that needs
-fixing."""
+fixing. Notes say what is worth fixing without stopping: an endpoint with no API key set, a secret written in the
+config."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import Config, ConfigError, ModelConfig
+from dialogbench.redact import REDACTED, SecretField, secret_fields
 
 log = logging.getLogger(__name__)
 _NOTED: set[str] = set()  # notes logged once per process (the CLI and the flow both run preflight)
@@ -150,6 +152,37 @@ def model_findings(model: ModelConfig) -> tuple[list[str], list[str]]:
     return problems, notes
 
 
+SECRET_NOTE = "looks like a secret written in the config"
+
+
+def _advice(field: SecretField, model: ModelConfig | None) -> str:
+    """What to do instead of writing this secret in the config, by where it is and what it is."""
+    if field.kind == "url_password":
+        return ("keep the password out of the URL: a netrc entry (~/.netrc: machine <host> login <user> password …) "
+                "or a credential helper supplies it")
+    if model is not None and model.backend == "openai":
+        return ("put the endpoint's key in an environment variable and name it in api_key_env (e.g. api_key_env: "
+                "DIALOGBENCH_JUDGE_API_KEY); the backend sends it as the request's Bearer token")
+    what = "revision names a branch, tag or commit, not a credential; " if field.path.endswith(".revision") else ""
+    return (f"{what}name an environment variable instead (e.g. HF_TOKEN, which vLLM and transformers read for "
+            "Hugging Face downloads): export it where the run starts and remove it from the config")
+
+
+def secret_notes(config: Config, *, source: str = "config") -> list[str]:
+    """One note per config field holding a secret (``dialogbench.redact.secret_fields``: a key naming one, a URL
+    password, an Authorization value, a key-shaped token), naming the field and what to do instead, never the
+    value. Not an error: the run works and stores it as [REDACTED], but a config file is copied, committed and
+    shared, and the secret belongs in the environment (or a netrc)."""
+    models = {"models": config.models, "judges": config.judges}
+    notes = []
+    for field in secret_fields(config.model_dump(mode="json")):
+        head, _, index = field.path.partition(".")[0].partition("[")
+        model = models[head][int(index.rstrip("]"))] if head in models and index else None
+        notes.append(f"{source}: {field.path}: {SECRET_NOTE}; {_advice(field, model)} (the run stores it as "
+                     f"{REDACTED})")
+    return notes
+
+
 def check(config: Config, *, source: str = "config") -> Findings:
     """Everything a run of ``config`` needs, checked without computing anything; ``source`` prefixes each line."""
     found = Findings()
@@ -159,6 +192,7 @@ def check(config: Config, *, source: str = "config") -> Findings:
         problems, notes = model_findings(model)
         found.machine.extend(f"{source}: model {model.name!r}: {p}" for p in problems)
         found.notes.extend(f"{source}: model {model.name!r}: {n}" for n in notes)
+    found.notes.extend(secret_notes(config, source=source))
     return found
 
 

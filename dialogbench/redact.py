@@ -1,21 +1,33 @@
-"""Secrets out of everything dialogbench writes: error texts, logs, run summaries, the lake.
+"""Secrets out of everything dialogbench writes: error texts, logs, run summaries, the lake, Prefect's records.
 
-An endpoint's error can quote the API key it was sent (vLLM's 401 body says ``got 'sk-…', expected
-'sk-…'``), and error texts are stored word for word. So every text that is written goes through
-``redact`` first: the values of the configured keys (each model's ``api_key_env``, read at call time,
-so a key exported after the config was loaded is still caught) and common key shapes are replaced
-by ``[REDACTED]``. Log records are redacted where they are made (``install``), so every handler,
-Prefect's console and API handlers included, only ever sees redacted text; the same filter makes their control
-characters visible (``textsafe``), since a log line quoting model output (a failed cell's first error) is printed
-to a terminal.
+An endpoint's error can quote the API key it was sent (vLLM's 401 body says ``got 'sk-…', expected 'sk-…'``), and
+error texts are stored word for word; a config can hold a secret in any field (an engine's ``hf_token``, a password
+in a ``weights`` URL), and the config is stored too (``run_configs``, Prefect's flow-run parameters). The rules live
+here, in one place:
+
+- ``redact(text)``: the configured keys' values (each model's ``api_key_env``, read at call time, so a key exported
+  after the config was loaded is still caught), the secret values of every config loaded in this process
+  (``register``, called by ``dialogbench.config``), URL passwords (``https://user:[REDACTED]@host``),
+  ``Authorization:`` values and ``Basic`` credentials, key-shaped tokens (``sk-…``, ``hf_…``, …) and
+  ``password=…``-style assignments are replaced by ``[REDACTED]``.
+- ``redact_tree(data)``: a JSON-like structure (a config's dump, a flow's parameters) with the values of keys that
+  name a secret (``hf_token``, ``password``, ``Authorization``, … at any depth, case-insensitive) replaced, and
+  every string redacted as above.
+- ``secret_fields(data)``: where a config holds a secret (field path and kind), for ``validate``'s notes.
+
+Log records are redacted where they are made (``install``), so every handler, Prefect's console and API handlers
+included, only ever sees redacted text; the same filter makes their control characters visible (``textsafe``), since
+a log line quoting model output (a failed cell's first error) is printed to a terminal.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import os
 import re
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
 
 from dialogbench.textsafe import visible
 
@@ -31,18 +43,50 @@ _ENV_NAMES: set[str] = {"DIALOGBENCH_OPENAI_API_KEY", "OPENAI_API_KEY", "HF_TOKE
 _VALUES: set[str] = set()  # literal secrets registered directly (``register``)
 
 _B = r"(?<![A-Za-z0-9_-])"  # start of a token: no key starts inside a word ("task-1", "risk-free")
-_PATTERNS = [
-    # (regex, replacement): the key shapes of common providers, then "Bearer …" and key=value assignments.
-    (re.compile(_B + r"sk-[A-Za-z0-9_-]{16,}"), REDACTED),                      # OpenAI, sk-proj-…, sk-ant-…
-    (re.compile(_B + r"hf_[A-Za-z0-9]{20,}"), REDACTED),                        # Hugging Face
-    (re.compile(_B + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"), REDACTED),   # AWS access key id
-    (re.compile(_B + r"AIza[0-9A-Za-z_-]{35}"), REDACTED),                      # Google API key
-    (re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"), REDACTED),  # GitHub
-    (re.compile(_B + r"xox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),              # Slack
-    (re.compile(r"(\b(?:Bearer|BEARER|bearer)\s+)(?=[^\s]*[0-9])[A-Za-z0-9._~+/=-]{16,}"), r"\1" + REDACTED),  # a token has digits
-    (re.compile(r"(?i)(\b(?:api[_-]?key|apikey|api[_-]?token|access[_-]?token|auth[_-]?token|secret[_-]?key"
-                r"|client[_-]?secret|password|passwd)[\"']?\s*[=:]\s*[\"']?)[^\s\"',;&}]{6,}"), r"\1" + REDACTED),
+
+
+def _basic(match: re.Match) -> str:
+    """``Basic <base64 of user:password>`` → ``Basic [REDACTED]``; prose ("Basic authentication") is left."""
+    try:
+        decoded = base64.b64decode(match.group(2), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return match.group(0)
+    return match.group(1) + REDACTED if ":" in decoded else match.group(0)
+
+
+# (kind, regex, replacement), in the order they apply. The kind says what was found (``secret_fields``).
+_RULES: list[tuple[str, re.Pattern, Any]] = [
+    # a URL's userinfo password: scheme://user:password@host (a password holding '@' is cut at the last one)
+    ("url_password", re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]]*:)[^\s/?#]+(?=@)"), r"\1" + REDACTED),
+    # an Authorization header's value, whatever its scheme (Basic, Bearer, Token, Digest, …)
+    ("header", re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest|negotiate)"
+                          r"[ \t]+)?+)(?!\[REDACTED\])[^\s\"',;}]+"), r"\1" + REDACTED),
+    ("header", re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"), _basic),
+    # the key shapes of common providers
+    ("shaped", re.compile(_B + r"sk-[A-Za-z0-9_-]{16,}"), REDACTED),                      # OpenAI, sk-proj-…, sk-ant-…
+    ("shaped", re.compile(_B + r"hf_[A-Za-z0-9]{20,}"), REDACTED),                        # Hugging Face
+    ("shaped", re.compile(_B + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"), REDACTED),   # AWS access key id
+    ("shaped", re.compile(_B + r"AIza[0-9A-Za-z_-]{35}"), REDACTED),                      # Google API key
+    ("shaped", re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"), REDACTED),  # GitHub
+    ("shaped", re.compile(_B + r"xox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),              # Slack
+    ("header", re.compile(r"(\b(?:Bearer|BEARER|bearer)\s+)(?=[^\s]*[0-9])[A-Za-z0-9._~+/=-]{16,}"),
+     r"\1" + REDACTED),  # a token has digits
+    # name=value / name: value on one line, the name ending in a word naming a secret (OPENAI_API_KEY=…, "hf_token": "…")
+    ("assignment", re.compile(r"(?i)((?<![A-Za-z0-9])(?:api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret[_-]?key"
+                              r"|secret|token|password|passwd|passphrase|credentials?|cookie|session[_-]?id|sessionid"
+                              r"|auth)[\"']?[ \t]*[=:][ \t]*[\"']?)(?!\[REDACTED\])[^\s\"',;&}]{6,}"), r"\1" + REDACTED),
 ]
+
+# A key names a secret when one of its words does (``hf_token``, ``Authorization``, ``clientSecret``, ``x-api-key``)
+# and its last word does not say it holds something else: ``api_key_env`` names a variable, ``session_len`` is a
+# length, ``auth_type`` a kind; ``max_tokens`` counts tokens (``tokens`` is not ``token``).
+SECRET_WORDS = frozenset({"token", "secret", "secrets", "password", "passwd", "passphrase", "auth", "oauth",
+                          "authorization", "credential", "credentials", "cookie", "cookies", "apikey", "session",
+                          "sessionid", "bearer"})
+SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("signing", "key")})
+NOT_A_SECRET = frozenset({"env", "var", "file", "path", "dir", "url", "uri", "endpoint", "type", "mode", "method",
+                          "name", "len", "length", "size", "count", "limit", "max", "min", "timeout", "ttl",
+                          "enabled", "required"})
 
 
 def watch_env(*names: str) -> None:
@@ -69,14 +113,162 @@ def _known_values() -> list[str]:
 
 
 def redact(text: str) -> str:
-    """``text`` with every configured key value and every key-shaped token replaced by ``[REDACTED]``."""
+    """``text`` with every known secret value and every secret-shaped string replaced by ``[REDACTED]``."""
     if not text:
         return text
     for value in _known_values():
         text = text.replace(value, REDACTED)
-    for pattern, replacement in _PATTERNS:
+    for _, pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     return text
+
+
+def secret_kind(text: str) -> str | None:
+    """What kind of secret ``text`` holds by its shape (``url_password``, ``header``, ``shaped``, ``assignment``),
+    the first rule that finds one; None when none does."""
+    for kind, pattern, replacement in _RULES:
+        if isinstance(text, str) and pattern.sub(replacement, text) != text:
+            return kind
+    return None
+
+
+def secret_key(name: Any) -> bool:
+    """Whether a mapping key names a secret (see ``SECRET_WORDS``), case-insensitive, any separator or camelCase."""
+    words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name)).lower())
+    words = [w for w in words if w]
+    if not words or words[-1] in NOT_A_SECRET:
+        return False
+    return any(w in SECRET_WORDS for w in words) or any(pair in SECRET_PAIRS for pair in zip(words, words[1:]))
+
+
+def _scalar_secret(value: Any) -> bool:
+    """A value under a key naming a secret that is worth hiding: a non-empty string or a number (YAML reads
+    ``password: 12345678`` as an int); None, booleans and empty strings say nothing."""
+    return (isinstance(value, str) and value != "") or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def redact_tree(data: Any, *, by_key: bool = True, _secret: bool = False) -> Any:
+    """A copy of a JSON-like structure (dicts, lists, scalars) holding no secret: with ``by_key``, every value under
+    a key naming a secret (``secret_key``, at any depth) becomes ``[REDACTED]`` (a mapping or list there: each of
+    its scalars); every other string is ``redact``-ed (keys too). ``by_key=False`` only redacts strings (a table
+    whose column names are not config keys)."""
+    if isinstance(data, dict):
+        return {(redact(k) if isinstance(k, str) else k):
+                redact_tree(v, by_key=by_key, _secret=_secret or (by_key and secret_key(k))) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [redact_tree(v, by_key=by_key, _secret=_secret) for v in data]
+    if _secret and _scalar_secret(data):
+        return REDACTED
+    return redact(data) if isinstance(data, str) else data
+
+
+class SecretField(NamedTuple):
+    """A place in a config that holds a secret: its ``path`` (``models[1].engine.hf_token``), the ``kind`` of what
+    was found there (``named``: a key naming a secret; else ``secret_kind``'s) and the key it sits under."""
+
+    path: str
+    kind: str
+    key: str
+
+
+def _walk(data: Any, path: str, key: str) -> Iterator[SecretField]:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            inner = f"{path}.{k}" if path else str(k)
+            if secret_key(k) and any(_scalar_secret(x) for x in _scalars(v)):
+                yield SecretField(inner, "named", str(k))
+            else:
+                yield from _walk(v, inner, str(k))
+    elif isinstance(data, (list, tuple)):
+        for i, v in enumerate(data):
+            yield from _walk(v, f"{path}[{i}]", key)
+    elif isinstance(data, str):
+        kind = secret_kind(data)
+        if kind:
+            yield SecretField(path, kind, key)
+
+
+def _scalars(data: Any) -> Iterator[Any]:
+    if isinstance(data, dict):
+        for v in data.values():
+            yield from _scalars(v)
+    elif isinstance(data, (list, tuple)):
+        for v in data:
+            yield from _scalars(v)
+    else:
+        yield data
+
+
+def secret_fields(data: Any) -> list[SecretField]:
+    """Every place in a JSON-like structure (a config's ``model_dump(mode="json")``) holding a secret: a key naming
+    one with a value (reported once, not its inner fields), or a string a rule of ``redact`` would change."""
+    return list(_walk(data, "", ""))
+
+
+_CAPTURE = [  # the secret part of a string, for ``secret_values``
+    re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/?#@\[\]]*:([^\s/?#]+)@"),
+    re.compile(r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest|negotiate)[ \t]+)?+"
+               r"([^\s\"',;}]+)"),
+    re.compile(r"(?i)\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"),
+    re.compile(r"\b(?:Bearer|BEARER|bearer)\s+([A-Za-z0-9._~+/=-]{16,})"),
+]
+
+
+def secret_values(data: Any) -> list[str]:
+    """The secret values a JSON-like structure holds: the scalars under keys naming a secret, URL passwords,
+    Authorization values and Basic credentials (with the password they encode). ``register`` them and ``redact``
+    replaces them wherever they turn up, in any shape (an engine's error quoting its token)."""
+    found: set[str] = set()
+
+    def visit(value: Any, secret: bool) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                visit(v, secret or secret_key(k))
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                visit(v, secret)
+        elif secret and _scalar_secret(value):
+            found.add(str(value))
+        elif isinstance(value, str):
+            for pattern in _CAPTURE:
+                for match in pattern.finditer(value):
+                    found.add(match.group(1))
+                    try:
+                        decoded = base64.b64decode(match.group(1), validate=True).decode("utf-8")
+                    except (binascii.Error, ValueError):
+                        continue
+                    if ":" in decoded:
+                        found.add(decoded.split(":", 1)[1])
+
+    visit(data, False)
+    return sorted(v for v in found if v != REDACTED)
+
+
+def redact_exception(exc: BaseException) -> BaseException:
+    """``exc`` with no secret in its text, for the state message Prefect stores (``str(exc)``): its string
+    arguments are redacted in place (its type, traceback and attributes kept); one whose text still holds a secret
+    after that (its ``__str__`` reads other attributes) gives way to a ``RedactedError`` carrying its redacted text,
+    the original as its cause (tracebacks are logged, and log records are redacted)."""
+    try:
+        text = str(exc)
+    except Exception:  # an exception that cannot say what it is: nothing of it to redact
+        return exc
+    if redact(text) == text:
+        return exc
+    exc.args = tuple(redact(a) if isinstance(a, str) else a for a in exc.args)
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    if text and redact(text) == text:
+        return exc
+    replacement = RedactedError(f"{type(exc).__name__}: {redact(text)}")
+    replacement.__cause__ = exc
+    return replacement
+
+
+class RedactedError(RuntimeError):
+    """An exception whose text held a secret its arguments could not be cleared of; the message is redacted."""
 
 
 def redact_optional(text: str | None) -> str | None:

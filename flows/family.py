@@ -1,16 +1,18 @@
 """One family's stages, in order, as one subflow: each stage is plan → compute its chunks (mapped, with
 retries; a progress artifact follows a stage of several chunks) → record. Wiring only. One subflow per
 family, not per stage: a Prefect subflow costs ~0.4 s to create and finish, and a cached stage's plan and
-record take ~0.1 s (bench/cached_rerun.py)."""
+record take ~0.1 s (bench/cached_rerun.py). The subflow takes the run's ``Config`` itself (one object for the
+whole run); Prefect records it redacted (``tasks/redacted.py``): no secret of the config reaches its database or UI."""
 
 from __future__ import annotations
 
-from prefect import flow, unmapped
+from prefect import unmapped
 from prefect.states import Failed
 
 from dialogbench.config import Config
 from dialogbench.lake.space import DiskFull
 from tasks.artifacts import computed_with_progress
+from tasks.redacted import flow
 from tasks.stages import compute_with_retries, plan, record
 
 

@@ -13,13 +13,14 @@ state's data is the same summary a Completed run returns. A write that finds the
 
 from __future__ import annotations
 
-from prefect import flow, tags
+from prefect import tags
 from prefect.runtime import flow_run
 from prefect.states import Failed
 
 from dialogbench.lake.lease import lake_lease
 from dialogbench.lake.space import DiskFull
 from dialogbench.runs import failure_lines, family_tags, new_run_id, run_tags
+from dialogbench.redact import redact
 from dialogbench.report.publish import failure_state_message
 from flows.family import family
 from tasks.artifacts import (cost, log_problems, publish_changes, publish_failures, publish_judges,
@@ -27,6 +28,7 @@ from tasks.artifacts import (cost, log_problems, publish_changes, publish_failur
 from tasks.config import load_run_config, release_engines, start_run
 from tasks.history import record_run_config, snapshot
 from tasks.lake import catalog, check_lake, judge_summary, leaderboard, render_report
+from tasks.redacted import flow
 from tasks.stages import run_checks, run_families
 from tasks.subflows import subflows_without_heartbeats
 
@@ -80,5 +82,6 @@ def _pipeline(config_path: str, limit: int | None, models: list[str] | None, n: 
                "tags": run_tagged, "failed": failed,
                "artifacts": cost()}
     if failed:
-        return Failed(message=failure_state_message(failed, config.report.url, run_id, config.board), data=summary)
+        message = failure_state_message(failed, config.report.url, run_id, config.board)
+        return Failed(message=redact(message), data=summary)  # report.url may carry a password
     return summary

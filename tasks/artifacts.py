@@ -39,6 +39,7 @@ from dialogbench.cells import Chunk
 from dialogbench.cells.records import run_failures
 from dialogbench.config import Config
 from dialogbench.lake import Lake
+from dialogbench.redact import redact_tree
 from dialogbench.report.publish import report_urls
 from dialogbench.runs import StageReport
 from dialogbench.textsafe import visible_tree
@@ -85,9 +86,11 @@ def _publishing(what: str) -> Iterator[None]:
 
 
 def _create(make: Callable[..., Any], **kwargs) -> Any:
-    """Every artifact is made here: its arguments' strings made visible, its cost counted."""
+    """Every artifact is made here: its texts redacted (a report.url with a password, an error quoting a token:
+    Prefect stores what it is given) and their control characters made visible, its cost counted."""
     _spent["artifacts"] += 1
-    return make(**visible_tree(kwargs))
+    return make(**{name: value if name == "key" else visible_tree(redact_tree(value, by_key=False))
+                   for name, value in kwargs.items()})
 
 
 def _jsonable(rows: Any) -> Any:

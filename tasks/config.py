@@ -1,6 +1,5 @@
 """A run's lifecycle: load and check the config before anything is computed; let the engines go at the end."""
 
-from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from dialogbench.config import Config, load_config
@@ -11,6 +10,7 @@ from dialogbench.preflight import preflight
 from dialogbench.runs import new_run_id
 from dialogbench.pool import release_all
 from dialogbench.redact import install as redact_logs
+from tasks.redacted import task
 
 # A deployment's worker runs the flow without the CLI: redact its log records (and so the logs Prefect
 # stores) as soon as the flow's modules are imported, before any task logs.

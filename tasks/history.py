@@ -3,7 +3,6 @@ since the previous run once its stages are done (``dialogbench.history``)."""
 
 import time
 
-from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from dialogbench.config import Config
@@ -11,6 +10,7 @@ from dialogbench.history.changes import read_changes
 from dialogbench.history.snapshot import record_config, snapshot_metrics
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
+from tasks.redacted import task
 
 
 @task(name="record-config", cache_policy=NO_CACHE)

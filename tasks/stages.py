@@ -3,7 +3,7 @@
 
 import logging
 
-from prefect import Task, task
+from prefect import Task
 from prefect.cache_policies import NO_CACHE
 
 from dialogbench import registry
@@ -13,6 +13,7 @@ from dialogbench.config import Config
 from dialogbench.lake import Lake
 from dialogbench.lake.space import is_disk_full
 from dialogbench.runs import StageReport
+from tasks.redacted import task
 
 log = logging.getLogger("dialogbench.checks")
 

@@ -1,6 +1,7 @@
 """Preflight: what a run needs (a writable lake and every table folder it writes, no linked lake files, datasets that
 parse, endpoint variables) is checked before Prefect starts; `validate` and `run` report every problem at once, exit 2,
-no traceback."""
+no traceback. A secret written in the config is a note naming its field and what to do instead, never its value; the
+exit code stays."""
 
 from __future__ import annotations
 
@@ -9,13 +10,16 @@ import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
+import base64
+
 import pytest
 import yaml
 
 from dialogbench import registry
 from dialogbench.config import ConfigError, FamilySection
 from dialogbench.family import Family
-from dialogbench.preflight import check, lake_problem, lake_problems, preflight, run_folders
+from dialogbench.preflight import SECRET_NOTE, check, lake_problem, lake_problems, preflight, run_folders, \
+    secret_notes
 from tests.conftest import REPO_ROOT, chatbot, config_dict
 from tests.e2e.conftest import run_cli
 
@@ -200,6 +204,53 @@ def test_preflight_raises_every_problem_at_once(tmp_path, make_config, lake_dir,
     assert any("NO_SUCH_URL_VAR" in line for line in lines)
 
 
+# -- secrets written in the config: a note per field, what to do instead, never the value -------------------------
+
+BASIC = base64.b64encode(b"alice:PLANTEDbasicPw42").decode()
+PLANTED = ("PLANTEDurlPw42", "hf_PLANTEDhfToken0123456789", "PLANTEDenginePw42", "PLANTEDendpointKey42", BASIC,
+           "ghp_" + "PLANTEDrevision" + "0" * 21, "PLANTEDreportPw42")
+
+
+def _with_secrets(lake_dir: Path) -> dict:
+    data = config_dict(lake_dir, models=[
+        chatbot("bot-a"),
+        chatbot("bot-b", weights=f"https://alice:{PLANTED[0]}@weights.example.com/m.gguf", revision=PLANTED[5],
+                engine={"hf_token": PLANTED[1], "dtype": "auto", "auth": {"user": "alice", "password": PLANTED[2]},
+                        "headers": ["X-Trace: 1", f"Authorization: Basic {BASIC}"]})])
+    # an endpoint whose variables are set (PATH is, everywhere): its only finding is the key in its engine dict
+    data["judges"][0] = {"name": "judge", "backend": "openai", "weights": "m", "base_url_env": "PATH",
+                         "api_key_env": "PATH", "engine": {"api_key": PLANTED[3]}}
+    data["report"] = {"url": f"http://reports:{PLANTED[6]}@gpu-box:8765"}
+    return data
+
+
+def test_each_secret_written_in_the_config_is_a_note_naming_its_field_and_what_to_do(make_config, lake_dir):
+    notes = secret_notes(make_config(_with_secrets(lake_dir)), source="c.yaml")
+    by_field = {note.split(": ")[1]: note for note in notes}
+    assert list(by_field) == ["models[1].weights", "models[1].revision", "models[1].engine.hf_token",
+                              "models[1].engine.auth", "models[1].engine.headers[1]", "judges[0].engine.api_key",
+                              "report.url"]
+    assert all(note.startswith(f"c.yaml: {field}: {SECRET_NOTE}; ") for field, note in by_field.items())
+    assert "netrc" in by_field["models[1].weights"] and "netrc" in by_field["report.url"]  # URL passwords
+    for engine_token in ("models[1].engine.hf_token", "models[1].engine.auth", "models[1].engine.headers[1]"):
+        assert "name an environment variable instead (e.g. HF_TOKEN" in by_field[engine_token]
+    assert "revision names a branch, tag or commit" in by_field["models[1].revision"]
+    assert "api_key_env" in by_field["judges[0].engine.api_key"]  # an endpoint's key
+    assert not [secret for secret in PLANTED for note in notes if secret in note]
+    assert secret_notes(make_config(config_dict(lake_dir))) == []  # none for a config without secrets
+
+
+def test_secret_notes_are_notes_of_check_and_preflight(make_config, lake_dir, caplog, monkeypatch):
+    import dialogbench.preflight
+
+    monkeypatch.setattr(dialogbench.preflight, "_NOTED", set())  # notes are logged once per process
+    config = make_config(_with_secrets(lake_dir))
+    found = check(config, source="c.yaml")
+    assert found.inputs == [] and found.machine == [] and len(found.notes) == 7
+    preflight(config, source="c.yaml")  # warns, raises nothing
+    assert caplog.text.count(SECRET_NOTE) == 7 and not [s for s in PLANTED if s in caplog.text]
+
+
 # -- the CLI, in a subprocess: exit 2, the file and line, no traceback, Prefect never started ---------------------
 
 def _write(tmp_path: Path, data: dict) -> Path:
@@ -256,3 +307,16 @@ def test_cli_names_an_unwritable_table_folder(tmp_path, command):
         result = run_cli([command, "--config", str(config)], tmp_path, timeout=120)
     _refused_before_prefect(result)
     assert result.stderr == f"error: {config}: lake: cannot write in the table folder {folder} ({WHY})\n"
+
+
+def test_cli_validate_notes_secrets_without_printing_them_and_keeps_its_exit_code(tmp_path):
+    data = _scripted(tmp_path)
+    data["models"][0]["engine"] = {"hf_token": PLANTED[1]}
+    data["models"][0]["weights"] = f"https://alice:{PLANTED[0]}@weights.example.com/m.gguf"
+    result = run_cli(["validate", "--config", str(_write(tmp_path, data))], tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "valid (1 models; families: botchat;" in result.stdout
+    notes = [line for line in result.stdout.splitlines() if SECRET_NOTE in line]
+    assert [line.split(": ")[2] for line in notes] == ["models[0].weights", "models[0].engine.hf_token"]
+    assert all(line.startswith("note: ") for line in notes)
+    assert not [s for s in PLANTED if s in result.stdout + result.stderr]

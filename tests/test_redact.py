@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 
@@ -11,7 +12,8 @@ import pytest
 from dialogbench import redact as redact_module
 from dialogbench.backends.base import Completion
 from dialogbench.cells.records import failure_rows
-from dialogbench.redact import REDACTED, RedactFilter, redact, register, secrets_from
+from dialogbench.redact import (REDACTED, RedactedError, RedactFilter, SecretField, redact, redact_exception,
+                                redact_tree, register, secret_fields, secret_key, secret_values, secrets_from)
 
 OPENAI = "sk-" + "abcDEF0123456789abcdef0123"
 PROJECT = "sk-proj-" + "Q1w2E3r4T5y6U7i8O9p0aSdFgHjK"
@@ -67,6 +69,8 @@ def test_short_values_are_not_secrets(monkeypatch):
 def test_completion_errors_and_failure_rows_are_redacted(tmp_path):
     completion = Completion(text=None, error=f"HTTP 401: got '{OPENAI}'")
     assert OPENAI not in completion.error
+    served = Completion(text="hi", engine="https://alice:pw123456@host/m")  # an endpoint's weights, until it answers
+    assert served.engine == f"https://alice:{REDACTED}@host/m"
 
     class FakeCell:
         key, item_id, model, judge = "k", "MT-1", "bot", None
@@ -105,3 +109,132 @@ def test_install_redacts_records_of_handlers_added_later(caplog):
     assert OPENAI not in caplog.text and REDACTED in caplog.text
     factory = logging.getLogRecordFactory()
     assert factory._dialogbench_redacts
+
+
+# --- secrets written in a config: URL passwords, Authorization values, keys naming a secret -----------------------
+
+BASIC = base64.b64encode(b"alice:PLANTEDbasicPw42").decode()
+
+
+@pytest.fixture(autouse=True)
+def _registered_values_stay_in_their_test():
+    """Configs register their secret values process-wide; a test's plants must not redact another test's text."""
+    before = set(redact_module._VALUES)
+    yield
+    redact_module._VALUES.intersection_update(before)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("https://alice:s3cretPw@weights.example.com/org/m.gguf", "https://alice:[REDACTED]@weights.example.com/org/m.gguf"),
+    ("git clone https://oauth2:glpat-abc123@gitlab.example/x.git", "git clone https://oauth2:[REDACTED]@gitlab.example/x.git"),
+    ("s3://AKIDX:abc+def=@bucket", "s3://AKIDX:[REDACTED]@bucket"),
+    ("https://u:p@ss@host/x", "https://u:[REDACTED]@host/x"),  # a password holding '@': cut at the last one
+    (f"Authorization: Basic {BASIC}", "Authorization: Basic [REDACTED]"),
+    (f"{{'authorization': 'Basic {BASIC}'}}", "{'authorization': 'Basic [REDACTED]'}"),
+    ('"Proxy-Authorization": "Token abcdef"', '"Proxy-Authorization": "Token [REDACTED]"'),
+    ("Authorization: abcdef0123", "Authorization: [REDACTED]"),
+    (f"sent header Basic {BASIC} twice", "sent header Basic [REDACTED] twice"),
+    ("OPENAI_API_KEY=abcdef123", "OPENAI_API_KEY=[REDACTED]"),
+    ('{"hf_token": "plainvalue42"}', '{"hf_token": "[REDACTED]"}'),
+    ("client_secret: abcdefgh", "client_secret: [REDACTED]"),
+    ("session_id=abcdef0123", "session_id=[REDACTED]"),
+    ("Cookie: sid=abcdef0123", "Cookie: [REDACTED]"),
+])
+def test_config_shaped_secrets_in_text_are_redacted(text, expected):
+    assert redact(text) == expected
+    assert redact(expected) == expected  # redacting twice changes nothing
+
+
+@pytest.mark.parametrize("text", [
+    "Basic authentication is required", "basic usage", "Basic dGV4dA==",  # base64 of 'text': no user:password
+    "http://127.0.0.1:8765/runs/x/report.html", "ssh://git@host:22/repo", "mailto:me@example.com",
+    "Unexpected token: '}' at 3", "Authorization required", "the author: Jane", "auth_type: basic",
+    "engine:\n  auth:\n    user: alice\n  authorization:\n  - x",  # YAML: a key naming a secret ends its line
+])
+def test_text_that_only_resembles_a_credential_is_untouched(text):
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("key", ["hf_token", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "token", "use_auth_token",
+                                 "password", "passwd", "Authorization", "auth", "secret", "client_secret",
+                                 "clientSecret", "api_key", "apiKey", "APIKEY", "x-api-key", "private_key",
+                                 "aws_access_key", "credentials", "cookie", "session", "session_id"])
+def test_keys_naming_a_secret(key):
+    assert secret_key(key)
+
+
+@pytest.mark.parametrize("key", ["api_key_env", "base_url_env", "max_tokens", "judge_max_tokens", "tokenizer",
+                                 "tokenizer_mode", "session_len", "auth_type", "token_path", "secret_name",
+                                 "revision", "weights", "name", "author", "keys"])
+def test_keys_that_only_mention_one(key):
+    assert not secret_key(key)
+
+
+def test_redact_tree_hides_secret_keys_at_any_depth_and_redacts_every_string():
+    data = {"name": "bot", "max_tokens": 64, "api_key_env": "MY_KEY",
+            "engine": {"HF_Token": "not-shaped-at-all", "dtype": "bfloat16", "auth": {"user": "alice", "pin": 12345678},
+                       "headers": [f"Authorization: Basic {BASIC}"], "session_len": 4096, "token": "", "secret": None},
+            "weights": "https://alice:pw123456@host/m", "revision": "ghp_" + "a" * 36,
+            "script": ["Choice: No", True]}
+    assert redact_tree(data) == {
+        "name": "bot", "max_tokens": 64, "api_key_env": "MY_KEY",
+        "engine": {"HF_Token": REDACTED, "dtype": "bfloat16", "auth": {"user": REDACTED, "pin": REDACTED},
+                   "headers": ["Authorization: Basic [REDACTED]"], "session_len": 4096, "token": "", "secret": None},
+        "weights": "https://alice:[REDACTED]@host/m", "revision": REDACTED, "script": ["Choice: No", True]}
+    rows = [{"token": "bot-a", "note": f"got {OPENAI}"}]
+    assert redact_tree(rows, by_key=False) == [{"token": "bot-a", "note": f"got {REDACTED}"}]  # a column, not a key
+
+
+@pytest.mark.parametrize("config", ["configs/demo.yaml", "configs/nightly.yaml"])
+def test_the_shipped_configs_hold_nothing_to_redact(config):
+    from dialogbench.config import load_config
+    from tests.conftest import REPO_ROOT
+
+    dump = load_config(REPO_ROOT / config, root=REPO_ROOT).model_dump(mode="json")
+    assert redact_tree(dump) == dump and secret_fields(dump) == []
+
+
+def test_secret_fields_name_each_field_and_what_it_holds():
+    dump = {"models": [{"name": "a", "engine": {"dtype": "auto"}},
+                       {"name": "b", "weights": "https://u:pw@host/m", "revision": "hf_" + "x" * 24,
+                        "engine": {"hf_token": "plain", "auth": {"user": "u", "password": "p"}, "token": "",
+                                   "headers": ["X-Trace: 1", f"Authorization: Basic {BASIC}"],
+                                   "extra": "password=abcdefgh"}}],
+            "report": {"url": "http://u:pw@reports:8765"}}
+    assert secret_fields(dump) == [
+        SecretField("models[1].weights", "url_password", "weights"),
+        SecretField("models[1].revision", "shaped", "revision"),
+        SecretField("models[1].engine.hf_token", "named", "hf_token"),
+        SecretField("models[1].engine.auth", "named", "auth"),  # once, not per inner field
+        SecretField("models[1].engine.headers[1]", "header", "headers"),
+        SecretField("models[1].engine.extra", "assignment", "extra"),
+        SecretField("report.url", "url_password", "url"),
+    ]
+
+
+def test_secret_values_are_what_register_needs():
+    dump = {"weights": "https://alice:PLANTEDurl0042@host/m", "engine": {"auth": {"password": "PLANTEDpw0042"},
+                                                                        "headers": [f"Authorization: Basic {BASIC}"]},
+            "name": "bot"}
+    assert secret_values(dump) == sorted({"PLANTEDurl0042", "PLANTEDpw0042", BASIC, "PLANTEDbasicPw42"})
+
+
+def test_a_loaded_config_registers_its_secrets_so_any_text_quoting_them_is_redacted(make_config):
+    make_config(models=[{"name": "bot", "backend": "scripted", "script": ["x"],
+                         "weights": "https://alice:PLANTEDurlPw42@host/m", "engine": {"auth": {"password": 87654321}}}])
+    assert redact("HTTP 403: credentials PLANTEDurlPw42 / 87654321 refused") == \
+        f"HTTP 403: credentials {REDACTED} / {REDACTED} refused"
+
+
+def test_exceptions_are_redacted_in_place_keeping_their_type():
+    exc = ValueError(f"weights https://alice:pw123456@host/m: 404 ({OPENAI})")
+    assert redact_exception(exc) is exc and str(exc) == f"weights https://alice:{REDACTED}@host/m: 404 ({REDACTED})"
+    clean = KeyError("bot-a")
+    assert redact_exception(clean) is clean and clean.args == ("bot-a",)
+
+
+def test_an_exception_whose_text_is_not_its_args_gives_way_to_a_redacted_one():
+    exc = FileNotFoundError(2, "No such file", f"/models/{OPENAI}")  # the filename is an attribute, not an arg
+    replaced = redact_exception(exc)
+    assert isinstance(replaced, RedactedError) and replaced.__cause__ is exc
+    assert OPENAI not in str(replaced) and str(replaced).startswith("FileNotFoundError: [Errno 2] No such file")

@@ -39,6 +39,8 @@ class Completion:
     def __post_init__(self) -> None:
         if self.error is not None:  # an endpoint's error can quote the key it was sent (a 401's body)
             self.error = redact(self.error)
+        if self.engine is not None:  # an endpoint's is the model's weights field until it names its served model
+            self.engine = redact(self.engine)
 
     @property
     def ok(self) -> bool:

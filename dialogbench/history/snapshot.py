@@ -15,7 +15,7 @@ from dialogbench import registry
 from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE, RUN_CONFIGS_TABLE
 from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
-from dialogbench.redact import redact
+from dialogbench.redact import redact, redact_tree
 from dialogbench.runs import now
 
 if TYPE_CHECKING:
@@ -30,9 +30,11 @@ def config_fingerprint(config: "Config") -> str:
 
 
 def record_config(lake: Lake, config: "Config", *, run_id: str, config_path: str) -> str:
-    """One ``run_configs`` row (the effective config as YAML, secrets redacted); returns its fingerprint."""
+    """One ``run_configs`` row (the effective config as YAML, secrets redacted: ``redact_tree``, so a token under
+    an engine's ``hf_token`` or a password in a ``weights`` URL is ``[REDACTED]``); returns its fingerprint (of the
+    config itself: a rotated token is a changed config)."""
     config_fp = config_fingerprint(config)
-    text = redact(yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True))
+    text = redact(yaml.safe_dump(redact_tree(config.model_dump(mode="json")), sort_keys=False, allow_unicode=True))
     row = {"run_id": run_id, "created_at": now(), "config_path": redact(str(config_path)), "config_fp": config_fp,
            "config": text, "board": config.board}
     lake.write(RUN_CONFIGS_TABLE.name, pa.Table.from_pylist([row], schema=RUN_CONFIGS_TABLE.schema),
