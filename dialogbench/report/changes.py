@@ -10,6 +10,8 @@ ROWS_MAX = 50  # rows of the table; the rest are counted in the intro (all are i
 SUMMARY_SQL = """
 select count(*) as series, count(*) filter (where status = 'moved') as moved,
        count(*) filter (where status = 'new') as new, count(*) filter (where outside_interval) as outside,
+       count(*) filter (where status = 'not measured') as not_measured,
+       count(*) filter (where status = 'incomplete') as incomplete,
        min(run_id) as run_id, count(distinct previous_run_id) as previous_runs, min(previous_run_id) as previous_run_id
 from changes
 """
@@ -17,6 +19,12 @@ from changes
 
 def _value(v) -> str:
     return num(v, 4) if v is not None and abs(v) < 10 else num(v, 1)
+
+
+def delta_cell(r: dict) -> str:
+    if r["status"] in ("not measured", "incomplete"):
+        return r["status"]
+    return "new" if r["status"] == "new" else _value(r["delta"])
 
 
 def section(summary: list[dict] | None, rows: list[dict] | None) -> Section:
@@ -30,8 +38,12 @@ def section(summary: list[dict] | None, rows: list[dict] | None) -> Section:
                        "compared with it.")
     against = (f"run {s['previous_run_id']}" if s["previous_runs"] == 1
                else f"each series' latest earlier value ({s['previous_runs']} earlier runs)")
+    unknown = [f"{s[k]:,} {label}" for k, label in (("not_measured", "not measured (their judge fails a judge "
+                                                                    "check)"), ("incomplete", "incomplete (cells "
+                                                                    "missing): not compared")) if s.get(k)]
     intro = (f"Run {run} against {against}: {s['series']:,} metric series, {s['moved']:,} moved, {s['new']:,} new, "
-             f"{s['outside']:,} outside their 95% interval (marked {FLAG}). A cause is listed where the model's "
+             f"{s['outside']:,} outside their 95% interval (marked {FLAG})"
+             + "".join(f", {u}" for u in unknown) + ". A cause is listed where the model's "
              "config, the judge's, the family's prompts or config section, or the number of cells differ; a move with "
              "none is the judge or engine answering differently. Every series: "
              "`dialogbench query \"select * from changes\"`; history: `metric_history`.")
@@ -41,12 +53,12 @@ def section(summary: list[dict] | None, rows: list[dict] | None) -> Section:
     if len(rows) > ROWS_MAX:
         intro += f" The {ROWS_MAX} most notable of {len(rows):,} are shown."
     table = Table(["Family", "metric", "model", "slice", "previous", "now", "Δ", "cause", "previous run"],
-                  [[r["family"], f"{r['board']}.{r['metric']}", r["model"], r["slice"], _value(r["previous"]),
-                    _value(r["value"]) + (f" {FLAG}" if r["outside_interval"] else ""),
-                    "new" if r["status"] == "new" else _value(r["delta"]), r["cause"] or "–",
-                    r["previous_run_id"] or "–"] for r in rows[:ROWS_MAX]],
-                  "previous / now: the metric's value; Δ: now − previous; cause: what differs between the two runs "
-                  "for this series.", numeric_from=4)
+                  [[r["family"], f"{r['leaderboard']}.{r['metric']}", r["model"], r["slice"], _value(r["previous"]),
+                    _value(r["value"]) + (f" {FLAG}" if r["outside_interval"] else ""), delta_cell(r),
+                    r["cause"] or "–", r["previous_run_id"] or "–"] for r in rows[:ROWS_MAX]],
+                  "previous / now: the metric's value; Δ: now − previous (none for a value not measured or resting on "
+                  "part of its cells: never a movement); cause: what differs between the two runs for this series.",
+                  numeric_from=4)
     warnings = ([f"{s['outside']:,} value(s) moved outside their 95% interval since the previous run ({FLAG})"]
                 if s["outside"] else [])
     return Section("changes", "Since the previous run", intro, [table], warnings=warnings)
