@@ -168,13 +168,14 @@ def _handle(signum: int, frame) -> None:
         escalate(f"a second {signal.Signals(signum).name}")
 
 
-def request(signum: int) -> Request | None:
-    """Ask the run to stop (what the handler does); returns the request, or None if one was already made."""
+def request(signum: int, *, timeout_s: float | None = None) -> Request | None:
+    """Ask the run to stop (what the handler does), the chunk in flight given ``timeout_s`` (default: the one
+    installed); returns the request, or None if one was already made."""
     global _request
     with _lock:
         if _request is not None:
             return None
-        _request = Request(signum, time.monotonic(), _timeout_s)
+        _request = Request(signum, time.monotonic(), _timeout_s if timeout_s is None else timeout_s)
         _cancel_timer.clear()
     threading.Thread(target=_deadline_keeper, args=(_request,), name="dialogbench-stop", daemon=True).start()
     return _request
