@@ -5,8 +5,6 @@ lease stops queueing, and an escalation (a second signal) kills what the process
 
 from __future__ import annotations
 
-import fcntl
-import os
 import signal
 import subprocess
 import sys
