@@ -9,7 +9,8 @@
   Cancelled through the API before the process exits (``cancelled_on_escalation``);
 - the CLI's temporary Prefect server starts in a session of its own (``own_session_server``), so a Ctrl-C in the
   terminal (SIGINT to the whole foreground process group) reaches the run, which records its stop there, and not the
-  server, and is stopped before a stopped process exits (``stop_temporary_server``).
+  server; it is stopped before a stopped process exits (``stop_temporary_server``), and the engines' watchdog
+  (``dialogbench/backends/watchdog.py``) kills it if the run's process dies any other way (SIGKILL, the OOM killer).
 """
 
 from __future__ import annotations
@@ -75,15 +76,23 @@ class _NewSession:
 
 
 class _OwnSessionServer(_server.SubprocessASGIServer):
-    """Prefect's temporary API server (its command, settings and life cycle), in a session of its own."""
+    """Prefect's temporary API server (its command, settings and life cycle), in a session of its own, watched by
+    the engines' watchdog: out of the run's process group, a kill of the group (``kill -9 -- -PGID``) would no
+    longer reach it, so it goes when the run's process dies, however it dies."""
 
     def _run_uvicorn_command(self) -> subprocess.Popen:
+        import psutil
+
+        from dialogbench.backends import watchdog
+
         real = _server.subprocess
         _server.subprocess = _NewSession(real)
         try:
-            return super()._run_uvicorn_command()
+            process = super()._run_uvicorn_command()
         finally:
             _server.subprocess = real
+        watchdog.guard([psutil.Process(process.pid)])
+        return process
 
 
 def own_session_server() -> None:

@@ -164,3 +164,17 @@ def test_a_second_signal_stops_at_once(tmp_path, scripted_config):
 
     rerun_completes(scripted_config(limit=3, n=(4,)), tmp_path, lake, kept_bot_a=True)
 
+
+
+def test_prefect_s_temporary_server_dies_with_a_killed_run(tmp_path, scripted_config):
+    """In a session of its own (out of reach of the terminal's Ctrl-C) the server is out of reach of a kill of the
+    run's process group too: the engines' watchdog kills it when the run's process dies without stopping it."""
+    config = scripted_config(limit=3, n=(4,), delay=DELAY)
+    lake = Lake(tmp_path / "lake")
+    proc, log = start(config, tmp_path)
+    tree = when_bot_b_generates(proc, lake, log)
+    [server] = [p for p in tree if "uvicorn" in " ".join(p.cmdline())]
+    assert os.getsid(server.pid) != os.getsid(proc.pid)
+    os.kill(proc.pid, signal.SIGKILL)  # what the OOM killer does: no clean-up at all
+    proc.wait()
+    assert_gone(tree)
