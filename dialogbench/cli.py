@@ -96,8 +96,14 @@ def _run(args, config) -> int:
 
         own_session_server()  # a Ctrl-C reaches the run, which records its stop there, not Prefect's server
         stopping.at_exit(stop_temporary_server)  # a stopped run exits without atexit
-        state = pipeline(config_path=args.config, lease_wait_s=args.wait, return_state=True,
-                         **{k: v for k, v in _overrides(args).items() if v is not None})
+        from prefect.exceptions import TerminationSignal
+
+        try:
+            state = pipeline(config_path=args.config, lease_wait_s=args.wait, return_state=True,
+                             **{k: v for k, v in _overrides(args).items() if v is not None})
+        except TerminationSignal:  # a SIGTERM in the instant Prefect's own handler was in place (the flow starting)
+            stopping.request(signal.SIGTERM)  # (its handler passed it on to ours, which asked already)
+            raise stopping.Stopped() from None
     if state.is_cancelled() and stopping.requested():
         _stopped(args, state)
     result = state.result(raise_on_failure=False)
