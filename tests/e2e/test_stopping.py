@@ -98,7 +98,8 @@ def rerun_completes(config: Path, tmp_path: Path, lake: Lake, *, kept_bot_a: boo
     assert lake.read("generations").num_rows == 6 and data_tests(lake) == {}
 
 
-@pytest.mark.parametrize("signum, to", [(signal.SIGTERM, "process"), (signal.SIGINT, "group")])
+@pytest.mark.parametrize("signum, to", [(signal.SIGTERM, "process"), (signal.SIGINT, "group")],
+                         ids=["SIGTERM-to-the-process", "SIGINT-to-the-group"])
 def test_a_signal_stops_the_run_within_the_bound_and_the_rerun_completes(tmp_path, scripted_config, signum, to):
     config = scripted_config(limit=3, n=(4,), delay=DELAY)
     lake = Lake(tmp_path / "lake")
