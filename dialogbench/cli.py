@@ -8,9 +8,11 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 PREFECT_DEFAULTS = {
     # Prefect's temporary local API can take > 20 s to start on a 2-core machine.
@@ -23,6 +25,7 @@ PREFECT_DEFAULTS = {
 
 RUN_FAILED = 4  # `run`: cells failed (fail_on in the config); results, summary and report are still written
 DISK_FULL = 5   # any command: a write failed for a full disk or quota; what was committed before stays (lake.space)
+# `run` stopped by SIGTERM / SIGINT: 128 + the signal (143, 130), as a shell reports it (dialogbench/stopping.py)
 
 
 def _csv(value: str) -> list[str]:
@@ -54,17 +57,37 @@ def _say(text: str = "", *, file=None) -> None:
     print(visible(text), file=file or sys.stdout)
 
 
+def _seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not 0 < number <= 3600:
+        raise argparse.ArgumentTypeError(f"expected seconds, more than 0 and at most 3600, got {value!r}")
+    return number
+
+
 def _overrides(args) -> dict:
     return {"limit": args.limit, "models": args.models, "n": args.n, "judge": args.judge, "lake": args.lake,
-            "board": args.board}
+            "board": args.board, "stop_timeout_s": getattr(args, "stop_timeout", None)}
 
 
 def cmd_run(args) -> int:
-    from dialogbench import registry
+    from dialogbench import stopping
     from dialogbench.config import load_config
-    from dialogbench.preflight import preflight
 
     config = load_config(args.config, _overrides(args))  # fail fast, before Prefect starts
+    with stopping.handling(config.stop_timeout_s):  # SIGTERM / SIGINT stop the run cleanly from here on
+        try:
+            return _run(args, config)
+        except stopping.Stopped:  # stopped before the flow began (queueing for the lease, say)
+            stopping.exit_now(stopping.requested())
+
+
+def _run(args, config) -> int:
+    from dialogbench import registry, stopping
+    from dialogbench.preflight import preflight
+
     preflight(config, source=args.config)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
@@ -76,10 +99,22 @@ def cmd_run(args) -> int:
     start = time.perf_counter()
     with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
         ensure_current(Lake(config.lake))  # so is an older one (migrate); a format-3 one is recorded in place
+        stopping.check()
         from flows.pipeline import pipeline  # Prefect (and its API log handler) only now
+        from flows.signals import own_session_server, stop_temporary_server
 
-        state = pipeline(config_path=args.config, lease_wait_s=args.wait, return_state=True,
-                         **{k: v for k, v in _overrides(args).items() if v is not None})
+        own_session_server()  # a Ctrl-C reaches the run, which records its stop there, not Prefect's server
+        stopping.at_exit(stop_temporary_server)  # a stopped run exits without atexit
+        from prefect.exceptions import TerminationSignal
+
+        try:
+            state = pipeline(config_path=args.config, lease_wait_s=args.wait, return_state=True,
+                             **{k: v for k, v in _overrides(args).items() if v is not None})
+        except TerminationSignal:  # a SIGTERM in the instant Prefect's own handler was in place (the flow starting)
+            stopping.request(signal.SIGTERM)  # (its handler passed it on to ours, which asked already)
+            raise stopping.Stopped() from None
+    if state.is_cancelled() and stopping.requested():
+        _stopped(args, state)
     result = state.result(raise_on_failure=False)
     if isinstance(result, BaseException):  # the flow raised: as before, the exception (a traceback, exit 1) ...
         from dialogbench.lake.space import as_disk_full
@@ -108,6 +143,19 @@ def cmd_run(args) -> int:
         _say(f"error: run {result['run_id']} failed: {state.message}", file=sys.stderr)
         return RUN_FAILED
     return 0
+
+
+def _stopped(args, state) -> NoReturn:
+    """A run stopped by SIGTERM / SIGINT (the flow ended Cancelled, the lease is let go): ``--json`` gets what the
+    flow says was kept, the temporary server stops, no process of the run is left, one line, exit 130 / 143."""
+    from dialogbench import stopping
+
+    data = state.result(raise_on_failure=False)
+    if args.json and isinstance(data, dict):
+        from dialogbench.redact import redact
+
+        Path(args.json).write_text(redact(json.dumps(data, indent=2, default=str)))
+    stopping.exit_now(stopping.requested())
 
 
 def cmd_query(args) -> int:
@@ -325,6 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "run":
             p.add_argument("--json", help="also write the run summary as JSON to this file")
             _wait_flag(p)
+            p.add_argument("--stop-timeout", type=_seconds, metavar="SECONDS",
+                           help="on SIGTERM / SIGINT, how long the chunk in flight may go on before its calls are "
+                           "abandoned (default: the config's stop_timeout_s, 20); a second signal stops at once")
     q = sub.add_parser("query", help="run read-only SQL over the lake's views (seeds, generations, judgments, "
                        "runs, …); files outside the lake are out of reach")
     q.add_argument("sql")
@@ -406,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"
         _say(f"error: {redact(str(exc))}", file=sys.stderr)
         return 3
+    except KeyboardInterrupt:  # a Ctrl-C before `run` handles SIGINT (or in another command): no traceback
+        _say("stopped by SIGINT", file=sys.stderr)
+        return 128 + signal.SIGINT
     except Exception as exc:  # a full disk anywhere (a lake write says which file; a report or DuckDB file may not)
         full = as_disk_full(exc, Path(getattr(args, "lake", None) or "data_lake"))
         if full is None:

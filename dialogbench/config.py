@@ -380,6 +380,9 @@ class Config(_Strict):
     models: list[ModelConfig] = Field(min_length=1)
     judges: list[ModelConfig] = Field(default_factory=list)
     fail_on: FailOn = FailOn()  # what failed cells do to the run's final state (and the CLI's exit code)
+    # SIGTERM / SIGINT: how long the chunk in flight may go on before its calls are abandoned (dialogbench/stopping.py);
+    # the process is gone a few seconds later. Under a Prefect worker's 30 s grace before its SIGKILL.
+    stop_timeout_s: float = Field(20.0, gt=0, le=3600)
     # The families' sections: present (and not `enabled: false`) means the family runs.
     botchat: BotChatConfig | None = None
     mtbench101: MTBench101Config | None = None
@@ -495,13 +498,13 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, so
       another model (``FamilySection.MATCHUPS``) are dropped; a part left with none, or whose default matchups
       need more of its models than the flag keeps, is turned off rather than playing what the config never asked
       for. A name the config's ``models`` do not define is a ConfigError naming ``--models`` and ``source``.
-    - ``n``, ``judge``: set the field; ``lake``: the top-level lake."""
+    - ``n``, ``judge``: set the field; ``lake``, ``stop_timeout_s``: the top-level field."""
     raw, notes = dict(raw), []
     for key, value in (overrides or {}).items():
         if value is None:
             continue
-        if key == "lake":
-            raw["lake"] = value
+        if key in ("lake", "stop_timeout_s"):  # top-level fields: no section, no board of their own
+            raw[key] = value
         elif key == "board":
             continue  # the board is decided once the config is valid (load_config)
         elif key not in OVERRIDE_FLAGS:
@@ -660,7 +663,7 @@ def _blame(source: str, raw: dict, overrides: dict[str, Any] | None, error: Vali
     """The validation errors, each prefixed with the flags that caused it when the config alone is valid: the
     flag that fails alone (``--n 2``), else every flag given."""
     message = _format_errors(source, error)
-    given = {k: v for k, v in (overrides or {}).items() if v is not None and k not in ("lake", "board")}
+    given = {k: v for k, v in (overrides or {}).items() if v is not None and k not in ("lake", "board", "stop_timeout_s")}
     if not given or not _valid(raw):
         return message
     culprits = [k for k in given if not _valid(apply_overrides(raw, {k: given[k]}, source=source).raw)] or list(given)

@@ -9,20 +9,29 @@ A run whose cells failed (after their retries) ends Failed, as ``Config.fail_on`
 canary drifted below ``canary.min_agreement`` (a family's ``checks``), but only once its
 catalog, data tests, report and artifacts are done: the results are published either way, and the Failed
 state's data is the same summary a Completed run returns. A write that finds the disk full stops the run at once
-(its chunk is not retried: ``tasks/stages.py``); the flow ends Failed with that one line (``lake.space.DiskFull``)."""
+(its chunk is not retried: ``tasks/stages.py``); the flow ends Failed with that one line (``lake.space.DiskFull``).
+
+A run stopped by SIGTERM or SIGINT (``flows/signals.py``, README "Stopping a run") starts nothing new, keeps what it
+wrote, lets its engines and the lease go, and ends Cancelled with a message saying so; it publishes nothing."""
 
 from __future__ import annotations
 
-from prefect import tags
-from prefect.runtime import flow_run
-from prefect.states import Failed
+import signal
 
+from prefect import get_run_logger, tags
+from prefect.exceptions import TerminationSignal
+from prefect.runtime import flow_run
+from prefect.states import Cancelled, Failed, State
+
+from dialogbench import stopping
 from dialogbench.lake.lease import lake_lease
 from dialogbench.lake.space import DiskFull
+from dialogbench.pool import release_all
 from dialogbench.runs import failure_lines, family_tags, new_run_id, run_tags
 from dialogbench.redact import redact
 from dialogbench.report.publish import failure_state_message
 from flows.family import family
+from flows.signals import cancelled_on_escalation, stop_on_signals
 from tasks.artifacts import (cost, log_problems, publish_changes, publish_failures, publish_judges,
                              publish_leaderboards, publish_report, publish_stages, reset_cost, tag_flow_run)
 from tasks.config import load_run_config, release_engines, start_run
@@ -36,42 +45,55 @@ from tasks.subflows import subflows_without_heartbeats
 @flow(name="dialogbench", flow_run_name=new_run_id, log_prints=True)
 def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
              n: list[int] | None = None, judge: str | None = None, lake: str | None = None,
-             board: str | None = None, lease_wait_s: float = 0.0):
-    try:
-        return _pipeline(config_path, limit, models, n, judge, lake, board, lease_wait_s)
-    except DiskFull as exc:  # one line saying where and how much is free, not a traceback
-        return Failed(message=str(exc), data=exc)
-
-
-def _pipeline(config_path: str, limit: int | None, models: list[str] | None, n: list[int] | None,
-              judge: str | None, lake: str | None, board: str | None, lease_wait_s: float):
+             board: str | None = None, lease_wait_s: float = 0.0, stop_timeout_s: float | None = None):
     reset_cost()
-    config = load_run_config(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake,
-                                           "board": board})
+    with stop_on_signals(stop_timeout_s), cancelled_on_escalation():  # Prefect put its own SIGTERM handler in place
+        try:
+            return _run(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake,
+                                      "board": board, "stop_timeout_s": stop_timeout_s}, lease_wait_s)
+        except (stopping.Stopped, TerminationSignal):
+            return _stopped()
+        except DiskFull as exc:  # one line saying where and how much is free, not a traceback
+            return Failed(message=str(exc), data=exc)
+
+
+def _run(config_path: str, overrides: dict, lease_wait_s: float):
+    config = load_run_config(config_path, overrides)
+    stopping.install(config.stop_timeout_s)  # the config's timeout (a deployment's run has no CLI to set it)
     with lake_lease(config.lake, wait_s=lease_wait_s, run_id=flow_run.name):
+        stopping.check()
         run_id = start_run(config, flow_run.name)
         record_run_config(config, run_id, config_path)
         families = run_families(config)
+        stopping.progress.begin([name for names in families.values() for name in names])
         run_tagged = run_tags(config, config_path, families)
         tag_flow_run(run_tagged)
         with subflows_without_heartbeats():
             stages = []
             for name, names in families.items():
+                stopping.check()
                 with tags(*family_tags(config, config_path, name)):  # a subflow carries its own family's tags
-                    stages += family(config, run_id, name, names, config_path)
+                    state = family(config, run_id, name, names, config_path, return_state=True)
+                if state.is_cancelled():  # the run was stopped (SIGTERM, SIGINT)
+                    raise stopping.Stopped()
+                stages += state.result()
         with tags(*run_tagged):  # every task run below carries them too
             publish_stages(run_id, stages)
+            stopping.check()
             problems = run_checks(config, run_id)  # a drifted canary or an unreadable judge fails a run as cells do
             release_engines()
+            stopping.check()
             check_lake(config)  # a lake that fails its data tests publishes nothing: no catalog, no report
             catalog(config)
             boards = leaderboard(config)
             publish_leaderboards(run_id, boards)
             publish_judges(run_id, judge_summary(config))
+            stopping.check()
             history = snapshot(config, run_id)  # before the report, which opens with what changed
             publish_changes(run_id, history["changes"])
             problem_lines = failure_lines(stages, config.fail_on, problems)
             failed = "; ".join(problem_lines) or None
+            stopping.check()
             report = render_report(config, run_id, config_path, failed)
             publish_report(run_id, report, url=config.report.url, board=config.board)
             publish_failures(config, run_id)
@@ -85,3 +107,19 @@ def _pipeline(config_path: str, limit: int | None, models: list[str] | None, n: 
         message = failure_state_message(failed, config.report.url, run_id, config.board)
         return Failed(message=redact(message), data=summary)  # report.url may carry a password
     return summary
+
+
+def _stopped() -> State:
+    """A run stopped by SIGTERM or SIGINT: its engines go (their processes stop), the lease went with the ``with``
+    block, and the flow run ends Cancelled with what was kept (what was written stays; the next run completes the
+    rest). Prefect's own SIGTERM handling (a subflow starting, or a worker's cancellation it acknowledged) ends here
+    too, as a SIGTERM."""
+    if stopping.requested() is None:
+        stopping.request(signal.SIGTERM)
+    release_all()
+    stop = stopping.requested()
+    message = stopping.message(stop)
+    get_run_logger().warning("%s", message)
+    return Cancelled(message=message, data={"run_id": flow_run.name, "stopped": {
+        "signal": stop.name, "seconds": round(stop.elapsed(), 1), "stages": list(stopping.progress.stages),
+        "stages_done": list(stopping.progress.done), "cells_kept": stopping.progress.cells, "message": message}})

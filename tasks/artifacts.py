@@ -35,6 +35,7 @@ from prefect import get_run_logger
 from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture, as_completed
 
+from dialogbench import stopping
 from dialogbench.cells import Chunk
 from dialogbench.cells.records import run_failures
 from dialogbench.config import Config
@@ -205,9 +206,9 @@ def computed_with_progress(stage: str, planned: StageReport, chunks: list[Chunk]
     """Each chunk's report, in chunk order, once all are done; meanwhile, for a stage of several chunks, a progress
     artifact goes from its cached share to 100% as its chunks finish (one chunk: its task run says as much, and two
     API calls are saved). A chunk that raised (after its retries) raises here, as ``PrefectFutureList.result()``
-    did."""
+    did; once every chunk has ended, one that a stopped run cancelled raises ``Stopped``."""
     if len(futures) < PROGRESS_MIN_CHUNKS:
-        return [future.result() for future in futures]
+        return _reports(futures)
     cells = {future: len(chunk.cells) for future, chunk in zip(futures, chunks)}
     done, total = planned.cached, max(planned.planned, 1)
     artifact = None
@@ -216,11 +217,21 @@ def computed_with_progress(stage: str, planned: StageReport, chunks: list[Chunk]
                            description=f"{stage}: share of its {planned.planned} planned cells done "
                                        f"({planned.cached} cached, {len(chunks)} chunk(s) to compute).")
     for future in as_completed(futures):
+        if future.state.is_cancelled():  # a stopped run's: its cells are not all done
+            continue
         done += cells[future]
         if artifact is not None:
             with _publishing(f"{stage} progress"):
                 _spent["updates"] += 1
                 update_progress_artifact(artifact_id=artifact, progress=min(100.0, 100.0 * done / total))
+    return _reports(futures)
+
+
+def _reports(futures: list[PrefectFuture]) -> list[StageReport]:
+    for future in futures:
+        future.wait()
+    if any(future.state.is_cancelled() for future in futures):
+        raise stopping.Stopped()
     return [future.result() for future in futures]
 
 

@@ -5,8 +5,9 @@ import logging
 
 from prefect import Task
 from prefect.cache_policies import NO_CACHE
+from prefect.states import Cancelled, State
 
-from dialogbench import registry
+from dialogbench import registry, stopping
 from dialogbench.cells import Chunk
 from dialogbench.cells.runner import finish_stage, plan_stage, run_chunk
 from dialogbench.config import Config
@@ -40,9 +41,16 @@ def retry_unless_disk_full(task, task_run, state) -> bool:
 
 @task(name="compute", task_run_name="{chunk.stage} {chunk.index}/{chunk.total}", cache_policy=NO_CACHE,
       retry_delay_seconds=[10, 60], retry_condition_fn=retry_unless_disk_full)
-def compute(config: Config, chunk: Chunk, run_id: str) -> StageReport:
-    """One chunk's cells computed and written (a retry recomputes only what the chunk did not write)."""
-    return run_chunk(registry.stage(config, chunk.stage), config, chunk, run_id)
+def compute(config: Config, chunk: Chunk, run_id: str) -> StageReport | State:
+    """One chunk's cells computed and written (a retry recomputes only what the chunk did not write). A chunk a
+    stopped run did not start, or stopped midway, ends Cancelled (no retry), its report so far as its data."""
+    try:
+        return run_chunk(registry.stage(config, chunk.stage), config, chunk, run_id)
+    except stopping.Stopped as stop:
+        report = stop.report or StageReport(chunk.stage)
+        how = "stopped midway" if stop.report else "not started"
+        return Cancelled(message=f"{chunk.name}: {how}, the run is stopping: {report.computed} computed, "
+                                 f"{report.failed} failed kept", data=report)
 
 
 def compute_with_retries(config: Config, stage: str) -> Task:

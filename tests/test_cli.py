@@ -99,6 +99,27 @@ def test_validate_a_scripted_config(config_file, capsys):
     assert "valid (2 models; families: botchat; 6 stages; board: config+limit=5+n=4,6; checks: judge_checks)" in out
 
 
+@pytest.mark.parametrize("value", ["0", "-3", "x", "3601"])
+def test_a_bad_stop_timeout_is_a_usage_error(config_file, capsys, value):
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--config", str(config_file()), "--stop-timeout", value])
+    assert info.value.code == 2 and "--stop-timeout" in capsys.readouterr().err
+
+
+def test_the_stop_timeout_is_a_config_field_the_flag_overrides_without_a_board_of_its_own(config_file, lake_dir,
+                                                                                          capsys):
+    from dialogbench.config import load_config
+
+    path = config_file({**config_dict(lake_dir), "stop_timeout_s": 45})
+    assert load_config(path).stop_timeout_s == 45
+    overridden = load_config(path, {"stop_timeout_s": 5.5})
+    assert overridden.stop_timeout_s == 5.5 and overridden.board == "config"  # a stop changes no result
+    bad = config_file({**config_dict(lake_dir), "stop_timeout_s": 0})
+    assert main(["validate", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "stop_timeout_s" in err
+
+
 def test_bad_n_flag_is_a_usage_error(config_file):
     with pytest.raises(SystemExit) as info:
         main(["validate", "--config", str(config_file()), "--n", "4,x"])

@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
+from dialogbench import stopping
 from dialogbench.backends.base import Completion
 
 
@@ -61,7 +62,10 @@ def record(model, results: Sequence[Completion], *, seconds: float, started_at) 
 
 
 class Metered:
-    """A backend whose ``generate`` calls go to the current ledger; everything else is the backend's."""
+    """A backend whose ``generate`` calls go to the current ledger; everything else is the backend's. Each call is
+    known to a run's stop (``dialogbench.stopping``): none starts after the stop's deadline, and a call that fails
+    while the run stops raises ``Stopped`` instead of failing its cells (a Ctrl-C reaches an engine's processes too,
+    and killing them is how the deadline ends a call that cannot be abandoned): the next run computes them."""
 
     def __init__(self, backend: Any, model) -> None:
         self._backend, self._model = backend, model
@@ -73,6 +77,14 @@ class Metered:
         from dialogbench.runs import now
 
         started, start = now(), time.perf_counter()
-        results = self._backend.generate(conversations, **kwargs)
+        with stopping.backend_call(abandonable=getattr(self._backend, "abandonable", False)):
+            try:
+                results = self._backend.generate(conversations, **kwargs)
+            except Exception:
+                if stopping.requested():
+                    raise stopping.Stopped() from None
+                raise
+        if stopping.requested() and any(not r.ok for r in results):
+            raise stopping.Stopped()
         record(self._model, results, seconds=time.perf_counter() - start, started_at=started)
         return results

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import openai
 
+from dialogbench import stopping
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import TemplatedChat
 from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
@@ -63,6 +64,8 @@ def describe_error(exc: BaseException) -> str:
 
 
 class OpenAIBackend(TemplatedChat):
+    abandonable = True  # at a stop's deadline the requests in flight are left to finish unread (dialogbench.stopping)
+
     def __init__(self, model: ModelConfig, *, client: Any = None,
                  backoff_base_s: float = 0.5, backoff_cap_s: float = 20.0) -> None:
         self.model = model
@@ -140,8 +143,13 @@ class OpenAIBackend(TemplatedChat):
         applied = [enforced(f, self._kinds) for f in per_conversation(formats, len(conversations))]
         start = time.perf_counter()
         workers = max(1, min(self.model.concurrency, len(conversations)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai") as pool:
-            results = list(pool.map(self._one, conversations, per_item, applied))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai")
+        try:
+            futures = [pool.submit(self._one, *args) for args in zip(conversations, per_item, applied)]
+            stopping.wait(futures)  # a stop's deadline abandons the requests in flight
+            results = [future.result() for future in futures]
+        finally:
+            pool.shutdown(wait=not stopping.abandoned(), cancel_futures=True)
         served = next((r.engine for r in results if r.engine), None)
         if served:
             self.version = served

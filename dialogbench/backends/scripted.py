@@ -2,7 +2,8 @@
 
 Special replies: ``!error:MSG`` makes that conversation fail with MSG; ``{n}`` is replaced by
 the number of non-system messages it was given (handy to see what a step received).
-``script_delay_s`` pauses each call (to kill a run mid-stage in tests).
+``script_delay_s`` pauses each call (to kill or stop a run mid-stage in tests); a stop's deadline cuts the pause
+short (the call is abandoned: ``abandonable``).
 Never a default, never presented as a model under test.
 """
 
@@ -12,12 +13,15 @@ import itertools
 import time
 from typing import Sequence
 
+from dialogbench import stopping
 from dialogbench.backends.base import BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.formats import per_conversation
 from dialogbench.config import ModelConfig
 
 
 class ScriptedBackend:
+    abandonable = True  # its pause ends at a stop's deadline (dialogbench.stopping)
+
     def __init__(self, model: ModelConfig) -> None:
         self.model = model
         self._replies = itertools.cycle(model.script or [""])
@@ -36,7 +40,7 @@ class ScriptedBackend:
         check_seeds(conversations, seeds)
         per_conversation(formats, len(conversations))
         start = time.perf_counter()
-        time.sleep(self.model.script_delay_s)
+        stopping.sleep(self.model.script_delay_s)
         results = []
         for conversation in conversations:
             reply = next(self._replies)

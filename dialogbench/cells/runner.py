@@ -8,6 +8,7 @@ import time
 
 import pyarrow as pa
 
+from dialogbench import stopping
 from dialogbench.backends import metering
 from dialogbench.cells.cell import Chunk, chunked
 from dialogbench.cells.shared_tables import BACKEND_CALLS_TABLE
@@ -26,6 +27,8 @@ def plan_stage(stage: Stage, config, run_id: str) -> tuple[list[Chunk], StageRep
     from dialogbench.pool import release_before
 
     start = time.perf_counter()
+    stopping.check()  # a stopped run starts no stage
+    stopping.progress.stage_started(stage.name)
     lake = Lake(config.lake)
     ensure_current(lake)  # an older lake is refused before anything is written to it
     release_before(config, stage.name)
@@ -45,15 +48,24 @@ def plan_stage(stage: Stage, config, run_id: str) -> tuple[list[Chunk], StageRep
 
 def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str) -> StageReport:
     """Compute one chunk; its rows and failures are written as the stage emits them, its backend calls (what they
-    cost) when it ends, however it ends."""
+    cost) when it ends, however it ends. A stopped run starts no chunk; one it stops midway raises ``Stopped`` with
+    the chunk's report so far (``Stopped.report``: what it wrote stays)."""
+    stopping.check()
     start = time.perf_counter()
     lake = Lake(config.lake)
     emit = Emit(lake, stage.name, stage.table, run_id)
     with metering.collect(run_id=run_id, stage=stage.name, role=stage.role) as ledger:
         try:
             stage.compute(config, list(chunk.cells), emit)
+        except stopping.Stopped:
+            log.warning("%s: stopped midway: %d computed, %d failed kept (%.1fs)", chunk.name, emit.computed,
+                        emit.failed, time.perf_counter() - start)
+            raise stopping.Stopped(StageReport(stage.name, computed=emit.computed, failed=emit.failed,
+                                               seconds=time.perf_counter() - start, detail=emit.detail,
+                                               first_error=emit.first_error)) from None
         finally:
-            if ledger.calls:
+            emit.tally()
+            if ledger.calls and not stopping.escalating():  # an escalated stop writes nothing more
                 lake.write(BACKEND_CALLS_TABLE.name, pa.Table.from_pylist(ledger.calls, schema=BACKEND_CALLS_TABLE.schema),
                            partition={"run_id": run_id})
     report = StageReport(stage.name, computed=emit.computed, failed=emit.failed,
@@ -67,6 +79,7 @@ def finish_stage(config, run_id: str, reports: list[StageReport], config_path: s
     failed, with the first error (redacted)."""
     report = sum_reports(reports)
     record_stage(Lake(config.lake), run_id=run_id, report=report, config=config_path, board=config.board)
+    stopping.progress.stage_done(report.stage)
     warn_failures(report)
     return report
 

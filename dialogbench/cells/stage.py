@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dialogbench import stopping
 from dialogbench.cells.cell import Cell
 from dialogbench.cells.records import write_failures
 from dialogbench.cells.tables import Table
@@ -48,12 +49,23 @@ class Emit:
     failed: int = 0
     detail: dict = field(default_factory=dict)
     first_error: str | None = None
+    tallied: int = 0  # of ``computed``, what the run's progress has counted (what a stopped run says it kept)
+
+    def tally(self) -> None:
+        """Count the cells computed since the last tally in the run's progress (a stage that writes its rows itself
+        sets ``computed``; the runner tallies once more when the chunk ends)."""
+        if self.computed != self.tallied:
+            stopping.progress.written(self.stage, self.computed - self.tallied)
+            self.tallied = self.computed
 
     def __call__(self, rows: list[dict], failures: list[tuple[Cell, str, str | None]] = (), *,
                  computed: int | None = None, failed: int | None = None) -> None:
         """Write ``rows`` and ``failures`` ((cell, error, failing model or None)). By default every row
         is a computed cell and every distinct failed cell a failure; a stage that writes rows for
-        failed cells (an abandoned game) passes the counts."""
+        failed cells (an abandoned game) passes the counts. Once a stopped run escalates (it exits within
+        seconds), nothing more is written: ``Stopped``."""
+        if stopping.escalating():
+            raise stopping.Stopped()
         if rows:
             self.table.write(self.lake, rows)
         if failures:
@@ -62,6 +74,7 @@ class Emit:
                 self.first_error = redact(failures[0][1] or "no text")
             log.debug("%s: %d cell(s) failed, first: %s", self.stage, len(failures), failures[0][1])
         self.computed += len(rows) if computed is None else computed
+        self.tally()
         self.failed += len({c.key for c, _, _ in failures}) if failed is None else failed
 
 

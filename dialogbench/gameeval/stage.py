@@ -85,13 +85,28 @@ class PlayGames(Stage):
     def compute(self, config, cells: list[Cell], emit: Emit) -> None:
         """Play every cell's game, batched: games that need the same models play together (Ask-Guess:
         one model at a time), a model group's engines are released when no later group or stage needs them."""
-        game, settings = self.game, config.gameeval
-        cls, game_limits = GAMES[game], limits(config, game)
+        game = self.game
         writer = _Writer(emit, {c.key: c for c in cells}, {m.name: m.backend for m in config.gameeval_models()})
         groups: dict[tuple[str, ...], list[GameSetup]] = {}
         for cell in cells:
             groups.setdefault(tuple(cell.models), []).append(cell.payload)
         order = sorted(groups)
+        try:
+            calls, steps, moves, trimmed = self._play_groups(config, groups, order, writer)
+        finally:  # a stopped run (or a failing one) keeps the games that ended; those in flight replay next run
+            writer.flush()
+        emit.detail = {"backend_calls": calls, "steps": steps, "moves": moves, "chat_errors": writer.chat_errors,
+                       "constrained_moves": writer.constrained, "placeholder_moves": writer.placeholder,
+                       "trimmed_prompts": trimmed, "model_groups": len(order),
+                       "outcomes": dict(sorted(writer.outcomes.items()))}
+        log.info("%s: %d games in %d steps (%d backend calls, %d moves), outcomes %s, %d chat errors, "
+                 "%d moves repeating the prompt's placeholder", game, writer.written, steps, calls, moves,
+                 dict(writer.outcomes), writer.chat_errors, writer.placeholder)
+
+    def _play_groups(self, config, groups: dict[tuple[str, ...], list[GameSetup]], order: list[tuple[str, ...]],
+                     writer: _Writer) -> tuple[int, int, int, int]:
+        game, settings = self.game, config.gameeval
+        cls, game_limits = GAMES[game], limits(config, game)
         calls = steps = moves = trimmed = 0
         for i, names in enumerate(order):
             seats = {}
@@ -108,11 +123,4 @@ class PlayGames(Stage):
             later = [config.model(n) for group in order[i + 1:] for n in group]
             after = pool.stage_after(config, self.name)
             release_except([*later, *(pool.models_from(config, after) if after else [])])
-        writer.flush()
-        emit.detail = {"backend_calls": calls, "steps": steps, "moves": moves, "chat_errors": writer.chat_errors,
-                       "constrained_moves": writer.constrained, "placeholder_moves": writer.placeholder,
-                       "trimmed_prompts": trimmed, "model_groups": len(order),
-                       "outcomes": dict(sorted(writer.outcomes.items()))}
-        log.info("%s: %d games in %d steps (%d backend calls, %d moves), outcomes %s, %d chat errors, "
-                 "%d moves repeating the prompt's placeholder", game, writer.written, steps, calls, moves,
-                 dict(writer.outcomes), writer.chat_errors, writer.placeholder)
+        return calls, steps, moves, trimmed

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from dialogbench import stopping
 from dialogbench.lake import links
 
 LEASE_FILE = ".lease"
@@ -123,6 +124,7 @@ def _acquire(fd: int, root: Path, *, wait_s: float, poll_s: float) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
         except BlockingIOError:
+            stopping.check()  # a run stopped while it queues stops queueing
             who = describe(holder(root))
             if time.monotonic() >= deadline:
                 waited = f" after waiting {wait_s:g} s" if wait_s > 0 else ""

@@ -121,6 +121,34 @@ def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_co
     assert len(games) == len({g["cell_key"] for g in games}) == 8
 
 
+def test_a_run_stopped_mid_play_writes_the_games_that_ended(make_config, lake_dir, monkeypatch):
+    """Finished games wait in a buffer (64 games or 30 s); a chunk the run's stop ends (SIGTERM, SIGINT) flushes
+    them, so only the games in flight are replayed."""
+    from dialogbench import stopping
+    from dialogbench.backends.scripted import ScriptedBackend
+
+    config = game_config(make_config, lake_dir, concurrency=2,
+                         askguess={"settings": ["without_description"], "max_rounds": 1})
+    real, calls = ScriptedBackend.generate, []
+
+    def abandoned(self, conversations, *, sampling, seeds=None, formats=None):
+        calls.append(len(conversations))
+        if len(calls) == 6:
+            raise stopping.Stopped()  # what a call in flight at the stop's deadline raises
+        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
+
+    monkeypatch.setattr(ScriptedBackend, "generate", abandoned)
+    with pytest.raises(stopping.Stopped) as stopped:
+        stage.run_game(config, "askguess", "run-1")
+    kept = len(rows(lake_dir, "askguess"))
+    assert 0 < kept < 8 and stopped.value.report.computed == kept
+    monkeypatch.setattr(ScriptedBackend, "generate", real)
+    rerun = stage.run_game(config, "askguess", "run-2")
+    assert (rerun.cached, rerun.computed) == (kept, 8 - kept)
+    games = rows(lake_dir, "askguess")
+    assert len(games) == len({g["cell_key"] for g in games}) == 8 and data_tests(Lake(lake_dir)) == {}
+
+
 def test_cells_cover_the_papers_design(make_config, lake_dir):
     three = [{"name": n, "backend": "scripted", "script": [MOVE]} for n in ("x", "y", "z")]
     config = game_config(make_config, lake_dir, models=three, askguess={"limit": None, "trials": 1},
