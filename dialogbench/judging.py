@@ -5,7 +5,7 @@ by the next run)."""
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import Callable, Protocol, runtime_checkable
 
 from dialogbench.backends import Sampling, get_backend, sampling_for
 from dialogbench.backends.base import Conversation
@@ -17,6 +17,18 @@ from dialogbench.keys import model_fingerprint
 from dialogbench.runs import now
 
 log = logging.getLogger("dialogbench.judging")
+
+
+@runtime_checkable
+class Judged(Protocol):
+    """What a judge stage's cell payload must say (besides what its prompt needs): the judged ``model`` (pairwise: the
+    side the row is filed under) and the ``generation_key`` of the judged output, both stored with the verdict."""
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def generation_key(self) -> str: ...
 
 
 class JudgeStage(Stage):
@@ -37,7 +49,12 @@ def judge_chunk(*, judge: ModelConfig, cells: list[Cell], emit: Emit, protocol: 
                 prompt: Callable[[Cell], Conversation], output_format: Callable[[Cell], OutputFormat | None],
                 parse: Callable[[Cell, str], dict], sampling: Sampling | None = None) -> None:
     """``prompt(cell)`` is what the judge sees, ``parse(cell, text)`` the protocol's columns of the row
-    (``parsed`` among them); the shared columns (keys, judge, tokens, provenance) are filled in here."""
+    (``parsed`` among them); the shared columns (keys, judge, tokens, provenance) are filled in here, the judged model
+    and output from each cell's payload (``Judged``)."""
+    for cell in cells:
+        if not isinstance(cell.payload, Judged):
+            raise TypeError(f"{protocol}: cell {cell.key[:12]}'s payload {type(cell.payload).__name__} is not Judged "
+                            "(it needs model and generation_key)")
     sampling = sampling or sampling_for(judge)
     completions = get_backend(judge).generate([prompt(c) for c in cells], sampling=sampling,
                                               formats=[output_format(c) for c in cells])

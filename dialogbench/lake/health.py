@@ -20,7 +20,6 @@ import pyarrow.parquet as pq
 from dialogbench.lake import links, manifest
 from dialogbench.lake.manifest import BadRecord, Record
 
-LEVELS = ("stat", "footer", "full")
 
 
 @dataclass(frozen=True)

@@ -121,3 +121,16 @@ def test_canary_stages_must_be_judge_stages(make_config, lake_dir):
         make_config(canary_config(lake_dir, stages=["generate:bot-a"]))
     config = make_config(canary_config(lake_dir, stages=["botchat_unieval"]))
     assert [s.name for s in registry.stage(config, "judge_canary").stages] == ["botchat_unieval"]
+
+
+def test_a_judge_stage_refuses_a_payload_that_does_not_say_what_it_judged():
+    """judge_chunk stores the judged model and output with each verdict: a payload without them is a bug, said at
+    once, never a row with a missing generation_key."""
+    from dialogbench.cells import Cell
+    from dialogbench.config import ModelConfig
+    from dialogbench.judging import judge_chunk
+
+    judge = ModelConfig(name="judge", backend="scripted", script=["Choice: No"])
+    with pytest.raises(TypeError, match="payload dict is not Judged"):
+        judge_chunk(judge=judge, cells=[Cell("k", "item", payload={"model": "a"})], emit=None, protocol="p",
+                    prompt=lambda c: [], output_format=lambda c: None, parse=lambda c, t: {})
