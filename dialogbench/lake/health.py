@@ -6,6 +6,7 @@ move). Reading never moves or rewrites anything; ``lake.verify`` quarantines wha
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from dialogbench.lake import manifest
 from dialogbench.lake.manifest import Record
 
 LEVELS = ("stat", "footer", "full")
+LOOK = object()  # check(): take the file's stat now
 
 
 @dataclass(frozen=True)
@@ -48,17 +50,22 @@ class Snapshot:
         return not (self.damaged or self.superseded or self.in_flight)
 
 
-def check(path: Path, record: Record, level: str = "stat") -> Damaged | None:
-    """``path`` against its record at ``level``; None when it holds."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
+def check(path: Path, record: Record, level: str = "stat", *, st=LOOK) -> Damaged | None:
+    """``path`` against its record at ``level``; None when it holds. ``st``: the file's stat already taken (None: it
+    was missing), as ``snapshot`` observes each file once; by default it is taken here."""
+    if st is LOOK:
+        st = _stat(path)
+    if st is None:
         return Damaged(record.table, path, "missing", "its record exists, the file does not")
     if st.st_size != record.size:
         problem = "truncated" if st.st_size < record.size else "altered"
         return Damaged(record.table, path, problem, f"{st.st_size} bytes, committed {record.size}")
     if level == "full" or st.st_mtime_ns != record.mtime_ns:
-        if manifest.sha256(path) != record.sha256:
+        try:
+            digest = manifest.sha256(path)
+        except FileNotFoundError:
+            return Damaged(record.table, path, "missing", "removed while it was checked")
+        if digest != record.sha256:
             return Damaged(record.table, path, "altered", "sha256 differs from the committed file's")
     if level in ("footer", "full"):
         try:
@@ -71,31 +78,66 @@ def check(path: Path, record: Record, level: str = "stat") -> Damaged | None:
 
 
 def snapshot(directory: Path, table: str, level: str = "stat") -> Snapshot:
-    """Every Parquet file and record under ``directory`` (one table's folder), checked at ``level``."""
+    """Every Parquet file and record under ``directory`` (one table's folder), checked at ``level``.
+
+    Safe while the lake's writers work (a run's writes, ``repair``'s rewrites, a quarantine): the data files are
+    listed before the records (a record is in place before its file, so a listed file's record is found), and each
+    recorded file is observed once, a file that another record supersedes before the file that supersedes it.
+    ``repair`` renames the new file into place before it removes the old one, so a snapshot holds one of the two:
+    the new one (the old one superseded) if it was seen, else the old one, if it was still there when it was seen.
+    (Observed twice, a rename between the looks could put both in ``good``, or neither.) A recorded file found
+    missing may have been removed after the records were listed, its replacement unlisted: the folder is then
+    looked at again (``RELOOKS`` times at most), so only a file that stays missing is named damaged."""
+    for _ in range(RELOOKS):
+        snap = _snapshot_once(directory, table, level)
+        if not any(d.problem == "missing" for d in snap.damaged):
+            break
+    return snap
+
+
+RELOOKS = 3
+
+
+def _snapshot_once(directory: Path, table: str, level: str) -> Snapshot:
     snap = Snapshot()
     if not directory.is_dir():
         return snap
     files = set(directory.rglob("*.parquet"))
     raw = {manifest.data_path(p): p for p in directory.rglob(".*.parquet" + manifest.RECORD_SUFFIX)}
     records = {data: manifest.read(p) for data, p in raw.items()}
-    superseded = {data.with_name(name) for data, rec in records.items() if rec is not None and data in files
-                  and data.stat().st_size == rec.size for name in rec.supersedes}
+    replaced = {data.with_name(name) for data, rec in records.items() if rec is not None for name in rec.supersedes}
+    seen: dict[Path, tuple[bool, os.stat_result | None]] = {}  # path -> (its temp file was there, its stat)
+    for path in sorted(records, key=lambda p: (p not in replaced, p)):
+        record = records[path]
+        tmp_there = bool(record is not None and record.tmp and (path.parent / record.tmp).exists())
+        seen[path] = (tmp_there, _stat(path))  # the temp file first: renamed between the looks, the file is seen
+    superseded = {data.with_name(name) for data, rec in records.items() if rec is not None
+                  and seen[data][1] is not None and seen[data][1].st_size == rec.size for name in rec.supersedes}
     for path in sorted(files | records.keys()):
         record = records.get(path)
         if path in superseded:
             snap.superseded.append(path)
         elif record is None:
+            if _stat(path) is None and (path not in raw or _stat(raw[path]) is None):
+                continue  # removed since it was listed (a rewrite's old file), data and record
             problem = "unreadable" if path in raw else "unrecorded"
             detail = "its record is unreadable" if path in raw else "no record: not committed by this lake"
             snap.damaged.append(Damaged(table, path, problem, detail))
-        elif record.tmp and (path.parent / record.tmp).exists():  # renamed in a moment (or rolled forward)
-            snap.in_flight.append(path)
-        elif (damage := check(path, record, level)) is not None:
-            snap.damaged.append(damage)
-        else:
+        elif (damage := check(path, record, level, st=seen[path][1])) is None:
             snap.good.append(path)
             snap.records[path] = record
+        elif seen[path][0]:  # its record is written, its data being renamed into place (or rolled forward)
+            snap.in_flight.append(path)
+        else:
+            snap.damaged.append(damage)
     return snap
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
 
 
 def _rel(path: Path, root: Path) -> str:

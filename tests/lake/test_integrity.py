@@ -152,3 +152,61 @@ def test_a_lake_file_replaced_under_a_read_keeps_the_table_readable(tmp_path):
     lake, paths = three_files(tmp_path)
     pq.write_table(small([7, 7, 7]), paths[0])
     assert values(lake) == [11, 12, 21, 22]
+
+
+def rewrite_steps(lake: Lake, old) -> tuple[object, list]:
+    """``repair``'s rewrite of ``old`` as its five file-system steps (``Lake.write`` with ``supersedes``, then
+    ``manifest.remove``), to run one at a time between a reader's looks."""
+    new = old.with_name(f"{old.stem}-dedup.parquet")
+    tmp = old.with_name(f".{new.stem}-0123abcd.parquet.tmp")
+    data = small([1, 2, 3])
+    return new, [lambda: pq.write_table(data, tmp),
+                 lambda: manifest.write(new, manifest.describe(tmp, table="things", rows=3, tmp=tmp, name=new.name,
+                                                               supersedes=(old.name,))),
+                 lambda: os.replace(tmp, new),
+                 lambda: old.unlink(),
+                 lambda: manifest.record_path(old).unlink()]
+
+
+def test_a_snapshot_taken_during_a_rewrite_holds_the_old_file_or_the_new_one(tmp_path, monkeypatch):
+    """Every interleaving of a repair's rewrite (one step at the k-th file-system look of the snapshot, then one
+    every ``stride`` looks) with a reader's snapshot: exactly one of the old and the new file is read, nothing is
+    named damaged. Looking at the old and the new file in the wrong order, or twice, reads both or neither."""
+    real_stat, real_scandir = os.stat, os.scandir
+    looks = {"n": 0, "stepping": False}
+
+    def counting(real):
+        def look(*args, **kwargs):
+            if not looks["stepping"]:  # a step's own looks are not the reader's
+                looks["n"] += 1
+                if looks["n"] in at and steps:
+                    looks["stepping"] = True
+                    try:
+                        steps.pop(0)()
+                    finally:
+                        looks["stepping"] = False
+            return real(*args, **kwargs)
+        return look
+
+    at, steps = set(), []
+    monkeypatch.setattr(os, "stat", counting(real_stat))
+    monkeypatch.setattr(os, "scandir", counting(real_scandir))
+    Lake(tmp_path / "probe").write("things", small([1]))
+    looks["n"] = 0
+    Lake(tmp_path / "probe").snapshot("things")
+    total = looks["n"] + 20
+    tried = 0
+    for stride in (1, 2, 3, 5):
+        for k in range(1, total):
+            lake = Lake(tmp_path / f"lake-{stride}-{k}")
+            old = lake.write("things", small([7, 8]))
+            other = lake.write("things", small([9]))
+            new, steps[:] = rewrite_steps(lake, old)
+            at.clear()
+            at.update(range(k, k + 5 * stride, stride))
+            looks["n"] = 0
+            snap = lake.snapshot("things")
+            assert not snap.damaged, (stride, k, snap.damaged)
+            assert len({old, new} & set(snap.good)) == 1 and other in snap.good, (stride, k, snap.good)
+            tried += 1
+    assert tried > 50
