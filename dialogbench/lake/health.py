@@ -80,25 +80,16 @@ def check(path: Path, record: Record, level: str = "stat", *, st=LOOK) -> Damage
 def snapshot(directory: Path, table: str, level: str = "stat") -> Snapshot:
     """Every Parquet file and record under ``directory`` (one table's folder), checked at ``level``.
 
-    Safe while the lake's writers work (a run's writes, ``repair``'s rewrites, a quarantine): the data files are
-    listed before the records (a record is in place before its file, so a listed file's record is found), and each
-    recorded file is observed once, a file that another record supersedes before the file that supersedes it.
-    ``repair`` renames the new file into place before it removes the old one, so a snapshot holds one of the two:
-    the new one (the old one superseded) if it was seen, else the old one, if it was still there when it was seen.
-    (Observed twice, a rename between the looks could put both in ``good``, or neither.) A recorded file found
-    missing may have been removed after the records were listed, its replacement unlisted: the folder is then
-    looked at again (``RELOOKS`` times at most), so only a file that stays missing is named damaged."""
-    for _ in range(RELOOKS):
-        snap = _snapshot_once(directory, table, level)
-        if not any(d.problem == "missing" for d in snap.damaged):
-            break
-    return snap
-
-
-RELOOKS = 3
-
-
-def _snapshot_once(directory: Path, table: str, level: str) -> Snapshot:
+    Safe while the lake's writers work (a run's writes, ``repair``'s rewrites, a quarantine): ``repair`` writes the
+    new file's record, renames the new file into place, then removes the old file and its record, and a snapshot
+    holds exactly one of the two. The data files are listed before the records (a record is in place before its
+    file, so a listed file's record is found), and each recorded file is observed once, a file that another record
+    supersedes before the file that supersedes it: if the new one is seen, the old one is superseded; if not, the
+    old one was still there when it was seen. (Observed twice, a rename between the looks could put both in
+    ``good``, or neither.) A listed file found gone (data, or data and record) was removed after the listing, so its
+    replacement may be unlisted: it is looked for in the file's folder then, and read instead; with none, a file
+    whose record is gone too was moved or removed on purpose (left out, no warning), and one whose record stays is
+    named missing."""
     snap = Snapshot()
     if not directory.is_dir():
         return snap
@@ -113,24 +104,66 @@ def _snapshot_once(directory: Path, table: str, level: str) -> Snapshot:
         seen[path] = (tmp_there, _stat(path))  # the temp file first: renamed between the looks, the file is seen
     superseded = {data.with_name(name) for data, rec in records.items() if rec is not None
                   and seen[data][1] is not None and seen[data][1].st_size == rec.size for name in rec.supersedes}
+    replacements: dict = {}  # _replacement's records of a folder, read when a file of it is found gone
     for path in sorted(files | records.keys()):
         record = records.get(path)
         if path in superseded:
             snap.superseded.append(path)
         elif record is None:
             if _stat(path) is None and (path not in raw or _stat(raw[path]) is None):
-                continue  # removed since it was listed (a rewrite's old file), data and record
+                _replace(snap, path, level, replacements)  # removed since it was listed, data and record
+                continue
             problem = "unreadable" if path in raw else "unrecorded"
             detail = "its record is unreadable" if path in raw else "no record: not committed by this lake"
             snap.damaged.append(Damaged(table, path, problem, detail))
         elif (damage := check(path, record, level, st=seen[path][1])) is None:
-            snap.good.append(path)
-            snap.records[path] = record
+            _add_good(snap, path, record)
         elif seen[path][0]:  # its record is written, its data being renamed into place (or rolled forward)
             snap.in_flight.append(path)
-        else:
+        elif damage.problem != "missing":
             snap.damaged.append(damage)
+        elif not _replace(snap, path, level, replacements) and _stat(raw[path]) is not None:
+            snap.damaged.append(damage)  # no replacement, and its record stays: missing indeed
+    snap.good.sort()
     return snap
+
+
+def _add_good(snap: Snapshot, path: Path, record: Record) -> None:
+    if path not in snap.records:
+        snap.good.append(path)
+        snap.records[path] = record
+
+
+def _replace(snap: Snapshot, path: Path, level: str, replacements: dict) -> bool:
+    """``path`` was removed after the listing: if a committed file of its folder supersedes it (``repair`` rewrote
+    it), ``path`` is superseded and that file read in its place. Whether there was one."""
+    if (replacement := _replacement(path, replacements)) is None:
+        return False
+    snap.superseded.append(path)
+    if (damage := check(*replacement, level)) is None:
+        _add_good(snap, *replacement)
+    else:
+        snap.damaged.append(damage)
+    return True
+
+
+def _replacement(path: Path, replacements: dict) -> tuple[Path, Record] | None:
+    """The committed file of ``path``'s folder whose record supersedes ``path`` (``repair``'s rewrite of it), if any.
+    ``replacements`` keeps each folder's records as last read (folder -> (its mtime then, superseded name -> (file,
+    record))); a folder is read again only once its mtime moved (a file was added or removed in it since)."""
+    folder = path.parent
+    if (st := _stat(folder)) is None:
+        return None
+    mtime = st.st_mtime_ns
+    if folder not in replacements or replacements[folder][0] != mtime:
+        found = {}
+        for record_file in folder.glob(".*.parquet" + manifest.RECORD_SUFFIX):
+            record = manifest.read(record_file)
+            for name in record.supersedes if record is not None else ():
+                found[name] = (manifest.data_path(record_file), record)
+        replacements[folder] = (mtime, found)
+    replacement = replacements[folder][1].get(path.name)
+    return replacement if replacement is not None and _stat(replacement[0]) is not None else None
 
 
 def _stat(path: Path) -> os.stat_result | None:
