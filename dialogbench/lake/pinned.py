@@ -7,14 +7,16 @@ file system at all (``lake.query`` turns it off). And a file that the lake's wri
 (``repair`` replacing it, a run's start quarantining it) stays readable through its open handle: a query reads the
 files as they were when its views were built, never a half-rewritten lake.
 
-A file listed as committed may vanish (or be replaced) before it is opened: ``LakeChanged`` says so, and the caller
-builds the views again from a fresh listing."""
+A file listed as committed may vanish (or be replaced) before it is opened: the table is listed again, keeping the
+files already open (``PinnedLake._pin``); after ``PIN_TRIES`` listings ``LakeChanged`` says so, and the caller may
+build the views again."""
 
 from __future__ import annotations
 
 import errno
 import os
 import resource
+import time
 from pathlib import Path
 
 import duckdb
@@ -26,6 +28,7 @@ from dialogbench.lake.manifest import Record
 from dialogbench.lake.store import Lake
 
 PARQUET = ds.ParquetFileFormat()
+PIN_TRIES = 20  # listings of one table while its files are being rewritten
 SPARE_FILES = 64  # descriptors left for everything else (DuckDB, Python, the output)
 
 
@@ -60,16 +63,38 @@ class PinnedLake(Lake):
     def relation_sql(self, table: str, schema: pa.Schema | None = None) -> str:
         """The name of ``table``'s dataset on the connection (a typed empty relation when it has no file)."""
         if table not in self.registered:
-            good, _ = self.readable(table)
-            if not good:
+            handles = self._pin(table)
+            if not handles:
                 return super().relation_sql(table, schema)  # no file: a typed empty relation, no path in it
-            fragments = [PARQUET.make_fragment(self._open(path)) for path in good]
+            fragments = [PARQUET.make_fragment(handle) for handle in handles]
             if schema is None:
                 schema = pa.unify_schemas([fragment.physical_schema for fragment in fragments])
             name = f"lake_{table}"
             self.con.register(name, ds.FileSystemDataset(fragments, schema, PARQUET))
             self.registered[table] = name
         return f'"{self.registered[table]}"'
+
+    def _pin(self, table: str) -> list[pa.NativeFile]:
+        """An open handle on each of ``table``'s committed files, all of one listing. A file removed between the
+        listing and its opening (a rewrite, a quarantine) makes the table be listed again; the files already open
+        that are still listed are kept, so only the new ones are opened next time and a busy writer is caught up
+        with. ``PIN_TRIES`` listings at most, then ``LakeChanged``."""
+        opened: dict[Path, pa.NativeFile] = {}
+        for attempt in range(PIN_TRIES):
+            self._readable.pop(table, None)  # a fresh listing each time
+            good, _ = self.readable(table)
+            try:
+                for path in good:
+                    if path not in opened:
+                        opened[path] = self._open(path)
+            except LakeChanged as exc:
+                changed = exc
+                time.sleep(0.002 * attempt)
+                continue
+            for path in opened.keys() - set(good):  # superseded since it was opened
+                opened.pop(path).close()
+            return [opened[path] for path in good]
+        raise changed
 
     def _open(self, path: Path) -> pa.NativeFile:
         allow_open_files(len(self.handles) + 1)

@@ -33,6 +33,7 @@ from dialogbench.cli import main
 from dialogbench.lake import Lake, manifest
 from dialogbench.lake.catalog import build_catalog, connect, models
 from dialogbench.lake.limits import LimitExceeded, Limits
+from dialogbench.lake.quarantine import notes
 from dialogbench.lake.query import QueryRefused, export, query, read_only_connection, run
 from dialogbench.lake.statements import check_reads_only
 from dialogbench.lake.version import ensure_current
@@ -282,77 +283,96 @@ def duplicated_lake(root: Path, files: int) -> Lake:
     return lake
 
 
-def read_while(process: subprocess.Popen, lake: Lake, check, *, exit_code: int = 0) -> int:
-    """Query ``lake`` in a loop until ``process`` ends; every read must succeed and pass ``check``. Returns the
-    number of reads made while the process ran."""
-    reads = 0
+def race(tmp_path: Path, make_lake, command, check, *, exit_code: int = 0, tries: int = 3) -> Lake:
+    """Run ``command(lake_root)`` (an argv) in the background on a fresh ``make_lake(root)`` while this process
+    queries the lake in a loop: every read must succeed, and ``check(rows, cells)`` says whether it saw the lake
+    between the command's first and last change (asserting what it must hold). Tried again, on a new lake, until at
+    least one read did (``tries`` times), so the test shows reads that raced the command, not ones before or after
+    it. Returns the last lake."""
     sql = "SELECT count(*), count(DISTINCT cell_key) FROM generations"
-    while process.poll() is None:
-        rows, cells = run(lake, sql, lambda con, sql: con.execute(sql).fetchone())
-        check(rows, cells)
-        reads += 1
-    assert process.wait() == exit_code, process.stderr.read()
-    return reads
-
-
-def in_background(command: list[str], cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "dialogbench.cli", *command], cwd=cwd,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    for attempt in range(tries):
+        lake = make_lake(tmp_path / f"lake-{attempt}")
+        log = tmp_path / f"background-{attempt}.log"  # a file, not a pipe: its many warnings never block it
+        with open(log, "w") as stderr:
+            process = subprocess.Popen(command(lake.root), cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                                       stdout=subprocess.DEVNULL, stderr=stderr)
+        raced = 0
+        while process.poll() is None:
+            rows, cells = run(lake, sql, lambda con, sql: con.execute(sql).fetchone())
+            raced += check(rows, cells)
+        assert process.wait() == exit_code, log.read_text()[-3000:]
+        if raced:
+            return lake
+    raise AssertionError(f"no read raced {command(Path('LAKE'))} in {tries} tries")
 
 
 def test_readers_never_fail_while_repair_rewrites_the_files(tmp_path):
-    """A real ``dialogbench repair`` rewrites 120 files (writes the new one, removes the old one) while queries run
-    in a loop: every one succeeds and sees every cell (the old file or the new one), none twice its two copies."""
-    files = 120
-    lake = duplicated_lake(tmp_path / "lake", files)
-    repair = in_background(["repair", "--lake", str(lake.root)], tmp_path)
+    """A real ``dialogbench repair`` rewrites 300 files (writes the new one, removes the old one) while queries run
+    in a loop: every one succeeds and sees every cell (the old file or the new one), none in both its copies."""
+    files = 300
 
-    def check(rows: int, cells: int) -> None:
+    def check(rows: int, cells: int) -> bool:
         assert cells == files + 1 and files + 1 <= rows <= 2 * files, (rows, cells)
+        return files + 1 < rows < 2 * files
 
-    reads = read_while(repair, lake, check)
-    assert reads >= 2, "no read overlapped the repair"
+    lake = race(tmp_path, lambda root: duplicated_lake(root, files),
+                lambda root: [sys.executable, "-m", "dialogbench.cli", "repair", "--lake", str(root)], check)
     assert run(lake, "SELECT count(*) FROM generations", lambda con, sql: con.execute(sql).fetchone()) == (files + 1,)
 
 
+QUARANTINE_ONE_BY_ONE = """if True:
+    import sys, time
+    from dialogbench.lake import Lake
+    from dialogbench.lake.quarantine import quarantine
+    from dialogbench.lake.verify import scan
+    lake = Lake(sys.argv[1])
+    for damaged in scan(lake, "full")["generations"].damaged:
+        quarantine(lake, [damaged])  # what a run's start and verify do, a file at a time so that reads overlap
+        time.sleep(0.005)
+"""
+
+
 def test_readers_never_fail_while_files_are_quarantined(tmp_path):
-    """``dialogbench verify`` moves 150 damaged files into quarantine (their records claim more rows than their
-    footers hold: a read's cheap check passes them, verify's does not) while queries run in a loop: every one
-    succeeds, reading each file whole or not at all."""
-    lake = duplicated_lake(tmp_path / "lake", 150)
-    for path in lake.files("generations"):
-        manifest.write(path, dataclasses.replace(manifest.of(path), rows=3))
-    verify = in_background(["verify", "--lake", str(lake.root)], tmp_path)
+    """Damaged files (their records claim more rows than their footers hold: a read's cheap check passes them, the
+    full one does not) are moved into quarantine by ``lake.quarantine``, as a run's start and ``dialogbench verify``
+    do (one at a time, so that reads overlap the moves), while queries run in a loop: every one succeeds, reading
+    each file whole or not at all."""
+    def damaged_lake(root: Path) -> Lake:
+        lake = duplicated_lake(root, 300)
+        for path in lake.files("generations"):
+            manifest.write(path, dataclasses.replace(manifest.of(path), rows=3))
+        return lake
 
-    def check(rows: int, cells: int) -> None:
-        assert rows % 2 == 0 and rows <= 300, rows  # two rows a file: no file read in part
+    def check(rows: int, cells: int) -> bool:
+        assert rows % 2 == 0 and rows <= 600, rows  # two rows a file: no file read in part
+        return 0 < rows < 600
 
-    reads = read_while(verify, lake, check, exit_code=1)  # 1: it found damaged files, and named them
-    assert reads >= 2, "no read overlapped the quarantine"
+    lake = race(tmp_path, damaged_lake, lambda root: [sys.executable, "-c", QUARANTINE_ONE_BY_ONE, str(root)], check)
     assert run(lake, "SELECT count(*) FROM generations", lambda con, sql: con.execute(sql).fetchone()) == (0,)
+    assert len(notes(lake)) == 300
 
 
-def test_a_file_removed_before_it_is_opened_makes_the_views_be_built_again(tmp_path, monkeypatch):
-    """The race the open handles cannot cover (a file listed, then removed before it is opened): the views are built
-    again from a fresh listing, which reads the rewrite's new file."""
+def test_a_file_removed_before_it_is_opened_makes_its_table_be_listed_again(tmp_path, monkeypatch):
+    """The race the open handles cannot cover (a file listed, then removed before it is opened): the table is listed
+    again, its files already open kept, and the rewrite's new file is read instead."""
     from dialogbench.lake import pinned
     from dialogbench.lake.repair import _rewrite as rewrite
 
     lake = duplicated_lake(tmp_path / "lake", 3)
     old = lake.files("generations")[1]
-    opens = {"n": 0}
+    opened = []
     real_open = pinned.pa.OSFile
 
     def open_after_a_rewrite(path, mode):
-        opens["n"] += 1
+        opened.append(Path(path).name)
         if Path(path) == old and old.exists():  # repair's rewrite lands between the listing and the opening
             rewrite(lake, "generations", old, drop=set())
         return real_open(path, mode)
 
     monkeypatch.setattr(pinned.pa, "OSFile", open_after_a_rewrite)
     assert run(lake, "SELECT count(*) FROM generations", lambda con, sql: con.execute(sql).fetchone()) == (6,)
-    assert opens["n"] > 3  # built twice
+    first, _, third = lake.files("generations")[0].name, old.name, lake.files("generations")[2].name
+    assert opened[:2] == [first, old.name] and sorted(opened[2:]) == sorted([f"{old.stem}-dedup.parquet", third])
 
 
 # --- Limits and streaming -----------------------------------------------------------------------------------------
@@ -390,7 +410,7 @@ def test_bad_limit_flags_are_usage_errors(lake, capsys):
 def peak_rss(args: list[str], cwd: Path) -> tuple[int, int, int]:
     """Run the CLI reading its stdout as it comes; returns (exit code, bytes printed, the child's peak RSS)."""
     process = psutil.Popen([sys.executable, "-m", "dialogbench.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(REPO)})
+                           stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
     peak, done = [0], threading.Event()
 
     def watch() -> None:
