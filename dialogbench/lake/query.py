@@ -5,8 +5,8 @@ directory or path, no temp directory (nothing spills), no extension loading or P
 configuration is locked once the views exist. The views read the lake's Parquet files through Arrow datasets of
 files opened beforehand (``lake.pinned``), so COPY, ATTACH, EXPORT, read_text or read_parquet, whatever statement
 nests them, have no file system to read or write, and a rewrite of the lake while a query runs (``repair``, a run's
-quarantine) changes nothing the query reads. A file that vanishes while the views are built makes them be built
-again from a fresh listing (``BUILD_TRIES`` times at most). In front of that, ``lake.statements`` runs only one
+quarantine) changes nothing the query reads. A file that vanishes before it is opened makes its table be listed
+again (``lake.pinned``); should that keep failing, the views are built again (``BUILD_TRIES`` times at most). In front of that, ``lake.statements`` runs only one
 statement that reads. Each query has a time and a memory limit (``lake.limits``)."""
 
 from __future__ import annotations
