@@ -159,49 +159,79 @@ def _stopped(args, state) -> NoReturn:
 
 
 def cmd_query(args) -> int:
-    _refuse_older(args.lake)
-    from dialogbench.lake import Lake
-    from dialogbench.lake.query import query, read_only_connection
+    from functools import partial
 
-    with read_only_connection(Lake(args.lake or "data_lake"), board=args.board) as con:
-        relation = _users_sql(lambda: query(con, args.sql))
-        if relation is None:
-            return 0
-        if args.format == "csv":
-            import csv
+    from dialogbench.lake.query import query, run
+    from dialogbench.lake.terminal import print_csv, print_json, print_table
 
-            writer = csv.writer(sys.stdout)
-            writer.writerow(relation.columns)
-            writer.writerows(relation.fetchall())
-        elif args.format == "json":
-            cols = relation.columns
-            print(json.dumps([dict(zip(cols, r)) for r in relation.fetchall()], indent=2, default=str))
-        else:
-            relation.show(max_rows=args.max_rows, max_width=10_000)
-    return 0
-
-
-def _users_sql(run):
-    """The user's SQL failing is an answer, not a crash: DuckDB's message without a traceback."""
-    import duckdb
-
-    from dialogbench.lake.query import QueryRefused
-
+    if args.format == "csv":
+        printer = partial(print_csv, out=sys.stdout)
+    elif args.format == "json":
+        printer = partial(print_json, out=sys.stdout)
+    else:
+        def printer(con, sql):
+            relation = query(con, sql)
+            if relation is not None:
+                print_table(relation, sys.stdout, max_rows=args.max_rows)
     try:
-        return run()
-    except duckdb.Error as exc:
-        raise QueryRefused(f"{type(exc).__name__}: {exc}") from None
+        run(_data_lake(args.lake), args.sql, printer, board=args.board, limits=_limits(args))
+    except BrokenPipeError:  # the reader (head, a pager) stopped reading: not an error of the query
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
 
 
 def cmd_export(args) -> int:
-    _refuse_older(args.lake)
-    from dialogbench.lake import Lake
     from dialogbench.lake.query import export
 
-    rows = _users_sql(lambda: export(Lake(args.lake or "data_lake"), args.sql, Path(args.out), fmt=args.format,
-                                     board=args.board))
+    rows = export(_data_lake(args.lake), args.sql, Path(args.out), fmt=args.format, board=args.board,
+                  limits=_limits(args))
     print(f"{rows} row(s) written to {args.out}")
     return 0
+
+
+def _data_lake(lake: str | None):
+    """The lake a query or an export reads: one that exists, of this format, and is a lake at all."""
+    from dialogbench.lake import Lake
+    from dialogbench.lake.version import refuse_not_a_lake
+
+    _refuse_older(lake)
+    refuse_not_a_lake(Lake(_existing_lake(lake)))
+    return Lake(lake or "data_lake")
+
+
+def _limits(args):
+    from dialogbench.lake.limits import Limits
+
+    return Limits(args.timeout, args.memory_limit) if args.memory_limit else Limits(args.timeout)
+
+
+def _query_seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0 <= number < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0 (0: no limit), got {value!r}")
+    return number
+
+
+def _memory(value: str) -> str:
+    from dialogbench.lake.limits import memory_size
+
+    try:
+        return memory_size(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _limit_flags(parser: argparse.ArgumentParser) -> None:
+    from dialogbench.lake.limits import DEFAULT_TIMEOUT_S
+
+    parser.add_argument("--timeout", type=_query_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                        help=f"stop the query after this long, exit 2 (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)")
+    parser.add_argument("--memory-limit", type=_memory, metavar="SIZE",
+                        help="the memory the query may use, e.g. 4GB; more stops it, exit 2 (default: half of this "
+                        "machine's memory)")
 
 
 class NoLake(ValueError):
@@ -381,14 +411,16 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("sql")
     q.add_argument("--lake", help="lake directory (default: data_lake)")
     q.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    q.add_argument("--max-rows", type=int, default=100)
+    q.add_argument("--max-rows", type=int, default=100, help="rows the table format shows (default 100)")
     _board_flag(q)
+    _limit_flags(q)
     e = sub.add_parser("export", help="write a query's result to a file outside the lake (parquet, csv, json)")
     e.add_argument("sql")
     e.add_argument("--out", required=True, help="the file to write (its suffix picks the format)")
     e.add_argument("--format", choices=("parquet", "csv", "json"), help="override the format the suffix implies")
     e.add_argument("--lake", help="lake directory (default: data_lake)")
     _board_flag(e)
+    _limit_flags(e)
     c = sub.add_parser("catalog", help="rebuild <lake>/catalog.duckdb (views for plain `duckdb`)")
     c.add_argument("--lake", help="lake directory (default: data_lake)")
     _wait_flag(c)
@@ -451,7 +483,12 @@ def main(argv: list[str] | None = None) -> int:
                 "serve": cmd_serve}
     try:
         return handlers[args.command](args)
-    except (ConfigError, DatasetError, LakeFormatError, QueryRefused, NoLake, ServeError, LakeLinkError) as exc:
+    except QueryRefused as exc:  # its message may quote the lake's text: one line, no control character
+        from dialogbench.lake.terminal import ONE_LINE, escape
+
+        _say(f"error: {escape(redact(str(exc)), ONE_LINE)}", file=sys.stderr)
+        return 2
+    except (ConfigError, DatasetError, LakeFormatError, NoLake, ServeError, LakeLinkError) as exc:
         _say(f"error: {redact(str(exc))}", file=sys.stderr)  # a weights URL's password, a token the config holds
         return 2
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"

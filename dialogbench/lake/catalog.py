@@ -103,11 +103,6 @@ def ordered(views: list[Model]) -> list[Model]:
     return list(done.values())
 
 
-def view_files(sql_dir: Path = SQL_DIR) -> list[Path]:
-    """The view files in creation order (each after the views it refs)."""
-    return [m.path for m in ordered(models(sql_dir))]
-
-
 @dataclass
 class Context:
     """What tags resolve against: the registry's lake tables and reference tables (loaded once, lazily:

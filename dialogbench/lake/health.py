@@ -21,6 +21,8 @@ from dialogbench.lake import links, manifest
 from dialogbench.lake.manifest import BadRecord, Record
 
 
+LOOK = object()  # check(): take the file's stat now
+
 
 @dataclass(frozen=True)
 class Damaged:
@@ -54,11 +56,12 @@ class Snapshot:
         return not (self.damaged or self.superseded or self.in_flight)
 
 
-def check(path: Path, record: Record, level: str = "stat") -> Damaged | None:
-    """``path`` against its record at ``level``; None when it holds."""
-    try:
-        st = path.lstat()
-    except FileNotFoundError:
+def check(path: Path, record: Record, level: str = "stat", *, st=LOOK) -> Damaged | None:
+    """``path`` against its record at ``level``; None when it holds. ``st``: the file's stat already taken (None: it
+    was missing), as ``snapshot`` observes each file once; by default it is taken here."""
+    if st is LOOK:
+        st = _stat(path)
+    if st is None:
         return Damaged(record.table, path, "missing", "its record exists, the file does not")
     if not stat.S_ISREG(st.st_mode):
         link = stat.S_ISLNK(st.st_mode)
@@ -68,7 +71,11 @@ def check(path: Path, record: Record, level: str = "stat") -> Damaged | None:
         problem = "truncated" if st.st_size < record.size else "altered"
         return Damaged(record.table, path, problem, f"{st.st_size} bytes, committed {record.size}")
     if level == "full" or st.st_mtime_ns != record.mtime_ns:
-        if manifest.sha256(path) != record.sha256:
+        try:
+            digest = manifest.sha256(path)
+        except FileNotFoundError:
+            return Damaged(record.table, path, "missing", "removed while it was checked")
+        if digest != record.sha256:
             return Damaged(record.table, path, "altered", "sha256 differs from the committed file's")
     if level in ("footer", "full"):
         try:
@@ -82,7 +89,18 @@ def check(path: Path, record: Record, level: str = "stat") -> Damaged | None:
 
 def snapshot(directory: Path, table: str, level: str = "stat") -> Snapshot:
     """Every Parquet file and record under ``directory`` (one table's folder), checked at ``level``. Raises
-    ``links.LakeLinkError`` for a folder under it that is a link."""
+    ``links.LakeLinkError`` for a folder under it that is a link.
+
+    Safe while the lake's writers work (a run's writes, ``repair``'s rewrites, a quarantine): ``repair`` writes the
+    new file's record, renames the new file into place, then removes the old file and its record, and a snapshot
+    holds exactly one of the two. The data files are listed before the records (a record is in place before its
+    file, so a listed file's record is found), and each recorded file is observed once, a file that another record
+    supersedes before the file that supersedes it: if the new one is seen, the old one is superseded; if not, the
+    old one was still there when it was seen. (Observed twice, a rename between the looks could put both in
+    ``good``, or neither.) A listed file found gone (data, or data and record) was removed after the listing, so its
+    replacement may be unlisted: it is looked for in the file's folder then, and read instead; with none, a file
+    whose record is gone too was moved or removed on purpose (left out, no warning), and one whose record stays is
+    named missing."""
     snap = Snapshot()
     if not directory.is_dir():
         return snap
@@ -96,11 +114,17 @@ def snapshot(directory: Path, table: str, level: str = "stat") -> Snapshot:
             records[data] = manifest.load(path, table=table)
         except BadRecord as exc:
             bad[data] = f"{path.name}: {exc}"
-        except FileNotFoundError:  # removed since the listing (a quarantine): as if never listed
+        except FileNotFoundError:  # removed since the listing (a quarantine, a repair): looked at below
             pass
-    plain = {p for p in files if listing[p] == "file"}
-    superseded = {manifest.sibling(data, name) for data, rec in records.items() if data in plain
-                  and _size(data) == rec.size for name in rec.supersedes}
+    replaced = {manifest.sibling(data, name) for data, rec in records.items() for name in rec.supersedes}
+    seen: dict[Path, tuple[bool, os.stat_result | None]] = {}  # path -> (its temp file was there, its stat)
+    for path in sorted(records, key=lambda p: (p not in replaced, p)):
+        record = records[path]
+        tmp_there = bool(record.tmp and os.path.lexists(manifest.sibling(path, record.tmp, "tmp")))
+        seen[path] = (tmp_there, _stat(path))  # the temp file first: renamed between the looks, the file is seen
+    superseded = {manifest.sibling(data, name) for data, rec in records.items()
+                  if _regular(seen[data][1]) and seen[data][1].st_size == rec.size for name in rec.supersedes}
+    replacements: dict = {}  # _replacement's records of a folder, read when a file of it is found gone
     for path in sorted(files | raw.keys()):
         record = records.get(path)
         if path in files and listing[path] != "file":
@@ -112,21 +136,69 @@ def snapshot(directory: Path, table: str, level: str = "stat") -> Snapshot:
         elif path in superseded:
             snap.superseded.append(path)
         elif record is None:
+            if _stat(path) is None and (path not in raw or _stat(raw[path]) is None):
+                _replace(snap, path, level, replacements, table)  # removed since it was listed, data and record
+                continue
             if path in files:
                 snap.damaged.append(Damaged(table, path, "unrecorded", "no record: not committed by this lake"))
-        elif record.tmp and os.path.lexists(manifest.sibling(path, record.tmp, "tmp")):  # renamed in a moment
+        elif (damage := check(path, record, level, st=seen[path][1])) is None:
+            _add_good(snap, path, record)
+        elif seen[path][0]:  # its record is written, its data being renamed into place (or rolled forward)
             snap.in_flight.append(path)
-        elif (damage := check(path, record, level)) is not None:
+        elif damage.problem != "missing":
             snap.damaged.append(damage)
-        else:
-            snap.good.append(path)
-            snap.records[path] = record
+        elif not _replace(snap, path, level, replacements, table) and _stat(raw[path]) is not None:
+            snap.damaged.append(damage)  # no replacement, and its record stays: missing indeed
+    snap.good.sort()
     return snap
 
 
-def _size(path: Path) -> int | None:
+def _add_good(snap: Snapshot, path: Path, record: Record) -> None:
+    if path not in snap.records:
+        snap.good.append(path)
+        snap.records[path] = record
+
+
+def _replace(snap: Snapshot, path: Path, level: str, replacements: dict, table: str) -> bool:
+    """``path`` was removed after the listing: if a committed file of its folder supersedes it (``repair`` rewrote
+    it), ``path`` is superseded and that file read in its place. Whether there was one."""
+    if (replacement := _replacement(path, replacements, table)) is None:
+        return False
+    snap.superseded.append(path)
+    if (damage := check(*replacement, level)) is None:
+        _add_good(snap, *replacement)
+    else:
+        snap.damaged.append(damage)
+    return True
+
+
+def _replacement(path: Path, replacements: dict, table: str) -> tuple[Path, Record] | None:
+    """The committed file of ``path``'s folder whose record supersedes ``path`` (``repair``'s rewrite of it), if any.
+    ``replacements`` keeps each folder's records as last read (folder -> (its mtime then, superseded name -> (file,
+    record))); a folder is read again only once its mtime moved (a file was added or removed in it since)."""
+    folder = path.parent
+    if (st := _stat(folder)) is None or not stat.S_ISDIR(st.st_mode):
+        return None
+    mtime = st.st_mtime_ns
+    if folder not in replacements or replacements[folder][0] != mtime:
+        found = {}
+        for record_file in folder.glob(".*" + manifest.DATA_SUFFIX + manifest.RECORD_SUFFIX):
+            record = manifest.read(record_file, table=table)
+            for name in record.supersedes if record is not None else ():
+                found[name] = (manifest.data_path(record_file), record)
+        replacements[folder] = (mtime, found)
+    replacement = replacements[folder][1].get(path.name)
+    return replacement if replacement is not None and _stat(replacement[0]) is not None else None
+
+
+def _regular(st: os.stat_result | None) -> bool:
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    """The path's own stat (a link is not followed); None when it is gone."""
     try:
-        return path.stat().st_size
+        return os.lstat(path)
     except FileNotFoundError:
         return None
 

@@ -1,87 +1,145 @@
 """The ad-hoc query path, read-only: what ``dialogbench query`` and ``dialogbench export`` run SQL on.
 
-The connection has every view, then DuckDB is locked down before any user SQL runs: file access only
-under the lake (``allowed_directories`` with ``enable_external_access = false``: no reading /etc, no
-writing elsewhere, no extensions) and the configuration locked (``lock_configuration``). DuckDB still
-lets SQL write and attach inside an allowed directory, so only statements that read are accepted:
-SELECT (and FROM-first, WITH, DESCRIBE, SHOW, SUMMARIZE, which parse to it), EXPLAIN and PRAGMA (its
-settings are locked). COPY, ATTACH, EXPORT, CREATE, INSERT, DROP, SET, … are refused before anything runs."""
+The connection cannot touch a file. It is in-memory, opened with ``enable_external_access = false`` and no allowed
+directory or path, no temp directory (nothing spills), no extension loading or Python replacement scans, and its
+configuration is locked once the views exist. The views read the lake's Parquet files through Arrow datasets of
+files opened beforehand (``lake.pinned``), so COPY, ATTACH, EXPORT, read_text or read_parquet, whatever statement
+nests them, have no file system to read or write, and a rewrite of the lake while a query runs (``repair``, a run's
+quarantine) changes nothing the query reads. A file that vanishes before it is opened makes its table be listed
+again (``lake.pinned``); should that keep failing, the views are built again (``BUILD_TRIES`` times at most). In front of that, ``lake.statements`` runs only one
+statement that reads. Each query has a time and a memory limit (``lake.limits``)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import time
 from pathlib import Path
+from typing import Callable, Iterator, TypeVar
 
 import duckdb
 
-from dialogbench.lake.catalog import connect
+from dialogbench.lake.catalog import create_views, read_board
+from dialogbench.lake.limits import Limits, LimitExceeded, time_limit
+from dialogbench.lake.pinned import LakeChanged, PinnedLake, TooManyFiles
+from dialogbench.lake.statements import QueryRefused, check_reads_only, one_line
 from dialogbench.lake.store import Lake
+from dialogbench.lake.terminal import BATCH
 
-READS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN, duckdb.StatementType.PRAGMA}
+__all__ = ["QueryRefused", "LimitExceeded", "Limits", "read_only_connection", "query", "run", "export"]
+NO_FILES = {"enable_external_access": False, "temp_directory": "", "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False, "allow_community_extensions": False,
+            "python_enable_replacements": False}
+BUILD_TRIES = 5
+T = TypeVar("T")
 
 
-class QueryRefused(ValueError):
-    """SQL that would write, attach or change settings (the message names the statement)."""
-
-
-def read_only_connection(lake: Lake, *, board: str | None = None) -> duckdb.DuckDBPyConnection:
+@contextlib.contextmanager
+def read_only_connection(lake: Lake, *, board: str | None = None,
+                         memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory connection with the lake's views (their board-scoped ones reading ``board``; None: the lake's
-    default board) that can read only the lake's files."""
-    con = connect(lake, board=board)
-    root = str(lake.root.resolve()).rstrip("/") + "/"
-    con.execute("SET allowed_directories = [?]", [root])
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
-    return con
-
-
-def check_reads_only(sql: str) -> None:
-    """Raise ``QueryRefused`` unless every statement in ``sql`` only reads."""
+    default board) that cannot read or write any file; its files are closed when the block ends."""
+    config = {**NO_FILES, **({"memory_limit": memory_limit} if memory_limit else {})}
+    for attempt in range(1, BUILD_TRIES + 1):
+        con = duckdb.connect(config=config)
+        pinned = PinnedLake(lake.root, con)
+        try:
+            create_views(con, pinned)
+            read_board(con, board)
+            con.execute("SET lock_configuration = true")
+            break
+        except (LakeChanged, FileNotFoundError) as exc:  # a rewrite between the listing and the opening
+            con.close()
+            pinned.close()
+            if attempt == BUILD_TRIES:
+                raise QueryRefused(f"the lake changed under every one of {BUILD_TRIES} tries to open its files "
+                                   f"(last: {exc}); is `dialogbench repair` running? Query again") from None
+            time.sleep(0.05 * attempt)
+        except TooManyFiles as exc:
+            con.close()
+            pinned.close()
+            raise QueryRefused(str(exc)) from None
+        except BaseException:
+            con.close()
+            pinned.close()
+            raise
     try:
-        statements = duckdb.extract_statements(sql)
-    except duckdb.Error as exc:
-        raise QueryRefused(f"the query does not parse: {exc}") from None
-    for number, statement in enumerate(statements, 1):
-        if statement.type not in READS:
-            kind = statement.type.name
-            raise QueryRefused(
-                f"statement {number} is {kind}: `dialogbench query` only reads the lake (SELECT, EXPLAIN, "
-                "PRAGMA). To write a result to a file use `dialogbench export \"SELECT …\" --out FILE`; the "
-                "lake's own files are written only by runs.")
+        yield con
+    finally:
+        con.close()
+        pinned.close()
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation | None:
+    """``sql`` as a relation on ``con``, once ``lake.statements`` accepts it (else ``QueryRefused``)."""
     check_reads_only(sql)
     return con.sql(sql)
 
 
-def export(lake: Lake, sql: str, out: Path, *, fmt: str | None = None, board: str | None = None) -> int:
-    """Write the result of a read-only ``sql`` to ``out`` (parquet, csv or json, by ``fmt`` or the suffix),
-    atomically; ``out`` must be outside the lake. Returns the row count."""
-    import os
+def run(lake: Lake, sql: str, consume: Callable[[duckdb.DuckDBPyConnection, str], T], *, board: str | None = None,
+        limits: Limits | None = None) -> T:
+    """Check ``sql``, then ``consume(con, sql)`` on a read-only connection within ``limits``. Every failure of the
+    user's SQL leaves as ``QueryRefused`` with one line saying why (``LimitExceeded`` for a limit)."""
+    limits = limits or Limits()
+    check_reads_only(sql)
+    try:
+        with read_only_connection(lake, board=board, memory_limit=limits.memory) as con, time_limit(con, limits):
+            return consume(con, sql)
+    except duckdb.PermissionException as exc:
+        raise QueryRefused(f"{one_line(str(exc))}: the query path has no file access; it reads the lake's tables "
+                           "and views, nothing else") from None
+    except duckdb.Error as exc:
+        raise QueryRefused(f"{type(exc).__name__}: {one_line(str(exc))}") from None
 
-    import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
 
+def export(lake: Lake, sql: str, out: Path, *, fmt: str | None = None, board: str | None = None,
+           limits: Limits | None = None) -> int:
+    """Write the result of a read-only ``sql`` to ``out`` (parquet, csv or json lines, by ``fmt`` or the suffix),
+    streamed in batches to a temp file renamed into place; ``out`` must be outside the lake. The values are written
+    as they are (no escaping: an export is data, not terminal output). Returns the row count."""
     out = Path(out)
     fmt = fmt or {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json"}.get(out.suffix.lower())
     if fmt is None:
         raise QueryRefused(f"{out}: say --format parquet|csv|json (no known suffix)")
     if out.resolve().is_relative_to(lake.root.resolve()):
         raise QueryRefused(f"{out}: is inside the lake {lake.root}; export writes outside it (runs own the lake)")
-    with read_only_connection(lake, board=board) as con:
-        relation = query(con, sql)
-        if relation is None:
-            raise QueryRefused("the query returns no result to export")
-        table = relation.to_arrow_table()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
-    if fmt == "parquet":
-        pq.write_table(table, tmp, compression="zstd")
-    elif fmt == "csv":
-        pacsv.write_csv(table, tmp)
-    else:
-        import json
+    try:
+        rows = run(lake, sql, lambda con, sql: _write(con.sql(sql), tmp, fmt), board=board, limits=limits)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return rows
 
-        tmp.write_text("".join(json.dumps(row, default=str) + "\n" for row in table.to_pylist()))
-    os.replace(tmp, out)
-    return table.num_rows
+
+def _write(relation: duckdb.DuckDBPyRelation | None, tmp: Path, fmt: str) -> int:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    if relation is None:
+        raise QueryRefused("the query returns no result to export")
+    reader = relation.to_arrow_reader(BATCH)
+    rows = 0
+    if fmt == "parquet":
+        with pq.ParquetWriter(tmp, reader.schema, compression="zstd") as writer:
+            for batch in reader:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+    elif fmt == "csv":
+        nested = [f"{f.name} ({f.type})" for f in reader.schema if pa.types.is_nested(f.type)]
+        if nested:
+            raise QueryRefused(f"csv cannot hold the nested column(s) {', '.join(nested)}: export to .parquet or "
+                               ".json, or select them as text (CAST(column AS VARCHAR))")
+        with pacsv.CSVWriter(tmp, reader.schema) as writer:
+            for batch in reader:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+    else:
+        with open(tmp, "w") as handle:
+            for batch in reader:
+                handle.writelines(json.dumps(row, default=str) + "\n" for row in batch.to_pylist())
+                rows += batch.num_rows
+    return rows

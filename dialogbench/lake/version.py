@@ -93,6 +93,24 @@ def refuse_older(lake: Lake) -> None:
         ensure_current(lake)
 
 
+EMPTY_LAKE = {"raw", ".lease"}  # what a lake no run has written yet may hold: a checkout's datasets, a lease
+
+
+def refuse_not_a_lake(lake: Lake) -> None:
+    """For readers of a lake's data (query, export): a folder is a lake when it holds ``lake.json`` (the format
+    marker, the first thing a run writes), or holds nothing yet but ``EMPTY_LAKE`` (a lake before its first run, whose
+    views are all empty). Any other folder (the repository, a lake's ``reports``) is refused naming the path, rather
+    than answered with 0 rows."""
+    if (lake.root / MARKER).is_file():
+        return
+    others = sorted(p.name for p in lake.root.iterdir() if p.name not in EMPTY_LAKE)
+    if others:
+        shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
+        raise LakeFormatError(f"{lake.root}: not a dialogbench lake (no {MARKER}, the marker every run writes first, "
+                              f"and it holds other things: {shown}); pass --lake with the lake's folder (default: "
+                              "data_lake)")
+
+
 def migrate(lake: Lake) -> dict[str, int]:
     """Bring an older lake to the current format: every ``plans`` file gets ``roles`` and ``scope`` unpacked
     from its ``model`` strings (format 1 → 2); every ``judgments`` file's rows move to their protocol's verdict

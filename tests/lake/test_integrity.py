@@ -5,6 +5,7 @@ files; a writer killed between its two renames is rolled forward; an older lake'
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
@@ -152,3 +153,62 @@ def test_a_lake_file_replaced_under_a_read_keeps_the_table_readable(tmp_path):
     lake, paths = three_files(tmp_path)
     pq.write_table(small([7, 7, 7]), paths[0])
     assert values(lake) == [11, 12, 21, 22]
+
+
+def rewrite_steps(lake: Lake, old) -> tuple[object, list]:
+    """``repair``'s rewrite of ``old`` as its five file-system steps (``Lake.write`` with ``supersedes``, then
+    ``manifest.remove``), to run one at a time between a reader's looks."""
+    new = old.with_name(f"{old.stem}-dedup.parquet")
+    tmp = old.with_name(f".{new.stem}-0123abcd.parquet.tmp")
+    data = small([1, 2, 3])
+    return new, [lambda: pq.write_table(data, tmp),
+                 lambda: manifest.write(new, manifest.describe(tmp, table="things", rows=3, tmp=tmp, name=new.name,
+                                                               supersedes=(old.name,))),
+                 lambda: os.replace(tmp, new),
+                 lambda: old.unlink(),
+                 lambda: manifest.record_path(old).unlink()]
+
+
+def test_a_snapshot_taken_during_a_rewrite_holds_the_old_file_or_the_new_one(tmp_path, monkeypatch):
+    """Every interleaving of a repair rewriting six files, one after the other (one step at the k-th file-system look
+    of the snapshot, then one every ``stride`` looks), with a reader's snapshot: of each old file and its new one
+    exactly one is read, and nothing is named damaged. Looking at an old and a new file in the wrong order, or
+    twice, reads both or neither; a listing taken before a rewrite began misses its new file."""
+    real_stat, real_scandir = os.stat, os.scandir
+    looks = {"n": 0, "stepping": False}  # the reader's file-system looks: stat, scandir, open
+
+    def counting(real):
+        def look(*args, **kwargs):
+            if not looks["stepping"]:  # a step's own looks are not the reader's
+                looks["n"] += 1
+                if looks["n"] in at and steps:
+                    looks["stepping"] = True
+                    try:
+                        steps.pop(0)()
+                    finally:
+                        looks["stepping"] = False
+            return real(*args, **kwargs)
+        return look
+
+    at, steps = set(), []
+    monkeypatch.setattr(os, "stat", counting(real_stat))
+    monkeypatch.setattr(os, "scandir", counting(real_scandir))
+    monkeypatch.setattr(io, "open", counting(io.open))  # pathlib's open: reading a record
+    tried = 0
+    for stride in (1, 2, 3, 5, 8):
+        for k in range(1, 80):
+            lake = Lake(tmp_path / f"lake-{stride}-{k}")
+            olds = [lake.write("things", small([7, i])) for i in range(6)]
+            other = lake.write("things", small([9]))
+            rewrites = [rewrite_steps(lake, old) for old in olds]
+            steps[:] = [step for _, some in rewrites for step in some]
+            at.clear()
+            at.update(range(k, k + len(steps) * stride, stride))
+            looks["n"] = 0
+            snap = lake.snapshot("things")
+            assert not snap.damaged, (stride, k, snap.damaged)
+            for old, (new, _) in zip(olds, rewrites):
+                assert len({old, new} & set(snap.good)) == 1, (stride, k, snap.good)
+            assert other in snap.good
+            tried += 1
+    assert tried == 5 * 79
