@@ -1,88 +1,82 @@
-"""MT-Bench-101 answer cells: their keys, item ids, the history a turn is answered with, stored answers.
-
-Two context modes (§3.4, §4); ``answering`` runs them, ``answers.AnswerTurns`` is the stage:
-
-* ``golden`` (the paper): turn t sees the dataset's user and bot turns before t, then the user
-  message of t. Every turn is independent.
-* ``self``: turn t sees the model's *own* earlier answers as the assistant turns. A turn that is
-  not judged (the first turn of the skip-first-turn tasks) is not answered; its golden bot reply
-  stays in the history.
-
-Only turns that ``scoring.is_judged`` says are judged are answered. The cell key is
-fingerprint(protocol, answer version, item content, model config, context mode): a rerun answers
-nothing, a changed model config or dataset turn answers again.
-"""
+"""The MT-Bench-101 answer stage of one model: a cell per judged turn of the selected dialogues."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
 
-import pyarrow as pa
-
-from dialogbench.keys import fingerprint
+from dialogbench.backends import get_backend, sampling_for
+from dialogbench.backends.provenance import provenance
+from dialogbench.cells import Cell, Emit, Planned, Stage
+from dialogbench.keys import model_fingerprint
 from dialogbench.lake import Lake
-from dialogbench.mtbench101.dataset import Dialogue
+from dialogbench.mtbench101.answer_stage import STAGE, AnswerCell, answer_key, stored_answers
+from dialogbench.mtbench101.answering import answer_cells
 from dialogbench.mtbench101.scoring import is_judged
-from dialogbench.mtbench101.tables import MTBENCH101_ANSWERS
-PROTOCOL = "mtbench101"
-ANSWER_VERSION = "mtbench101-answer-v1"
-TABLE = "mtbench101_answers"
-STAGE = "mtbench101_answer"
+from dialogbench.mtbench101.selection import selected_dialogues
+from dialogbench.mtbench101.tables import ANSWERS_TABLE
+from dialogbench.runs import now
+
+log = logging.getLogger("dialogbench.mtbench101.answer")
 
 
-def item_fingerprint(dialogue: Dialogue, turn: int) -> str:
-    """What the dataset gives turn ``turn``: task, the golden turns before it, its user message (the
-    self mode's history is determined by these and the model)."""
-    return fingerprint(dialogue.task, str(dialogue.id), [(t.user, t.bot) for t in dialogue.turns[:turn]],
-                       dialogue.turns[turn].user)
+class AnswerTurns(Stage):
+    """Golden context: every missing turn in one batch (the paper). Self context: the model's own
+    earlier answers are the history, one backend call per turn index; earlier answers come from the
+    lake when they are cached."""
 
+    table = ANSWERS_TABLE
 
-def answer_key(*, dialogue: Dialogue, turn: int, model_fp: str, context: str) -> str:
-    return fingerprint(PROTOCOL, ANSWER_VERSION, item_fingerprint(dialogue, turn), model_fp, context)
+    def __init__(self, config, model: str) -> None:
+        self.model_name = model
+        self.name = f"{STAGE}:{model}"
+        settings = config.mtbench101
+        self.chunk_size = settings.answer_chunk_size if settings.context == "golden" else None
 
+    def models(self, config):
+        return [config.model(self.model_name)]
 
-def item_id(dialogue_id: int | str, turn: int) -> str:
-    return f"{dialogue_id}:{turn}"
+    def plan(self, config, lake: Lake) -> Planned:
+        model, context = config.model(self.model_name), config.mtbench101.context
+        model_fp = model_fingerprint(model)
+        answers = [AnswerCell(answer_key(dialogue=d, turn=i, model_fp=model_fp, context=context), d, i)
+                   for d in selected_dialogues(config) for i in range(len(d.turns)) if is_judged(task=d.task, turn=i)]
+        return Planned([Cell(a.cell_key, a.item_id, {"model": model.name}, task=a.dialogue.task, payload=a)
+                        for a in answers])
 
+    def compute(self, config, cells: list[Cell], emit: Emit) -> None:
+        """Rows are emitted after every backend call; a failed answer is a failure (in self context the
+        dialogue's later turns then wait for the next run)."""
+        model, context = config.model(self.model_name), config.mtbench101.context
+        sampling, model_fp = sampling_for(model), model_fingerprint(model)
+        by_key = {c.key: c for c in cells}
 
-@dataclass(frozen=True)
-class AnswerCell:
-    cell_key: str
-    dialogue: Dialogue
-    turn: int
+        def earlier_key(dialogue, turn: int) -> str:
+            return answer_key(dialogue=dialogue, turn=turn, model_fp=model_fp, context=context)
 
-    @property
-    def item_id(self) -> str:
-        return item_id(self.dialogue.id, self.turn)
+        stored = {}
+        if context == "self":  # the cached earlier answers of the dialogues still being answered
+            stored = stored_answers(emit.lake, sorted({earlier_key(c.payload.dialogue, i) for c in cells
+                                                       for i in range(c.payload.turn)} - set(by_key)))
 
+        def write(batch: list) -> None:
+            created, rows, failures = now(), [], []
+            for answer, completion in batch:
+                cell = by_key[answer.cell_key]
+                if not completion.ok:
+                    failures.append((cell, completion.error, None))
+                    continue
+                rows.append({"cell_key": cell.key, "dialogue_id": str(answer.dialogue.id), "task": cell.task,
+                             "turn": answer.turn, "context": context, "model": model.name, "model_fp": model_fp,
+                             "question": answer.dialogue.turns[answer.turn].user,
+                             "answer": completion.text, "prompt_tokens": completion.prompt_tokens,
+                             "completion_tokens": completion.completion_tokens, "run_id": emit.run_id,
+                             "created_at": created, **provenance(model, [completion])})
+            emit(rows, failures)
 
-def history(dialogue: Dialogue, turn: int, *, context: str, answers: dict[int, str] | None = None) -> list[tuple[str, str]]:
-    """The (user, assistant) turns before ``turn`` as the model saw them: golden bot replies, or in
-    self mode the model's own ``answers`` (by turn) for judged turns and golden replies for the rest.
-    Raises ``KeyError`` when a self-mode answer it needs is missing."""
-    pairs = []
-    for i, t in enumerate(dialogue.turns[:turn]):
-        if context == "self" and is_judged(task=dialogue.task, turn=i):
-            pairs.append((t.user, (answers or {})[i]))
-        else:
-            pairs.append((t.user, t.bot))
-    return pairs
-
-
-def conversation(pairs: list[tuple[str, str]], user_message: str) -> list[dict[str, str]]:
-    messages = []
-    for user, bot in pairs:
-        messages += [{"role": "user", "content": user}, {"role": "assistant", "content": bot}]
-    return messages + [{"role": "user", "content": user_message}]
-
-
-
-def stored_answers(lake: Lake, keys: list[str]) -> dict[str, str]:
-    """Stored answers by cell key (the newest if a key was ever written twice)."""
-    with lake.connect() as con:
-        con.register("keys", pa.table({"cell_key": pa.array(keys, pa.string())}))
-        rows = con.sql(f"""
-            SELECT a.cell_key, a.answer FROM {lake.relation_sql(TABLE, MTBENCH101_ANSWERS)} a SEMI JOIN keys USING (cell_key)
-            QUALIFY row_number() OVER (PARTITION BY a.cell_key ORDER BY a.created_at DESC) = 1
-        """).fetchall()
-    return dict(rows)
+        stats = answer_cells([c.payload for c in cells], context=context, backend=get_backend(model),
+                             sampling=sampling, context_window=model.context_window, on_batch=write, stored=stored,
+                             earlier_key=earlier_key)
+        emit.detail = {"backend_calls": stats.backend_calls, "context": context, "blocked": stats.blocked,
+                       "trimmed_prompts": stats.trimmed_prompts}
+        log.info("%s: MT-Bench-101 answers (%s context) in %d backend calls, %d waiting on a failed turn",
+                 model.name, context, stats.backend_calls, stats.blocked)

@@ -196,7 +196,7 @@ def test_secrets_written_in_the_config_reach_neither_prefect_nor_the_lake(tmp_pa
                     "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
                     "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
         "fail_on": {"cells": "never"},  # the run works: its failed verdicts are recorded, redacted
-        "judge_checks": {"max_unparsed": 0.7},
+        "judge_checks": {"max_unparsed": 0.7, "probes": 0},  # a scripted judge cannot tell: not what is tested
     }))
     summary = tmp_path / "summary.json"
     result = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config), "--json",

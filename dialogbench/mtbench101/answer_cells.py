@@ -1,0 +1,88 @@
+"""MT-Bench-101 answer cells: their keys, item ids, the history a turn is answered with, stored answers.
+
+Two context modes (§3.4, §4); ``answering`` runs them, ``answers.AnswerTurns`` is the stage:
+
+* ``golden`` (the paper): turn t sees the dataset's user and bot turns before t, then the user
+  message of t. Every turn is independent.
+* ``self``: turn t sees the model's *own* earlier answers as the assistant turns. A turn that is
+  not judged (the first turn of the skip-first-turn tasks) is not answered; its golden bot reply
+  stays in the history.
+
+Only turns that ``scoring.is_judged`` says are judged are answered. The cell key is
+fingerprint(protocol, answer version, item content, model config, context mode): a rerun answers
+nothing, a changed model config or dataset turn answers again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from dialogbench.keys import fingerprint
+from dialogbench.lake import Lake
+from dialogbench.mtbench101.dataset import Dialogue
+from dialogbench.mtbench101.scoring import is_judged
+from dialogbench.mtbench101.tables import MTBENCH101_ANSWERS
+PROTOCOL = "mtbench101"
+ANSWER_VERSION = "mtbench101-answer-v1"
+TABLE = "mtbench101_answers"
+STAGE = "mtbench101_answer"
+
+
+def item_fingerprint(dialogue: Dialogue, turn: int) -> str:
+    """What the dataset gives turn ``turn``: task, the golden turns before it, its user message (the
+    self mode's history is determined by these and the model)."""
+    return fingerprint(dialogue.task, str(dialogue.id), [(t.user, t.bot) for t in dialogue.turns[:turn]],
+                       dialogue.turns[turn].user)
+
+
+def answer_key(*, dialogue: Dialogue, turn: int, model_fp: str, context: str) -> str:
+    return fingerprint(PROTOCOL, ANSWER_VERSION, item_fingerprint(dialogue, turn), model_fp, context)
+
+
+def item_id(dialogue_id: int | str, turn: int) -> str:
+    return f"{dialogue_id}:{turn}"
+
+
+@dataclass(frozen=True)
+class AnswerCell:
+    cell_key: str
+    dialogue: Dialogue
+    turn: int
+
+    @property
+    def item_id(self) -> str:
+        return item_id(self.dialogue.id, self.turn)
+
+
+def history(dialogue: Dialogue, turn: int, *, context: str, answers: dict[int, str] | None = None) -> list[tuple[str, str]]:
+    """The (user, assistant) turns before ``turn`` as the model saw them: golden bot replies, or in
+    self mode the model's own ``answers`` (by turn) for judged turns and golden replies for the rest.
+    Raises ``KeyError`` when a self-mode answer it needs is missing."""
+    pairs = []
+    for i, t in enumerate(dialogue.turns[:turn]):
+        if context == "self" and is_judged(task=dialogue.task, turn=i):
+            pairs.append((t.user, (answers or {})[i]))
+        else:
+            pairs.append((t.user, t.bot))
+    return pairs
+
+
+def conversation(pairs: list[tuple[str, str]], user_message: str) -> list[dict[str, str]]:
+    messages = []
+    for user, bot in pairs:
+        messages += [{"role": "user", "content": user}, {"role": "assistant", "content": bot}]
+    return messages + [{"role": "user", "content": user_message}]
+
+
+
+def stored_answers(lake: Lake, keys: list[str]) -> dict[str, str]:
+    """Stored answers by cell key (the newest if a key was ever written twice)."""
+    with lake.connect() as con:
+        con.register("keys", pa.table({"cell_key": pa.array(keys, pa.string())}))
+        rows = con.sql(f"""
+            SELECT a.cell_key, a.answer FROM {lake.relation_sql(TABLE, MTBENCH101_ANSWERS)} a SEMI JOIN keys USING (cell_key)
+            QUALIFY row_number() OVER (PARTITION BY a.cell_key ORDER BY a.created_at DESC) = 1
+        """).fetchall()
+    return dict(rows)
