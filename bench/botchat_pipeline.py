@@ -46,7 +46,7 @@ def _resolve(path: str | os.PathLike) -> Path:
 
 
 def load_bench_config(config_path: str | os.PathLike):
-    from dialogbench.config import load_config
+    from dialogbench.registry import load_config
 
     return load_config(_resolve(config_path), root=REPO_ROOT)
 
@@ -135,16 +135,16 @@ def generate_stage(*, root, model, seeds, system_prompt: str, n_target: int):
     under ``root`` holding ``seeds``; returns its StageReport."""
     from dialogbench.botchat.generate_stage import GenerateDialogues
     from dialogbench.cells.runner import run_stage
-    from dialogbench.config import Config
-    from dialogbench.lake import Lake
+    from dialogbench.registry import validate_config
+    from dialogbench.registry import open_lake
     from dialogbench.lake.version import ensure_current
 
-    lake = Lake(root / "lake")
+    lake = open_lake(root / "lake")
     ensure_current(lake)  # a new lake: marked as the current format before its first table
     lake.write("seeds", seeds, partition={"dataset": "mutual_test"}, name="seeds.parquet")
-    config = Config.model_validate({"lake": str(lake.root), "models": [model.model_dump()],
-                                    "botchat": {"judge": model.name, "n": [n_target], "system_prompt": system_prompt}})
-    return run_stage(GenerateDialogues(model.name), config, "bench")
+    config = validate_config({"lake": str(lake.root), "models": [model.model_dump()],
+                              "botchat": {"judge": model.name, "n": [n_target], "system_prompt": system_prompt}})
+    return run_stage(GenerateDialogues(model.name), config, "bench", lake=lake)
 
 
 def run_pipeline_once(*, model, seeds, system_prompt: str, n_target: int) -> dict:

@@ -26,7 +26,7 @@ RESULTS = ROOT / "bench" / "results" / "gameeval.json"
 
 
 def bench_config(config_path: str, lake: str, *, words: int, rounds: int, concurrency: int, max_tokens: int):
-    from dialogbench.config import load_config
+    from dialogbench.registry import load_config
 
     overrides = {"lake": lake}
     config = load_config(config_path, overrides, root=ROOT)
@@ -42,15 +42,17 @@ def bench_config(config_path: str, lake: str, *, words: int, rounds: int, concur
 
 def play(config) -> dict:
     from dialogbench.backends import get_backend
-    from dialogbench.gameeval import stage
-    from dialogbench.lake import Lake
+    from dialogbench import registry
+    from dialogbench.cells.runner import run_stage
+    from dialogbench.gameeval.config import players
+    from dialogbench.registry import open_lake
 
-    backend = get_backend(config.gameeval_models()[0])
+    backend = get_backend(players(config)[0])
     calls_before, moves_before = backend.stats.calls, backend.stats.conversations
     start = time.perf_counter()
-    report = stage.run_game(config, "askguess", "bench")
+    report = run_stage(registry.stage(config, "gameeval_askguess"), config, "bench", lake=open_lake(config.lake))
     seconds = time.perf_counter() - start
-    games = Lake(config.lake).read("gameeval_games").to_pylist()
+    games = open_lake(config.lake).read("gameeval_games").to_pylist()
     return {"games": report.computed + report.failed, "seconds": seconds,
             "games_per_min": 60 * (report.computed + report.failed) / seconds,
             "backend_calls": backend.stats.calls - calls_before, "moves": backend.stats.conversations - moves_before,
@@ -68,11 +70,12 @@ def main() -> None:
     args = parser.parse_args()
 
     from dialogbench.backends import get_backend, sampling_for
+    from dialogbench.gameeval.config import players
 
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         warm = bench_config(args.config, f"{tmp}/warm", words=1, rounds=1, concurrency=1, max_tokens=4)
-        model = warm.gameeval_models()[0]
+        model = players(warm)[0]
         get_backend(model).generate([[{"role": "user", "content": "Hello"}]], sampling=sampling_for(model))
         for mode, concurrency in (("batched", args.words), ("sequential", 1)):
             config = bench_config(args.config, f"{tmp}/{mode}", words=args.words, rounds=args.rounds,

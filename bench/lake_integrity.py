@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from dialogbench import registry
 from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 
 T0 = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
@@ -72,7 +73,7 @@ def main() -> int:
     args = parser.parse_args()
     tables = [t for t in registry.tables() if t.done is not None or t.name in ("plans", "runs", "failures")]
     with tempfile.TemporaryDirectory() as tmp:
-        lake = Lake(tmp)
+        lake = open_lake(tmp)
         data = {t.name: [fake_rows(t, i, args.rows) for i in range(args.files)] for t in tables}
         writes = []
         for t in tables:

@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: int) -> dict:
     from dialogbench.backends import get_backend, sampling_for
-    from dialogbench.config import load_config
+    from dialogbench.registry import load_config, open_lake
     from dialogbench.cells.runner import run_stage
-    from dialogbench.mtbench101.answers import AnswerTurns
+    from dialogbench.mtbench101.answer_stage import AnswerTurns
     from dialogbench.mtbench101.dataset import read_dialogues
 
     config = load_config(config_path, root=ROOT)
@@ -60,7 +60,8 @@ def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: i
             backend.generate = recording if rep == 0 else real
             before = backend.stats.completion_tokens
             start = time.perf_counter()
-            report = run_stage(AnswerTurns(run_config, model.name), run_config, f"bench-{rep}")
+            report = run_stage(AnswerTurns(run_config, model.name), run_config, f"bench-{rep}",
+                               lake=open_lake(run_config.lake))
             pipeline_s.append(time.perf_counter() - start)
             tokens.append(backend.stats.completion_tokens - before)
             backend.generate = real

@@ -58,13 +58,13 @@ def split_lake(source: Path, target: Path, parts: int) -> int:
     """``source``'s tables rewritten as ``parts`` committed files each (same rows); returns the file count."""
     import pyarrow.parquet as pq
 
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.lake.version import ensure_current
 
-    lake = Lake(target)
+    lake = open_lake(target)
     ensure_current(lake)
     for table_dir in sorted(p for p in source.iterdir() if p.is_dir()):
-        table = pq.read_table(Lake(source).files(table_dir.name))
+        table = pq.read_table(open_lake(source).files(table_dir.name))
         step = -(-table.num_rows // parts)
         for start in range(0, table.num_rows, step):
             lake.write(table_dir.name, table.slice(start, step))
@@ -73,15 +73,15 @@ def split_lake(source: Path, target: Path, parts: int) -> int:
 
 def readers(root: Path, repeats: int) -> dict:
     """Connection build and each query, for the read_parquet views (before) and the query path (after)."""
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.lake.catalog import connect
     from dialogbench.lake.query import read_only_connection
 
     def before():
-        return connect(Lake(root))
+        return connect(open_lake(root))
 
     def after():
-        return read_only_connection(Lake(root))
+        return read_only_connection(open_lake(root))
 
     def build(make) -> None:
         with make():
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench.report import model_names, synthetic_lake
     from dialogbench.environment import commit
     from dialogbench.lake.version import ensure_current
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
 
     result = {"machine": {"nproc": os.cpu_count(), "loadavg_at_start": os.getloadavg(),
                           "python": sys.version.split()[0],
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
               "code": {"commit": commit(REPO_ROOT)}, "lakes": {}}
     with tempfile.TemporaryDirectory(prefix="dialogbench-query-bench-") as tmp:
         one = Path(tmp) / "one-file-a-table"
-        ensure_current(Lake(one))  # the format marker first, as a run writes it
+        ensure_current(open_lake(one))  # the format marker first, as a run writes it
         rows = synthetic_lake(one, models=model_names(args.models), seeds=args.seeds, arena_seeds=args.arena_seeds)
         split = Path(tmp) / f"{args.split}-files-a-table"
         files = split_lake(one, split, args.split)

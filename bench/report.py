@@ -46,11 +46,11 @@ def synthetic_lake(root: Path, *, models: list[str], seeds: int, arena_seeds: in
                    arena_ns: tuple[int, ...] = (8, 16), seed: int = 0, judge: str = JUDGE,
                    utterance=lambda model, item, i: f"{model} line {i} about seed {item}.") -> dict[str, int]:
     """Write the base tables for ``models`` x ``seeds``; model i is better than model i+1. Returns row counts."""
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.botchat.tables import ARENA_TABLE, ELO, GENERATIONS, GTEVAL_TABLE, LENGTHS, SEEDS, UNIEVAL_TABLE
     from dialogbench.lake.schemas import PLANS, RUNS
 
-    lake, rng, run = Lake(root), np.random.default_rng(seed), "run-0001"
+    lake, rng, run = open_lake(root), np.random.default_rng(seed), "run-0001"
     items = [f"MT-{k + 1}" for k in range(seeds)]
     gens, judg, plans, lengths, counts = [], [], [], [], {}
     for mi, model in enumerate(models):
@@ -148,19 +148,19 @@ def timed(write, repeats: int) -> tuple[list[float], list[float], object]:
 
 def run_bench(*, models: int, seeds: int, arena_seeds: int, repeats: int) -> dict:
     from dialogbench.explorer import write_explorer
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.lake.catalog import connect
-    from dialogbench.report import write_report
+    from dialogbench.report.build import write_report
 
     with tempfile.TemporaryDirectory(prefix="dialogbench-report-bench-") as tmp:
         start = time.perf_counter()
         counts = synthetic_lake(Path(tmp) / "lake", models=model_names(models), seeds=seeds, arena_seeds=arena_seeds)
         build_s = time.perf_counter() - start
-        with connect(Lake(Path(tmp) / "lake")) as con:
+        with connect(open_lake(Path(tmp) / "lake")) as con:
             views = sorted(r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall())
-        times, cpu, paths = timed(lambda: write_report(Lake(Path(tmp) / "lake"), Path(tmp) / "out"), repeats)
+        times, cpu, paths = timed(lambda: write_report(open_lake(Path(tmp) / "lake"), Path(tmp) / "out"), repeats)
         sizes = {kind: path.stat().st_size for kind, path in paths.items()}
-        explorer_times, explorer_cpu, page = timed(lambda: write_explorer(Lake(Path(tmp) / "lake"), Path(tmp) / "out"),
+        explorer_times, explorer_cpu, page = timed(lambda: write_explorer(open_lake(Path(tmp) / "lake"), Path(tmp) / "out"),
                                                    repeats)
         sizes["explorer"] = page.stat().st_size
     medians = {"write_report": statistics.median(times), "write_explorer": statistics.median(explorer_times)}

@@ -43,15 +43,15 @@ TARGET_MS = 100
 def build_reports(lake: Path, *, models: int, seeds: int, arena_seeds: int, runs: int) -> dict:
     """The lake, its report and explorer rendered once, and the board and run folders linking them."""
     from dialogbench.explorer import write_explorer
-    from dialogbench.lake import Lake
-    from dialogbench.report import write_report
+    from dialogbench.registry import open_lake
+    from dialogbench.report.build import write_report
 
     start = time.perf_counter()
     synthetic_lake(lake, models=model_names(models), seeds=seeds, arena_seeds=arena_seeds)
     lake_s, reports = time.perf_counter() - start, lake / "reports"
     start = time.perf_counter()
-    write_report(Lake(lake), reports)
-    write_explorer(Lake(lake), reports)
+    write_report(open_lake(lake), reports)
+    write_explorer(open_lake(lake), reports)
     render_s, t0 = time.perf_counter() - start, dt.datetime(2026, 1, 1, 1, tzinfo=dt.timezone.utc)
     run_ids = [f"{t0 + dt.timedelta(days=i):%Y%m%dT%H%M%SZ}-{i:06x}" for i in range(runs)]
     for i, run_id in enumerate(run_ids + run_ids[-1:]):  # the runs, then the board (its latest run)

@@ -74,7 +74,7 @@ def _overrides(args) -> dict:
 
 def cmd_run(args) -> int:
     from dialogbench import stopping
-    from dialogbench.config import load_config
+    from dialogbench.registry import load_config
 
     config = load_config(args.config, _overrides(args))  # fail fast, before Prefect starts
     with stopping.handling(config.stop_timeout_s):  # SIGTERM / SIGINT stop the run cleanly from here on
@@ -91,14 +91,14 @@ def _run(args, config) -> int:
     preflight(config, source=args.config)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.lake.lease import lake_lease
     from dialogbench.lake.version import ensure_current
     from dialogbench.runs import StageReport
 
     start = time.perf_counter()
     with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
-        ensure_current(Lake(config.lake))  # so is an older one (migrate); a format-3 one is recorded in place
+        ensure_current(open_lake(config.lake))  # so is an older one (migrate); a format-3 one is recorded in place
         stopping.check()
         from flows.pipeline import pipeline  # Prefect (and its API log handler) only now
         from flows.signals import own_session_server, stop_temporary_server
@@ -191,12 +191,12 @@ def cmd_export(args) -> int:
 
 def _data_lake(lake: str | None):
     """The lake a query or an export reads: one that exists, of this format, and is a lake at all."""
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.lake.version import refuse_not_a_lake
 
     _refuse_older(lake)
-    refuse_not_a_lake(Lake(_existing_lake(lake)))
-    return Lake(lake or "data_lake")
+    refuse_not_a_lake(open_lake(_existing_lake(lake)))
+    return open_lake(lake or "data_lake")
 
 
 def _limits(args):
@@ -240,10 +240,10 @@ class NoLake(ValueError):
 
 def _refuse_older(lake: str | None) -> None:
     """Readers (query, export, catalog, report, explore): a missing lake or one of an older format is refused."""
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.lake.version import refuse_older
 
-    refuse_older(Lake(_existing_lake(lake)))
+    refuse_older(open_lake(_existing_lake(lake)))
 
 
 def _existing_lake(lake: str | None) -> Path:
@@ -261,11 +261,11 @@ def _lease(args):
 
 
 def cmd_migrate(args) -> int:
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.lake.version import migrate
 
     with _lease(args):
-        result = migrate(Lake(args.lake or "data_lake"))
+        result = migrate(open_lake(args.lake or "data_lake"))
     print(f"lake format {result['from_format']} -> {result['to_format']}: "
           f"{result['plan_files_rewritten']} plan file(s) rewritten, {result['judgment_files_split']} judgments "
           "file(s) split into their protocol's verdict table")
@@ -274,21 +274,21 @@ def cmd_migrate(args) -> int:
 
 def cmd_catalog(args) -> int:
     _refuse_older(args.lake)
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.lake.catalog import build_catalog
 
     with _lease(args):
-        path = build_catalog(Lake(args.lake or "data_lake"))
+        path = build_catalog(open_lake(args.lake or "data_lake"))
     print(path)
     return 0
 
 
 def cmd_report(args) -> int:
     _refuse_older(args.lake)
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.report.build import write_report
 
-    lake = Lake(args.lake or "data_lake")
+    lake = open_lake(args.lake or "data_lake")
     with _lease(args):
         paths = write_report(lake, _reader_out(args, lake), board=args.board)
     for kind, path in paths.items():
@@ -300,9 +300,9 @@ def cmd_explore(args) -> int:
     _refuse_older(args.lake)
     from dialogbench.explorer import write_explorer
     from dialogbench.explorer.collect import DEFAULT_LIMIT
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
 
-    lake = Lake(args.lake or "data_lake")
+    lake = open_lake(args.lake or "data_lake")
     with _lease(args):
         path = write_explorer(lake, _reader_out(args, lake), limit=args.limit or DEFAULT_LIMIT, board=args.board)
     _say(f"explorer: {path}")
@@ -345,7 +345,8 @@ def _port(value: str) -> int:
 def cmd_validate(args) -> int:
     """Exit 2 when the config points at something unusable (its lake, a dataset line: what `run` would refuse
     on any machine), 1 when only this machine lacks something (weights, an endpoint URL), else 0."""
-    from dialogbench.config import ConfigError, load_config
+    from dialogbench.config import ConfigError
+    from dialogbench.registry import load_config
     from dialogbench.preflight import check
     from dialogbench.redact import redact
 
@@ -465,6 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     from dialogbench.lake.version import LakeFormatError
     from dialogbench.lake.commands import run_repair_command, run_verify_command
     from dialogbench.ratings.command import run_elo_command
+    from dialogbench.registry import open_lake
     from dialogbench.serve import ServeError
 
     args = build_parser().parse_args(argv)
@@ -479,7 +481,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate,
                 "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export,
-                "elo": run_elo_command, "verify": run_verify_command, "repair": run_repair_command,
+                "elo": run_elo_command, "verify": lambda a: run_verify_command(a, open_lake(a.lake or "data_lake")),
+                "repair": lambda a: run_repair_command(a, open_lake(a.lake or "data_lake")),
                 "serve": cmd_serve}
     try:
         return handlers[args.command](args)

@@ -5,13 +5,16 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Sequence
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from dialogbench.boards import run_board
 from dialogbench.redact import register, secret_values, watch_env
 from dialogbench.yamlbounds import read_yaml_file
+
+if TYPE_CHECKING:
+    from dialogbench.family import Family
 
 log = logging.getLogger(__name__)
 
@@ -22,11 +25,13 @@ class ConfigError(ValueError):
     """A configuration problem found before any compute; the message names the file and field."""
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
+    """A config mapping that refuses unknown keys and is immutable once loaded."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class FamilySection(_Strict):
+class FamilySection(Strict):
     """A family's section of the config. Present means it runs (``enabled: false`` turns it off, the
     same for every family); absent means it does not, and leaves no trace in a run. ``OVERRIDES`` maps
     each CLI flag (limit, models, n, judge) to the section fields it sets (``apply_overrides`` says how).
@@ -45,8 +50,9 @@ class FamilySection(_Strict):
         """The ``PATHS`` this section reads when it runs (each must be a readable file)."""
         return self.PATHS
 
-    def check(self, config: "Config") -> None:
-        """Cross-references to the rest of the config; raise ValueError("<section>.<field>: …")."""
+    def check(self, config: "Config", families: Sequence["Family"] = ()) -> None:
+        """Cross-references to the rest of the config (``families``: the ones it is validated against); raise
+        ValueError("<section>.<field>: …")."""
 
     @staticmethod
     def _known(config: "Config", field: str, names, among=None, what: str = "in models") -> None:
@@ -56,7 +62,7 @@ class FamilySection(_Strict):
                 raise ValueError(f"{field}: {name!r} is not {what} ({', '.join(sorted(known))})")
 
 
-class ChatTemplateConfig(_Strict):
+class ChatTemplateConfig(Strict):
     """How conversations are fitted to a model's chat template.
 
     ``system``: ``native`` sends a system message, ``merge`` folds it into the first user message,
@@ -70,13 +76,13 @@ class ChatTemplateConfig(_Strict):
     filler: str = "(The conversation continues.)"
 
 
-class SamplingConfig(_Strict):
+class SamplingConfig(Strict):
     temperature: float = Field(0.0, ge=0.0)
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     seed: int | None = 0
 
 
-class PricesConfig(_Strict):
+class PricesConfig(Strict):
     """What a model's tokens cost, per million (an endpoint's list price, or what a GPU hour buys): ``usage`` gives
     each run's cost per model and role from them."""
 
@@ -84,7 +90,7 @@ class PricesConfig(_Strict):
     completion_per_million: float = Field(ge=0.0)
 
 
-class ModelConfig(_Strict):
+class ModelConfig(Strict):
     """One model (a chatbot under test or a judge) and how to reach it."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -135,195 +141,7 @@ class ModelConfig(_Strict):
                                         "sampling", "max_tokens", "context_window", "script"})
 
 
-def _all_at_least_3(values: list[int]) -> list[int]:
-    """N counts utterances, the 2-utterance ChatSEED included: N < 3 would generate nothing."""
-    for value in values:
-        if value < 3:
-            raise ValueError(f"N must be >= 3 (a ChatSEED already has 2 utterances), got {value}")
-    return sorted(set(values))
-
-
-UtteranceCounts = Annotated[list[int], AfterValidator(_all_at_least_3), Field(min_length=1)]
-
-
-class EloConfig(_Strict):
-    """Bootstrap Elo as in the BotChat paper's appendix A, plus Bradley–Terry intervals."""
-
-    init: float = 1000.0
-    scale: float = 400.0
-    k: float = 32.0
-    rounds: int = Field(1000, ge=1)
-    repeats: int = Field(10, ge=1)
-    seed: int = 0
-    bt_rounds: int = Field(200, ge=1)
-
-
-class ArenaConfig(_Strict):
-    """BotChat Arena: two models' dialogues from the same seed, judged side by side in both orders."""
-
-    enabled: bool = False
-    n: UtteranceCounts = Field(default_factory=lambda: [8, 16])
-    pairs: list[tuple[str, str]] | None = None  # default: every pair of botchat models
-    min_human_utterances: int = Field(4, ge=2)  # the paper's 222-seed subset
-    limit: int | None = Field(None, ge=1)  # the first K seeds of that subset
-    elo: EloConfig = EloConfig()
-
-
-
-class GTEvalConfig(_Strict):
-    """GTEval: each model's dialogue, cut to the human dialogue's length, against the human one."""
-
-    enabled: bool = False
-    min_human_utterances: int = Field(4, ge=3)
-    limit: int | None = Field(None, ge=1)
-
-
-class BotChatConfig(FamilySection):
-    OVERRIDES = {"limit": ("limit",), "models": ("models",), "n": ("n",), "judge": ("judge",)}
-    MATCHUPS = {"arena.pairs": ("arena", 2)}  # default: every unordered pair of distinct models
-    PATHS = ("dataset", "unieval_examples")
-    dataset: str = "data_lake/raw/botchat/mutual_test.jsonl"
-    unieval_examples: str = "data_lake/raw/botchat/unieval_examples.json"
-    models: list[str] | None = None  # default: every model in `models`
-    judge: str | None = None
-    n: UtteranceCounts = Field(default_factory=lambda: [4, 8, 16])
-    limit: int | None = Field(None, ge=1)
-    system_prompt: str = Field(default_factory=lambda: __import__("dialogbench.botchat.prompts",
-                                                               fromlist=["SYSTEM_PROMPT"]).SYSTEM_PROMPT)
-    judge_chunk_size: int = Field(64, ge=1)
-    arena: ArenaConfig = ArenaConfig()
-    gteval: GTEvalConfig = GTEvalConfig()
-
-
-    def check(self, config: "Config") -> None:
-        self._known(config, "botchat.models", self.models)
-        playing = set(self.models or [m.name for m in config.models])
-        for i, pair in enumerate(self.arena.pairs or []):
-            self._known(config, f"botchat.arena.pairs[{i}]", pair, playing, "one of the botchat models")
-            if pair[0] == pair[1]:
-                raise ValueError(f"botchat.arena.pairs[{i}]: a model cannot play itself ({pair[0]!r})")
-        if not self.judge:
-            raise ValueError("botchat.judge: name the judge model (one of judges or models)")
-        self._known(config, "botchat.judge", [self.judge], config.model_names(), "a configured model")
-
-    @property
-    def n_max(self) -> int:
-        """The length every dialogue is generated to: the largest N any enabled protocol asks for
-        (GTEval cuts to the human length, at most that)."""
-        return max([*self.n, *(self.arena.n if self.arena.enabled else [])])
-
-
-class MTBench101Config(FamilySection):
-    """MT-Bench-101: answer every judged turn given its context, a judge rates each turn 1–10."""
-
-    OVERRIDES = {"limit": ("limit",), "models": ("models",), "judge": ("judge",)}
-    PATHS = ("dataset",)
-    dataset: str = "data_lake/raw/mtbench101/mtbench101.jsonl"
-    models: list[str] | None = None  # default: every model in `models`
-    judge: str | None = None  # default: botchat.judge
-    tasks: list[str] | None = None  # task codes (CM, SI, …); default: all 13
-    limit: int | None = Field(None, ge=1)  # the first K dialogues of each task
-    context: Literal["golden", "self"] = "golden"  # golden history (the paper) or the model's own answers
-    # golden context: the missing answers of a model per chunk (one task and backend call each); None: all
-    # at once. Self context always answers in one chunk (a dialogue's turns need its earlier answers).
-    answer_chunk_size: int | None = Field(None, ge=1)
-    judge_chunk_size: int = Field(64, ge=1)
-    judge_max_tokens: int | None = Field(None, ge=1)  # unset: the judge model's max_tokens
-
-    @field_validator("tasks")
-    @classmethod
-    def _known_tasks(cls, values: list[str] | None) -> list[str] | None:
-        from dialogbench.mtbench101.taxonomy import TASK_CODES
-
-        for value in values or []:
-            if value not in TASK_CODES:
-                raise ValueError(f"unknown task code {value!r} (expected one of: {', '.join(TASK_CODES)})")
-        return values
-
-    def check(self, config: "Config") -> None:
-        self._known(config, "mtbench101.models", self.models)
-        botchat = config.section("botchat")
-        if not (self.judge or (botchat and botchat.judge)):
-            raise ValueError("mtbench101.judge: name the judge model (or set botchat.judge)")
-        self._known(config, "mtbench101.judge", [self.judge] if self.judge else [], config.model_names(),
-                    "a configured model")
-
-
-class AskGuessConfig(_Strict):
-    """Ask-Guess: both roles played by one model, each word in each setting ``trials`` times."""
-
-    enabled: bool = True
-    settings: list[Literal["with_description", "without_description"]] = Field(
-        default_factory=lambda: ["with_description", "without_description"], min_length=1)
-    words: list[str] | None = None  # default: every word of gameeval.words
-    limit: int | None = Field(None, ge=1)  # the first K of those words
-    trials: int = Field(1, ge=1)  # per word and setting (the paper: 100)
-    max_rounds: int = Field(30, ge=1)  # the authors' round limit, the description counting as one (RLE beyond it)
-    # how the host tells a guess and a mentioned word: "authors" (their code: substring guess, " word " mention)
-    # or "whole_word" (whole word, plural allowed); see dialogbench/gameeval/askguess.py
-    matcher: Literal["authors", "whole_word"] = "authors"
-
-
-class SpyFallConfig(_Strict):
-    """SpyFall: ordered (spy model, villager model) pairs, each word pair ``trials`` times."""
-
-    enabled: bool = True
-    pairs: list[tuple[str, str]] | None = None  # default: every ordered pair of distinct models (self-play if one)
-    limit: int | None = Field(None, ge=1)  # the first K word pairs
-    trials: int = Field(1, ge=1)  # per word pair and model pair (the paper plays until 30 finish)
-    max_rounds: int = Field(10, ge=1)  # rounds without an end → round_limit (unfinished)
-    # a description that says the speaker's own word: false (the authors) the others hear it as said; true: they
-    # hear it masked as *** and it is a chat error (dialogbench's rule before spyfall-v3)
-    mask_own_word: bool = False
-
-
-class TofuKingdomConfig(_Strict):
-    """TofuKingdom: one model per camp; every assignment ``trials`` times."""
-
-    enabled: bool = True
-    # {prince, queen, spy} → model; default: every permutation of three distinct models, or with
-    # fewer models every assignment that uses them all (two models: six assignments)
-    assignments: list[dict[Literal["prince", "queen", "spy"], str]] | None = None
-    trials: int = Field(1, ge=1)  # per assignment (the paper plays until 20 finish)
-
-
-class GameEvalConfig(FamilySection):
-    """GameEval: models play Ask-Guess, SpyFall and TofuKingdom with a rule-driven host; outcomes are the score."""
-
-    OVERRIDES = {"limit": ("askguess.limit", "spyfall.limit"), "models": ("models",)}
-    # defaults: SpyFall every ordered pair of distinct models (self-play with one model), TofuKingdom every
-    # permutation of three distinct models (with fewer, every assignment seating them all)
-    MATCHUPS = {"spyfall.pairs": ("spyfall", 2), "tofukingdom.assignments": ("tofukingdom", 3)}
-    PATHS = ("words", "word_pairs")
-
-    def required_files(self) -> tuple[str, ...]:
-        return tuple(key for key, game in (("words", self.askguess), ("word_pairs", self.spyfall)) if game.enabled)
-    words: str = "data_lake/raw/gameeval/askguess_words.json"
-    word_pairs: str = "data_lake/raw/gameeval/spyfall_word_pairs.txt"
-    models: list[str] | None = None  # default: every model in `models`
-    temperature: float | None = Field(1.0, ge=0.0)  # appendix D: 1.0; null: each model's own sampling
-    top_p: float | None = Field(None, gt=0.0, le=1.0)  # null: each model's own
-    max_tokens: int | None = Field(None, ge=1)  # null: each model's own
-    seed: int = 0  # trial seeds (roles, speaking order, tie-breaks, sampling) derive from it
-    concurrency: int = Field(256, ge=1)  # games in flight at once per game (one batch per model per step)
-    max_retries: int = Field(2, ge=0)  # re-asks of a move whose backend call failed, then the game ends
-    askguess: AskGuessConfig = AskGuessConfig()
-    spyfall: SpyFallConfig = SpyFallConfig()
-    tofukingdom: TofuKingdomConfig = TofuKingdomConfig()
-
-    def check(self, config: "Config") -> None:
-        self._known(config, "gameeval.models", self.models)
-        players = set(self.models or [m.name for m in config.models])
-        for i, pair in enumerate(self.spyfall.pairs or []):
-            self._known(config, f"gameeval.spyfall.pairs[{i}]", pair, players, "one of the gameeval models")
-        for i, assignment in enumerate(self.tofukingdom.assignments or []):
-            if set(assignment) != {"prince", "queen", "spy"}:
-                raise ValueError(f"gameeval.tofukingdom.assignments[{i}]: name a model for each camp: prince, queen, spy")
-            self._known(config, f"gameeval.tofukingdom.assignments[{i}]", assignment.values(), players,
-                        "one of the gameeval models")
-
-
-class ReportConfig(_Strict):
+class ReportConfig(Strict):
     """What the report warns about (README, "The report"): a rate or rating resting on fewer than ``min_cells``
     cells (dialogues, games, comparisons) is marked and listed under its section's Warnings."""
 
@@ -333,7 +151,7 @@ class ReportConfig(_Strict):
     url: str | None = Field(None, pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
 
 
-class FailOn(_Strict):
+class FailOn(Strict):
     """When a run whose cells failed (a backend error, after the stage's retries) ends Failed in Prefect and
     exits 4 from the CLI, once its catalog, data tests and report are done (the results are published either
     way; the failed cells are in ``failures`` and the next run retries them).
@@ -353,24 +171,10 @@ class FailOn(_Strict):
         return self
 
 
-def family_sections() -> dict[str, type[FamilySection]]:
-    """Config section name → its class, for every registered family (built-in and added)."""
-    from dialogbench import registry
-
-    return {f.name: f.section for f in registry.families()}
-
-
-def always_on() -> set[str]:
-    """The sections every config has (their defaults when it names none): families registered with ``always``."""
-    from dialogbench import registry
-
-    return {f.name for f in registry.families() if f.always}
-
-
-class Config(_Strict):
-    """The run's config: the lake, the models and judges, and one section per family that runs.
-    Sections of families registered at run time (``dialogbench.registry.register``) are accepted and
-    validated by their family's section class."""
+class Config(Strict):
+    """The run's config: the lake, the models and judges, and one section per family that runs. The sections are
+    validated by the classes of the families it is validated against (``validate_config``: the registered ones,
+    ``dialogbench.registry``): each family's ``section``, in its own folder."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     lake: str = "data_lake"
@@ -383,10 +187,6 @@ class Config(_Strict):
     # SIGTERM / SIGINT: how long the chunk in flight may go on before its calls are abandoned (dialogbench/stopping.py);
     # the process is gone a few seconds later. Under a Prefect worker's 30 s grace before its SIGKILL.
     stop_timeout_s: float = Field(20.0, gt=0, le=3600)
-    # The families' sections: present (and not `enabled: false`) means the family runs.
-    botchat: BotChatConfig | None = None
-    mtbench101: MTBench101Config | None = None
-    gameeval: GameEvalConfig | None = None
     report: ReportConfig = ReportConfig()  # the report's warnings (not a family)
 
     @field_validator("board")
@@ -399,35 +199,43 @@ class Config(_Strict):
         return value if value is None else check_name(value, what="board", adhoc=True)
 
     @model_validator(mode="after")
-    def _references(self) -> "Config":
+    def _references(self, info: ValidationInfo) -> "Config":
         names = self.model_names()
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"duplicate model names: {', '.join(dupes)} (names must be unique across models and judges)")
-        sections = family_sections()
+        context = info.context or {}
+        if "families" not in context and all(isinstance(v, FamilySection) for v in self.sections().values()):
+            return self  # an already validated config, validated again as it is (Prefect checks a flow's parameters)
+        families = context.get("families", ())
+        sections = {f.name: f.section for f in families}
         for name, value in list((self.__pydantic_extra__ or {}).items()):
             if name not in sections:
-                raise ValueError(f"{name}: unknown section (families: {', '.join(sections)}; or a top-level key: "
-                                 f"{', '.join(type(self).model_fields)})")
+                raise ValueError(f"{name}: unknown section (families: {', '.join(sections) or 'none'}; or a "
+                                 f"top-level key: {', '.join(type(self).model_fields)})")
             self.__pydantic_extra__[name] = value if isinstance(value, sections[name]) else \
                 sections[name].model_validate(value or {})
-        for name in always_on() - set(self.__pydantic_extra__ or {}) - set(type(self).model_fields):
-            self.__pydantic_extra__[name] = sections[name]()
-        for name in sections:
+        for family in families:
+            if family.always and family.name not in self.__pydantic_extra__:
+                self.__pydantic_extra__[family.name] = family.section()
+        for name in sections if context.get("checks", True) else ():
             section = self.section(name)
             if section is not None and section.enabled:
-                section.check(self)
+                section.check(self, families)
         # A secret written in any field (a family section's, report.url's) is redacted from everything written,
         # wherever it turns up: an engine's error quoting it, a log line (dialogbench.redact).
         register(*secret_values(self.model_dump(mode="json")))
         return self
 
     def with_sections(self, *, lake: str, sections: dict) -> "Config":
-        """A copy with ``lake`` and family sections replaced (built-in fields and added families alike)."""
-        builtin = {k: v for k, v in sections.items() if k in type(self).model_fields}
-        copy = self.model_copy(update={"lake": lake, **builtin})
-        copy.__pydantic_extra__.update({k: v for k, v in sections.items() if k not in builtin})
+        """A copy with ``lake`` and family sections replaced."""
+        copy = self.model_copy(update={"lake": lake})
+        copy.__pydantic_extra__.update(sections)
         return copy
+
+    def sections(self) -> dict[str, FamilySection]:
+        """Every family section the config has (enabled or not), by name."""
+        return dict(self.__pydantic_extra__ or {})
 
     def model_names(self) -> list[str]:
         return [m.name for m in [*self.models, *self.judges]]
@@ -437,8 +245,8 @@ class Config(_Strict):
         return section is not None and section.enabled
 
     def section(self, name: str):
-        """A family's config section (``botchat``, ``mtbench101``, ``gameeval``, or a registered family's)."""
-        return getattr(self, name, None)
+        """A family's config section (``botchat``, ``mtbench101``, ``gameeval``, or a registered family's), or None."""
+        return (self.__pydantic_extra__ or {}).get(name)
 
     def model(self, name: str) -> ModelConfig:
         for model in [*self.models, *self.judges]:
@@ -446,23 +254,10 @@ class Config(_Strict):
                 return model
         raise KeyError(name)
 
-    def mtbench101_models(self) -> list[ModelConfig]:
-        names = self.mtbench101.models or [m.name for m in self.models]
-        return [self.model(n) for n in names]
+    def models_named(self, names: list[str] | None) -> list[ModelConfig]:
+        """The models a section lists, in its order (None: every model of ``models``)."""
+        return [self.model(n) for n in names] if names else list(self.models)
 
-    def mtbench101_judge(self) -> ModelConfig:
-        return self.model(self.mtbench101.judge or self.botchat.judge)
-
-    def gameeval_models(self) -> list[ModelConfig]:
-        names = self.gameeval.models or [m.name for m in self.models]
-        return [self.model(n) for n in names]
-
-    def botchat_models(self) -> list[ModelConfig]:
-        """The models BotChat runs (none when it is off)."""
-        if not self.enabled("botchat"):
-            return []
-        names = self.botchat.models or [m.name for m in self.models]
-        return [self.model(n) for n in names]
 
 
 def _format_errors(source: str, error: ValidationError) -> str:
@@ -488,9 +283,11 @@ class Overridden(NamedTuple):
     notes: list[str]
 
 
-def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, source: str = "the config") -> Overridden:
+def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, families: Sequence["Family"],
+                    source: str = "the config") -> Overridden:
     """Apply CLI flags (or a deployment's parameters) on top of the YAML mapping, in every family section of the
-    config that maps the flag to a field (``FamilySection.OVERRIDES``); a flag left None changes nothing.
+    config that maps the flag to a field (``FamilySection.OVERRIDES`` of the section classes of ``families``); a flag
+    left None changes nothing.
 
     - ``limit``: each mapped field becomes min(its value, K) (unset means unlimited, so K): it narrows, never widens.
     - ``models``: each mapped models list becomes its intersection with the flag, in the config's order (so the
@@ -512,10 +309,10 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, so
         elif key == "limit" and (_not_int(value) or value < 1):
             raise ConfigError(f"--limit: expected a positive integer, got {value!r}")
         elif key == "models":
-            raw, note = _keep_models(raw, list(value), source)
+            raw, note = _keep_models(raw, list(value), source, families)
             notes.extend([note] if note else [])
         else:
-            for name, section in _sections(raw):
+            for name, section in _sections(raw, families):
                 for path in section.OVERRIDES.get(key, ()):
                     keys = path.split(".")
                     new = value
@@ -526,7 +323,7 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, so
     return Overridden(raw, notes)
 
 
-def _keep_models(raw: dict, wanted: list[str], source: str) -> tuple[dict, str | None]:
+def _keep_models(raw: dict, wanted: list[str], source: str, families: Sequence["Family"]) -> tuple[dict, str | None]:
     """``--models``: every section keeps only ``wanted`` (see ``apply_overrides``); returns the note saying what
     the flag turned off and dropped, or None."""
     flag = "--models " + ",".join(wanted)
@@ -542,7 +339,7 @@ def _keep_models(raw: dict, wanted: list[str], source: str) -> tuple[dict, str |
             raise ConfigError("\n".join(problems))
     everyone = defined if defined is not None else wanted
     off, dropped = [], []
-    for name, section in _sections(raw):
+    for name, section in _sections(raw, families):
         if not _get(raw[name], ["enabled"], _default(section, ["enabled"])):
             continue  # a family that does not run is left as it is
         body, full, players = raw[name], list(everyone), [n for n in everyone if n in wanted]
@@ -582,9 +379,9 @@ def _keep_models(raw: dict, wanted: list[str], source: str) -> tuple[dict, str |
     return raw, (f"{flag}: {'; '.join(parts)}" if parts else None)
 
 
-def _sections(raw: dict):
+def _sections(raw: dict, families: Sequence["Family"]):
     """(name, section class) of each family section present in ``raw`` as a mapping."""
-    return [(name, section) for name, section in family_sections().items() if isinstance(raw.get(name), dict)]
+    return [(f.name, f.section) for f in families if isinstance(raw.get(f.name), dict)]
 
 
 def _names(models: Any) -> list[str] | None:
@@ -630,9 +427,40 @@ def _set(mapping: dict, path: list[str], value: Any) -> dict:
     return {**mapping, head: inner}
 
 
-def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None, *, root: Path | None = None) -> Config:
-    """Read (within ``yamlbounds.LIMITS``), override and validate a YAML config; relative paths resolve against
-    ``root`` (cwd)."""
+def validate_config(raw: dict[str, Any], *, families: Sequence["Family"]) -> Config:
+    """``raw`` as a Config whose sections are those of ``families``. Raises pydantic's ValidationError with every
+    problem located (``botchat.n``), the sections' and the top level's; the cross-references between sections
+    (``FamilySection.check``) are checked once every part is valid."""
+    families = tuple(families)
+    errors, ready = [], dict(raw)
+    for family in families:
+        value = raw.get(family.name)
+        if family.name in raw and not isinstance(value, family.section):
+            try:
+                ready[family.name] = family.section.model_validate(value or {})
+            except ValidationError as exc:
+                errors += [_located(error, family.name) for error in exc.errors()]
+                del ready[family.name]
+    if not errors:
+        return Config.model_validate(ready, context={"families": families})
+    try:
+        Config.model_validate(ready, context={"families": families, "checks": False})
+    except ValidationError as exc:
+        errors = [_located(error) for error in exc.errors()] + errors
+    raise ValidationError.from_exception_data("Config", errors)
+
+
+def _located(error: dict, *prefix: str) -> dict:
+    """A pydantic error as a line error of a new ValidationError, its location under ``prefix``."""
+    return {"type": error["type"], "loc": (*prefix, *error["loc"]), "input": error.get("input"),
+            **({"ctx": error["ctx"]} if "ctx" in error else {})}
+
+
+def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None, *, families: Sequence["Family"],
+                root: Path | None = None) -> Config:
+    """Read (within ``yamlbounds.LIMITS``), override and validate a YAML config whose family sections are those of
+    ``families`` (``dialogbench.registry.load_config``: the registered ones); relative paths resolve against ``root``
+    (cwd)."""
     source = str(path)
     try:
         raw = read_yaml_file(path, source) or {}  # within bounds: an alias bomb is refused while it is composed
@@ -644,12 +472,12 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
         raise ConfigError(str(exc)) from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
-    overridden = apply_overrides(raw, overrides, source=source)
+    overridden = apply_overrides(raw, overrides, families=families, source=source)
     try:
-        config = Config.model_validate(overridden.raw)
+        config = validate_config(overridden.raw, families=families)
         board = run_board(config_path=path, declared=config.board, overrides=overrides)
     except ValidationError as exc:
-        raise ConfigError(_blame(source, raw, overrides, exc)) from None
+        raise ConfigError(_blame(source, raw, overrides, exc, families)) from None
     except ValueError as exc:  # a --board flag that is no board name
         raise ConfigError(f"{source}: {exc}") from None
     for note in overridden.notes:
@@ -659,22 +487,25 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
     return _resolve_paths(config.model_copy(update={"board": board}), root or Path.cwd(), source)
 
 
-def _blame(source: str, raw: dict, overrides: dict[str, Any] | None, error: ValidationError) -> str:
+def _blame(source: str, raw: dict, overrides: dict[str, Any] | None, error: ValidationError,
+           families: Sequence["Family"]) -> str:
     """The validation errors, each prefixed with the flags that caused it when the config alone is valid: the
     flag that fails alone (``--n 2``), else every flag given."""
     message = _format_errors(source, error)
     given = {k: v for k, v in (overrides or {}).items() if v is not None and k not in ("lake", "board", "stop_timeout_s")}
-    if not given or not _valid(raw):
+    if not given or not _valid(raw, families):
         return message
-    culprits = [k for k in given if not _valid(apply_overrides(raw, {k: given[k]}, source=source).raw)] or list(given)
+    culprits = [k for k in given
+                if not _valid(apply_overrides(raw, {k: given[k]}, families=families, source=source).raw, families)] \
+        or list(given)
     flags = ", ".join(f"--{k} " + (",".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in given.items()
                       if k in culprits)
     return "\n".join(f"{flags}: {line}" for line in message.splitlines())
 
 
-def _valid(raw: dict) -> bool:
+def _valid(raw: dict, families: Sequence["Family"]) -> bool:
     try:
-        Config.model_validate(raw)
+        validate_config(raw, families=families)
     except ValidationError:
         return False
     return True
@@ -686,10 +517,7 @@ def _resolve_paths(config: Config, root: Path, source: str) -> Config:
         return value if os.path.isabs(value) else str((root / value).resolve())
 
     sections = {}
-    for name in family_sections():
-        section = config.section(name)
-        if section is None:
-            continue
+    for name, section in config.sections().items():
         section = section.model_copy(update={key: resolve(getattr(section, key)) for key in section.PATHS})
         if section.enabled:
             for key in section.required_files():

@@ -8,45 +8,51 @@ after the judging, and the demo's single SmolLM2 engine serves the whole run.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Sequence
 
 from dialogbench.backends import release_except
-from dialogbench.config import Config, ModelConfig
+
+if TYPE_CHECKING:
+    from dialogbench.cells import Stage
+    from dialogbench.config import Config, ModelConfig
 
 log = logging.getLogger("dialogbench.pool")
 
 
-def stage_models(config: Config) -> list[tuple[str, list[ModelConfig]]]:
-    """Every model-using stage of the run (every enabled family's), in pipeline order, with its models."""
-    from dialogbench import registry
+class Schedule:
+    """The run's model-using stages in pipeline order (``stages``: the run's, ``registry.stages(config)``), each with
+    the models it calls."""
 
-    order = []
-    for stage in registry.stages(config):
-        models = stage.models(config)
-        if models:
-            order.append((stage.name, models))
-    return order
+    def __init__(self, config: "Config", stages: Sequence["Stage"]) -> None:
+        self.order: list[tuple[str, list[ModelConfig]]] = [(s.name, models) for s in stages
+                                                            if (models := s.models(config))]
 
+    def models(self) -> list["ModelConfig"]:
+        """Every model a stage of the run calls, each once, in run order."""
+        return list({m.name: m for _, models in self.order for m in models}.values())
 
-def models_from(config: Config, stage: str) -> list[ModelConfig]:
-    """The models ``stage`` and every later stage use (every model of the run if ``stage`` is unknown)."""
-    order = stage_models(config)
-    names = [name for name, _ in order]
-    start = names.index(stage) if stage in names else 0
-    return list({m.name: m for _, models in order[start:] for m in models}.values())
+    def models_from(self, stage: str) -> list["ModelConfig"]:
+        """The models ``stage`` and every later stage use (every model of the run if ``stage`` is unknown)."""
+        names = [name for name, _ in self.order]
+        start = names.index(stage) if stage in names else 0
+        return list({m.name: m for _, models in self.order[start:] for m in models}.values())
 
+    def stage_after(self, stage: str) -> str | None:
+        """The model-using stage that follows ``stage`` (None after the last)."""
+        names = [name for name, _ in self.order]
+        return names[names.index(stage) + 1] if stage in names and names.index(stage) + 1 < len(names) else None
 
-def stage_after(config: Config, stage: str) -> str | None:
-    """The model-using stage that follows ``stage`` (None after the last)."""
-    names = [name for name, _ in stage_models(config)]
-    return names[names.index(stage) + 1] if stage in names and names.index(stage) + 1 < len(names) else None
+    def models_after(self, stage: str) -> list["ModelConfig"]:
+        """The models the stages after ``stage`` use (what a stage releasing engines midway keeps)."""
+        after = self.stage_after(stage)
+        return self.models_from(after) if after else []
 
-
-def release_before(config: Config, stage: str) -> list[str]:
-    """Close the backends no stage from ``stage`` on needs; returns the models released."""
-    released = release_except(models_from(config, stage))
-    if released:
-        log.info("%s: released %s (no later stage uses them)", stage, ", ".join(released))
-    return released
+    def release_before(self, stage: str) -> list[str]:
+        """Close the backends no stage from ``stage`` on needs; returns the models released."""
+        released = release_except(self.models_from(stage))
+        if released:
+            log.info("%s: released %s (no later stage uses them)", stage, ", ".join(released))
+        return released
 
 
 def release_all() -> list[str]:

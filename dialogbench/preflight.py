@@ -12,8 +12,10 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dialogbench import registry
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import Config, ConfigError, ModelConfig
+from dialogbench.pool import Schedule
 from dialogbench.redact import REDACTED, SecretField, secret_fields
 
 log = logging.getLogger(__name__)
@@ -33,9 +35,7 @@ class Findings:
 
 def models_in_use(config: Config) -> list[ModelConfig]:
     """Every model a stage of the run calls (chatbots, judges, players), each once, in run order."""
-    from dialogbench.pool import stage_models
-
-    return list({m.name: m for _, models in stage_models(config) for m in models}.values())
+    return Schedule(config, registry.stages(config)).models()
 
 
 def lake_problem(lake: str | os.PathLike) -> str | None:
@@ -50,7 +50,6 @@ SHARED_FOLDERS = ("_state", "reports")  # written by a run besides its tables: c
 def run_folders(config: Config) -> list[str]:
     """The lake folders a run of ``config`` writes: the shared tables (failures, plans, runs, backend calls, the
     history's), each enabled family's tables and its stages' tables, and ``SHARED_FOLDERS``."""
-    from dialogbench import registry
     from dialogbench.cells.shared_tables import SHARED_TABLES
     from dialogbench.history import HISTORY_TABLES
 
@@ -58,7 +57,7 @@ def run_folders(config: Config) -> list[str]:
     for family in registry.families():
         if family.enabled(config):
             names += [t.name for t in family.tables]
-            names += [s.table.name for s in family.stages(config) if s.table is not None]
+            names += [s.table.name for s in registry.family_stages(config, family.name) if s.table is not None]
     return list(dict.fromkeys([*names, *SHARED_FOLDERS]))
 
 
@@ -122,8 +121,6 @@ def _remove(made: list[Path]) -> None:
 
 def data_problems(config: Config) -> list[str]:
     """Every enabled family's own data check (``Family.check_data``): a new family brings its own."""
-    from dialogbench import registry
-
     return [problem for family in registry.families() if family.enabled(config) and family.check_data
             for problem in family.check_data(config)]
 

@@ -3,11 +3,18 @@ stages, tables, leaderboard and report section); registering it is one line here
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
+from dialogbench import config as configs
 from dialogbench.cells import Stage, Table
 from dialogbench.cells.shared_tables import SHARED_TABLES
 from dialogbench.family import Family
+from dialogbench.lake import Lake
+from dialogbench.lake.catalog import SQL_DIR, connect
+from dialogbench.lake.layout import Layout
+
+CORE_SQL = "core"  # the views every family builds on (runs, plans, boards, current cells, usage, changes)
 
 if TYPE_CHECKING:
     from dialogbench.config import Config
@@ -66,9 +73,34 @@ def tables() -> list[Table]:
     return list(found.values())
 
 
+def layout() -> Layout:
+    """What the lake holds (``lake.layout``): every table, every family's reference tables, the shared SQL folder
+    (``sql/core``) then each family's."""
+    return Layout(tables={t.name: t for t in tables()}, references=references(),
+                  sql=(SQL_DIR / CORE_SQL, *(SQL_DIR / f.sql for f in families() if f.sql)))
+
+
+def open_lake(root: str | os.PathLike) -> Lake:
+    """The lake at ``root``, with the registered families' layout (what its catalog, ``repair`` and ``migrate``
+    read)."""
+    return Lake(root, layout=layout())
+
+
+def leaderboards(config: "Config") -> dict:
+    """Each enabled family's leaderboard rows (what the CLI prints), by family name, read on the config's board."""
+    with connect(open_lake(config.lake), board=config.board) as con:
+        return {f.name: f.leaderboard(config, con) for f in families() if f.enabled(config) and f.leaderboard}
+
+
 def stages(config: "Config") -> list[Stage]:
     """The stages of every family the config enables, in pipeline order."""
-    return [stage for fam in families() if fam.enabled(config) for stage in fam.stages(config)]
+    found = families()
+    return [stage for fam in found if fam.enabled(config) for stage in fam.stages_of(config, found)]
+
+
+def family_stages(config: "Config", name: str) -> list[Stage]:
+    """The stages of the family ``name`` for ``config``."""
+    return family(name).stages_of(config, families())
 
 
 def stage(config: "Config", name: str) -> Stage:
@@ -77,3 +109,13 @@ def stage(config: "Config", name: str) -> Stage:
             return candidate
     raise KeyError(f"no stage {name!r} in this config's run")
 
+
+def load_config(path, overrides: dict | None = None, *, root=None) -> "Config":
+    """A YAML config, its flags applied, validated with the registered families' sections
+    (``dialogbench.config.load_config``)."""
+    return configs.load_config(path, overrides, families=families(), root=root)
+
+
+def validate_config(raw: dict) -> "Config":
+    """A config mapping validated with the registered families' sections (no file, no flags, no path resolution)."""
+    return configs.validate_config(raw, families=families())

@@ -132,20 +132,15 @@ def run_failure(stages: Iterable[StageReport | dict], policy: "FailOn", problems
     return "; ".join(failure_lines(stages, policy, problems)) or None
 
 
-def run_tags(config: "Config", config_path: str, families: Iterable[str]) -> list[str]:
+def run_tags(config: "Config", config_path: str, families: Iterable[str], stages: Iterable) -> list[str]:
     """How a run is tagged (Prefect tags): ``config:<file stem>``, ``board:<board>``, ``family:<name>`` for each
-    family that runs, ``model:<name>`` for each model a stage calls (chatbots and judges)."""
-    from dialogbench import registry
-
-    models = sorted({m.name for stage in registry.stages(config) for m in stage.models(config)})
+    family that runs, ``model:<name>`` for each model a stage of the run (``stages``) calls (chatbots and judges)."""
+    models = sorted({m.name for stage in stages for m in stage.models(config)})
     return [*_run_tags(config, config_path), *(f"family:{f}" for f in families), *(f"model:{m}" for m in models)]
 
 
-def family_tags(config: "Config", config_path: str, family: str) -> list[str]:
-    """A family subflow's tags: the run's config and board, its own family, the models its stages call."""
-    from dialogbench import registry
-
-    stages = registry.family(family).stages(config)
+def family_tags(config: "Config", config_path: str, family: str, stages: Iterable) -> list[str]:
+    """A family subflow's tags: the run's config and board, its own family, the models its ``stages`` call."""
     models = sorted({m.name for stage in stages for m in stage.models(config)})
     return [*_run_tags(config, config_path), f"family:{family}", *(f"model:{m}" for m in models)]
 

@@ -27,7 +27,7 @@ from dialogbench import stopping
 from dialogbench.lake.lease import lake_lease
 from dialogbench.lake.space import DiskFull
 from dialogbench.pool import release_all
-from dialogbench.runs import failure_lines, family_tags, new_run_id, run_tags
+from dialogbench.runs import failure_lines, new_run_id
 from dialogbench.redact import redact
 from dialogbench.report.publish import failure_state_message
 from flows.family import family
@@ -38,7 +38,7 @@ from tasks.config import load_run_config, release_engines, start_run
 from tasks.history import record_run_config, snapshot
 from tasks.lake import catalog, check_lake, judge_summary, leaderboard, render_report
 from tasks.redacted import flow
-from tasks.stages import run_checks, run_families
+from tasks.stages import family_tags, run_checks, run_families, run_tags
 from tasks.subflows import subflows_without_heartbeats
 
 

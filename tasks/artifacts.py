@@ -39,7 +39,7 @@ from dialogbench import stopping
 from dialogbench.cells import Chunk
 from dialogbench.cells.records import run_failures
 from dialogbench.config import Config
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.redact import redact_tree
 from dialogbench.report.publish import report_urls
 from dialogbench.runs import StageReport
@@ -191,7 +191,7 @@ def publish_failures(config: Config, run_id: str) -> None:
     """This run's failed cells, one row each (a cell retried within the run is one row with its attempts, so the count is
     the stages' ``failed`` total and the run's message); none: an empty table, so the key's latest version says so."""
     with _publishing("failures"):
-        failures = run_failures(Lake(config.lake), run_id)
+        failures = run_failures(open_lake(config.lake), run_id)
         rows = [{"stage": f["stage"], "item": f["item_id"], "model": ", ".join(f["models"]) or None, "judge": f["judge"],
                  "attempts": f["attempts"], "error": (f["error"] or "")[:ERROR_MAX_CHARS], "cell_key": f["cell_key"]}
                 for f in failures[:FAILURE_ROWS_MAX]]

@@ -2,8 +2,8 @@
 
 from prefect.cache_policies import NO_CACHE
 
-from dialogbench.config import Config, load_config
-from dialogbench.lake import Lake
+from dialogbench.config import Config
+from dialogbench.registry import load_config, open_lake
 from dialogbench.lake.verify import quick_check
 from dialogbench.lake.version import ensure_current
 from dialogbench.preflight import preflight
@@ -29,7 +29,7 @@ def start_run(config: Config, run_id: str | None = None) -> str:
     """The run id (the flow run's name, else a new one). An older lake is refused (``dialogbench migrate``);
     temp files left by a killed writer are finished or removed first, then damaged files are quarantined
     (``lake.verify.quick_check``)."""
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     ensure_current(lake)
     lake.clean_temp_files()
     quick_check(lake)  # damaged files are quarantined (and named): their cells are missing, so computed again

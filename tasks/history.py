@@ -8,7 +8,7 @@ from prefect.cache_policies import NO_CACHE
 from dialogbench.config import Config
 from dialogbench.history.changes import read_changes
 from dialogbench.history.snapshot import record_config, snapshot_metrics
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 from tasks.redacted import task
 
@@ -16,14 +16,14 @@ from tasks.redacted import task
 @task(name="record-config", cache_policy=NO_CACHE)
 def record_run_config(config: Config, run_id: str, config_path: str) -> str:
     """One ``run_configs`` row; returns the config's fingerprint."""
-    return record_config(Lake(config.lake), config, run_id=run_id, config_path=config_path)
+    return record_config(open_lake(config.lake), config, run_id=run_id, config_path=config_path)
 
 
 @task(name="snapshot-metrics", cache_policy=NO_CACHE)
 def snapshot(config: Config, run_id: str) -> dict:
     """This run's metrics into ``metric_snapshots``; returns the ``changes`` rows that moved or are new, the rows
     written and the seconds it took (the run summary reports both: bench/artifacts.py reads them)."""
-    start, lake = time.perf_counter(), Lake(config.lake)
+    start, lake = time.perf_counter(), open_lake(config.lake)
     with connect(lake, board=config.board) as con:
         rows = snapshot_metrics(con, lake, config, run_id=run_id)
     with connect(lake, board=config.board) as con:  # views see the files of their creation: the snapshot is new

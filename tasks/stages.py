@@ -7,11 +7,12 @@ from prefect import Task
 from prefect.cache_policies import NO_CACHE
 from prefect.states import Cancelled, State
 
-from dialogbench import registry, stopping
+from dialogbench import registry, runs, stopping
 from dialogbench.cells import Chunk
 from dialogbench.cells.runner import finish_stage, plan_stage, run_chunk
 from dialogbench.config import Config
-from dialogbench.lake import Lake
+from dialogbench.pool import Schedule
+from dialogbench.registry import open_lake
 from dialogbench.lake.space import is_disk_full
 from dialogbench.runs import StageReport
 from tasks.redacted import task
@@ -23,14 +24,27 @@ log = logging.getLogger("dialogbench.checks")
 def run_families(config: Config) -> dict[str, list[str]]:
     """Each family the config enables that has stages, with them, in pipeline order (a family of checks only, such as
     the judge checks, gets no subflow: its checks run after every stage, in ``run_checks``)."""
-    found = {f.name: [stage.name for stage in f.stages(config)] for f in registry.families() if f.enabled(config)}
+    found = {f.name: [stage.name for stage in registry.family_stages(config, f.name)] for f in registry.families()
+             if f.enabled(config)}
     return {name: stages for name, stages in found.items() if stages}
+
+
+def run_tags(config: Config, config_path: str, families: dict[str, list[str]]) -> list[str]:
+    """The run's Prefect tags (``runs.run_tags``): config, board, its families, the models its stages call."""
+    return runs.run_tags(config, config_path, families, registry.stages(config))
+
+
+def family_tags(config: Config, config_path: str, family: str) -> list[str]:
+    """A family subflow's Prefect tags (``runs.family_tags``)."""
+    return runs.family_tags(config, config_path, family, registry.family_stages(config, family))
 
 
 @task(name="plan", task_run_name="plan {stage}", cache_policy=NO_CACHE)
 def plan(config: Config, stage: str, run_id: str) -> tuple[list[Chunk], StageReport]:
-    """The stage's missing cells, in chunks; its plan is recorded in ``plans``."""
-    return plan_stage(registry.stage(config, stage), config, run_id)
+    """The stage's missing cells, in chunks; its plan is recorded in ``plans``. The backends no stage from this one on
+    uses are closed first (``pool.Schedule``)."""
+    Schedule(config, registry.stages(config)).release_before(stage)
+    return plan_stage(registry.stage(config, stage), config, run_id, lake=open_lake(config.lake))
 
 
 def retry_unless_disk_full(task, task_run, state) -> bool:
@@ -45,7 +59,9 @@ def compute(config: Config, chunk: Chunk, run_id: str) -> StageReport | State:
     """One chunk's cells computed and written (a retry recomputes only what the chunk did not write). A chunk a
     stopped run did not start, or stopped midway, ends Cancelled (no retry), its report so far as its data."""
     try:
-        return run_chunk(registry.stage(config, chunk.stage), config, chunk, run_id)
+        after = Schedule(config, registry.stages(config)).models_after(chunk.stage)
+        return run_chunk(registry.stage(config, chunk.stage), config, chunk, run_id, lake=open_lake(config.lake),
+                         after=after)
     except stopping.Stopped as stop:
         report = stop.report or StageReport(chunk.stage)
         how = "stopped midway" if stop.report else "not started"
@@ -61,13 +77,13 @@ def compute_with_retries(config: Config, stage: str) -> Task:
 @task(name="record", task_run_name="record {stage}", cache_policy=NO_CACHE)
 def record(config: Config, run_id: str, stage: str, reports: list[StageReport], config_path: str) -> StageReport:
     """One ``runs`` row: the plan's counts plus every chunk's; one warning if cells failed."""
-    return finish_stage(config, run_id, reports, config_path)
+    return finish_stage(config, run_id, reports, config_path, lake=open_lake(config.lake))
 
 
 @task(name="run-checks", cache_policy=NO_CACHE)
 def run_checks(config: Config, run_id: str) -> list[str]:
     """What fails the run besides failed cells: each enabled family's checks (the judge canary's drift)."""
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     problems = [line for f in registry.families() if f.enabled(config) and f.checks
                 for line in f.checks(config, lake, run_id)]
     for line in problems:

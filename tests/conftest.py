@@ -11,7 +11,9 @@ import pytest
 import yaml
 
 from dialogbench.backends import clear_backends
-from dialogbench.config import Config, load_config
+from dialogbench.config import Config
+from dialogbench.registry import load_config
+from dialogbench.botchat.config import chatbots
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATASET = REPO_ROOT / "data_lake" / "raw" / "botchat" / "mutual_test.jsonl"
@@ -93,13 +95,13 @@ def run_pipeline(config: Config, run_id: str | None = None, *, record: bool = Fa
     """The flow's stages in order, as a fresh process would run them (backends rebuilt).
     Returns {"seeds": report, "<model>": generation report, "unieval": merged judging report}."""
     from tests import stage_runner as stages
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.runs import new_run_id, record_stage, sum_reports
 
     run_id = run_id or new_run_id()
     clear_backends()
     reports = {"seeds": stages.extract_seeds(config)}
-    for model in config.botchat_models():
+    for model in chatbots(config):
         reports[model.name] = stages.generate(config, model.name, run_id)
     chunks, planned = stages.plan_unieval(config, run_id)
     reports["unieval"] = sum_reports([planned, *(stages.judge_unieval(config, c, run_id) for c in chunks)])
@@ -107,7 +109,7 @@ def run_pipeline(config: Config, run_id: str | None = None, *, record: bool = Fa
     if record:
         for report in reports.values():
             if not isinstance(report, int):
-                record_stage(Lake(config.lake), run_id=run_id, report=report, config="test.yaml")
+                record_stage(open_lake(config.lake), run_id=run_id, report=report, config="test.yaml")
     return reports
 
 

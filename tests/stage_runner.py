@@ -15,11 +15,11 @@ def plan(config, name: str, run_id: str):
         stage = registry.stage(config, name)
     except KeyError:
         return [], StageReport(name, detail={"enabled": False})
-    return plan_stage(stage, config, run_id)
+    return plan_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
 
 
 def compute(config, chunk, run_id: str) -> StageReport:
-    return run_chunk(registry.stage(config, chunk.stage), config, chunk, run_id)
+    return run_chunk(registry.stage(config, chunk.stage), config, chunk, run_id, lake=registry.open_lake(config.lake))
 
 
 def run(config, name: str, run_id: str = "run-test") -> StageReport:
@@ -28,7 +28,7 @@ def run(config, name: str, run_id: str = "run-test") -> StageReport:
         stage = registry.stage(config, name)
     except KeyError:
         return StageReport(name, detail={"enabled": False})
-    return run_stage(stage, config, run_id)
+    return run_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
 
 
 # The old per-family entry points, as thin names over the one mechanism.

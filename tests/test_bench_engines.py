@@ -13,7 +13,7 @@ import yaml
 
 from bench import botchat_pipeline
 from bench import engines as bench
-from dialogbench.config import load_config
+from dialogbench.registry import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "configs" / "demo.yaml"

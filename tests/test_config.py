@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from dialogbench import registry
 from dialogbench.cli import main
-from dialogbench.config import ConfigError, apply_overrides, load_config
+from dialogbench.config import ConfigError, apply_overrides
+from dialogbench.registry import load_config
+from dialogbench.botchat.config import chatbots
 from tests.conftest import DATASET, REPO_ROOT, chatbot, config_dict
 
 
@@ -186,7 +189,7 @@ def test_overrides_take_effect(make_config, tmp_path):
     config = make_config(overrides={"limit": 2, "models": ["bot-b"], "n": [5, 3], "judge": "bot-a",
                                     "lake": str(other_lake)})
     assert config.botchat.limit == 2  # the config's 3, narrowed
-    assert [m.name for m in config.botchat_models()] == ["bot-b"]
+    assert [m.name for m in chatbots(config)] == ["bot-b"]
     assert config.botchat.n == [3, 5]
     assert config.botchat.judge == "bot-a"
     assert Path(config.lake) == other_lake
@@ -209,7 +212,7 @@ def test_overrides_are_validated(config_file):
 
 def test_apply_overrides_does_not_mutate_input():
     raw = {"botchat": {"limit": 3}, "gameeval": {"spyfall": {"pairs": [["a", "b"]]}}}
-    out = apply_overrides(raw, {"limit": 2, "lake": "x", "models": ["a"]})
+    out = apply_overrides(raw, {"limit": 2, "lake": "x", "models": ["a"]}, families=registry.families())
     assert out.raw["botchat"] == {"limit": 2, "models": ["a"]} and out.raw["lake"] == "x"
     assert out.raw["gameeval"]["spyfall"] == {"pairs": [], "enabled": False, "limit": 2}
     assert raw == {"botchat": {"limit": 3}, "gameeval": {"spyfall": {"pairs": [["a", "b"]]}}}
@@ -233,7 +236,7 @@ def test_botchat_off_runs_no_botchat_stage(make_config, lake_dir, backend_calls)
 
     config = make_config({"lake": str(lake_dir), "models": [{"name": "a", "backend": "scripted", "script": ["x"]}],
                           "botchat": {"enabled": False, "arena": {"enabled": True}, "gteval": {"enabled": True}}})
-    assert config.botchat_models() == [] and registry.stages(config) == []
+    assert chatbots(config) == [] and registry.stages(config) == []
     assert stages.extract_seeds(config).detail == {"enabled": False}
     for plan in (stages.plan_unieval, stages.plan_arena, stages.plan_gteval):
         chunks, report = plan(config, "run")
@@ -264,11 +267,12 @@ def test_cli_overrides_reach_every_family(make_config, lake_dir):
     from dialogbench.config import apply_overrides
 
     raw = {"botchat": {}, "mtbench101": {}, "gameeval": {"spyfall": {"trials": 2}}}
-    out = apply_overrides(raw, {"limit": 3, "models": ["a"], "judge": "j", "n": [4]}).raw
+    out = apply_overrides(raw, {"limit": 3, "models": ["a"], "judge": "j", "n": [4]}, families=registry.families()).raw
     assert out["botchat"] == {"limit": 3, "models": ["a"], "judge": "j", "n": [4]}
     assert out["mtbench101"] == {"limit": 3, "models": ["a"], "judge": "j"}
     assert out["gameeval"] == {"models": ["a"], "askguess": {"limit": 3}, "spyfall": {"trials": 2, "limit": 3}}
-    assert apply_overrides({"models": []}, {"limit": 3}).raw == {"models": []}  # no section is created
+    # no section is created
+    assert apply_overrides({"models": []}, {"limit": 3}, families=registry.families()).raw == {"models": []}
 
 
 @pytest.mark.parametrize("gameeval,message", [
@@ -321,14 +325,17 @@ def test_no_flag_changes_nothing(make_config, config_file, lake_dir):
     data = three_families(lake_dir, botchat={"judge": "judge", "limit": 3, "arena": {"enabled": True,
                                                                                        "pairs": [["a", "b"]]}})
     unset = {"limit": None, "models": None, "n": None, "judge": None, "lake": None}
-    assert apply_overrides(data, unset) == (data, [])
+    assert apply_overrides(data, unset, families=registry.families()) == (data, [])
     assert make_config(data, overrides=unset) == make_config(data)
 
 
 def test_models_keeps_the_config_order_in_every_family(make_config, lake_dir):
     config = make_config(three_families(lake_dir), overrides={"models": ["c", "a"]})
-    for family in (config.botchat_models, config.mtbench101_models, config.gameeval_models):
-        assert [m.name for m in family()] == ["a", "c"]
+    from dialogbench.gameeval.config import players
+    from dialogbench.mtbench101.config import answerers
+
+    for family in (chatbots, answerers, players):
+        assert [m.name for m in family(config)] == ["a", "c"]
     mine = make_config(three_families(lake_dir, mtbench101={"models": ["c", "b"]}), overrides={"models": ["a", "c"]})
     assert mine.mtbench101.models == ["c"]  # a family's own list, intersected, in its own order
 
@@ -423,6 +430,6 @@ def test_the_readme_quick_command_loads(monkeypatch):
     quick = load_config("configs/demo.yaml", {"limit": 4, "models": ["smollm2-135m"], "n": [4, 8]}, root=REPO_ROOT)
     assert (quick.botchat.limit, quick.mtbench101.limit) == (4, demo.mtbench101.limit)
     assert (quick.gameeval.askguess.limit, quick.gameeval.spyfall.limit) == (2, 1)
-    assert [m.name for m in quick.botchat_models()] == ["smollm2-135m"] and quick.botchat.n == [4, 8]
+    assert [m.name for m in chatbots(quick)] == ["smollm2-135m"] and quick.botchat.n == [4, 8]
     assert demo.botchat.arena.enabled and not quick.botchat.arena.enabled
     assert not quick.gameeval.spyfall.enabled and not quick.gameeval.tofukingdom.enabled

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dialogbench.config import ConfigError, load_config
+from dialogbench.config import ConfigError
+from dialogbench.registry import load_config
 from dialogbench.yamlbounds import LIMITS, YAMLBoundsError, load_yaml_text, read_yaml_file
 from tests.conftest import REPO_ROOT, chatbot, config_dict
 from tests.limited import run_limited

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dialogbench.config import ConfigError, FailOn, load_config
+from dialogbench.config import ConfigError, FailOn
+from dialogbench import registry
+from dialogbench.registry import load_config
 from dialogbench.runs import StageReport, failing_stages, failure_message, family_tags, run_tags
 from tests.conftest import config_dict
 
@@ -99,29 +101,30 @@ def test_config_errors_name_the_field(tmp_path, fail_on, message):
 
 def test_run_tags_name_the_config_families_and_models(tmp_path):
     config = load_config(_write(tmp_path))
-    assert run_tags(config, "configs/nightly.yaml", ["botchat"]) == [
+    assert run_tags(config, "configs/nightly.yaml", ["botchat"], registry.stages(config)) == [
         "config:nightly", f"board:{config.board}", "family:botchat", "model:bot-a", "model:bot-b", "model:judge"]
-    assert family_tags(config, "configs/nightly.yaml", "botchat") == [
+    assert family_tags(config, "configs/nightly.yaml", "botchat", registry.family_stages(config, "botchat")) == [
         "config:nightly", f"board:{config.board}", "family:botchat", "model:bot-a", "model:bot-b", "model:judge"]
     only_b = load_config(_write(tmp_path), {"models": ["bot-b"]})
-    assert "model:bot-a" not in run_tags(only_b, "c.yaml", ["botchat"])
+    assert "model:bot-a" not in run_tags(only_b, "c.yaml", ["botchat"], registry.stages(only_b))
 
 
 def test_one_warning_per_stage_with_the_first_error_redacted(tmp_path, caplog):
     from dialogbench.cells.cell import Cell
     from dialogbench.cells.runner import finish_stage
     from dialogbench.cells.stage import Emit
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
 
     config = load_config(_write(tmp_path))
     cells = [Cell(key=f"k{i}", item_id=f"i{i}", roles={"model": "bot-a"}) for i in range(3)]
     secret = "sk-" + "a" * 40
-    emits = [Emit(Lake(config.lake), "s", None, "run-1") for _ in range(2)]
+    emits = [Emit(open_lake(config.lake), "s", None, "run-1") for _ in range(2)]
     with caplog.at_level(logging.DEBUG, logger="dialogbench"):
         emits[0]([], [(cells[0], f"HTTP 401: bad key {secret}", None), (cells[1], "timeout", None)])
         emits[1]([], [(cells[2], "timeout", None)])
         chunks = [StageReport("s", failed=e.failed, first_error=e.first_error) for e in emits]
-        report = finish_stage(config, "run-1", [StageReport("s", planned=5, cached=2), *chunks], "c.yaml")
+        report = finish_stage(config, "run-1", [StageReport("s", planned=5, cached=2), *chunks], "c.yaml",
+                              lake=registry.open_lake(config.lake))
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert report.failed == 3 and report.first_error.startswith("HTTP 401") and secret not in report.first_error
     assert len(warnings) == 1 and "s: 3 of 3 cell(s) failed, first error: HTTP 401" in warnings[0].getMessage()

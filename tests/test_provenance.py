@@ -4,8 +4,9 @@ output format held them; the views and judge_outputs show it. Scripted models: f
 from __future__ import annotations
 
 from tests import stage_runner as game_stage
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
+from dialogbench.mtbench101.config import answerers
 from tests import stage_runner as mt_stages
 from tests.conftest import chatbot, config_dict
 from tests.verdicts import verdicts
@@ -18,14 +19,14 @@ def test_rows_record_backend_and_engine_version(make_config, lake_dir, pipeline)
                         "spyfall": {"enabled": False}, "tofukingdom": {"enabled": False}}
     config = make_config(data)
     pipeline(config, "run-1")
-    for model in config.mtbench101_models():
+    for model in answerers(config):
         mt_stages.answer(config, model.name, "run-1")
     chunks, _ = mt_stages.plan_judging(config, "run-1")
     for chunk in chunks:
         mt_stages.judge(config, chunk, "run-1")
     game_stage.run_game(config, "askguess", "run-1")
 
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     for table in ("generations", "unieval_judgments", "mtbench101_judgments", "mtbench101_answers", "gameeval_games"):
         rows = lake.read(table).to_pylist()
         assert rows and {(r["backend"], r["backend_version"]) for r in rows} == {("scripted", "scripted")}, table

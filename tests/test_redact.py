@@ -80,10 +80,10 @@ def test_completion_errors_and_failure_rows_are_redacted(tmp_path):
 
 
 def test_run_rows_are_redacted(tmp_path):
-    from dialogbench.lake import Lake
+    from dialogbench.registry import open_lake
     from dialogbench.runs import StageReport, record_stage
 
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     record_stage(lake, run_id="r1", report=StageReport("s", detail={"why": f"got {OPENAI}"}), config="c.yaml")
     (path,) = (tmp_path / "lake").rglob("*.parquet")
     assert OPENAI not in json.dumps(pq.read_table(path).to_pylist(), default=str)
@@ -187,7 +187,7 @@ def test_redact_tree_hides_secret_keys_at_any_depth_and_redacts_every_string():
 
 @pytest.mark.parametrize("config", ["configs/demo.yaml", "configs/nightly.yaml"])
 def test_the_shipped_configs_hold_nothing_to_redact(config):
-    from dialogbench.config import load_config
+    from dialogbench.registry import load_config
     from tests.conftest import REPO_ROOT
 
     dump = load_config(REPO_ROOT / config, root=REPO_ROOT).model_dump(mode="json")

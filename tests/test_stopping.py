@@ -17,14 +17,14 @@ import psutil
 import pyarrow as pa
 import pytest
 
-from dialogbench import stopping
+from dialogbench import registry, stopping
 from dialogbench.backends import get_backend
 from dialogbench.backends.base import Sampling
 from dialogbench.backends.openai_backend import OpenAIBackend
 from dialogbench.cells import Cell, Chunk, Emit, Planned, Stage, Table
 from dialogbench.cells.runner import plan_stage, run_chunk
 from dialogbench.config import ModelConfig
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.lease import lake_lease
 from tests.conftest import REPO_ROOT
 
@@ -160,11 +160,12 @@ class Words(Stage):
 
 def test_a_chunk_stopped_midway_keeps_what_it_wrote(make_config):
     config, stage = make_config(), Words()
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     stopping.progress.begin(["seeds", "words", "judge"])
     stopping.progress.stage_done("seeds")
-    chunks, _ = plan_stage(stage, config, "run-1")
-    chunk = in_thread(lambda: run_chunk(stage, config, chunks[0], "run-1"))
+    lake = registry.open_lake(config.lake)
+    chunks, _ = plan_stage(stage, config, "run-1", lake=lake)
+    chunk = in_thread(lambda: run_chunk(stage, config, chunks[0], "run-1", lake=lake))
     while not lake.files("stop_words"):
         time.sleep(0.02)
     stopping.request(signal.SIGTERM, timeout_s=0.2)
@@ -175,9 +176,10 @@ def test_a_chunk_stopped_midway_keeps_what_it_wrote(make_config):
     assert stopping.progress.describe() == \
         "1 of 3 stages done, 2 cells computed and kept (2 of them by words, stopped midway)"
     with pytest.raises(stopping.Stopped):  # a stopped run starts no stage and no chunk
-        plan_stage(stage, config, "run-1")
+        plan_stage(stage, config, "run-1", lake=registry.open_lake(config.lake))
     with pytest.raises(stopping.Stopped):
-        run_chunk(stage, config, Chunk("words", 1, 1, tuple(chunks[0].cells)), "run-1")
+        run_chunk(stage, config, Chunk("words", 1, 1, tuple(chunks[0].cells)), "run-1",
+                  lake=registry.open_lake(config.lake))
     assert stage.computed == 1
 
 

@@ -13,9 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from bench.report import synthetic_lake
+from dialogbench.registry import open_lake
 from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
-from dialogbench.report import write_report
+from dialogbench.report.build import write_report
 from dialogbench.textsafe import CONTROLS, visible, visible_tree
 
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # "copy 'echo pwned' to the clipboard", as a terminal reads it
@@ -65,7 +66,7 @@ def hostile_utterance(model: str, item: str, i: int) -> str:
 def lake(tmp_path_factory) -> Lake:
     root = tmp_path_factory.mktemp("textsafe") / "lake"
     synthetic_lake(root, models=["alpha", "beta"], seeds=8, arena_seeds=4, utterance=hostile_utterance, seed=1)
-    return Lake(root)
+    return open_lake(root)
 
 
 def test_the_pages_show_model_output_escaped_and_the_lake_keeps_it_raw(lake, tmp_path):
@@ -113,7 +114,7 @@ def _strings(value):
 
 def test_every_artifact_carries_its_text_escaped(published, tmp_path, monkeypatch):
     import tasks.artifacts as artifacts
-    from dialogbench.config import Config
+    from dialogbench.registry import validate_config
 
     report_md = tmp_path / "report.md"
     report_md.write_text(f"# Report\n\n{HOSTILE}\n", encoding="utf-8")  # as raw as a renderer could ever leave it
@@ -131,8 +132,8 @@ def test_every_artifact_carries_its_text_escaped(published, tmp_path, monkeypatc
     monkeypatch.setattr(artifacts, "run_failures", lambda lake, run_id: [
         {"stage": "botchat_unieval", "item_id": "MT-1", "models": ["bot-a"], "judge": "judge", "attempts": 1,
          "error": f"backend said: {HOSTILE}", "cell_key": "k"}])
-    config = Config.model_validate({"lake": str(tmp_path / "lake"),
-                                    "models": [{"name": "bot-a", "backend": "scripted", "script": ["x"]}]})
+    config = validate_config({"lake": str(tmp_path / "lake"),
+                              "models": [{"name": "bot-a", "backend": "scripted", "script": ["x"]}]})
     artifacts.publish_failures(config, run)
 
     kinds = [name for name, _ in published]

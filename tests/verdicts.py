@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from dialogbench.registry import open_lake
 from dialogbench import registry
 from dialogbench.lake import Lake
 from dialogbench.lake.version import VERDICT_TABLES
@@ -16,7 +17,7 @@ def verdict_tables() -> dict:
 
 def verdicts(lake: Lake | str, protocol: str | None = None) -> list[dict]:
     """Every stored verdict (each with its table's columns), or those of one protocol."""
-    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    lake = lake if isinstance(lake, Lake) else open_lake(lake)
     tables = verdict_tables()
     names = [VERDICT_TABLES[protocol]] if protocol else list(tables)
     return [row for name in names for row in lake.read(name, tables[name].schema).to_pylist()]

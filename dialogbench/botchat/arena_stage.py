@@ -9,8 +9,9 @@ import logging
 import pyarrow as pa
 
 from dialogbench.backends.formats import format_key
-from dialogbench.botchat import arena, pairwise
-from dialogbench.botchat.pairwise import Pair, PairwiseStage
+from dialogbench.botchat import arena, pairwise_stage
+from dialogbench.botchat.config import chatbots
+from dialogbench.botchat.pairwise_stage import Pair, PairwiseStage
 from dialogbench.botchat.tables import ARENA_TABLE
 from dialogbench.cells import Cell
 from dialogbench.config import ModelConfig
@@ -48,11 +49,12 @@ class Arena(PairwiseStage):
     table = ARENA_TABLE
 
     def pairs(self, config, lake: Lake, seeds: pa.Table, judge: ModelConfig) -> tuple[list[Cell], dict[str, int]]:
-        models, settings = config.botchat_models(), config.botchat.arena
+        models, settings = chatbots(config), config.botchat.arena
         by_name = {m.name: m for m in models}
         pairs = _distinct(settings.pairs) if settings.pairs else default_pairs(models)
         item_ids = seeds.column("seed_id").to_pylist()
-        stored = pairwise.stored_generations(lake, [by_name[n] for n in dict.fromkeys(itertools.chain(*pairs))], item_ids)
+        sides = [by_name[n] for n in dict.fromkeys(itertools.chain(*pairs))]
+        stored = pairwise_stage.stored_generations(lake, sides, item_ids)
         judge_fp, version = model_fingerprint(judge), arena.protocol_version("arena")
         fmt = format_key(judge, arena.output_format(max_tokens=judge.max_tokens))
         cells: list[Cell] = []

@@ -1,21 +1,21 @@
 """BotChat as a family: seeds → dialogues per model → lengths → UniEval, Arena, GTEval → ratings."""
 
+from dialogbench.botchat import arena, unieval
 from dialogbench.botchat.arena_stage import Arena
+from dialogbench.botchat.config import BotChatConfig, chatbots
 from dialogbench.botchat.elo_stage import ArenaRatings
 from dialogbench.botchat.explorer import explore
 from dialogbench.botchat.generate_stage import GenerateDialogues
 from dialogbench.botchat.gteval_stage import GTEval
 from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
+from dialogbench.botchat.lengths_stage import UtteranceLengths
 from dialogbench.botchat.probes import probes
-from dialogbench.botchat.lengths import UtteranceLengths
 from dialogbench.botchat.report import REPORT
 from dialogbench.botchat.seeds import read_seeds
 from dialogbench.botchat.seeds_stage import ExtractSeeds
 from dialogbench.botchat.tables import TABLES
 from dialogbench.botchat.unieval import load_examples
 from dialogbench.botchat.unieval_stage import UniEval
-from dialogbench.botchat import arena, unieval
-from dialogbench.config import BotChatConfig
 from dialogbench.family import Family
 from dialogbench.history import Metric
 from dialogbench.jsonl import data_problems
@@ -23,7 +23,7 @@ from dialogbench.jsonl import data_problems
 
 def stages(config) -> list:
     settings = config.botchat
-    return [ExtractSeeds(), *(GenerateDialogues(m.name) for m in config.botchat_models()), UtteranceLengths(),
+    return [ExtractSeeds(), *(GenerateDialogues(m.name) for m in chatbots(config)), UtteranceLengths(),
             UniEval(config), *([Arena(config)] if settings.arena.enabled else []),
             *([GTEval(config)] if settings.gteval.enabled else []), ArenaRatings()]
 
@@ -54,8 +54,7 @@ METRICS = (
            stages=("generate:", "botchat_arena"), protocol="botchat_arena"),
 )
 
-FAMILY = Family(name="botchat", title="BotChat", section=BotChatConfig, stages=stages, tables=TABLES,
-                check_data=check_data, probes=probes,
-                leaderboard=unieval_leaderboard,
+FAMILY = Family(name="botchat", title="BotChat", section=BotChatConfig, stages=stages, tables=TABLES, sql="botchat",
+                check_data=check_data, probes=probes, leaderboard=unieval_leaderboard,
                 format_leaderboard=lambda config, rows: format_leaderboard(rows, config.botchat.n), report=REPORT,
                 metrics=METRICS, prompts=prompts, explorer=explore)

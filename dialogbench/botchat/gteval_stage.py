@@ -8,8 +8,9 @@ import logging
 import pyarrow as pa
 
 from dialogbench.backends.formats import format_key
-from dialogbench.botchat import arena, pairwise
-from dialogbench.botchat.pairwise import Pair, PairwiseStage
+from dialogbench.botchat import arena, pairwise_stage
+from dialogbench.botchat.config import chatbots
+from dialogbench.botchat.pairwise_stage import Pair, PairwiseStage
 from dialogbench.botchat.tables import GTEVAL_TABLE
 from dialogbench.cells import Cell
 from dialogbench.config import ModelConfig
@@ -38,9 +39,9 @@ class GTEval(PairwiseStage):
     table = GTEVAL_TABLE
 
     def pairs(self, config, lake: Lake, seeds: pa.Table, judge: ModelConfig) -> tuple[list[Cell], dict[str, int]]:
-        models = config.botchat_models()
+        models = chatbots(config)
         seed_rows = seeds.select(["seed_id", "item_fp", "dialogue"]).to_pylist()
-        stored = pairwise.stored_generations(lake, models, [s["seed_id"] for s in seed_rows])
+        stored = pairwise_stage.stored_generations(lake, models, [s["seed_id"] for s in seed_rows])
         judge_fp, version = model_fingerprint(judge), arena.protocol_version("gteval")
         fmt = format_key(judge, arena.output_format(max_tokens=judge.max_tokens))
         cells: list[Cell] = []

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+import duckdb
+
+from dialogbench.botchat.config import chatbots
 from dialogbench.config import Config
 from dialogbench.judge_checks.check import unmeasured_rows
-from dialogbench.lake import Lake
-from dialogbench.lake.catalog import connect
 
 
-def unieval_leaderboard(config: Config) -> list[dict]:
-    """One row per model: pass@N for each configured N, dialogues judged, passed, unparseable."""
-    models = [m.name for m in config.botchat_models()]
+def unieval_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """One row per model: pass@N for each configured N, dialogues judged, passed, unparseable (``con``: the catalog
+    on the config's board)."""
+    models = [m.name for m in chatbots(config)]
     ns = config.botchat.n
-    with connect(Lake(config.lake), board=config.board) as con:
-        rows = con.execute(
-            "select * from botchat_unieval where judge = ? and list_contains(?, model) and list_contains(?, n)",
-            [config.botchat.judge, models, ns]).fetchall()
-        columns = [d[0] for d in con.description]
-        rows = unmeasured_rows([dict(zip(columns, r)) for r in rows], con, config, protocol="botchat_unieval",
-                               columns=["pass_rate", "passed"])
+    rows = con.execute(
+        "select * from botchat_unieval where judge = ? and list_contains(?, model) and list_contains(?, n)",
+        [config.botchat.judge, models, ns]).fetchall()
+    columns = [d[0] for d in con.description]
+    rows = unmeasured_rows([dict(zip(columns, r)) for r in rows], con, config, protocol="botchat_unieval",
+                           columns=["pass_rate", "passed"])
     by_model: dict[str, dict] = {}
     for row in rows:
         entry = by_model.setdefault(row["model"], {"model": row["model"], "judge": row["judge"],

@@ -13,7 +13,7 @@ from dialogbench.lake import Lake
 from dialogbench.runs import now
 from dialogbench.tokenizers import cl100k
 
-log = logging.getLogger("dialogbench.botchat.lengths")
+log = logging.getLogger("dialogbench.botchat.lengths_stage")
 
 
 class UtteranceLengths(Stage):

@@ -17,7 +17,7 @@ from dialogbench.judging import JudgeStage, judge_chunk
 from dialogbench.keys import model_fingerprint
 from dialogbench.lake import Lake
 
-log = logging.getLogger("dialogbench.botchat.pairwise")
+log = logging.getLogger("dialogbench.botchat.pairwise_stage")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""BotChat's known-answer probes (dialogbench/judge_checks/probe.py), built from human MuTual-Test dialogues, so the
+"""BotChat's known-answer probes (judge_checks/probe_stage.py), built from human MuTual-Test dialogues, so the
 right answer is known by construction:
 
 - UniEval: the human dialogue (right: no AI) and its twin with one utterance, at a known index k >= 3 (after the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dialogbench.botchat import arena, unieval
 from dialogbench.botchat.seeds import read_seeds
-from dialogbench.judge_checks.probe import AI_SELF_IDENTIFICATION, Probe, ProbeStage
+from dialogbench.judge_checks.probe_stage import AI_SELF_IDENTIFICATION, Probe, ProbeStage
 from dialogbench.keys import fingerprint
 
 MIN_UTTERANCES = 6

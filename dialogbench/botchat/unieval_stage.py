@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from dialogbench.backends.formats import format_key
+from dialogbench.botchat.config import chatbots
 from dialogbench.botchat.selection import selected_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE, UNIEVAL_TABLE
 from dialogbench.botchat.unieval import build_prompt, load_examples, output_format, parse_verdict, protocol_version
@@ -40,7 +41,7 @@ class UniEval(JudgeStage):
         not planned."""
         judge, n_judged = self.judge, config.botchat.n_max
         version = protocol_version(load_examples(config.botchat.unieval_examples))
-        models = config.botchat_models()
+        models = chatbots(config)
         fps = pa.table({"model": [m.name for m in models], "model_fp": [model_fingerprint(m) for m in models]})
         items = pa.table({"item_id": selected_seeds(config).column("seed_id")})
         with lake.connect() as con:

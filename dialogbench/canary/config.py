@@ -14,10 +14,11 @@ class CanaryConfig(FamilySection):
     min_agreement: float = Field(0.8, ge=0.0, le=1.0)
     stages: list[str] | None = None
 
-    def check(self, config) -> None:
-        from dialogbench.canary.stage import judge_stages
+    def check(self, config, families=()) -> None:
+        from dialogbench.canary.rejudge_stage import judge_stages  # the stages import the lake, the config does not
 
-        known = [s.name for s in judge_stages(config, None)]
+        others = [f for f in families if f.enabled(config) and not f.over_others]
+        known = [s.name for s in judge_stages(config, others, None)]
         for name in self.stages or []:
             if name not in known:
                 raise ValueError(f"canary.stages: {name!r} is not a judge stage of this config "

@@ -4,10 +4,10 @@ check that fails a run whose judges drifted."""
 from dialogbench.canary.check import drifted
 from dialogbench.canary.config import CanaryConfig
 from dialogbench.canary.report import REPORT
-from dialogbench.canary.stage import JudgeCanary
+from dialogbench.canary.rejudge_stage import JudgeCanary
 from dialogbench.canary.tables import CANARY_TABLE
 from dialogbench.family import Family
 
-FAMILY = Family(name="canary", title="Judge canary", section=CanaryConfig, stages=lambda config: [JudgeCanary(config)],
-                tables=(CANARY_TABLE,), report=REPORT, checks=drifted,
-                runs_last=True, protocol=False)
+FAMILY = Family(name="canary", title="Judge canary", section=CanaryConfig, sql="canary",
+                stages=lambda config, others: [JudgeCanary(config, others)], tables=(CANARY_TABLE,), report=REPORT,
+                checks=drifted, runs_last=True, protocol=False, over_others=True)

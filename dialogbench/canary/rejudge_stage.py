@@ -9,7 +9,6 @@ import logging
 from collections import defaultdict
 from dataclasses import dataclass
 
-import pyarrow as pa
 
 from dialogbench.canary.choose import choose
 from dialogbench.canary.tables import CANARY_TABLE
@@ -33,11 +32,10 @@ class Repeat:
     baseline: dict
 
 
-def judge_stages(config, only: list[str] | None) -> list[JudgeStage]:
-    """The run's judge stages whose tables name their answer (``only``: these names)."""
-    from dialogbench import registry
-
-    found = [s for f in registry.families() if f.name != "canary" and f.enabled(config) for s in f.stages(config)
+def judge_stages(config, families, only: list[str] | None) -> list[JudgeStage]:
+    """The judge stages of ``families`` (the run's others, ``Family.stages_of``) whose tables name their answer
+    (``only``: these names)."""
+    found = [s for f in families if f.enabled(config) for s in f.stages_of(config, families)
              if isinstance(s, JudgeStage) and s.table is not None and s.table.answer]
     return [s for s in found if only is None or s.name in only]
 
@@ -66,9 +64,9 @@ class JudgeCanary(Stage):
     retries = 2
     role = "judge"
 
-    def __init__(self, config) -> None:
+    def __init__(self, config, others) -> None:
         self.settings = config.canary
-        self.stages = judge_stages(config, self.settings.stages)
+        self.stages = judge_stages(config, others, self.settings.stages)
 
     def models(self, config):
         return list({m.name: m for s in self.stages for m in s.models(config)}.values())

@@ -1,5 +1,6 @@
 """Running a stage: plan → record the plan → anti-join → chunks; compute a chunk → rows, failures, report.
-Orchestration-free: Prefect tasks (``tasks/stages.py``) and plain Python call the same three functions."""
+Orchestration-free: Prefect tasks (``tasks/stages.py``) and plain Python call the same three functions, with the lake
+to read and write (one with its layout: ``registry.open_lake``; a stage may read the catalog)."""
 
 from __future__ import annotations
 
@@ -22,16 +23,12 @@ from dialogbench.runs import StageReport, record_stage, sum_reports
 log = logging.getLogger("dialogbench.stage")
 
 
-def plan_stage(stage: Stage, config, run_id: str) -> tuple[list[Chunk], StageReport]:
+def plan_stage(stage: Stage, config, run_id: str, *, lake: Lake) -> tuple[list[Chunk], StageReport]:
     """The stage's missing cells in chunks, and its report so far (planned, cached, plan detail)."""
-    from dialogbench.pool import release_before
-
     start = time.perf_counter()
     stopping.check()  # a stopped run starts no stage
     stopping.progress.stage_started(stage.name)
-    lake = Lake(config.lake)
     ensure_current(lake)  # an older lake is refused before anything is written to it
-    release_before(config, stage.name)
     planned = stage.plan(config, lake)
     if stage.records_plan:
         record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models,
@@ -46,14 +43,15 @@ def plan_stage(stage: Stage, config, run_id: str) -> tuple[list[Chunk], StageRep
                                seconds=time.perf_counter() - start, detail=dict(planned.detail))
 
 
-def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str) -> StageReport:
+def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str, *, lake: Lake,
+              after: list | None = None) -> StageReport:
     """Compute one chunk; its rows and failures are written as the stage emits them, its backend calls (what they
-    cost) when it ends, however it ends. A stopped run starts no chunk; one it stops midway raises ``Stopped`` with
-    the chunk's report so far (``Stopped.report``: what it wrote stays)."""
+    cost) when it ends, however it ends. ``after``: the models the run's later stages use (``pool.Schedule``), kept
+    by a stage that releases engines midway. A stopped run starts no chunk; one it stops midway raises ``Stopped``
+    with the chunk's report so far (``Stopped.report``: what it wrote stays)."""
     stopping.check()
     start = time.perf_counter()
-    lake = Lake(config.lake)
-    emit = Emit(lake, stage.name, stage.table, run_id)
+    emit = Emit(lake, stage.name, stage.table, run_id, after=list(after or []))
     with metering.collect(run_id=run_id, stage=stage.name, role=stage.role) as ledger:
         try:
             stage.compute(config, list(chunk.cells), emit)
@@ -74,11 +72,11 @@ def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str) -> StageReport:
     return report
 
 
-def finish_stage(config, run_id: str, reports: list[StageReport], config_path: str) -> StageReport:
+def finish_stage(config, run_id: str, reports: list[StageReport], config_path: str, *, lake: Lake) -> StageReport:
     """The stage's report (the plan's counts plus every chunk's), recorded in ``runs``; one warning when cells
     failed, with the first error (redacted)."""
     report = sum_reports(reports)
-    record_stage(Lake(config.lake), run_id=run_id, report=report, config=config_path, board=config.board)
+    record_stage(lake, run_id=run_id, report=report, config=config_path, board=config.board)
     stopping.progress.stage_done(report.stage)
     warn_failures(report)
     return report
@@ -90,9 +88,9 @@ def warn_failures(report: StageReport) -> None:
                     report.first_error)
 
 
-def run_stage(stage: Stage, config, run_id: str) -> StageReport:
+def run_stage(stage: Stage, config, run_id: str, *, lake: Lake) -> StageReport:
     """Plan and compute every chunk here, in order (what the flow does, without an orchestrator)."""
-    chunks, planned = plan_stage(stage, config, run_id)
-    report = sum_reports([planned, *(run_chunk(stage, config, c, run_id) for c in chunks)])
+    chunks, planned = plan_stage(stage, config, run_id, lake=lake)
+    report = sum_reports([planned, *(run_chunk(stage, config, c, run_id, lake=lake) for c in chunks)])
     warn_failures(report)
     return report

@@ -49,6 +49,7 @@ class Emit:
     failed: int = 0
     detail: dict = field(default_factory=dict)
     first_error: str | None = None
+    after: list["ModelConfig"] = field(default_factory=list)  # the later stages' models: kept by a stage releasing midway
     tallied: int = 0  # of ``computed``, what the run's progress has counted (what a stopped run says it kept)
 
     def tally(self) -> None:

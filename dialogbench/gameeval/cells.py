@@ -12,12 +12,12 @@ import itertools
 
 from dialogbench.backends import Sampling, sampling_for
 from dialogbench.backends.formats import enforced_kinds
-from dialogbench.keys import model_fingerprint
 from dialogbench.config import Config, ModelConfig
 from dialogbench.gameeval import askguess, spyfall, tofukingdom
+from dialogbench.gameeval.config import players
 from dialogbench.gameeval.game import GameSetup
 from dialogbench.gameeval.words import read_pairs, read_words
-from dialogbench.keys import fingerprint
+from dialogbench.keys import fingerprint, model_fingerprint
 
 PROTOCOL = "gameeval"
 GAMES = {"askguess": askguess.AskGuess, "spyfall": spyfall.SpyFall, "tofukingdom": tofukingdom.TofuKingdom}
@@ -50,9 +50,9 @@ def trial_seed(base: int, game: str, item: str, setting: str, trial: int) -> int
 def _setup(config: Config, game: str, item: str, setting: str, trial: int, item_id: str,
            assignment: dict[str, str]) -> GameSetup:
     seed = trial_seed(config.gameeval.seed, game, item, setting, trial)
-    players = {role: [model_fingerprint(config.model(name)), game_sampling(config, config.model(name)),
-                      *_formats_key(game, config.model(name))] for role, name in assignment.items()}
-    key = fingerprint(PROTOCOL, GAMES[game].VERSION, PROMPTS[game], game, item, setting, trial, seed, players,
+    keys = {role: [model_fingerprint(config.model(name)), game_sampling(config, config.model(name)),
+                   *_formats_key(game, config.model(name))] for role, name in assignment.items()}
+    key = fingerprint(PROTOCOL, GAMES[game].VERSION, PROMPTS[game], game, item, setting, trial, seed, keys,
                       limits(config, game))
     return GameSetup(key, game, item_id, item, setting, trial, seed, dict(assignment))
 
@@ -65,7 +65,7 @@ def _formats_key(game: str, model: ModelConfig) -> list[str]:
 
 
 def spyfall_pairs(config: Config) -> list[tuple[str, str]]:
-    names = [m.name for m in config.gameeval_models()]
+    names = [m.name for m in players(config)]
     if config.gameeval.spyfall.pairs:
         return [tuple(p) for p in config.gameeval.spyfall.pairs]
     return [(a, b) for a in names for b in names if a != b] or [(names[0], names[0])]
@@ -74,7 +74,7 @@ def spyfall_pairs(config: Config) -> list[tuple[str, str]]:
 def tofukingdom_assignments(config: Config) -> list[dict[str, str]]:
     if config.gameeval.tofukingdom.assignments:
         return [dict(a) for a in config.gameeval.tofukingdom.assignments]
-    names, camps = [m.name for m in config.gameeval_models()], ("prince", "spy", "queen")
+    names, camps = [m.name for m in players(config)], ("prince", "spy", "queen")
     if len(names) >= 3:
         chosen = itertools.permutations(names, 3)
     else:
@@ -89,7 +89,7 @@ def game_models(config: Config, game: str) -> list[ModelConfig]:
     elif game == "tofukingdom":
         names = [n for assignment in tofukingdom_assignments(config) for n in assignment.values()]
     else:
-        names = [m.name for m in config.gameeval_models()]
+        names = [m.name for m in players(config)]
     return [config.model(n) for n in dict.fromkeys(names)]
 
 
@@ -108,7 +108,7 @@ def plan_setups(config: Config, game: str) -> list[GameSetup]:
             words = [w for w in words if w in set(settings.askguess.words)]
         for word in words[: settings.askguess.limit]:
             for setting in settings.askguess.settings:
-                for model in config.gameeval_models():
+                for model in players(config):
                     for trial in range(settings.askguess.trials):
                         cells.append(_setup(config, game, word, setting, trial, f"{word}/{setting}/{trial}",
                                             {"questioner": model.name, "answerer": model.name}))

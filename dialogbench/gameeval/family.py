@@ -1,15 +1,15 @@
 """GameEval as a family: Ask-Guess, SpyFall, TofuKingdom, one stage each (every game of a kind at once)."""
 
-from dialogbench.config import GameEvalConfig
 from dialogbench.family import Family
-from dialogbench.history import Metric
 from dialogbench.gameeval.cells import GAMES, PROMPTS
+from dialogbench.gameeval.config import GameEvalConfig
 from dialogbench.gameeval.explorer import explore
 from dialogbench.gameeval.leaderboard import format_gameeval, gameeval_leaderboard
+from dialogbench.gameeval.play_stage import PlayGames
 from dialogbench.gameeval.report import REPORT
-from dialogbench.gameeval.stage import PlayGames
 from dialogbench.gameeval.tables import TABLES
 from dialogbench.gameeval.words import read_pairs, read_words
+from dialogbench.history import Metric
 from dialogbench.jsonl import data_problems
 
 
@@ -42,6 +42,6 @@ METRICS = (
 )
 
 FAMILY = Family(name="gameeval", title="GameEval", section=GameEvalConfig, stages=stages, tables=TABLES,
-                check_data=check_data,
+                sql="gameeval", check_data=check_data,
                 leaderboard=gameeval_leaderboard, format_leaderboard=lambda config, rows: format_gameeval(rows),
                 report=REPORT, metrics=METRICS, prompts=prompts, explorer=explore)

@@ -4,8 +4,7 @@ TofuKingdom points per model (Table 4's totals), from the views ``gameeval_askgu
 
 from __future__ import annotations
 
-from dialogbench.lake import Lake
-from dialogbench.lake.catalog import connect
+import duckdb
 
 VIEWS = {"askguess": "select * from gameeval_askguess order by setting, st desc nulls last, model",
          "spyfall": "select * from gameeval_spyfall order by spy_model, villager_model",
@@ -14,18 +13,16 @@ SETTINGS = {"with_description": "w/ description", "without_description": "w/o de
 NO_MODEL = "(no game yet)"  # planned games whose assignment no played game of the plan tells
 
 
-def gameeval_leaderboard(config) -> dict[str, list[dict]]:
-    """{"askguess": rows, "spyfall": rows, "tofukingdom": rows} of the metric views; {} when GameEval is off
-    (or the config has no ``gameeval`` section)."""
-    settings = getattr(config, "gameeval", None)
-    if settings is None or not getattr(settings, "enabled", False):
+def gameeval_leaderboard(config, con: duckdb.DuckDBPyConnection) -> dict[str, list[dict]]:
+    """{"askguess": rows, "spyfall": rows, "tofukingdom": rows} of the metric views (``con``: the catalog on the
+    config's board); {} when GameEval is off (or the config has no ``gameeval`` section)."""
+    if not config.enabled("gameeval"):
         return {}
-    with connect(Lake(config.lake), board=getattr(config, "board", None)) as con:
-        out = {}
-        for game, sql in VIEWS.items():
-            relation = con.execute(sql)
-            columns = [d[0] for d in relation.description]
-            out[game] = [dict(zip(columns, r)) for r in relation.fetchall()]
+    out = {}
+    for game, sql in VIEWS.items():
+        relation = con.execute(sql)
+        columns = [d[0] for d in relation.description]
+        out[game] = [dict(zip(columns, r)) for r in relation.fetchall()]
     return out
 
 

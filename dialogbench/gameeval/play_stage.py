@@ -12,10 +12,10 @@ import logging
 import time
 from collections import Counter
 
-from dialogbench import pool
 from dialogbench.backends import get_backend, release_except
 from dialogbench.cells import Cell, Emit, Planned, Stage
 from dialogbench.gameeval.cells import GAMES, game_models, game_sampling, limits, plan_setups
+from dialogbench.gameeval.config import players
 from dialogbench.gameeval.game import Game, GameSetup
 from dialogbench.gameeval.play import Seat, play
 from dialogbench.gameeval.tables import GAMES_TABLE
@@ -86,7 +86,7 @@ class PlayGames(Stage):
         """Play every cell's game, batched: games that need the same models play together (Ask-Guess:
         one model at a time), a model group's engines are released when no later group or stage needs them."""
         game = self.game
-        writer = _Writer(emit, {c.key: c for c in cells}, {m.name: m.backend for m in config.gameeval_models()})
+        writer = _Writer(emit, {c.key: c for c in cells}, {m.name: m.backend for m in players(config)})
         groups: dict[tuple[str, ...], list[GameSetup]] = {}
         for cell in cells:
             groups.setdefault(tuple(cell.models), []).append(cell.payload)
@@ -121,6 +121,5 @@ class PlayGames(Stage):
             calls, steps, moves, trimmed = (calls + stats.backend_calls, steps + stats.steps, moves + stats.moves,
                                             trimmed + stats.trimmed_prompts)
             later = [config.model(n) for group in order[i + 1:] for n in group]
-            after = pool.stage_after(config, self.name)
-            release_except([*later, *(pool.models_from(config, after) if after else [])])
+            release_except([*later, *writer.emit.after])  # its later groups' players, the later stages' models
         return calls, steps, moves, trimmed

@@ -54,15 +54,15 @@ def unmeasured_rows(rows: list[dict], con: duckdb.DuckDBPyConnection, config, *,
     return out
 
 
-def summary(config) -> list[dict]:
-    """One row per (judge, protocol) of the run's board: verdicts, unreadable share, the most frequent answer's share,
-    probes right of asked, and the checks it fails with why (what the run's judges artifact shows)."""
+def summary(config, con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """One row per (judge, protocol) of the run's board (``con``: the catalog on it): verdicts, unreadable share, the
+    most frequent answer's share, probes right of asked, and the checks it fails with why (what the run's judges
+    artifact shows)."""
     from dialogbench.judge_checks.health import not_measured, probe_rows
 
     settings = settings_of(config)
-    with connect(Lake(config.lake), board=config.board) as con:
-        health, probes = health_rows(con), probe_rows(con)
-        found = findings(health, settings, probes) if settings.enabled else []
+    health, probes = health_rows(con), probe_rows(con)
+    found = findings(health, settings, probes) if settings.enabled else []
     by_pair: dict[tuple[str, str], dict] = {}
     for r in health:
         by_pair[(r["judge"], r["protocol"])] = {"judge": r["judge"], "protocol": r["protocol"], "verdicts": r["verdicts"],

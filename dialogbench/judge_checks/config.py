@@ -21,7 +21,7 @@ class JudgeChecksConfig(FamilySection):
       them the same answer (always "no AI", always a tie, always the same rating): the judge tells nothing apart.
 
     - ``probes`` with ``min_probe_accuracy``: each judge protocol is also asked ``probes`` known-answer probes a run
-      (dialogbench/judge_checks/probe.py: human dialogues and their AI-marked twins, a golden answer against a useless
+      (judge_checks/probe_stage.py: human dialogues and their AI-marked twins, a golden answer against a useless
       one); a judge right on fewer than this share of them cannot tell (0 probes: none asked).
 
     The affected values are shown as not measured; ``fail`` lists the checks that also end the run Failed (exit 4),

@@ -10,13 +10,10 @@ from dialogbench.judge_checks.report import REPORT
 from dialogbench.judge_checks.tables import TABLES
 
 
-def stages(config) -> list:
-    """Every enabled family's probe stages (none with ``judge_checks.probes: 0``)."""
-    from dialogbench import registry
-
+def stages(config, others) -> list:
+    """The probe stages of the other enabled families (none with ``judge_checks.probes: 0``)."""
     k = settings_of(config).probes
-    return [stage for f in registry.families() if f.probes and f.enabled(config) for stage in f.probes(config, k)] \
-        if k else []
+    return [stage for f in others if f.probes for stage in f.probes(config, k)] if k else []
 
 
 METRICS = (
@@ -25,4 +22,5 @@ METRICS = (
 )
 
 FAMILY = Family(name="judge_checks", title="Judge checks", section=JudgeChecksConfig, stages=stages, tables=TABLES,
-                report=REPORT, checks=failing, metrics=METRICS, runs_last=True, protocol=False, always=True)
+                sql="judge_checks", report=REPORT, checks=failing, metrics=METRICS, runs_last=True, protocol=False, always=True,
+                over_others=True)

@@ -13,7 +13,7 @@ import shutil
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence, Union
 
 import duckdb
 import pyarrow as pa
@@ -65,14 +65,25 @@ def parse(path: Path) -> Model:
     return Model(path.stem, path, sql, tuple(refs))
 
 
-def models(sql_dir: Path = SQL_DIR) -> list[Model]:
-    """Every view file of ``VIEW_DIRS``, by folder then name; two files of one name are an error."""
+SqlFolders = Union[Path, Sequence[Path]]
+
+
+def folders(sql: SqlFolders) -> tuple[Path, ...]:
+    """The SQL folders ``sql`` names: one folder, or several (a lake's ``layout.sql``: the shared one, then each
+    family's)."""
+    return (Path(sql),) if isinstance(sql, (str, os.PathLike)) else tuple(Path(p) for p in sql)
+
+
+def models(sql: SqlFolders) -> list[Model]:
+    """Every view file of ``VIEW_DIRS`` of each SQL folder, by folder then name; two files of one name are an
+    error."""
     found: dict[str, Model] = {}
-    for d in VIEW_DIRS:
-        for path in sorted((sql_dir / d).glob("*.sql")):
-            if path.stem in found:
-                raise CatalogError(f"{path}: a view {path.stem!r} is already defined by {found[path.stem].path}")
-            found[path.stem] = parse(path)
+    for folder in folders(sql):
+        for d in VIEW_DIRS:
+            for path in sorted((folder / d).glob("*.sql")):
+                if path.stem in found:
+                    raise CatalogError(f"{path}: a view {path.stem!r} is already defined by {found[path.stem].path}")
+                found[path.stem] = parse(path)
     return list(found.values())
 
 
@@ -92,7 +103,7 @@ def ordered(views: list[Model]) -> list[Model]:
         visiting.append(view.name)
         for ref in view.refs:
             if ref not in by_name:
-                raise CatalogError(f"{view.path}: ref('{ref}') names no view (no sql/{{{','.join(VIEW_DIRS)}}}/"
+                raise CatalogError(f"{view.path}: ref('{ref}') names no view (no <sql folder>/{{{','.join(VIEW_DIRS)}}}/"
                                    f"{ref}.sql)")
             visit(by_name[ref])
         visiting.pop()
@@ -105,8 +116,7 @@ def ordered(views: list[Model]) -> list[Model]:
 
 @dataclass
 class Context:
-    """What tags resolve against: the registry's lake tables and reference tables (loaded once, lazily:
-    the registry imports the families, which import the lake)."""
+    """What tags resolve against: the lake's tables and reference tables (its ``layout``)."""
 
     lake: Lake
     tables: dict = field(default_factory=dict)                                  # name -> cells.Table
@@ -115,10 +125,7 @@ class Context:
 
     @classmethod
     def load(cls, lake: Lake) -> "Context":
-        from dialogbench import registry
-
-        tables = {t.name: t for t in registry.tables()}
-        references = dict(registry.references())
+        tables, references = dict(lake.layout.tables), dict(lake.layout.references)
         for name in references.keys() & tables.keys():
             raise CatalogError(f"{name!r} is both a lake table and a reference table")
         return cls(lake.pinned(), tables, references)
@@ -237,22 +244,23 @@ def _literal(value) -> str:
     raise TypeError(f"no SQL literal for {type(value).__name__} in a reference table")
 
 
-def create_macros(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> None:
-    """Run every ``sql/macros/*.sql`` (``CREATE OR REPLACE MACRO`` statements: formulas several views share)."""
-    for path in sorted((sql_dir / MACROS_DIR).glob("*.sql")):
+def create_macros(con: duckdb.DuckDBPyConnection, sql: SqlFolders) -> None:
+    """Run every ``<folder>/macros/*.sql`` of ``sql`` (``CREATE OR REPLACE MACRO`` statements: formulas several views share)."""
+    for path in [p for folder in folders(sql) for p in sorted((folder / MACROS_DIR).glob("*.sql"))]:
         try:
             con.execute(path.read_text())
         except duckdb.Error as exc:
             raise CatalogError(f"{path}: {exc}") from exc
 
 
-def create_views(con: duckdb.DuckDBPyConnection, lake: Lake, sql_dir: Path = SQL_DIR) -> list[str]:
+def create_views(con: duckdb.DuckDBPyConnection, lake: Lake, sql: SqlFolders | None = None) -> list[str]:
     """Create the macros, then every view, each after the views it refs; returns the views' names in creation
     order. Raises ``CatalogError`` naming the file whose tags or SQL are broken."""
     context = Context.load(lake)
-    create_macros(con, sql_dir)
+    sql = lake.layout.sql if sql is None else sql
+    create_macros(con, sql)
     created = []
-    for model in ordered(models(sql_dir)):
+    for model in ordered(models(sql)):
         sql = render(model.sql, lake, context, path=model.path)
         try:
             con.execute(f'CREATE OR REPLACE VIEW "{model.name}" AS {sql}')
@@ -323,7 +331,7 @@ def build_catalog(lake: Lake) -> Path:
         with duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION}) as con:
             con.execute("SET VARIABLE lake_root = ?", [str(lake.root.resolve()) + "/"])  # this session only
             con.execute(LAKE_ROOT_MACRO)
-            create_views(con, Lake(lake.root, root_sql=LAKE_ROOT))
+            create_views(con, lake.rooted(LAKE_ROOT))
         _fsync(tmp)
         Path(f"{path}.wal").unlink(missing_ok=True)
         os.replace(tmp, path)  # replaces a link too, never writes through one (the CLI refuses a linked catalog)
@@ -347,16 +355,17 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def data_tests(lake: Lake, sql_dir: Path = SQL_DIR, *, board: str | None = None) -> dict[str, int]:
-    """Run ``sql/tests/*.sql`` (each must return zero rows; tags as in views) with the board-scoped views reading
+def data_tests(lake: Lake, sql: SqlFolders | None = None, *, board: str | None = None) -> dict[str, int]:
+    """Run ``<folder>/tests/*.sql`` of each SQL folder (each must return zero rows; tags as in views) with the board-scoped views reading
     ``board`` (None: the default board); returns the failing ones with row counts."""
     failing = {}
-    views = {m.name for m in models(sql_dir)}
+    sql = lake.layout.sql if sql is None else sql
+    views = {m.name for m in models(sql)}
     with duckdb.connect() as con:
-        create_views(con, lake, sql_dir)
+        create_views(con, lake, sql)
         read_board(con, board)
         context = Context.load(lake)
-        for path in sorted((sql_dir / TESTS_DIR).glob("*.sql")):
+        for path in [p for folder in folders(sql) for p in sorted((folder / TESTS_DIR).glob("*.sql"))]:
             test = parse(path)
             for ref in test.refs:
                 if ref not in views:

@@ -3,7 +3,7 @@
 Wiring (in ``dialogbench/cli.py``)::
 
     add_verify_parser(sub); add_repair_parser(sub)           # sub = parser.add_subparsers(...)
-    handlers["verify"] = run_verify_command; handlers["repair"] = run_repair_command
+    run_verify_command(args, lake); run_repair_command(args, lake)  # lake: registry.open_lake(args.lake)
 """
 
 from __future__ import annotations
@@ -33,11 +33,10 @@ def add_repair_parser(subparsers):
     return p
 
 
-def run_verify_command(args) -> int:
+def run_verify_command(args, lake: Lake) -> int:
     from dialogbench.lake.verify import verify
     from dialogbench.lake.version import refuse_older
 
-    lake = Lake(args.lake or "data_lake")
     with _lease(lake):  # it moves files: not while a run writes
         refuse_older(lake)
         found = verify(lake, adopt=args.adopt)
@@ -57,11 +56,10 @@ def run_verify_command(args) -> int:
     return 1 if found else 0
 
 
-def run_repair_command(args) -> int:
+def run_repair_command(args, lake: Lake) -> int:
     from dialogbench.lake.repair import repair
     from dialogbench.lake.version import refuse_older
 
-    lake = Lake(args.lake or "data_lake")
     with _lease(lake):
         refuse_older(lake)
         results = repair(lake, dry_run=args.dry_run)

@@ -41,11 +41,11 @@ class TooManyFiles(RuntimeError):
 
 
 class PinnedLake(Lake):
-    """The lake ``root`` whose tables are datasets of open files registered on ``con`` (built once per table: this
+    """The lake ``lake`` whose tables are datasets of open files registered on ``con`` (built once per table: this
     lake is pinned by construction). ``close()`` closes the files once the connection is done."""
 
-    def __init__(self, root: str | os.PathLike, con: duckdb.DuckDBPyConnection) -> None:
-        super().__init__(root)
+    def __init__(self, lake: Lake, con: duckdb.DuckDBPyConnection) -> None:
+        super().__init__(lake.root, layout=lake.layout)
         self._readable = {}
         self.con = con
         self.handles: list[pa.NativeFile] = []

@@ -43,7 +43,7 @@ def read_only_connection(lake: Lake, *, board: str | None = None,
     config = {**NO_FILES, **({"memory_limit": memory_limit} if memory_limit else {})}
     for attempt in range(1, BUILD_TRIES + 1):
         con = duckdb.connect(config=config)
-        pinned = PinnedLake(lake.root, con)
+        pinned = PinnedLake(lake, con)
         try:
             create_views(con, pinned)
             read_board(con, board)

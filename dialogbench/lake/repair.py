@@ -53,10 +53,8 @@ def losers(lake: Lake, table, files: list[Path]) -> dict[Path, list[int]]:
 
 def repair(lake: Lake, *, dry_run: bool = False) -> list[Repaired]:
     """Keep one copy of every cell in every cell table; returns what was (``dry_run``: would be) removed."""
-    from dialogbench import registry
-
     done = []
-    for table in registry.tables():
+    for table in lake.layout.tables.values():
         if table.done is None or table.repeated:  # no cells; cells computed every run (their rows are history)
             continue
         snap = lake.snapshot(table.name)

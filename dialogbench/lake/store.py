@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dialogbench.lake import health, links, manifest, space
+from dialogbench.lake.layout import Layout, NoLayout
 
 TMP_SUFFIX = manifest.TMP_SUFFIX
 QUARANTINE = "_quarantine"  # damaged files moved aside by lake.verify (not a table)
@@ -26,18 +27,32 @@ class Lake:
     """``root/<table>/<key>=<value>/…/part-<id>.parquet``. Partition values are also stored as
     columns, so readers never depend on the directory names."""
 
-    def __init__(self, root: str | os.PathLike, *, root_sql: str | None = None) -> None:
-        """``root_sql``: a SQL expression for the lake's folder (ending in ``/``) to write file paths against
-        (``path_sql``) instead of as literals: the saved catalog's ``lake_root()``, so it reads the files beside
-        it wherever the lake is copied or moved."""
+    def __init__(self, root: str | os.PathLike, *, layout: Layout | None = None, root_sql: str | None = None) -> None:
+        """``layout``: its tables, reference tables and SQL (``lake.layout``), what the catalog, ``repair`` and
+        ``migrate`` need (``registry.open_lake`` passes the registered families'); reading and writing one table
+        by name needs none. ``root_sql``: a SQL expression for the lake's folder (ending in ``/``) to write file
+        paths against (``path_sql``) instead of as literals: the saved catalog's ``lake_root()``, so it reads the
+        files beside it wherever the lake is copied or moved."""
         self.root = Path(root)
         self.root_sql = root_sql
+        self._layout = layout
         self._readable: dict[str, tuple[list[Path], bool]] | None = None
+
+    @property
+    def layout(self) -> Layout:
+        if self._layout is None:
+            raise NoLayout(f"{self.root}: this lake was opened without its layout (its tables and SQL): open it "
+                           "with dialogbench.registry.open_lake")
+        return self._layout
+
+    def rooted(self, root_sql: str | None) -> "Lake":
+        """This lake, its file paths written against ``root_sql`` (see ``__init__``)."""
+        return Lake(self.root, layout=self._layout, root_sql=root_sql)
 
     def pinned(self) -> "Lake":
         """This lake with each table's file list taken once and kept: building every view in one go checks
         each file once instead of once per view that reads its table."""
-        lake = Lake(self.root, root_sql=self.root_sql)
+        lake = self.rooted(self.root_sql)
         lake._readable = {}
         return lake
 

@@ -60,7 +60,7 @@ def lake_format(lake: Lake) -> int | None:
                                   f'read {{"format": {FORMAT}}}') from None
     if not lake.root.is_dir():
         return None
-    return 1 if any(lake.files(t) for t in [*(t.name for t in _tables()), LEGACY_JUDGMENTS]) else None
+    return 1 if any(lake.files(t) for t in [*lake.layout.tables, LEGACY_JUDGMENTS]) else None
 
 
 def ensure_current(lake: Lake) -> None:
@@ -141,7 +141,7 @@ def migrate(lake: Lake) -> dict[str, int]:
 
 
 def _split_judgments(lake: Lake) -> int:
-    tables = {t.name: t for t in _tables()}
+    tables = dict(lake.layout.tables)
     moved = 0
     for path in lake.files(LEGACY_JUDGMENTS):
         rows = pq.read_table(path).to_pylist()
@@ -204,9 +204,3 @@ def _write_marker(lake: Lake) -> None:
         if space.is_disk_full(exc):
             raise space.disk_full(lake.root / MARKER, lake.root, exc) from exc
         raise
-
-
-def _tables():
-    from dialogbench import registry
-
-    return registry.tables()

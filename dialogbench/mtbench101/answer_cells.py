@@ -1,6 +1,6 @@
 """MT-Bench-101 answer cells: their keys, item ids, the history a turn is answered with, stored answers.
 
-Two context modes (§3.4, §4); ``answering`` runs them, ``answers.AnswerTurns`` is the stage:
+Two context modes (§3.4, §4); ``answer_episodes`` runs them, ``answer_stage.AnswerTurns`` is the stage:
 
 * ``golden`` (the paper): turn t sees the dataset's user and bot turns before t, then the user
   message of t. Every turn is independent.

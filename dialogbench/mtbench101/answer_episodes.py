@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from dialogbench.backends.base import Backend, Completion, Sampling
 from dialogbench.episodes import Fit, Progress, Reply, Request, Seat, run_episodes
-from dialogbench.mtbench101.answer_stage import conversation, history
+from dialogbench.mtbench101.answer_cells import conversation, history
 from dialogbench.mtbench101.scoring import is_judged
 
 if TYPE_CHECKING:
-    from dialogbench.mtbench101.answer_stage import AnswerCell
+    from dialogbench.mtbench101.answer_cells import AnswerCell
     from dialogbench.mtbench101.dataset import Dialogue
 
 log = logging.getLogger("dialogbench.mtbench101.answer")

@@ -9,8 +9,8 @@ from dialogbench.backends.provenance import provenance
 from dialogbench.cells import Cell, Emit, Planned, Stage
 from dialogbench.keys import model_fingerprint
 from dialogbench.lake import Lake
-from dialogbench.mtbench101.answer_stage import STAGE, AnswerCell, answer_key, stored_answers
-from dialogbench.mtbench101.answering import answer_cells
+from dialogbench.mtbench101.answer_cells import STAGE, AnswerCell, answer_key, stored_answers
+from dialogbench.mtbench101.answer_episodes import answer_cells
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.selection import selected_dialogues
 from dialogbench.mtbench101.tables import ANSWERS_TABLE

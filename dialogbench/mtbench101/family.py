@@ -1,13 +1,13 @@
 """MT-Bench-101 as a family: answers per model (golden or self context) → a judge rates every judged turn."""
 
-from dialogbench.config import MTBench101Config
 from dialogbench.family import Family
 from dialogbench.history import Metric
 from dialogbench.jsonl import data_problems
-from dialogbench.mtbench101.answers import AnswerTurns
+from dialogbench.mtbench101.answer_cells import ANSWER_VERSION
+from dialogbench.mtbench101.answer_stage import AnswerTurns
+from dialogbench.mtbench101.config import MTBench101Config, answerers
 from dialogbench.mtbench101.dataset import read_dialogues
 from dialogbench.mtbench101.explorer import explore
-from dialogbench.mtbench101.answer_stage import ANSWER_VERSION
 from dialogbench.mtbench101.judge_stage import JudgeTurns, task_prompt_version
 from dialogbench.mtbench101.leaderboard import format_mtbench101, mtbench101_leaderboard
 from dialogbench.mtbench101.probes import probes
@@ -18,7 +18,7 @@ from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 
 def stages(config) -> list:
-    return [*(AnswerTurns(config, m.name) for m in config.mtbench101_models()), JudgeTurns(config)]
+    return [*(AnswerTurns(config, m.name) for m in answerers(config)), JudgeTurns(config)]
 
 
 def check_data(config) -> list[str]:
@@ -39,7 +39,7 @@ METRICS = (
 )
 
 FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Config, stages=stages, tables=TABLES,
-                check_data=check_data, probes=probes,
+                sql="mtbench101", check_data=check_data, probes=probes,
                 references={"mtbench101_taxonomy": taxonomy_table}, leaderboard=mtbench101_leaderboard,
                 format_leaderboard=lambda config, rows: format_mtbench101(rows), report=REPORT,
                 metrics=METRICS, prompts=prompts, explorer=explore)

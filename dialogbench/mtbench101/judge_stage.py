@@ -21,7 +21,9 @@ from dialogbench.judging import JudgeStage, judge_chunk
 from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 from dialogbench.mtbench101 import prompts
-from dialogbench.mtbench101.answer_stage import PROTOCOL, answer_key, history, item_id, stored_answers
+from dialogbench.mtbench101.answer_cells import PROTOCOL, answer_key, history, item_id, stored_answers
+from dialogbench.mtbench101.config import judge as mtbench101_judge
+from dialogbench.mtbench101.config import answerers
 from dialogbench.mtbench101.dataset import Dialogue
 from dialogbench.mtbench101.rating import output_format, parse_rating
 from dialogbench.mtbench101.scoring import is_judged
@@ -29,7 +31,7 @@ from dialogbench.mtbench101.selection import selected_dialogues
 from dialogbench.mtbench101.tables import RATINGS_TABLE
 
 log = logging.getLogger("dialogbench.mtbench101.judge")
-JUDGE_PROTOCOL = "mtbench101_judge"
+KEY_TAG = "mtbench101_judge"  # leads every judgment's cell key: in every stored key, so it never changes
 RATING_VERSION = "mtbench101-rating-v1"   # bump when rating.parse_rating changes its rules
 RENDER_VERSION = "mtbench101-render-v1"   # bump when prompts.render_dialogue / the reference block change
 
@@ -68,7 +70,7 @@ class JudgeTurns(JudgeStage):
     table = RATINGS_TABLE
 
     def __init__(self, config) -> None:
-        super().__init__(judge=config.mtbench101_judge(), chunk_size=config.mtbench101.judge_chunk_size)
+        super().__init__(judge=mtbench101_judge(config), chunk_size=config.mtbench101.judge_chunk_size)
 
     def _planned(self, config) -> list[tuple[Cell, Dialogue, int, str]]:
         """Every judged turn of the selected dialogues per model: (cell, dialogue, turn, answer key)."""
@@ -78,14 +80,14 @@ class JudgeTurns(JudgeStage):
         fmt = format_key(judge, output_format(max_tokens=judge_sampling(judge, settings.judge_max_tokens).max_tokens))
         versions = {d.task: task_prompt_version(d.task) for d in dialogues}
         planned: list[tuple[Cell, Dialogue, int, str]] = []
-        for model in config.mtbench101_models():
+        for model in answerers(config):
             model_fp = model_fingerprint(model)
             for d in dialogues:
                 for i in range(len(d.turns)):
                     if not is_judged(task=d.task, turn=i):
                         continue
                     a_key = answer_key(dialogue=d, turn=i, model_fp=model_fp, context=context)
-                    key = fingerprint(JUDGE_PROTOCOL, versions[d.task], judge_fp, settings.judge_max_tokens, a_key, *fmt)
+                    key = fingerprint(KEY_TAG, versions[d.task], judge_fp, settings.judge_max_tokens, a_key, *fmt)
                     planned.append((Cell(key, item_id(d.id, i), {"model": model.name}, judge=judge.name, task=d.task),
                                     d, i, a_key))
         return planned

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-from dialogbench.config import Config
-from dialogbench.lake import Lake
-from dialogbench.lake.catalog import connect
-from dialogbench.judge_checks.check import unmeasured_rows
+import duckdb
 
+from dialogbench.config import Config
+from dialogbench.judge_checks.check import unmeasured_rows
+from dialogbench.mtbench101.config import answerers
+from dialogbench.mtbench101.config import judge as mtbench101_judge
 from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 
-def mtbench101_leaderboard(config: Config) -> list[dict]:
-    """One row per configured model for the run's judge (empty when the protocol is off)."""
+def mtbench101_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> list[dict]:
+    """One row per configured model for the run's judge (``con``: the catalog on the config's board; empty when the
+    protocol is off)."""
     if not config.mtbench101.enabled:
         return []
-    models = [m.name for m in config.mtbench101_models()]
-    with connect(Lake(config.lake), board=config.board) as con:
-        relation = con.execute("select * from mtbench101_leaderboard where judge = ? and list_contains(?, model)",
-                               [config.mtbench101_judge().name, models])
-        columns = [d[0] for d in relation.description]
-        rows = unmeasured_rows([dict(zip(columns, r)) for r in relation.fetchall()], con, config, protocol="mtbench101",
-                               columns=[*TASK_CODES, "avg", "avg_scored", "opencompass_avg", "opencompass_avg_scored"])
+    models = [m.name for m in answerers(config)]
+    relation = con.execute("select * from mtbench101_leaderboard where judge = ? and list_contains(?, model)",
+                           [mtbench101_judge(config).name, models])
+    columns = [d[0] for d in relation.description]
+    rows = unmeasured_rows([dict(zip(columns, r)) for r in relation.fetchall()], con, config, protocol="mtbench101",
+                           columns=[*TASK_CODES, "avg", "avg_scored", "opencompass_avg", "opencompass_avg_scored"])
     return sorted(rows, key=lambda r: (-(r.get("avg") or -1), r["model"]))
 
 

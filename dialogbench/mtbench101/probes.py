@@ -1,13 +1,14 @@
-"""MT-Bench-101's known-answer probes (dialogbench/judge_checks/probe.py): the first judged turn of the first
+"""MT-Bench-101's known-answer probes (dialogbench/judge_checks/probe_stage.py): the first judged turn of the first
 dialogue of ``k`` tasks (in Table 3's order), judged twice with the task's own prompt: once with the dataset's golden
 reply as the answer, once with ``USELESS_ANSWER``, a reply that answers nothing. Right: the golden answer rates above
 the useless one (the pair is graded in the ``judge_probes`` view)."""
 
 from __future__ import annotations
 
-from dialogbench.judge_checks.probe import Probe, ProbeStage
+from dialogbench.judge_checks.probe_stage import Probe, ProbeStage
 from dialogbench.keys import fingerprint
 from dialogbench.mtbench101 import prompts
+from dialogbench.mtbench101.config import judge as mtbench101_judge
 from dialogbench.mtbench101.dataset import read_dialogues
 from dialogbench.mtbench101.judge_stage import judge_sampling, task_prompt_version
 from dialogbench.mtbench101.rating import output_format, parse_rating
@@ -18,7 +19,7 @@ USELESS_ANSWER = "I don't know."  # answers nothing, whatever the question
 
 
 def probes(config, k: int) -> list[ProbeStage]:
-    judge, settings = config.mtbench101_judge(), config.mtbench101
+    judge, settings = mtbench101_judge(config), config.mtbench101
     sampling = judge_sampling(judge, settings.judge_max_tokens)
     first = {}
     for dialogue in read_dialogues(settings.dataset):

@@ -5,7 +5,6 @@ number is degenerate or rests on too little, the warnings a section lists at its
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from dialogbench.config import ReportConfig
 from dialogbench.report.tables import pct

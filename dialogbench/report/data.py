@@ -22,8 +22,8 @@ from dialogbench.report import changes
 from dialogbench.report.checks import settings_from_run
 from dialogbench.report.section import Context, Rows
 
-# What no family owns: every judge's output formats and reliability, the latest run (sql/report/report_*.sql), and
-# what changed since the previous run (sql/metrics/changes.sql)
+# What no family owns: every judge's output formats and reliability, the latest run (sql/core/report/report_*.sql), and
+# what changed since the previous run (sql/core/metrics/changes.sql)
 QUERIES = {
     "reliability": "select * from judge_reliability order by judge, protocol",
     "judge_outputs": "select * from judge_outputs order by judge, protocol, backend, backend_version, output_format",

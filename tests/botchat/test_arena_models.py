@@ -4,7 +4,7 @@ generation and Arena stages with a scripted judge."""
 
 from __future__ import annotations
 
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests.botchat.test_comparison_pipeline import (BOTH, C1, C2, GARBAGE, NEITHER, THREE, comparison_config,
                                                     generate, judge, view)
@@ -43,4 +43,4 @@ def test_winner_and_loser_models_name_the_sides(make_config, lake_dir):
     rates = {(r["model_a"], r["model_b"]): (r["wins_a"], r["wins_b"], r["ties"])
              for r in view(config, "select * from botchat_pair_rates")}
     assert rates == {("bot-a", "bot-b"): (2, 0, 1), ("bot-a", "bot-c"): (1, 1, 2), ("bot-b", "bot-c"): (2, 0, 1)}
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 from tests.conftest import VERDICT_YES_3, chatbot, config_dict
 
@@ -20,7 +20,7 @@ INDEX_ONLY = "Choice: Perhaps\nIndex: 2\nReason: hard to say."                  
 
 
 def rows(config) -> dict[int, dict]:
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         rel = con.sql("select * from botchat_unieval")
         return {r["n"]: r for r in (dict(zip(rel.columns, row)) for row in rel.fetchall())}
 
@@ -39,4 +39,4 @@ def test_unieval_unparsed_verdicts_count_as_the_authors_counted_them(make_config
                (4, 1, 3, 2, 2)
         assert row["pass_rate"] == pytest.approx(0.5)          # the authors' rule: 2 / 4
         assert row["pass_rate_parsed"] == pytest.approx(0.0)   # unparsed left out: 0 / 1
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}

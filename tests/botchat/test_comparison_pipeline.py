@@ -12,11 +12,12 @@ from dialogbench.backends import clear_backends
 from dialogbench.backends.scripted import ScriptedBackend
 from tests import stage_runner as cs
 from tests import stage_runner as stages
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.botchat.tables import GENERATIONS
 from dialogbench.ratings.games import Games
 from dialogbench.runs import sum_reports
+from dialogbench.botchat.config import chatbots
 from tests.conftest import JUDGE_SCRIPT, VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, VERDICT_YES_5, chatbot, config_dict
 from tests.verdicts import verdicts, write_verdicts
 
@@ -36,7 +37,7 @@ def comparison_config(make_config, lake_dir, *, models=None, limit=2, arena=None
 def generate(config, run_id: str = "run-1", models: list[str] | None = None) -> None:
     clear_backends()
     stages.extract_seeds(config)
-    for name in models or [m.name for m in config.botchat_models()]:
+    for name in models or [m.name for m in chatbots(config)]:
         stages.generate(config, name, run_id)
 
 
@@ -53,7 +54,7 @@ def judged(config, protocol: str) -> list[dict]:
 
 
 def view(config, sql: str) -> list[dict]:
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         return con.sql(sql).to_arrow_table().to_pylist()
 
 
@@ -82,12 +83,12 @@ def test_arena_plans_both_orders_of_every_pair(make_config, lake_dir, backend_ca
     shown = sorted((r["item_id"], r["model"], r["opponent"]) for r in rows)
     assert shown == sorted((item, a, b) for item in ("MT-1", "MT-4") for a in ("bot-a", "bot-b", "bot-c")
                            for b in ("bot-a", "bot-b", "bot-c") if a != b)
-    gens = {g["cell_key"]: g for g in Lake(config.lake).read("generations", GENERATIONS).to_pylist()}
+    gens = {g["cell_key"]: g for g in open_lake(config.lake).read("generations", GENERATIONS).to_pylist()}
     for r in rows:
         assert (gens[r["generation_key"]]["model"], gens[r["opponent_generation_key"]]["model"]) == (r["model"], r["opponent"])
         assert r["position"] == 1 and r["n_judged"] == 4
         assert (r["verdict"], r["winner"]) == ("conversation_1", "model_b")
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_listed_pairs_only(make_config, lake_dir):
@@ -114,7 +115,7 @@ def test_missing_dialogues_skip_the_seed_and_are_counted(make_config, lake_dir, 
     # bot-a 3 seeds, bot-b 2, both orders; bot-b's third seed (2 cells) is blocked on its missing dialogue
     assert counts(report) == (12, 0, 10, 0) and report.blocked == 2
     assert report.detail["skipped"] == {"bot-a": 0, "bot-b": 1}
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_adding_a_model_judges_only_its_comparisons(make_config, lake_dir, backend_calls):
@@ -136,7 +137,7 @@ def test_adding_a_model_judges_only_its_comparisons(make_config, lake_dir, backe
     assert counts(judge(three, "gteval", "run-3")) == (12, 12, 0, 0)
     assert backend_calls == {}
     assert len(view(three, "select * from botchat_arena")) == 12
-    assert data_tests(Lake(three.lake)) == {}
+    assert data_tests(open_lake(three.lake)) == {}
 
 
 def test_arena_views_by_hand(make_config, lake_dir):
@@ -166,7 +167,7 @@ def test_arena_views_by_hand(make_config, lake_dir):
     games = Games.from_records([r["model_a"] for r in parsed], [r["model_b"] for r in parsed],
                                [r["winner"] for r in parsed])
     assert len(games) == 10
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_gteval_views_by_hand(make_config, lake_dir):
@@ -189,7 +190,7 @@ def test_gteval_views_by_hand(make_config, lake_dir):
     assert reliability["opencompass_differs"] is None
     assert all(r["opponent"] == "human" and r["opponent_generation_key"] is None
                for r in judged(config, "botchat_gteval"))
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_gteval_cuts_both_sides_to_the_human_length(make_config, lake_dir, monkeypatch):
@@ -206,8 +207,8 @@ def test_gteval_cuts_both_sides_to_the_human_length(make_config, lake_dir, monke
 
     monkeypatch.setattr(ScriptedBackend, "generate", spy)
     judge(config, "gteval")
-    seeds = {s["seed_id"]: s["dialogue"] for s in Lake(config.lake).read("seeds").to_pylist()}
-    gens = {g["item_id"]: g["utterances"] for g in Lake(config.lake).read("generations", GENERATIONS).to_pylist()}
+    seeds = {s["seed_id"]: s["dialogue"] for s in open_lake(config.lake).read("seeds").to_pylist()}
+    gens = {g["item_id"]: g["utterances"] for g in open_lake(config.lake).read("generations", GENERATIONS).to_pylist()}
     rows = judged(config, "botchat_gteval")
     assert {(r["item_id"], r["n_judged"]) for r in rows} == {("MT-1", 4), ("MT-4", 6), ("MT-5", 5)}
     assert len(prompts) == 6
@@ -250,7 +251,7 @@ def test_unieval_pass_rate_at_the_human_length_by_hand(make_config, pipeline, la
 
 
 def test_views_exist_and_are_empty_before_any_run(lake_dir):
-    with connect(Lake(lake_dir)) as con:
+    with connect(open_lake(lake_dir)) as con:
         for name in ("botchat_arena", "botchat_pair_rates", "botchat_gteval", "botchat_unieval_gt", "judge_reliability"):
             assert con.sql(f"select * from {name}").fetchall() == []
 
@@ -259,7 +260,7 @@ def test_data_tests_catch_broken_comparisons(make_config, lake_dir):
     config = comparison_config(make_config, lake_dir, judge_script=[C1])
     generate(config)
     judge(config, "arena")
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     assert data_tests(lake) == {}
     row = judged(config, "botchat_arena")[0]
     tie_for_garbage = {**row, "cell_key": "bad-1", "parsed": False, "verdict": None, "winner": "tie"}

@@ -7,8 +7,9 @@ import pytest
 
 from dialogbench.backends.scripted import ScriptedBackend
 from tests import stage_runner as stages
-from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
-from dialogbench.lake import Lake
+from dialogbench import registry
+from dialogbench.botchat.leaderboard import format_leaderboard
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.botchat.tables import GENERATIONS
 from dialogbench.lake.schemas import FAILURES
@@ -18,7 +19,7 @@ from tests.conftest import (JUDGE_SCRIPT, VERDICT_GARBAGE, VERDICT_NO, VERDICT_Y
 
 
 def generations(config) -> list[dict]:
-    return Lake(config.lake).read("generations", GENERATIONS).to_pylist()
+    return open_lake(config.lake).read("generations", GENERATIONS).to_pylist()
 
 
 def judgments(config) -> list[dict]:
@@ -26,7 +27,7 @@ def judgments(config) -> list[dict]:
 
 
 def failures(config) -> list[dict]:
-    return Lake(config.lake).read("failures", FAILURES).to_pylist()
+    return open_lake(config.lake).read("failures", FAILURES).to_pylist()
 
 
 def counts(report) -> tuple[int, int, int, int]:
@@ -50,7 +51,7 @@ def test_first_run_computes_every_cell(make_config, pipeline, lake_dir, backend_
 
     gens = generations(config)
     assert len(gens) == 6
-    first_three = [s["seed_id"] for s in Lake(config.lake).read("seeds").sort_by("line").slice(0, 3).to_pylist()]
+    first_three = [s["seed_id"] for s in open_lake(config.lake).read("seeds").sort_by("line").slice(0, 3).to_pylist()]
     for model in ("bot-a", "bot-b"):
         rows = by_item(gens, model)
         assert sorted(rows) == sorted(first_three)
@@ -63,8 +64,8 @@ def test_first_run_computes_every_cell(make_config, pipeline, lake_dir, backend_
     assert {j["generation_key"] for j in judged} == {g["cell_key"] for g in gens}
     assert all(j["n_judged"] == 8 for j in judged)
     assert failures(config) == []
-    assert not Lake(config.lake).files("_state")  # the generation checkpoint is cleared when done
-    assert data_tests(Lake(config.lake)) == {}
+    assert not open_lake(config.lake).files("_state")  # the generation checkpoint is cleared when done
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_second_run_is_all_cached(make_config, pipeline, backend_calls):
@@ -80,7 +81,7 @@ def test_second_run_is_all_cached(make_config, pipeline, backend_calls):
     assert backend_calls == {}  # no model was called at all
     assert generations(config) == before_gens
     assert judgments(config) == before_judgments
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_engine_settings_do_not_invalidate_cells(make_config, pipeline, lake_dir):
@@ -112,7 +113,7 @@ def test_judge_change_recomputes_only_judgments(make_config, pipeline, lake_dir,
     new = [j for j in judged if j["run_id"] == "run-2"]
     assert not {j["cell_key"] for j in new} & old_keys
     assert len(generations(changed)) == 6
-    assert data_tests(Lake(changed.lake)) == {}
+    assert data_tests(open_lake(changed.lake)) == {}
 
 
 def test_chatbot_change_recomputes_its_generations_and_judgments(make_config, pipeline, lake_dir):
@@ -138,7 +139,7 @@ def test_adding_a_model_computes_only_that_model(make_config, pipeline, lake_dir
     new_judgments = [j for j in judgments(config) if j["run_id"] == "run-2"]
     assert {g["model"] for g in new_gens} == {"bot-c"} and len(new_gens) == 3
     assert {j["model"] for j in new_judgments} == {"bot-c"} and len(new_judgments) == 3
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_more_seeds_computes_only_the_new_items(make_config, pipeline, lake_dir):
@@ -167,7 +168,7 @@ def test_smaller_n_reuses_the_longer_dialogues(make_config, pipeline, lake_dir):
     new = [j for j in judgments(smaller) if j["run_id"] == "run-2"]
     assert all(j["n_judged"] == 4 for j in new)
     assert {j["generation_key"] for j in new} == set(by_key)
-    assert data_tests(Lake(smaller.lake)) == {}
+    assert data_tests(open_lake(smaller.lake)) == {}
 
 
 def test_larger_n_extends_the_stored_dialogues(make_config, pipeline, lake_dir, backend_calls):
@@ -195,7 +196,7 @@ def test_larger_n_extends_the_stored_dialogues(make_config, pipeline, lake_dir, 
             assert row["cell_key"] != old_rows[item]["cell_key"]
     assert counts(reports["unieval"]) == (6, 0, 6, 0)
     assert all(j["n_judged"] == 10 for j in judgments(longer) if j["run_id"] == "run-2")
-    assert data_tests(Lake(longer.lake)) == {}
+    assert data_tests(open_lake(longer.lake)) == {}
 
 
 def test_extension_keeps_the_stored_text_even_if_regeneration_would_differ(make_config, pipeline, lake_dir):
@@ -229,7 +230,7 @@ def test_backend_errors_are_stored_and_retried(make_config, pipeline, lake_dir):
     assert failure["stage"] == "generate:bot-a" and failure["model"] == "bot-a"
     assert failure["error"] == "utterance 3: 503 overloaded"
     assert failure["item_id"] not in by_item(generations(config), "bot-a")
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
     # a new process: the same script from the start, and only one dialogue to generate
     reports = pipeline(config, "run-2")
@@ -239,7 +240,7 @@ def test_backend_errors_are_stored_and_retried(make_config, pipeline, lake_dir):
     new = [g for g in generations(config) if g["run_id"] == "run-2"]
     assert [g["item_id"] for g in new] == [failure["item_id"]]
     assert [j["item_id"] for j in judgments(config) if j["run_id"] == "run-2"] == [failure["item_id"]]
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_judge_errors_are_stored_and_retried(make_config, pipeline, lake_dir):
@@ -256,7 +257,7 @@ def test_judge_errors_are_stored_and_retried(make_config, pipeline, lake_dir):
     [retried] = [j for j in judgments(config) if j["run_id"] == "run-2"]
     assert (retried["model"], retried["item_id"]) == (failure["model"], failure["item_id"])
     assert retried["cell_key"] == failure["cell_key"]
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_judging_is_chunked(make_config, pipeline, backend_calls):
@@ -279,7 +280,7 @@ def test_interrupted_generation_resumes_from_its_checkpoint(make_config, pipelin
     monkeypatch.setattr(ScriptedBackend, "generate", dies_on_call_4)
     with pytest.raises(RuntimeError, match="killed"):
         pipeline(config)
-    assert Lake(config.lake).files("_state")  # 3 steps checkpointed
+    assert open_lake(config.lake).files("_state")  # 3 steps checkpointed
     assert generations(config) == []
     monkeypatch.setattr(ScriptedBackend, "generate", real)
     backend_calls.clear()
@@ -290,8 +291,8 @@ def test_interrupted_generation_resumes_from_its_checkpoint(make_config, pipelin
     for row in generations(config):
         assert row["utterances"][2:] == [f"bot-a says hi ({k} before me)" for k in range(2, 8)]
         assert len(row["completion_tokens"]) == 6
-    assert not Lake(config.lake).files("_state")
-    assert data_tests(Lake(config.lake)) == {}
+    assert not open_lake(config.lake).files("_state")
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 # The botchat_unieval view against a hand count ------------------------------------------------------
@@ -305,7 +306,7 @@ EXPECTED = {  # verdict → (parsed, passes at N) for dialogues judged at n_judg
 
 
 def view(config) -> dict[tuple[str, int], dict]:
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         rel = con.sql("select * from botchat_unieval")
         cols = rel.columns
         return {(r["model"], r["n"]): r for r in (dict(zip(cols, row)) for row in rel.fetchall())}
@@ -326,12 +327,12 @@ def test_view_matches_a_hand_count_one_model(make_config, pipeline, lake_dir):
                 row["unparsed_passed"]) == ("judge", 4, 3, 1, passed, 1)
         assert row["pass_rate"] == pytest.approx(round(passed / 4, 4))
         assert row["pass_rate_parsed"] == pytest.approx(round(parsed_passed / 3, 4))
-    board = unieval_leaderboard(config)
+    board = registry.leaderboards(config)["botchat"]
     assert board == [{"model": "bot-a", "judge": "judge", "dialogues": 4, "unparsed": 1,
                       "pass@4": pytest.approx(0.75), "passed@4": 3, "pass@8": pytest.approx(0.5), "passed@8": 2}]
     text = format_leaderboard(board, [4, 8])
     assert "bot-a" in text and "0.750" in text and "0.500" in text
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_view_matches_a_hand_count_two_models(make_config, pipeline, lake_dir):
@@ -365,7 +366,7 @@ def test_view_counts_all_unparsed_as_no_parsed_rate(make_config, pipeline, lake_
     row = view(config)[("bot-a", 4)]
     assert (row["dialogues"], row["parseable"], row["unparsed"], row["passed"], row["unparsed_passed"],
             row["pass_rate"], row["pass_rate_parsed"]) == (2, 0, 2, 2, 2, 1.0, None)
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_view_uses_the_newest_judgment(make_config, pipeline, lake_dir):
@@ -384,7 +385,7 @@ def test_data_tests_catch_a_broken_lake(make_config, pipeline):
 
     config = make_config(limit=2, n=[4])
     pipeline(config)
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     assert data_tests(lake) == {}
     gens = generations(config)
     lake.write("generations", pa.Table.from_pylist(gens[:1], schema=GENERATIONS), partition={"model": "dup"})
@@ -400,7 +401,7 @@ def test_runs_are_recorded_and_queryable(make_config, pipeline):
     config = make_config(limit=2, n=[4])
     pipeline(config, "run-1", record=True)
     pipeline(config, "run-2", record=True)
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         rows = con.sql("select run_id, stage, planned, cached, computed, failed, config from runs "
                        "order by run_id, stage").fetchall()
     assert rows == [
@@ -413,7 +414,7 @@ def test_runs_are_recorded_and_queryable(make_config, pipeline):
         ("run-2", "generate:bot-a", 2, 2, 0, 0, "test.yaml"),
         ("run-2", "generate:bot-b", 2, 2, 0, 0, "test.yaml"),
     ]
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         detail = con.sql("select detail from runs where run_id = 'run-1' and stage = 'generate:bot-a'").fetchall()
     assert '"backend_calls": 2' in detail[0][0]
 
@@ -430,4 +431,4 @@ def test_leaderboard_after_returning_to_a_larger_n(make_config, pipeline):
     pipeline(make_config(limit=2, n=[4]), "run-2")
     reports = pipeline(config8, "run-3")
     assert reports["unieval"].computed == 0
-    assert all("pass@8" in row for row in unieval_leaderboard(config8))
+    assert all("pass@8" in row for row in registry.leaderboards(config8)["botchat"])

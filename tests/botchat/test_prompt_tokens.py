@@ -10,13 +10,13 @@ from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.botchat.generate_stage import STATE
 from dialogbench.botchat.generation import build_messages
 from dialogbench.botchat.tables import GENERATIONS
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests.conftest import chatbot
 
 
 def generations(config) -> list[dict]:
-    return Lake(config.lake).read("generations", GENERATIONS).to_pylist()
+    return open_lake(config.lake).read("generations", GENERATIONS).to_pylist()
 
 
 def prompt_of(config, utterances: list[str]) -> int:
@@ -34,7 +34,7 @@ def test_each_utterance_keeps_the_prompt_tokens_of_its_call(make_config, pipelin
         assert len(row["prompt_tokens"]) == len(row["completion_tokens"]) == 4
         assert row["prompt_tokens"] == [prompt_of(config, utterances[:k]) for k in range(2, 6)]
         assert row["prompt_tokens"][0] < row["prompt_tokens"][-1]  # the history grows
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_a_checkpoint_written_before_prompt_tokens_resumes_with_unknowns(make_config, pipeline, monkeypatch):
@@ -49,7 +49,7 @@ def test_a_checkpoint_written_before_prompt_tokens_resumes_with_unknowns(make_co
     monkeypatch.setattr(ScriptedBackend, "generate", dies_on_call_4)
     with pytest.raises(RuntimeError, match="killed"):
         pipeline(config)
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     [checkpoint] = lake.files(STATE)
     lake.write(STATE, pq.read_table(checkpoint).drop_columns(["prompt_tokens"]),
                partition={"stage": "botchat_generation"}, name=checkpoint.name)  # as an older version wrote it

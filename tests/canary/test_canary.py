@@ -11,7 +11,7 @@ from dialogbench.canary.check import drifted
 from dialogbench.cells.records import run_failures
 from dialogbench.cells.runner import run_stage
 from dialogbench.config import ConfigError
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.lake.repair import repair
 from tests.conftest import VERDICT_NO, VERDICT_YES_5, config_dict
@@ -20,12 +20,12 @@ from tests.conftest import VERDICT_NO, VERDICT_YES_5, config_dict
 def night(config, run_id: str) -> dict:
     reports = {}
     for stage in registry.stages(config):
-        reports[stage.name] = run_stage(stage, config, run_id)
+        reports[stage.name] = run_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
     return reports
 
 
 def rows(lake_dir, sql: str) -> list[dict]:
-    with connect(Lake(lake_dir)) as con:
+    with connect(open_lake(lake_dir)) as con:
         rel = con.execute(sql)
         cols = [d[0] for d in rel.description]
         return [dict(zip(cols, r)) for r in rel.fetchall()]
@@ -51,7 +51,7 @@ def test_the_canary_repeats_a_fixed_set_and_agrees_with_a_steady_judge(make_conf
     agreement = rows(lake_dir, "select * from canary_agreement order by run_id")
     assert [(a["run_id"], a["judgments"], a["agree"], a["flagged"]) for a in agreement] == \
         [("r1", 2, 2, False), ("r2", 2, 2, False), ("r3", 3, 3, False)]
-    assert drifted(make_config(data), Lake(lake_dir), "r3") == []
+    assert drifted(make_config(data), open_lake(lake_dir), "r3") == []
     judged = rows(lake_dir, "select * from canary_judgments where run_id = 'r3'")
     assert all(j["answer"] == j["baseline"] == '{"ai_index": null, "choice": "No"}' for j in judged)
     assert all(j["baseline_run_id"] == "r1" and j["raw_output"] == j["baseline_raw_output"] == VERDICT_NO
@@ -74,12 +74,12 @@ def test_a_judge_that_answers_otherwise_is_flagged(make_config, lake_dir, monkey
     night(make_config(data), "r2")
     [flagged] = [a for a in rows(lake_dir, "select * from canary_agreement") if a["run_id"] == "r2"]
     assert (flagged["agree"], flagged["judgments"], flagged["flagged"]) == (0, 2, True)
-    [problem] = drifted(make_config(data), Lake(lake_dir), "r2")
+    [problem] = drifted(make_config(data), open_lake(lake_dir), "r2")
     assert problem.startswith("judge canary: judge on botchat_unieval gave the first night's answer in 0 of 2")
     answers = rows(lake_dir, "select answer from canary_judgments where run_id = 'r2'")
     assert {a["answer"] for a in answers} == {'{"ai_index": 5, "choice": "Yes"}'}
     data["canary"]["min_agreement"] = 0.0  # a threshold of 0 never flags
-    assert drifted(make_config(data), Lake(lake_dir), "r3") == []
+    assert drifted(make_config(data), open_lake(lake_dir), "r3") == []
 
 
 def test_a_failed_canary_judgment_is_a_failure_of_its_run(make_config, lake_dir, monkeypatch):
@@ -100,7 +100,7 @@ def test_a_failed_canary_judgment_is_a_failure_of_its_run(make_config, lake_dir,
     monkeypatch.setattr(ScriptedBackend, "generate", down)
     report = night(make_config(data), "r2")["judge_canary"]
     assert (report.computed, report.failed) == (0, 2)
-    assert [f["stage"] for f in run_failures(Lake(lake_dir), "r2")] == ["judge_canary"] * 2
+    assert [f["stage"] for f in run_failures(open_lake(lake_dir), "r2")] == ["judge_canary"] * 2
     assert rows(lake_dir, "select * from failures") == []
     monkeypatch.setattr(ScriptedBackend, "generate", real)
     assert night(make_config(data), "r3")["judge_canary"].computed == 2
@@ -111,9 +111,9 @@ def test_repair_keeps_every_runs_canary_rows(make_config, lake_dir):
     data = canary_config(lake_dir)
     night(make_config(data), "r1")
     night(make_config(data), "r2")
-    assert {r.table for r in repair(Lake(lake_dir))} == {t.name for t in registry.tables()
+    assert {r.table for r in repair(open_lake(lake_dir))} == {t.name for t in registry.tables()
                                                           if t.done is not None and t.name != "canary_judgments"}
-    assert Lake(lake_dir).read("canary_judgments").num_rows == 4
+    assert open_lake(lake_dir).read("canary_judgments").num_rows == 4
 
 
 def test_canary_stages_must_be_judge_stages(make_config, lake_dir):

@@ -11,7 +11,7 @@ import json
 import pytest
 import yaml
 
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from tests.e2e.conftest import REPO, run_cli
 from tests.verdicts import verdict_tables, verdicts
 
@@ -42,7 +42,7 @@ def test_demo_config_on_two_seeds(tmp_path):
     assert stages["botchat_arena"]["computed"] == 2  # 1 seed, 1 pair, both orders
     assert stages["botchat_gteval"]["computed"] == 4  # 1 seed, 2 models, both orders
 
-    generations = Lake(lake).read("generations").to_pylist()
+    generations = open_lake(lake).read("generations").to_pylist()
     for row in generations:
         assert len(row["utterances"]) == 4
         assert row["utterances"][2].strip()  # the model really spoke
@@ -56,7 +56,7 @@ def test_demo_config_on_two_seeds(tmp_path):
     assert stages["gameeval_askguess"]["computed"] == 2     # 1 word x 1 setting x 2 models
     assert stages["gameeval_spyfall"]["computed"] == 1
     assert stages["gameeval_tofukingdom"]["computed"] == 1
-    games = Lake(lake).read("gameeval_games").to_pylist()
+    games = open_lake(lake).read("gameeval_games").to_pylist()
     assert all(g["transcript"] and g["completion_tokens"] > 0 for g in games)
     assert "UniEval pass@N" in result.stdout and "GameEval Ask-Guess" in result.stdout
     assert (lake / "reports" / "report.html").exists()
@@ -67,7 +67,7 @@ def test_demo_config_on_two_seeds(tmp_path):
 
     assert vllm_version().startswith(vllm.__version__)
     for table in ("generations", *verdict_tables(), "mtbench101_answers", "gameeval_games"):
-        rows = Lake(lake).read(table).to_pylist()
+        rows = open_lake(lake).read(table).to_pylist()
         assert rows and {r["backend"] for r in rows} == {"vllm"}, table
         assert {r["backend_version"] for r in rows} == {vllm_version()}, table
     assert all(j["output_format"] is not None and j["parsed"] for j in judgments), \
@@ -83,14 +83,14 @@ def test_demo_config_on_two_seeds(tmp_path):
     assert {s["stage"] for s in again if s["computed"] + s["failed"]} == {"judge_canary"}, again
     canary = next(s for s in again if s["stage"] == "judge_canary")
     assert canary["computed"] == canary["planned"] > 0 and canary["failed"] == 0
-    repeated = Lake(lake).read("canary_judgments").to_pylist()
+    repeated = open_lake(lake).read("canary_judgments").to_pylist()
     assert len(repeated) == 2 * canary["planned"] and len({r["original_key"] for r in repeated}) == canary["planned"]
 
 
 def test_games_replay_identically_whatever_shares_their_batch(tmp_path):
     """At the paper's temperature 1.0, each move is sampled with its own seed: the same Ask-Guess
     games played all at once and one at a time give the same transcripts."""
-    from dialogbench.config import load_config
+    from dialogbench.registry import load_config
     from tests import stage_runner as stage
 
     def play(concurrency: int) -> dict:
@@ -105,7 +105,7 @@ def test_games_replay_identically_whatever_shares_their_batch(tmp_path):
         path.write_text(yaml.safe_dump(data))
         config = load_config(path, root=REPO)
         assert stage.run_game(config, "askguess", "r").computed == 3
-        games = Lake(config.lake).read("gameeval_games").to_pylist()
+        games = open_lake(config.lake).read("gameeval_games").to_pylist()
         return {g["cell_key"]: [e["raw"] for e in g["transcript"]] for g in games}
 
     batched, alone = play(3), play(1)

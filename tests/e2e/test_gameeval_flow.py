@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests.e2e.conftest import REPO, cli_env, run_cli
 
@@ -63,7 +63,7 @@ def test_games_run_print_report_and_cache(tmp_path):
 
 def test_killed_mid_game_then_rerun_completes(tmp_path):
     config = games_config(tmp_path, delay=0.3)
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     proc = subprocess.Popen([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config)], cwd=REPO,
                             env=cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import data_tests
 from tests.e2e.conftest import REPO, cli_env, run_cli
@@ -48,7 +49,7 @@ def _assert_complete(lake: Lake, *, generations: int, judgments: int) -> None:
 @pytest.mark.parametrize("kill_point", ["generation", "judging"])
 def test_sigkill_then_rerun_completes(tmp_path, scripted_config, kill_point):
     config = scripted_config(limit=20, n=(8,), delay=0.4, chunk=4)
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     proc = _start(config, tmp_path)
     if kill_point == "generation":
         # bot-b is generating (bot-a's dialogues are stored) and has checkpointed a step

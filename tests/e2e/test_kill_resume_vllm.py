@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests.e2e.conftest import REPO, cli_env, run_cli
 from tests.verdicts import verdicts
@@ -48,7 +48,7 @@ def _engine_processes(root: psutil.Process) -> list[psutil.Process]:
 
 def test_sigkill_of_the_run_takes_the_engine_with_it_and_the_rerun_completes(tmp_path):
     config = _config(tmp_path)
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     proc = subprocess.Popen([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config)], cwd=REPO,
                             env=cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

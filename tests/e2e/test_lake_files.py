@@ -18,6 +18,7 @@ import duckdb
 import pytest
 import yaml
 
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake, manifest
 from tests.damage import truncate
 from tests.disk import fill, small_disk
@@ -78,7 +79,7 @@ def test_bad_records_brick_nothing_and_are_quarantined(tmp_path, scripted_config
     config = scripted_config(limit=4, n=(4,))
     first, _ = _run(config, tmp_path, "1.json")
     assert first.returncode == 0, first.stderr[-3000:]
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     planted = _plant(lake, tmp_path, ("bot-a", "bot-b"))
     outside = {p: p.read_bytes() for p in tmp_path.glob("outside-*")}
     untouched = _fingerprints(lake.root, set(planted))
@@ -147,7 +148,7 @@ def test_a_full_disk_stops_the_run_with_one_line_and_a_rerun_completes(tmp_path,
         assert stages["generate:bot-a"][0] + stages["generate:bot-b"][0] > 4  # the full run's cells were kept
         assert sum(c for c, _ in (stages["generate:bot-a"], stages["generate:bot-b"])) + sum(
             c for _, c in (stages["generate:bot-a"], stages["generate:bot-b"])) == 12
-        lake = Lake(disk / "lake")
+        lake = open_lake(disk / "lake")
         for table in ("generations", "unieval_judgments"):
             assert _query(f"select count(*) = count(distinct cell_key) as unique_cells from {table}", lake,
                           tmp_path) == [{"unique_cells": True}]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake, manifest
 from tests.damage import flip_keeping_readable, truncate
 from tests.e2e.conftest import run_cli
@@ -37,7 +38,7 @@ def test_damaged_files_are_named_quarantined_and_their_cells_recomputed(tmp_path
     config = scripted_config(limit=6, n=(4, 6), chunk=4)
     first, _ = _run(config, tmp_path, "1.json")
     assert first.returncode == 0, first.stderr[-3000:]
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     assert run_cli(["verify", "--lake", str(lake.root)], tmp_path).returncode == 0  # a run leaves no false alarm
     (generations,) = [p for p in lake.files("generations") if "model=bot-a" in str(p)]
     verdicts = lake.files("unieval_judgments")
@@ -85,7 +86,7 @@ def test_repair_keeps_one_copy_of_each_cell_so_runs_pass_again(tmp_path, scripte
     config = scripted_config(limit=4, n=(4,))
     first, _ = _run(config, tmp_path, "1.json")
     assert first.returncode == 0, first.stderr[-3000:]
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     clean = {t: sorted(lake.read(t).column("cell_key").to_pylist()) for t in ("generations", "unieval_judgments")}
     copies = 0
     for table in clean:  # what two overlapping runs left: every cell committed twice, by two writers
@@ -106,7 +107,7 @@ def test_repair_keeps_one_copy_of_each_cell_so_runs_pass_again(tmp_path, scripte
     removed = {m[1]: int(m[2]) for m in re.finditer(r"^\s+(\w+)\s+removed\s+(\d+) duplicate", fixed.stdout, re.M)}
     assert removed == {"generations": 8, "utterance_lengths": 0, "unieval_judgments": 8, "arena_judgments": 0,
                        "gteval_judgments": 0, "mtbench101_answers": 0, "mtbench101_judgments": 0,
-                       "gameeval_games": 0}, fixed.stdout
+                       "gameeval_games": 0, "judge_probes": 0}, fixed.stdout
     assert {t: sorted(lake.read(t).column("cell_key").to_pylist()) for t in clean} == clean
 
     third, stages = _run(config, tmp_path, "3.json")
@@ -118,7 +119,7 @@ def test_a_run_records_a_format_3_lake_in_place_and_a_reader_refuses_it(tmp_path
     """A lake from before the records (format 3): `query` refuses it (a reader never writes); `run` records
     its files under the lease, before Prefect starts, and computes nothing again."""
     config = scripted_config(limit=2, n=(4,))
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     first, _ = _run(config, tmp_path, "first")
     assert first.returncode == 0, first.stderr[-3000:]
     for path in lake.root.rglob("*.parquet"):  # what a format-3 dialogbench left: files without records

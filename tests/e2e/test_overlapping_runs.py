@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import data_tests
 from dialogbench.lake.lease import holder
@@ -59,7 +60,7 @@ def computed(summary: Path) -> dict[str, int]:
 def test_overlapping_runs_of_two_configs_store_every_cell_once(tmp_path, scripted_config):
     small = scripted_config(limit=4, n=(6,), delay=0.2, name="small.yaml")
     large = scripted_config(limit=6, n=(6,), name="large.yaml")  # shares the small run's 4 seeds
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     first = start(small, tmp_path, summary=tmp_path / "first.json")
     note = wait_for_holder(lake, first)
 
@@ -85,7 +86,7 @@ def test_overlapping_runs_of_two_configs_store_every_cell_once(tmp_path, scripte
 
 def test_a_run_killed_while_holding_the_lease_frees_the_lake(tmp_path, scripted_config):
     config = scripted_config(limit=6, n=(6,), delay=0.3)
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     proc = start(config, tmp_path)
     wait_for_holder(lake, proc)
     deadline = time.monotonic() + 300

@@ -20,6 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench import stopping
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import data_tests
@@ -102,7 +103,7 @@ def rerun_completes(config: Path, tmp_path: Path, lake: Lake, *, kept_bot_a: boo
                          ids=["SIGTERM-to-the-process", "SIGINT-to-the-group"])
 def test_a_signal_stops_the_run_within_the_bound_and_the_rerun_completes(tmp_path, scripted_config, signum, to):
     config = scripted_config(limit=3, n=(4,), delay=DELAY)
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     proc, log = start(config, tmp_path, "--stop-timeout", str(STOP_TIMEOUT))
     tree = when_bot_b_generates(proc, lake, log)
     assert any("uvicorn" in " ".join(p.cmdline()) for p in tree)  # Prefect's temporary server is in the tree
@@ -141,7 +142,7 @@ def test_a_signal_stops_the_run_within_the_bound_and_the_rerun_completes(tmp_pat
 
 def test_a_second_signal_stops_at_once(tmp_path, scripted_config):
     config = scripted_config(limit=3, n=(4,), delay=DELAY)
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     proc, log = start(config, tmp_path, "--stop-timeout", "120")  # the first signal alone would wait 120 s
     tree = when_bot_b_generates(proc, lake, log)
     os.kill(proc.pid, signal.SIGTERM)
@@ -171,7 +172,7 @@ def test_prefect_s_temporary_server_dies_with_a_killed_run(tmp_path, scripted_co
     """In a session of its own (out of reach of the terminal's Ctrl-C) the server is out of reach of a kill of the
     run's process group too: the engines' watchdog kills it when the run's process dies without stopping it."""
     config = scripted_config(limit=3, n=(4,), delay=DELAY)
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     proc, log = start(config, tmp_path)
     tree = when_bot_b_generates(proc, lake, log)
     [server] = [p for p in tree if "uvicorn" in " ".join(p.cmdline())]

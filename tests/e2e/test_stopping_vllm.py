@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from dialogbench import stopping
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests.e2e.conftest import REPO, cli_env, run_cli
 from tests.e2e.test_kill_resume_vllm import _config, _engine_processes
@@ -30,7 +30,7 @@ STOP_TIMEOUT = 3.0
 
 def test_sigterm_mid_vllm_generation_stops_the_engine_and_the_run(tmp_path):
     config = _config(tmp_path)
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     log = tmp_path / "run.log"
     proc = subprocess.Popen([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config),
                              "--stop-timeout", str(STOP_TIMEOUT)], cwd=REPO, env=cli_env(tmp_path),

@@ -8,9 +8,9 @@ from dialogbench.backends.base import Sampling
 from dialogbench.episodes import Seat, fit_prompt, run_episodes
 from dialogbench.gameeval.game import Game, GameSetup, merge_roles
 from dialogbench.gameeval.play import MOVE_FIT, GameEpisode, play
-from dialogbench.mtbench101.answer_stage import AnswerCell, conversation, history
+from dialogbench.mtbench101.answer_cells import AnswerCell, conversation, history
 from tests.mtbench101.fit_oracle import fit_conversation
-from dialogbench.mtbench101.answering import TURN_FIT, answer_cells
+from dialogbench.mtbench101.answer_episodes import TURN_FIT, answer_cells
 from dialogbench.mtbench101.dataset import Dialogue, Turn
 from dialogbench.mtbench101.scoring import is_judged
 from tests.episodes.fakes import Recorder, words

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import yaml
 
+from dialogbench.registry import load_config, open_lake
 from dialogbench import registry
 from dialogbench.backends import clear_backends
-from dialogbench.config import Config, load_config
+from dialogbench.config import Config
 from dialogbench.lake import Lake
 from tests import stage_runner
 from tests.conftest import REPO_ROOT
@@ -52,4 +53,4 @@ def staged_lake(root: Path, *, seeds: int = 6) -> Lake:
             assert report.failed == 0, (stage.name, report)
     finally:
         clear_backends()
-    return Lake(config.lake)
+    return open_lake(config.lake)

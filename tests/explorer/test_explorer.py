@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.report import synthetic_lake
+from dialogbench.registry import open_lake
 from dialogbench import registry
 from dialogbench.explorer import write_explorer
 from dialogbench.explorer.collect import collect
@@ -19,7 +20,7 @@ from dialogbench.explorer.records import Part, Record, Source, dialogue
 from dialogbench.family import Family
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
-from dialogbench.report import write_report
+from dialogbench.report.build import write_report
 from tests.explorer.lakes import EVIL
 from tests.report.test_report import EVIL as REPORT_EVIL
 from tests.report.test_report import MODELS, utterance
@@ -149,7 +150,7 @@ def test_counts_per_protocol_and_the_cap(lake, data):
 
 def test_the_synthetic_report_lake(tmp_path):
     synthetic_lake(tmp_path / "lake", models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
-    found = collect(Lake(tmp_path / "lake"))
+    found = collect(open_lake(tmp_path / "lake"))
     counts = {p: c["records"] for p, c in found["protocols"].items()}
     assert counts == {"botchat_unieval": 36, "botchat_arena": 72, "botchat_gteval": 36, "mtbench101": 0,
                       "gameeval_askguess": 0, "gameeval_spyfall": 0, "gameeval_tofukingdom": 0}
@@ -157,7 +158,7 @@ def test_the_synthetic_report_lake(tmp_path):
 
 
 def test_a_lake_with_nothing_yet(tmp_path):
-    page = write_explorer(Lake(tmp_path / "lake"), tmp_path / "out").read_text()
+    page = write_explorer(open_lake(tmp_path / "lake"), tmp_path / "out").read_text()
     data = embedded(page)
     assert data["records"] == [] and all(c["records"] == 0 for c in data["protocols"].values())
 

@@ -14,7 +14,7 @@ import pytest
 from dialogbench.explorer import write_explorer
 from dialogbench.explorer.collect import collect
 from dialogbench.explorer.page import PAGE_SIZE
-from dialogbench.report import write_report
+from dialogbench.report.build import write_report
 from tests.explorer.lakes import EVIL
 from tests.report.test_report_browser import browser, page_errors, screenshot, serve  # noqa: F401  (browser: a fixture)
 

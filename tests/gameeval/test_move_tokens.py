@@ -12,7 +12,7 @@ from dialogbench.backends.base import Completion
 from dialogbench.gameeval.askguess import AskGuess
 from dialogbench.gameeval.spyfall import SpyFall
 from dialogbench.gameeval.tables import GAMEEVAL_GAMES
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests import stage_runner as stage
 from tests.gameeval.helpers import setup
@@ -83,8 +83,8 @@ def test_stage_rows_add_up_and_the_data_test_catches_a_row_that_does_not(make_co
         assert sum(c for c in g["move_completion_tokens"] if c is not None) == g["completion_tokens"] > 0
         players = [e["model"] is not None for e in g["transcript"]]
         assert [p is not None for p in g["move_prompt_tokens"]] == players
-    assert data_tests(Lake(lake_dir)) == {}
+    assert data_tests(open_lake(lake_dir)) == {}
     broken = {**games[0], "cell_key": "broken", "move_prompt_tokens": [None] * len(games[0]["transcript"])}
-    Lake(lake_dir).write("gameeval_games", pa.Table.from_pylist([broken], schema=GAMEEVAL_GAMES),
+    open_lake(lake_dir).write("gameeval_games", pa.Table.from_pylist([broken], schema=GAMEEVAL_GAMES),
                          partition={"game": "spyfall"})
-    assert data_tests(Lake(lake_dir)) == {"gameeval_move_tokens_add_up": 1}
+    assert data_tests(open_lake(lake_dir)) == {"gameeval_move_tokens_add_up": 1}

@@ -14,7 +14,7 @@ from dialogbench.gameeval.placeholders import placeholders, repeated
 from dialogbench.gameeval.spyfall import DESCRIBE, HOLDERS, VOTE, SpyFall
 from dialogbench.gameeval.tofukingdom import HOLDERS as TOFU_HOLDERS
 from dialogbench.gameeval.tofukingdom import TofuKingdom
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 from tests import stage_runner as stage
 from tests.gameeval.helpers import drive, setup
@@ -89,11 +89,11 @@ def test_placeholder_moves_in_the_row_the_stage_detail_the_transcripts_view_and_
                                                                         "script": [move]}]
     config = game_config(make_config, lake_dir, models=models, spyfall={"max_rounds": 1})
     report = stage.run_game(config, "spyfall", "run-1")
-    games = Lake(lake_dir).read("gameeval_games", where="game = 'spyfall'").to_pylist()
+    games = open_lake(lake_dir).read("gameeval_games", where="game = 'spyfall'").to_pylist()
     # describe: speak is the description's placeholder; vote: thought is the vote's
     assert all(g["placeholder_moves"] == 12 for g in games) and len(games) == 2
     assert report.detail["placeholder_moves"] == 24
-    with connect(Lake(lake_dir)) as con:
+    with connect(open_lake(lake_dir)) as con:
         flags = con.sql("select kind, flags, count(*) from gameeval_transcripts where game = 'spyfall' "
                         "group by all order by all").fetchall()
         part = explorer.explore(Source(con, limit=50))

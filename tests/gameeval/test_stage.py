@@ -8,7 +8,7 @@ import pytest
 
 from tests import stage_runner as stage
 from dialogbench.gameeval.cells import plan_setups
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 
 MOVE = json.dumps({"thought": "t", "speak": "a thing", "name": "player1", "question": 2, "ask": "player2"})
@@ -27,7 +27,7 @@ def game_config(make_config, lake_dir, *, models=None, **gameeval):
 
 
 def rows(lake_dir, game):
-    return Lake(lake_dir).read("gameeval_games", where=f"game = '{game}'").to_pylist()
+    return open_lake(lake_dir).read("gameeval_games", where=f"game = '{game}'").to_pylist()
 
 
 def test_every_step_is_one_batch_per_model(make_config, lake_dir, backend_calls):
@@ -71,11 +71,11 @@ def test_spyfall_and_tofukingdom_cells_and_views(make_config, lake_dir):
     tofu = rows(lake_dir, "tofukingdom")
     assert len(tofu) == 6  # two models: every camp assignment that uses both
     assert all(g["transcript"] for g in spyfall + tofu)
-    with connect(Lake(lake_dir)) as con:
+    with connect(open_lake(lake_dir)) as con:
         assert con.sql("select count(*) from gameeval_spyfall").fetchall()[0][0] == 2
         events = con.sql("select count(*) from gameeval_transcripts where game = 'tofukingdom'").fetchall()[0][0]
     assert events == sum(len(g["transcript"]) for g in tofu)
-    assert data_tests(Lake(lake_dir)) == {}
+    assert data_tests(open_lake(lake_dir)) == {}
 
 
 def test_backend_errors_end_games_unfinished_and_they_are_replayed(make_config, lake_dir):
@@ -87,7 +87,7 @@ def test_backend_errors_end_games_unfinished_and_they_are_replayed(make_config, 
     [game] = rows(lake_dir, "askguess")
     # no outcome, no chat error: a model whose backend never answered is missing, never scored
     assert (game["outcome"], game["end_reason"], game["finished"], game["chat_errors"]) == (None, "backend_error", False, 0)
-    failures = Lake(lake_dir).read("failures").to_pylist()
+    failures = open_lake(lake_dir).read("failures").to_pylist()
     assert [f["error"] for f in failures] == ["server down", "server down"]
     second = stage.run_game(config, "askguess", "run-2")
     assert (second.cached, second.failed) == (0, 1)  # replayed, not cached
@@ -96,7 +96,7 @@ def test_backend_errors_end_games_unfinished_and_they_are_replayed(make_config, 
 def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_config, lake_dir, monkeypatch):
     from dialogbench.backends.scripted import ScriptedBackend
 
-    from dialogbench.gameeval import stage as game_stage
+    from dialogbench.gameeval import play_stage as game_stage
 
     monkeypatch.setattr(game_stage, "WRITE_EVERY_GAMES", 1)
     config = game_config(make_config, lake_dir, concurrency=2,
@@ -146,7 +146,7 @@ def test_a_run_stopped_mid_play_writes_the_games_that_ended(make_config, lake_di
     rerun = stage.run_game(config, "askguess", "run-2")
     assert (rerun.cached, rerun.computed) == (kept, 8 - kept)
     games = rows(lake_dir, "askguess")
-    assert len(games) == len({g["cell_key"] for g in games}) == 8 and data_tests(Lake(lake_dir)) == {}
+    assert len(games) == len({g["cell_key"] for g in games}) == 8 and data_tests(open_lake(lake_dir)) == {}
 
 
 def test_cells_cover_the_papers_design(make_config, lake_dir):

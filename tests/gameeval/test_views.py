@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.gameeval.tables import GAMEEVAL_GAMES
@@ -162,7 +163,7 @@ def plan_rows() -> list[dict]:
 
 
 def gameeval_lake(root: Path, games: list[dict] | None = None, plans: list[dict] | None = None) -> Lake:
-    lake = Lake(root)
+    lake = open_lake(root)
     games = GAMES if games is None else games
     for game in sorted({g["game"] for g in games}):
         lake.write("gameeval_games", pa.Table.from_pylist([g for g in games if g["game"] == game],
@@ -481,7 +482,7 @@ def test_data_tests_catch_broken_games(tmp_path):
 
 
 def test_views_exist_and_are_empty_on_an_empty_lake(tmp_path):
-    lake = Lake(tmp_path / "nothing")
+    lake = open_lake(tmp_path / "nothing")
     for name in ("gameeval_games", "gameeval_current", "gameeval_transcripts", "gameeval_askguess",
                  "gameeval_spyfall", "gameeval_spyfall_pairs", "gameeval_tofukingdom",
                  "gameeval_tofukingdom_permutations"):
@@ -493,10 +494,15 @@ def test_cli_leaderboard_reads_the_three_views(lake):
     from types import SimpleNamespace
 
     from dialogbench.gameeval.leaderboard import format_gameeval, gameeval_leaderboard
+    from dialogbench.lake.catalog import connect
 
-    assert gameeval_leaderboard(SimpleNamespace(lake=lake.root)) == {}  # a config without the gameeval section
-    assert gameeval_leaderboard(SimpleNamespace(lake=lake.root, gameeval=SimpleNamespace(enabled=False))) == {}
-    rows = gameeval_leaderboard(SimpleNamespace(lake=lake.root, gameeval=SimpleNamespace(enabled=True)))
+    def config(enabled):  # a config with GameEval on, off, or without its section (None)
+        return SimpleNamespace(enabled=lambda name: bool(enabled) and name == "gameeval")
+
+    with connect(lake) as con:
+        assert gameeval_leaderboard(config(None), con) == {}
+        assert gameeval_leaderboard(config(False), con) == {}
+        rows = gameeval_leaderboard(config(True), con)
     assert set(rows) == {"askguess", "spyfall", "tofukingdom"} and len(rows["spyfall"]) == 2
     text = format_gameeval(rows)
     lines = text.splitlines()

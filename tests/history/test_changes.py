@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from dialogbench.registry import open_lake
 from dialogbench import registry
 from dialogbench.cells.runner import run_stage
 from dialogbench.history.snapshot import record_config, snapshot_metrics
@@ -18,9 +19,9 @@ T0 = dt.datetime(2026, 11, 20, 2, 0, tzinfo=dt.timezone.utc)
 
 def night(config, run_id: str) -> int:
     """Every stage of the config, then the snapshot (what a run does, without Prefect)."""
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     for stage in registry.stages(config):
-        run_stage(stage, config, run_id)
+        run_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
     record_config(lake, config, run_id=run_id, config_path="night.yaml")
     with connect(lake, board=config.board) as con:
         return snapshot_metrics(con, lake, config, run_id=run_id)
@@ -37,15 +38,15 @@ def test_a_runs_cause_is_the_config_that_changed(make_config, lake_dir):
     data = config_dict(lake_dir, models=[chatbot("bot-a"), chatbot("bot-b")], judge_script=[VERDICT_YES_5, VERDICT_NO],
                        n=[4], limit=3)
     assert night(make_config(data), "r1") == 4  # pass@3 and pass@4 of two models (N from 3 to the judged length)
-    assert {r["status"] for r in changes(Lake(lake_dir)).values()} == {"new"}
+    assert {r["status"] for r in changes(open_lake(lake_dir)).values()} == {"new"}
 
     night(make_config(data), "r2")  # the same config: every value is the same, no cause
-    rows = changes(Lake(lake_dir))
+    rows = changes(open_lake(lake_dir))
     assert {(r["status"], r["cause"], r["previous_run_id"]) for r in rows.values()} == {("same", None, "r1")}
 
     data["models"][0]["max_tokens"] = 32  # bot-a's config
     night(make_config(data), "r3")
-    rows = changes(Lake(lake_dir))
+    rows = changes(open_lake(lake_dir))
     assert {k: r["cause"] for k, r in rows.items()} == {
         ("bot-a", "judge=judge, n=3"): "model config", ("bot-a", "judge=judge, n=4"): "model config",
         ("bot-b", "judge=judge, n=3"): None, ("bot-b", "judge=judge, n=4"): None}
@@ -53,11 +54,11 @@ def test_a_runs_cause_is_the_config_that_changed(make_config, lake_dir):
     data["judges"][0]["max_tokens"] = 48  # the judge's config: every series
     data["botchat"]["system_prompt"] = "You are a person chatting with a friend."  # and the chatbots' prompt
     night(make_config(data), "r4")
-    assert {r["cause"] for r in changes(Lake(lake_dir)).values()} == {"judge config; prompts; botchat config"}
+    assert {r["cause"] for r in changes(open_lake(lake_dir)).values()} == {"judge config; prompts; botchat config"}
 
     data["botchat"]["limit"] = 4  # one seed more: a config section change that moves the cell counts
     night(make_config(data), "r5")
-    assert {r["cause"] for r in changes(Lake(lake_dir)).values()} == {"botchat config; cells 3 -> 4"}
+    assert {r["cause"] for r in changes(open_lake(lake_dir)).values()} == {"botchat config; cells 3 -> 4"}
 
 
 def snapshot(run_id: str, at: int, model: str, value: float | None, low: float | None = None,
@@ -69,7 +70,7 @@ def snapshot(run_id: str, at: int, model: str, value: float | None, low: float |
 
 
 def test_status_interval_and_previous_value(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     rows = [
         snapshot("r1", 0, "jumps", 0.5, 0.3, 0.7), snapshot("r2", 1, "jumps", 0.9, 0.75, 0.97),
         snapshot("r1", 0, "drifts", 0.5, 0.3, 0.7), snapshot("r2", 1, "drifts", 0.6, 0.4, 0.8),
@@ -101,7 +102,7 @@ def test_a_snapshot_holds_every_enabled_familys_metrics(make_config, lake_dir):
                         "tofukingdom": {"enabled": False}}
     config = make_config(data)
     night(config, "r1")
-    with connect(Lake(lake_dir)) as con:
+    with connect(open_lake(lake_dir)) as con:
         boards = con.execute("select family, leaderboard, metric, board, count(*) from metric_history "
                              "group by all order by all").fetchall()
     assert [b[:4] for b in boards] == [("botchat", "botchat_unieval", "pass_rate", "config"),
@@ -116,7 +117,7 @@ def test_the_runs_changes_include_its_own_first_snapshot(make_config, lake_dir):
 
     config = make_config(config_dict(lake_dir, judge_script=[VERDICT_NO], n=[4], limit=2))
     for stage in registry.stages(config):
-        run_stage(stage, config, "r1")
+        run_stage(stage, config, "r1", lake=registry.open_lake(config.lake))
     found = snapshot.fn(config, "r1")
     assert found["rows"] == 4 and len(found["changes"]) == 4
     assert {c["status"] for c in found["changes"]} == {"new"} and {c["run_id"] for c in found["changes"]} == {"r1"}

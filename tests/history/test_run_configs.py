@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from dialogbench.history.snapshot import config_fingerprint, record_config
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from tests.conftest import chatbot, config_dict
 
 BASIC = base64.b64encode(b"alice:PLANTEDbasicPw42").decode()
@@ -21,7 +21,7 @@ def test_the_recorded_config_holds_no_secret_and_the_rest_as_it_was(make_config,
                   engine={"hf_token": SECRETS[0], "auth": {"password": SECRETS[1]}, "dtype": "bfloat16",
                           "headers": [f"Authorization: Basic {BASIC}"]})
     config = make_config(config_dict(lake_dir, models=[bot, chatbot("bot-b")]))
-    fp = record_config(Lake(lake_dir), config, run_id="r1", config_path="night.yaml")
+    fp = record_config(open_lake(lake_dir), config, run_id="r1", config_path="night.yaml")
 
     [path] = lake_dir.rglob("*.parquet")
     [row] = pq.read_table(path).to_pylist()

@@ -5,11 +5,11 @@ report, the CLI leaderboard, the history) and the run's check fails; a judge tha
 from __future__ import annotations
 
 from dialogbench import registry
-from dialogbench.botchat.leaderboard import format_leaderboard, unieval_leaderboard
+from dialogbench.botchat.leaderboard import format_leaderboard
 from dialogbench.cells.runner import run_stage
 from dialogbench.history.snapshot import record_config, snapshot_metrics
 from dialogbench.judge_checks.check import failing
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.report.build import render
 from tests.conftest import VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, config_dict
@@ -18,16 +18,16 @@ YES_4 = "Choice: Yes\nIndex: 4\nReason: the fourth utterance repeats itself."
 
 
 def night(config, run_id: str) -> None:
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     for stage in registry.stages(config):
-        run_stage(stage, config, run_id)
+        run_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
     record_config(lake, config, run_id=run_id, config_path="night.yaml")
     with connect(lake, board=config.board) as con:
         snapshot_metrics(con, lake, config, run_id=run_id)
 
 
 def rows(config, sql: str) -> list[dict]:
-    with connect(Lake(config.lake), board=config.board) as con:
+    with connect(open_lake(config.lake), board=config.board) as con:
         relation = con.execute(sql)
         columns = [d[0] for d in relation.description]
         return [dict(zip(columns, r)) for r in relation.fetchall()]
@@ -46,13 +46,13 @@ def test_an_unreadable_judge_is_not_measured_anywhere_and_fails_the_run(make_con
     (health,) = rows(config, "select * from judge_health")
     assert (health["protocol"], health["verdicts"], health["unparsed"]) == ("botchat_unieval", 12, 8)
 
-    (line,) = failing(config, Lake(config.lake), "r1")
+    (line,) = failing(config, open_lake(config.lake), "r1")
     assert "judge on botchat_unieval: 8 of 12 verdicts (67%) could not be read" in line
     # the authors' rule would count every unreadable verdict as a pass: no pass rate is shown as a score
-    board = unieval_leaderboard(config)
+    board = registry.leaderboards(config)["botchat"]
     assert {r["pass@4"] for r in board} == {None} and all("could not be read" in r["not_measured"] for r in board)
     assert "not measured" in format_leaderboard(board, [4])
-    md = render(Lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board)["md"]
     leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
     assert "not measured ⚠ 67% unreadable" in leaderboard and "could not be read" in leaderboard
     assert "100.0%" not in leaderboard  # nor the parsed-only rates of that judge
@@ -76,12 +76,12 @@ def test_a_judge_that_says_the_same_to_everything_does_not_discriminate(make_con
     night(config, "r1")
     (health,) = rows(config, "select * from judge_health")
     assert (health["top_answer"], health["top_count"], health["top_share"]) == ("No", 24, 1.0)
-    (line,) = failing(config, Lake(config.lake), "r1")
+    (line,) = failing(config, open_lake(config.lake), "r1")
     assert "does not discriminate: 24 of 24 parsed verdicts (100%) are the same answer 'No'" in line
-    md = render(Lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board)["md"]
     assert "not measured ⚠ 100% same answer" in md.split("## Leaderboard")[1].split("\n## ")[0]
     quiet = make(make_config, lake_dir, [VERDICT_NO], limit=12, checks={"fail": ["unparsed"]})
-    assert failing(quiet, Lake(quiet.lake), "r1") == []  # found, shown, but not a failed run by this config
+    assert failing(quiet, open_lake(quiet.lake), "r1") == []  # found, shown, but not a failed run by this config
 
 
 def test_a_judge_that_does_its_job_passes(make_config, lake_dir):
@@ -89,15 +89,15 @@ def test_a_judge_that_does_its_job_passes(make_config, lake_dir):
     night(config, "r1")
     (health,) = rows(config, "select * from judge_health")
     assert health["unparsed"] == 0 and health["top_share"] < 0.95
-    assert failing(config, Lake(config.lake), "r1") == []
-    assert all(r.get("not_measured") is None and r["pass@4"] is not None for r in unieval_leaderboard(config))
+    assert failing(config, open_lake(config.lake), "r1") == []
+    assert all(r.get("not_measured") is None and r["pass@4"] is not None for r in registry.leaderboards(config)["botchat"])
     assert {r["measured"] for r in rows(config, "select measured from metric_history")} == {True}
 
 
 def test_too_few_verdicts_are_not_judged_for_discrimination(make_config, lake_dir):
     config = make(make_config, lake_dir, [VERDICT_NO], limit=3)  # 6 verdicts < min_verdicts 20
     night(config, "r1")
-    assert failing(config, Lake(config.lake), "r1") == []
+    assert failing(config, open_lake(config.lake), "r1") == []
 
 
 def test_an_arena_judge_that_cannot_be_read_leaves_no_rating_but_says_so(make_config, lake_dir):
@@ -107,7 +107,7 @@ def test_an_arena_judge_that_cannot_be_read_leaves_no_rating_but_says_so(make_co
     config = make_config(data)
     night(config, "r1")
     assert rows(config, "select * from botchat_elo") == []
-    md = render(Lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board)["md"]
     leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
     assert "Elo@4" in leaderboard and "not measured ⚠ 100% unreadable" in leaderboard
     assert "judge on botchat\\_arena: 12 of 12 verdicts (100%) could not be read" in leaderboard

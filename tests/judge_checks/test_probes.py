@@ -15,8 +15,8 @@ from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.botchat.probes import human_dialogues
 from dialogbench.cells.runner import run_stage
 from dialogbench.judge_checks.check import failing, summary
-from dialogbench.judge_checks.probe import AI_SELF_IDENTIFICATION
-from dialogbench.lake import Lake
+from dialogbench.judge_checks.probe_stage import AI_SELF_IDENTIFICATION
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.mtbench101.probes import USELESS_ANSWER
 from dialogbench.report.build import render
@@ -53,11 +53,12 @@ def probe_config(make_config, lake_dir, *, judge_script=None, probes=4, fail=("p
 
 
 def night(config, run_id: str) -> dict:
-    return {stage.name: run_stage(stage, config, run_id) for stage in registry.stages(config)}
+    lake = registry.open_lake(config.lake)
+    return {stage.name: run_stage(stage, config, run_id, lake=lake) for stage in registry.stages(config)}
 
 
 def probes_view(config) -> dict[tuple[str, str], dict]:
-    with connect(Lake(config.lake), board=config.board) as con:
+    with connect(open_lake(config.lake), board=config.board) as con:
         rel = con.execute("select * from judge_probes")
         cols = [d[0] for d in rel.description]
         return {(r["protocol"], r["kind"]): r for r in (dict(zip(cols, row)) for row in rel.fetchall())}
@@ -87,8 +88,8 @@ def test_an_oracle_judge_is_right_on_every_probe(make_config, lake_dir, monkeypa
         ("mtbench101", "golden_vs_useless"): (4, 1.0)}
     assert found[("botchat_unieval", "ai_marked")]["index_accuracy"] == 1.0
     assert found[("mtbench101", "golden_vs_useless")]["mean_gap"] == 7.0
-    assert failing(config, Lake(config.lake), "r1") == []
-    md = render(Lake(config.lake), board=config.board)["md"]
+    assert failing(config, open_lake(config.lake), "r1") == []
+    md = render(open_lake(config.lake), board=config.board)["md"]
     block = md.split("## Can the judge tell?")[1].split("\n## ")[0]
     assert "| judge | botchat\\_unieval |" in block and "8 / 8 100.0%" in block and "not measured ⚠" not in md
 
@@ -103,16 +104,17 @@ def test_a_judge_that_says_no_to_everything_fails_its_probes(make_config, lake_d
     found = probes_view(config)
     assert found[("botchat_unieval", "human")]["accuracy"] == 1.0  # right by accident on the human dialogues...
     assert found[("botchat_unieval", "ai_marked")]["accuracy"] == 0.0  # ...and never finds the AI line
-    lines = failing(config, Lake(config.lake), "r1")
+    lines = failing(config, open_lake(config.lake), "r1")
     assert any("judge on botchat_unieval cannot tell: right on 4 of 8 known-answer probes (50%" in line
                for line in lines), lines
-    md = render(Lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board)["md"]
     assert "not measured ⚠ 50% of probes right" in md.split("## Leaderboard")[1].split("\n## ")[0]
-    rows = {r["protocol"]: r for r in summary(config)}  # what the run's judges artifact publishes
+    with connect(registry.open_lake(config.lake), board=config.board) as con:
+        rows = {r["protocol"]: r for r in summary(config, con)}  # what the run's judges artifact publishes
     assert (rows["botchat_unieval"]["probes"], rows["botchat_unieval"]["probes_right"]) == (8, 4)
     assert not rows["botchat_unieval"]["measured"] and "probes" in rows["botchat_unieval"]["checks"]
     quiet = probe_config(make_config, lake_dir, fail=())
-    assert failing(quiet, Lake(quiet.lake), "r1") == []  # found and shown, but this config does not fail on it
+    assert failing(quiet, open_lake(quiet.lake), "r1") == []  # found and shown, but this config does not fail on it
 
 
 def test_probes_are_the_same_every_time_and_mark_a_line_after_the_seed(make_config, lake_dir):

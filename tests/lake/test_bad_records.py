@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake, manifest
 from dialogbench.lake.catalog import connect
 from dialogbench.lake.manifest import BadRecord
@@ -71,7 +72,7 @@ def plant(record_path: Path, change) -> None:
 @pytest.fixture
 def lake(tmp_path) -> Lake:
     """Two files of table ``things`` (one per partition) and a sentinel file outside the table's folder."""
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     lake.write("things", small([1, 2]), partition={"p": "0"})
     lake.write("things", small([3]), partition={"p": "1"})
     (tmp_path / "lake" / "runs").mkdir()

@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench import registry
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import (CatalogError, Context, build_catalog, connect, create_macros, create_views,
@@ -38,8 +39,8 @@ def table(name: str):
 def test_every_view_declares_the_views_it_reads(tmp_path):
     """Each view is created alone with only what it refs (transitively) and the macros: a view that read another
     one without ref() would fail here even though the full catalog, in some order, happens to work."""
-    lake, views = Lake(tmp_path / "lake"), ordered(models())
-    by_name, context = {v.name: v for v in views}, Context.load(Lake(tmp_path / "lake"))
+    lake, views = open_lake(tmp_path / "lake"), ordered(models(registry.layout().sql))
+    by_name, context = {v.name: v for v in views}, Context.load(open_lake(tmp_path / "lake"))
 
     def closure(name: str, seen: dict) -> dict:
         for ref in by_name[name].refs:
@@ -49,7 +50,7 @@ def test_every_view_declares_the_views_it_reads(tmp_path):
 
     for view in views:
         with duckdb.connect() as con:
-            create_macros(con)
+            create_macros(con, registry.layout().sql)
             for needed in closure(view.name, {}).values():
                 try:
                     con.execute(f'CREATE VIEW "{needed.name}" AS {render(needed.sql, lake, context, path=needed.path)}')
@@ -58,8 +59,8 @@ def test_every_view_declares_the_views_it_reads(tmp_path):
 
 
 def test_views_come_after_their_refs_and_every_view_is_created(tmp_path):
-    created = create_views(duckdb.connect(), Lake(tmp_path / "lake"))
-    views = models()
+    created = create_views(duckdb.connect(), open_lake(tmp_path / "lake"))
+    views = models(registry.layout().sql)
     assert sorted(created) == sorted(v.name for v in views)
     position = {name: i for i, name in enumerate(created)}
     assert all(position[ref] < position[v.name] for v in views for ref in v.refs)
@@ -90,7 +91,7 @@ def write_sql(root: Path, files: dict[str, str]) -> Path:
 def test_broken_files_are_named(tmp_path, files, message):
     sql_dir = write_sql(tmp_path / "sql", files)
     with pytest.raises(CatalogError, match=message):
-        create_views(duckdb.connect(), Lake(tmp_path / "lake"), sql_dir)
+        create_views(duckdb.connect(), open_lake(tmp_path / "lake"), sql_dir)
 
 
 def test_order_does_not_depend_on_file_names(tmp_path):
@@ -98,7 +99,7 @@ def test_order_does_not_depend_on_file_names(tmp_path):
                                            "views/z_base.sql": "select 41 as x",
                                            "tests/a_test.sql": "select * from {{ ref('a_top') }} where y <> 42"})
     con = duckdb.connect()
-    assert create_views(con, Lake(tmp_path / "lake"), sql_dir) == ["z_base", "a_top"]
+    assert create_views(con, open_lake(tmp_path / "lake"), sql_dir) == ["z_base", "a_top"]
     assert con.sql("select y from a_top").fetchall() == [(42,)]
 
 
@@ -106,14 +107,14 @@ def test_data_tests_are_rendered_and_checked(tmp_path):
     sql_dir = write_sql(tmp_path / "sql", {"views/v.sql": "select 1 as x",
                                            "tests/ok.sql": "select * from {{ ref('v') }} where x <> 1",
                                            "tests/fails.sql": "select * from {{ ref('v') }}"})
-    assert data_tests(Lake(tmp_path / "lake"), sql_dir) == {"fails": 1}
+    assert data_tests(open_lake(tmp_path / "lake"), sql_dir) == {"fails": 1}
     write_sql(sql_dir, {"tests/bad.sql": "select * from {{ ref('gone') }}"})
     with pytest.raises(CatalogError, match=r"tests/bad\.sql: ref\('gone'\)"):
-        data_tests(Lake(tmp_path / "lake"), sql_dir)
+        data_tests(open_lake(tmp_path / "lake"), sql_dir)
 
 
 def test_the_shipped_data_tests_pass_on_an_empty_lake(tmp_path):
-    assert data_tests(Lake(tmp_path / "lake")) == {}
+    assert data_tests(open_lake(tmp_path / "lake")) == {}
 
 
 # --- reference tables -------------------------------------------------------------------------------------------
@@ -122,7 +123,7 @@ def test_reference_tables_are_inline_so_plain_duckdb_reads_the_catalog(tmp_path)
     from dialogbench.mtbench101.reference import taxonomy_table
 
     assert "mtbench101_taxonomy" in registry.references()
-    path = build_catalog(Lake(tmp_path / "lake"))
+    path = build_catalog(open_lake(tmp_path / "lake"))
     with duckdb.connect(str(path), read_only=True) as con:  # no registered Python object: the SQL holds the rows
         got = con.sql("select * from mtbench101_taxonomy order by position").to_arrow_table()
         types = dict(con.sql("select column_name, column_type from (describe mtbench101_taxonomy)").fetchall())
@@ -132,7 +133,7 @@ def test_reference_tables_are_inline_so_plain_duckdb_reads_the_catalog(tmp_path)
 
 
 def test_build_catalog_drops_views_whose_file_is_gone(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     path = build_catalog(lake)
     with duckdb.connect(str(path)) as con:
         con.execute("create view leftover as select 1")
@@ -164,7 +165,7 @@ def plan(run: str, stage: str, key: str, roles: dict, *, hours: float, judge: st
 
 
 def test_current_cells_are_each_scopes_latest_plan(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     plans = [
         # UniEval: a's plan of run 2 replaces run 1's; run 3 planned only b, so a's run-2 cells stay current
         plan("r1", "botchat_unieval", "u|a|1", {"model": "a"}, hours=1),
@@ -206,7 +207,7 @@ def failing(lake: Lake) -> set[str]:
 
 
 def test_failures_resolve_on_mtbench101_answers_and_finished_games(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     lake.write("failures", pa.Table.from_pylist([failure("answer", "mtbench101_answers"),
                                                  failure("game", "gameeval_spyfall"),
                                                  failure("game-error", "gameeval_spyfall")], schema=FAILURES))
@@ -226,7 +227,7 @@ def test_failures_resolve_on_mtbench101_answers_and_finished_games(tmp_path):
 
 def test_failures_resolve_on_every_registered_cell_table(tmp_path):
     """A computed row of any table that holds cells resolves a failure of its key (a new family's table too)."""
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     cell_tables = [t for t in registry.tables() if t.done is not None]
     assert {"generations", "unieval_judgments", "arena_judgments", "gteval_judgments", "mtbench101_judgments",
             "mtbench101_answers", "gameeval_games"} <= {t.name for t in cell_tables}
@@ -238,7 +239,7 @@ def test_failures_resolve_on_every_registered_cell_table(tmp_path):
 
 
 def test_failures_keep_the_latest_attempt_of_a_cell(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     lake.write("failures", pa.Table.from_pylist([failure("x", "s", 1), {**failure("x", "s", 2), "error": "late"}],
                                                 schema=FAILURES))
     with connect(lake) as con:
@@ -248,7 +249,7 @@ def test_failures_keep_the_latest_attempt_of_a_cell(tmp_path):
 def test_arena_mirror_data_test_reads_the_plans_roles(tmp_path):
     from tests.verdicts import write_verdicts
 
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     orders = [("a", "b"), ("b", "a"), ("a", "c")]  # (a, c) has no mirror planned
     lake.write("plans", pa.Table.from_pylist([plan("r1", "botchat_arena", f"k|{x}{y}|s1", {"first": x, "second": y},
                                                    hours=1) for x, y in orders], schema=PLANS))
@@ -267,7 +268,7 @@ def test_judgments_unions_every_registered_verdict_table(tmp_path):
     from dialogbench.family import Family
     from tests.verdicts import write_verdicts
 
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     write_verdicts(lake, [{"cell_key": "u", "protocol": "botchat_unieval", "judge": "j", "parsed": True,
                            "choice": "No"},
                           {"cell_key": "m", "protocol": "mtbench101", "judge": "j", "parsed": False}], judge="j")
@@ -275,7 +276,7 @@ def test_judgments_unions_every_registered_verdict_table(tmp_path):
     ratings.write(lake, [{"cell_key": "t", "protocol": "toy", "judge": "j", "parsed": True, "stars": 4}])
     registry.register(Family(name="toyjudge", title="Toy", section=object, stages=lambda c: [], tables=(ratings,)))
     try:
-        with connect(lake) as con:
+        with connect(open_lake(lake.root)) as con:  # opened now: the toy family's table is in its layout
             assert con.sql("select protocol, cell_key from judgments order by 1").fetchall() == [
                 ("botchat_unieval", "u"), ("mtbench101", "m"), ("toy", "t")]
             assert "stars" not in [d[0] for d in con.sql("select * from judgments").description]
@@ -293,7 +294,7 @@ def test_the_wilson_macros_match_the_formula_and_persist_in_the_catalog_file(tmp
 
     z = 1.959963984540054
     with duckdb.connect() as con:
-        create_macros(con)
+        create_macros(con, registry.layout().sql)
         for k, n in ((0, 4), (2, 4), (4, 4), (7, 50), (0, 0)):
             low, high = con.execute("select wilson_low(?, ?), wilson_high(?, ?)", [k, n, k, n]).fetchone()
             if n == 0:
@@ -303,6 +304,6 @@ def test_the_wilson_macros_match_the_formula_and_persist_in_the_catalog_file(tmp
             assert low == round(max(0.0, (k + z * z / 2 - spread) / (n + z * z)), 4)
             assert high == round(min(1.0, (k + z * z / 2 + spread) / (n + z * z)), 4)
         assert con.execute("select wilson_low(2, 4), wilson_high(2, 4)").fetchone() == (0.15, 0.85)
-    path = build_catalog(Lake(tmp_path / "lake"))
+    path = build_catalog(open_lake(tmp_path / "lake"))
     with duckdb.connect(str(path), read_only=True) as con:
         assert con.execute("select wilson_low(2, 4)").fetchone() == (0.15,)

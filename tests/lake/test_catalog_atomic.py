@@ -14,6 +14,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import CATALOG, STORAGE_VERSION, build_catalog
 from dialogbench.lake.space import DiskFull
@@ -27,7 +28,7 @@ from tests.e2e.conftest import run_cli
 def lake(make_config, pipeline) -> Lake:
     config = make_config(limit=2, n=[4], models=[chatbot("bot-a"), chatbot("bot-b")])
     pipeline(config, "run-1", record=True)
-    return Lake(Path(config.lake).resolve())
+    return open_lake(Path(config.lake).resolve())
 
 
 def generations(catalog: Path) -> int:
@@ -110,7 +111,7 @@ def test_the_catalog_is_written_for_duckdb_1_4_readers(lake):
 
 def test_the_catalog_on_a_full_disk_says_so_and_keeps_the_old_one(tmp_path):
     with small_disk(tmp_path / "disk", "4m") as disk:
-        lake = Lake(disk / "lake")
+        lake = open_lake(disk / "lake")
         lake.write("generations", pa.table({"value": [1]}))
         old = build_catalog(lake).read_bytes()
         fill(disk, 16)

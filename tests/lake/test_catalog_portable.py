@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench.cli import main
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import build_catalog, connect
@@ -69,7 +70,7 @@ def lake(make_config, pipeline) -> Lake:
     generations and verdicts; its catalog built as a run builds it (the lake's absolute path)."""
     config = make_config(limit=2, n=[4], models=[chatbot("bot-a"), chatbot("bot-b", ["b speaks", "!error:down"])])
     pipeline(config, "run-1", record=True)
-    lake = Lake(Path(config.lake).resolve())
+    lake = open_lake(Path(config.lake).resolve())
     assert build_catalog(lake)
     return lake
 
@@ -128,7 +129,7 @@ def test_a_copied_catalog_never_reads_the_original_lake(lake, tmp_path, make_con
     assert all(changed[v] != before[v] for v in views)  # the change is visible in A...
     assert plain_duckdb("catalog.duckdb", cwd=lake.root, views=views) == changed
     assert plain_duckdb("catalog.duckdb", cwd=copy, views=views) == before  # ...and not in A2's copied catalog
-    assert in_memory(Lake(copy), views) == before
+    assert in_memory(open_lake(copy), views) == before
 
 
 def test_a_catalog_over_damaged_files_is_portable(lake, tmp_path, caplog):
@@ -198,9 +199,9 @@ def test_in_memory_connections_keep_literal_paths(lake):
 
 
 def test_path_sql_quotes_and_writes_relative_to_the_root_expression(tmp_path):
-    lake = Lake(tmp_path / "o'brien")
+    lake = open_lake(tmp_path / "o'brien")
     file = lake.root / "generations" / "model=a" / "part-1.parquet"
     assert lake.path_sql(file) == "'" + str(file).replace("'", "''") + "'"
-    portable = Lake(lake.root, root_sql="lake_root()")
+    portable = lake.rooted("lake_root()")
     assert portable.path_sql(file) == "lake_root() || 'generations/model=a/part-1.parquet'"
     assert portable.pinned().path_sql(portable.glob("seeds")) == "lake_root() || 'seeds/**/*.parquet'"

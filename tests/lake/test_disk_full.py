@@ -12,7 +12,7 @@ import pytest
 from prefect.states import Failed
 
 import dialogbench.lake.store as store_module
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.space import DiskFull, as_disk_full, is_disk_full
 from dialogbench.lake.verify import verify
 from tasks.stages import retry_unless_disk_full
@@ -38,7 +38,7 @@ def no_temp_files(root) -> bool:
                                        (errno.EDQUOT, "disk quota exceeded")])
 def test_a_write_on_a_full_disk_says_so_and_leaves_no_temp_file(tmp_path, monkeypatch, code, why):
     """Faked: the Parquet writer fails as a full disk makes it fail, after writing part of the file."""
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     kept = lake.write("things", small([1, 2]), partition={"p": "0"})
 
     def full(table, where, **kwargs):
@@ -58,7 +58,7 @@ def test_a_write_on_a_full_disk_says_so_and_leaves_no_temp_file(tmp_path, monkey
 
 def test_a_real_full_disk(tmp_path):
     with small_disk(tmp_path / "disk", "512k") as disk:
-        lake = Lake(disk / "lake")
+        lake = open_lake(disk / "lake")
         written = [lake.write("things", small([i]), partition={"p": str(i)}) for i in range(3)]
         with pytest.raises(DiskFull, match=r"^disk full: could not write things/p=big/part-\w+\.parquet in the lake"):
             lake.write("things", noise(2000), partition={"p": "big"})

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake, manifest
 from dialogbench.lake.catalog import connect
 from dialogbench.lake.quarantine import NOTE, notes
@@ -32,12 +33,12 @@ def values(lake: Lake) -> list[int]:
 
 
 def three_files(tmp_path) -> tuple[Lake, list]:
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     return lake, [lake.write("things", small([i * 10 + 1, i * 10 + 2]), partition={"p": str(i)}) for i in range(3)]
 
 
 def test_every_write_records_checksum_size_and_rows(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     path = lake.write("things", small([1, 2, 3]), name="fixed.parquet")
     record = manifest.of(path)
     assert record.file == "fixed.parquet" and record.table == "things" and record.rows == 3
@@ -49,7 +50,7 @@ def test_every_write_records_checksum_size_and_rows(tmp_path):
 
 
 def test_a_writer_killed_between_its_two_renames_is_rolled_forward(tmp_path, monkeypatch):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     lake.write("things", small([1]))
     real = os.replace
 
@@ -197,7 +198,7 @@ def test_a_snapshot_taken_during_a_rewrite_holds_the_old_file_or_the_new_one(tmp
     tried = 0
     for stride in (1, 2, 3, 5, 8):
         for k in range(1, 80):
-            lake = Lake(tmp_path / f"lake-{stride}-{k}")
+            lake = open_lake(tmp_path / f"lake-{stride}-{k}")
             olds = [lake.write("things", small([7, i])) for i in range(6)]
             other = lake.write("things", small([9]))
             rewrites = [rewrite_steps(lake, old) for old in olds]

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 import yaml
 
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.lease import holder, lake_lease
 from dialogbench.lake.links import LakeLinkError, check_tree
@@ -28,7 +29,7 @@ def small(values: list[int]) -> pa.Table:
 
 @pytest.fixture
 def lake(tmp_path) -> Lake:
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     lake.write("generations", small([1]), partition={"model": "a"})
     (lake.root / "lake.json").write_text('{"format": 4}\n')
     return lake
@@ -115,7 +116,7 @@ def test_a_temp_file_that_is_a_link_is_removed_never_followed(lake, tmp_path):
 def test_the_lake_root_itself_may_be_a_link(lake, tmp_path):
     alias = tmp_path / "alias"
     alias.symlink_to(lake.root, target_is_directory=True)
-    aliased = Lake(alias)
+    aliased = open_lake(alias)
     check_tree(alias)
     with lake_lease(alias):
         assert aliased.read("generations").num_rows == 1

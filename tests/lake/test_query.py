@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench import registry
 from dialogbench.cli import main
 from dialogbench.lake import Lake, manifest
@@ -48,7 +49,7 @@ def lake(make_config) -> Lake:
     """A lake with seeds (one real Parquet file to attack) and a saved catalog."""
     config = make_config(limit=2, n=[4])
     stages.extract_seeds(config)
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     build_catalog(lake)
     return lake
 
@@ -257,9 +258,9 @@ def test_the_query_path_reads_what_the_catalog_reads(make_config, pipeline):
     catalog's views (read_parquet of the same files) have."""
     config = make_config(limit=2, n=[4])
     pipeline(config)
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     with connect(lake) as catalog, read_only_connection(lake) as con:
-        for view in (m.name for m in models()):
+        for view in (m.name for m in models(registry.layout().sql)):
             sql = f'SELECT * FROM "{view}"'
             assert con.sql(f'DESCRIBE "{view}"').fetchall() == catalog.sql(f'DESCRIBE "{view}"').fetchall(), view
             assert sorted(map(repr, con.sql(sql).fetchall())) == sorted(map(repr, catalog.sql(sql).fetchall())), view
@@ -275,7 +276,7 @@ def gen(key: str, hours: float) -> dict:
 def duplicated_lake(root: Path, files: int) -> Lake:
     """File i holds cells c_i and c_(i+1), written at hour i: every cell but the first two is stored twice and
     ``repair`` rewrites every file but the first (keeping c_(i+1)). Cells: ``files + 1``."""
-    lake = Lake(root)
+    lake = open_lake(root)
     ensure_current(lake)
     generations = next(t for t in registry.tables() if t.name == "generations")
     for i in range(files):
@@ -308,18 +309,19 @@ def race(tmp_path: Path, make_lake, command, check, *, exit_code: int = 0, tries
 
 REPAIR_SLOWLY = """if True:
     import sys, time
-    from dialogbench.lake import Lake, repair
+    from dialogbench.lake import repair
+    from dialogbench.registry import open_lake
     rewrite = repair._rewrite
     def rewrite_then_wait(*args):
         rewrite(*args)
-        time.sleep(0.01)  # a slow disk: the repair lasts long enough for reads to overlap it
+        time.sleep(0.03)  # a slow disk: the repair lasts long enough for reads (0.4-3 s each) to overlap it
     repair._rewrite = rewrite_then_wait
-    repair.repair(Lake(sys.argv[1]))
+    repair.repair(open_lake(sys.argv[1]))
 """
 
 
 def test_readers_never_fail_while_repair_rewrites_the_files(tmp_path):
-    """``dialogbench repair`` (its ``repair`` function, 10 ms between files) rewrites 300 files (writes the new one,
+    """``dialogbench repair`` (its ``repair`` function, 30 ms between files) rewrites 300 files (writes the new one,
     removes the old one) while queries run in a loop: every one succeeds and sees every cell (the old file or the
     new one), none in both its copies."""
     files = 300
@@ -335,10 +337,10 @@ def test_readers_never_fail_while_repair_rewrites_the_files(tmp_path):
 
 QUARANTINE_ONE_BY_ONE = """if True:
     import sys, time
-    from dialogbench.lake import Lake
     from dialogbench.lake.quarantine import quarantine
+    from dialogbench.registry import open_lake
     from dialogbench.lake.verify import scan
-    lake = Lake(sys.argv[1])
+    lake = open_lake(sys.argv[1])
     for damaged in scan(lake, "full")["generations"].damaged:
         quarantine(lake, [damaged])  # what a run's start and verify do, a file at a time so that reads overlap
         time.sleep(0.005)
@@ -451,16 +453,20 @@ def peak_rss(args: list[str], cwd: Path) -> tuple[int, int, int]:
 def test_a_large_result_streams(lake, workdir, tmp_path):
     """2M rows of 300 characters (600 MB of csv, more as json, 2M rows exported to Parquet): the process's peak
     memory stays well under the result's size, as the rows are written while they are fetched (peaks seen: 181 MiB
-    for csv, 189 MiB for json, 223 MiB for the export, against 156 MiB for `select 1`; 1646 MiB for csv before)."""
+    for csv, 189 MiB for json, 223 MiB for the export, against 157 MiB for `select 1`; 1646 MiB for csv before; CI
+    once saw 238 MiB for csv, so the bound is on the growth above `select 1`, measured in the same test)."""
     sql = "SELECT i, repeat('x', 290) || i AS s FROM range(2000000) t(i)"
-    for fmt in ("csv", "json"):
+    code, _, base = peak_rss(["query", "SELECT 1", "--lake", str(lake.root), "--format", "csv"], workdir)
+    assert code == 0
+    for fmt in ("csv", "json"):  # measured above the same process's `select 1`, which varies with the machine
         code, printed, peak = peak_rss(["query", sql, "--lake", str(lake.root), "--format", fmt], workdir)
         assert code == 0 and printed > 600_000_000, (fmt, code, printed)
-        assert peak < printed / 3, f"{fmt}: peak RSS {peak / 2**20:.0f} MiB for {printed / 2**20:.0f} MiB printed"
+        assert peak - base < printed / 5, \
+            f"{fmt}: peak RSS {peak / 2**20:.0f} MiB ({base / 2**20:.0f} for select 1) for {printed / 2**20:.0f} MiB"
     out = tmp_path / "big.parquet"
     code, _, peak = peak_rss(["export", sql, "--out", str(out), "--lake", str(lake.root)], workdir)
     assert code == 0 and pq.read_metadata(out).num_rows == 2_000_000
-    assert peak < 600_000_000 / 2, f"export: peak RSS {peak / 2**20:.0f} MiB for 600 MB of values"
+    assert peak - base < 600_000_000 / 4, f"export: peak RSS {peak / 2**20:.0f} MiB for 600 MB of values"
 
 
 def test_json_streams_the_same_array_it_always_printed(lake, capsys):
@@ -484,7 +490,7 @@ def test_control_characters_are_printed_escaped_and_exported_raw(tmp_path, workd
     """An utterance holding an OSC 52 clipboard write, ESC sequences, BEL, NUL, C1 CSI, DEL and CR: no format of
     ``query`` prints one of them raw (csv may print newline and tab inside a quoted value, and ends its lines
     with CRLF); ``export`` writes the text as it is in the lake."""
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     ensure_current(lake)
     generations = next(t for t in registry.tables() if t.name == "generations")
     generations.write(lake, [{**gen("c1", 0), "utterances": [NASTY, "fine\nline\ttab"], "model": NASTY}])
@@ -512,7 +518,7 @@ def test_control_characters_are_printed_escaped_and_exported_raw(tmp_path, workd
 
 
 def test_an_error_quoting_the_lake_prints_no_control_character(tmp_path, workdir):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     ensure_current(lake)
     generations = next(t for t in registry.tables() if t.name == "generations")
     generations.write(lake, [{**gen("c1", 0), "model": NASTY}])
@@ -604,7 +610,7 @@ def test_open_files_are_closed_with_the_connection(lake):
 
 def test_a_schema_change_reads_as_before(tmp_path):
     """A file written before a column was added reads with that column null (as read_parquet's union did)."""
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     ensure_current(lake)
     lake.write("generations", pa.table({"cell_key": ["old"], "model": ["a"]}))
     generations = next(t for t in registry.tables() if t.name == "generations")

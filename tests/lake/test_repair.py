@@ -9,6 +9,7 @@ import datetime as dt
 import pyarrow.parquet as pq
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench import registry
 from dialogbench.lake import Lake, manifest
 from dialogbench.lake.catalog import data_tests
@@ -45,7 +46,7 @@ def overlapping_runs(lake: Lake) -> None:
 
 
 def test_each_cell_keeps_its_earliest_copy(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     overlapping_runs(lake)
     assert data_tests(lake) == {"unique_generation_cells": 3}
     assert removed(repair(lake, dry_run=True)) == {"generations": 3} and len(lake.files("generations")) == 2
@@ -56,7 +57,7 @@ def test_each_cell_keeps_its_earliest_copy(tmp_path):
 
 
 def test_equal_times_keep_the_first_file_by_path(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     gens = table("generations")
     gens.write(lake, [gen("k1", 1, "first")])
     gens.write(lake, [gen("k1", 1, "second")])
@@ -68,7 +69,7 @@ def test_equal_times_keep_the_first_file_by_path(tmp_path):
 
 def test_a_cell_of_many_rows_keeps_one_whole_copy(tmp_path):
     """utterance_lengths holds a row per utterance of a generation: one copy of a cell is all its rows of a file."""
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     lengths = table("utterance_lengths")
     for hours in (1, 0):
         lengths.write(lake, [{"generation_key": "g1", "utterance": u, "tokens": 10 * hours + u,
@@ -79,7 +80,7 @@ def test_a_cell_of_many_rows_keeps_one_whole_copy(tmp_path):
 
 def test_rows_that_are_not_computed_cells_stay(tmp_path):
     """A game that ended in backend errors is history (the failures view reads it), not a copy of the cell."""
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     games = table("gameeval_games")
     for hours, reason in ((0, "backend_error"), (1, "finished"), (2, "finished")):
         games.write(lake, [{"cell_key": "g", "game": "askguess", "end_reason": reason,
@@ -93,7 +94,7 @@ def test_rows_that_are_not_computed_cells_stay(tmp_path):
 def test_a_repair_killed_midway_converges_when_rerun(tmp_path, monkeypatch, kill_at):
     """Killed after a rewrite is committed, before the old file goes: reads already leave the old file out
     (the rewrite supersedes it), every cell keeps its kept copy, and a rerun finishes: no cell lost or kept twice."""
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     overlapping_runs(lake)
     table("generations").write(lake, [gen("k1", 3, "r3"), gen("k4", 3, "r3")])  # three files hold duplicates
     real, calls = manifest.remove, []

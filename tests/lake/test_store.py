@@ -9,11 +9,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dialogbench.lake import Lake, manifest
+from dialogbench.registry import open_lake
+from dialogbench.lake import manifest
 from dialogbench.lake import store as store_module
 from dialogbench import registry
-from dialogbench.botchat.tables import GENERATIONS
-from dialogbench.botchat.tables import UNIEVAL_TABLE
+from dialogbench.botchat.tables import GENERATIONS, UNIEVAL_TABLE
 
 TABLES = {t.name: t.schema for t in registry.tables()}
 from dialogbench.lake.store import TMP_SUFFIX
@@ -24,7 +24,7 @@ def small(values: list[int], label: str = "x") -> pa.Table:
 
 
 def test_write_is_readable_and_leaves_no_temp_file(lake_dir):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     path = lake.write("things", small([1, 2, 3]), partition={"kind": "a b/c"})
     assert path.exists() and path.suffix == ".parquet"
     assert path.parent.name == "kind=a_b_c"  # unsafe characters replaced
@@ -34,7 +34,7 @@ def test_write_is_readable_and_leaves_no_temp_file(lake_dir):
 
 
 def test_each_write_is_a_new_file(lake_dir):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     first = lake.write("things", small([1]))
     second = lake.write("things", small([2]))
     assert first != second
@@ -42,7 +42,7 @@ def test_each_write_is_a_new_file(lake_dir):
 
 
 def test_named_write_replaces(lake_dir):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     lake.write("things", small([1, 2]), name="fixed.parquet")
     lake.write("things", small([9]), name="fixed.parquet")
     assert len(lake.files("things")) == 1
@@ -50,7 +50,7 @@ def test_named_write_replaces(lake_dir):
 
 
 def test_empty_write_without_name_writes_nothing(lake_dir):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     assert lake.write("things", small([])) is None
     assert not lake.has("things")
 
@@ -58,7 +58,7 @@ def test_empty_write_without_name_writes_nothing(lake_dir):
 def test_failed_write_keeps_the_old_file_and_removes_its_temp_file(lake_dir, monkeypatch):
     """A write that fails mid-write leaves the previous file intact and removes its partial temp file at once; one
     killed mid-write (nothing of it runs any more) leaves only a temp file, which the next run's start removes."""
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     lake.write("things", small([1, 2]), name="fixed.parquet")
 
     def crash(error):
@@ -85,7 +85,7 @@ def test_failed_write_keeps_the_old_file_and_removes_its_temp_file(lake_dir, mon
 
 
 def test_clean_temp_files(lake_dir):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     assert lake.clean_temp_files() == 0  # no lake yet
     lake.write("things", small([1]), partition={"p": "1"})
     (lake_dir / "things" / "p=1" / f".part-abc-1234{TMP_SUFFIX}").write_bytes(b"partial")
@@ -98,7 +98,7 @@ def test_clean_temp_files(lake_dir):
 
 @pytest.mark.parametrize("table", sorted(TABLES))
 def test_missing_table_is_a_typed_empty_relation(lake_dir, table):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     schema = TABLES[table]
     with lake.connect() as con:
         relation = con.sql(f"SELECT * FROM {lake.relation_sql(table, schema)}")
@@ -108,7 +108,7 @@ def test_missing_table_is_a_typed_empty_relation(lake_dir, table):
 
 
 def test_typed_empty_relation_types(lake_dir):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     with lake.connect() as con:
         describe = con.sql(f"DESCRIBE SELECT * FROM {lake.relation_sql('generations', GENERATIONS)}").fetchall()
         types = {row[0]: row[1] for row in describe}
@@ -127,11 +127,11 @@ def test_typed_empty_relation_types(lake_dir):
 
 def test_missing_table_without_schema_raises(lake_dir):
     with pytest.raises(FileNotFoundError, match="'things'"):
-        Lake(lake_dir).relation_sql("things")
+        open_lake(lake_dir).relation_sql("things")
 
 
 def test_read_unions_files_across_partitions(lake_dir):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     lake.write("things", small([1, 2], "a"), partition={"model": "a"})
     lake.write("things", small([3], "b"), partition={"model": "b"})
     lake.write("things", small([4], "a"), partition={"model": "a"})
@@ -142,7 +142,7 @@ def test_read_unions_files_across_partitions(lake_dir):
 
 
 def test_read_unions_files_with_different_columns(lake_dir):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     lake.write("things", small([1]))
     lake.write("things", pa.table({"value": pa.array([2], pa.int64()), "extra": [True]}))
     rows = sorted(lake.read("things").to_pylist(), key=lambda r: r["value"])
@@ -150,7 +150,7 @@ def test_read_unions_files_with_different_columns(lake_dir):
 
 
 def test_round_trip_of_a_schema_table(lake_dir):
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     row = {"cell_key": "c", "dialogue_key": "d", "protocol": "botchat", "item_id": "MT-1", "model": "m",
            "model_fp": "f", "n_target": 4, "utterances": ["a", "b", "c", ""], "completion_tokens": [3, 0],
            "empty_utterances": 1, "trimmed_steps": 0, "max_tokens": 64, "prompt_tokens": [12, 20], "run_id": "r",
@@ -165,7 +165,7 @@ def test_lake_files_keep_the_umask_s_mode(lake_dir):
     a lake a group shares (umask 002) stays writable by the group."""
     old = os.umask(0o002)
     try:
-        path = Lake(lake_dir).write("things", small([1]))
+        path = open_lake(lake_dir).write("things", small([1]))
     finally:
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o664

@@ -15,9 +15,10 @@ import pytest
 from dialogbench.backends import clear_backends
 from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.gameeval.tables import GAMEEVAL_GAMES
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.runs import sum_reports
+from dialogbench.botchat.config import chatbots
 from tests import stage_runner as stages
 from tests.conftest import chatbot, config_dict
 
@@ -51,7 +52,7 @@ def usage_config(make_config, lake_dir, *, n=(4,)):
 def generate(config, run_id: str) -> None:
     clear_backends()
     stages.extract_seeds(config)
-    for model in config.botchat_models():
+    for model in chatbots(config):
         stages.generate(config, model.name, run_id)
 
 
@@ -62,7 +63,7 @@ def judge(config, protocol: str, run_id: str):
 
 
 def usage(config) -> dict[tuple[str, str, str], dict]:
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         return {(r["model"], r["role"], r["protocol"]): r for r in con.sql("select * from stored_usage").to_arrow_table().to_pylist()}
 
 
@@ -91,7 +92,7 @@ def test_usage_is_what_the_backends_returned_for_every_protocol(make_config, lak
     for model in ("bot-a", "bot-b"):
         assert rows[(model, "chatbot", "botchat")]["calls"] == 2 * 2    # 2 seeds, utterances 3 and 4
         assert rows[(model, "chatbot", "mtbench101")]["calls"] == 3     # GR dialogue 1: 3 judged turns
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         judge_tokens = dict(((p, kind), n) for p, kind, n in con.sql(
             "select protocol, 'prompt', sum(prompt_tokens) from judgments group by all union all "
             "select protocol, 'completion', sum(completion_tokens) from judgments group by all").fetchall())
@@ -102,7 +103,7 @@ def test_usage_is_what_the_backends_returned_for_every_protocol(make_config, lak
         assert (row["prompt_tokens"], row["completion_tokens"]) == (judge_tokens[(p, "prompt")],
                                                                      judge_tokens[(p, "completion")])
     assert {m: rows[(m, "player", "gameeval_spyfall")]["calls"] for m in ("bot-a", "bot-b")} == moves
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, spent):
@@ -110,7 +111,7 @@ def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, spent):
     utterance counts once (the longest row), the four old ones in calls_without_counts, their completion tokens still
     summed. A game row without per-move counts: its moves are calls without counts."""
     generate(usage_config(make_config, lake_dir, n=(4,)), "run-1")
-    lake = Lake(lake_dir)
+    lake = open_lake(lake_dir)
     for path in lake.files("generations"):  # rewritten in place as an older version wrote them
         partition = dict(d.name.split("=", 1) for d in (path.parent.parent, path.parent))
         lake.write("generations", pq.read_table(path).drop_columns(["prompt_tokens"]), partition=partition,
@@ -127,7 +128,7 @@ def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, spent):
         assert (row["calls"], row["calls_without_counts"]) == (12, 4)
         assert row["prompt_tokens"] == sum(p for p, _ in after)   # the old utterances' prompts are unknown
         assert row["completion_tokens"] == sum(c for _, c in before + after)
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         extended = con.sql("select prompt_tokens from generations where n_target = 8").fetchall()
     assert len(extended) == 4 and all(p[:2] == [None, None] and None not in p[2:] for (p,) in extended)
 
@@ -139,12 +140,12 @@ def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, spent):
                 {"step": 1, "round": 1, "speaker": "player2", "role": "villager", "model": "bot-b", "kind": "describe"},
                 {"step": 2, "round": 1, "speaker": "player3", "role": "villager", "model": "bot-b", "kind": "describe"}]}
     older = pa.schema([f for f in GAMEEVAL_GAMES if not f.name.startswith("move_")])
-    Lake(config.lake).write("gameeval_games", pa.Table.from_pylist([game], schema=older), partition={"game": "spyfall"})
+    open_lake(config.lake).write("gameeval_games", pa.Table.from_pylist([game], schema=older), partition={"game": "spyfall"})
     rows = usage(config)
     assert {m: (rows[(m, "player", "gameeval_spyfall")]["calls"], rows[(m, "player", "gameeval_spyfall")]
                 ["calls_without_counts"], rows[(m, "player", "gameeval_spyfall")]["prompt_tokens"])
             for m in ("bot-a", "bot-b")} == {"bot-a": (1, 1, None), "bot-b": (2, 2, None)}
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_usage_per_run_is_every_backend_call_with_its_seconds_and_cost(make_config, lake_dir, spent, monkeypatch):
@@ -157,7 +158,7 @@ def test_usage_per_run_is_every_backend_call_with_its_seconds_and_cost(make_conf
     config = make_config(data)
     generate(config, "run-1")
     judge(config, "botchat_unieval", "run-1")
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         rows = {(r["model"], r["role"], r["stage"]): r for r in
                 con.sql("select * from usage where run_id = 'run-1'").to_arrow_table().to_pylist()}
     assert set(rows) == {("bot-a", "chatbot", "generate:bot-a"), ("bot-b", "chatbot", "generate:bot-b"),

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from dialogbench.registry import open_lake
 from dialogbench.cli import main
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
@@ -34,7 +35,7 @@ VERDICTS_BY_PROTOCOL = {
 
 def old_lake(root) -> Lake:
     """A format-1 lake: plans with packed model strings, every protocol's verdicts in one judgments table."""
-    lake = Lake(root)
+    lake = open_lake(root)
     lake.write("plans", pa.Table.from_pylist([
         {"run_id": "r1", "stage": "botchat_arena", "cell_key": "arena-1", "item_id": "s1", "model": "a vs b",
          "judge": "j", "created_at": T0},
@@ -51,7 +52,7 @@ def old_lake(root) -> Lake:
 
 
 def test_a_new_lake_is_marked_current(tmp_path):
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     assert lake_format(lake) is None
     ensure_current(lake)
     assert json.loads((lake.root / "lake.json").read_text()) == {"format": FORMAT} and lake_format(lake) == FORMAT

@@ -3,7 +3,7 @@ plainly (drop the oldest (user, assistant) turns until the prompt fits)."""
 
 from __future__ import annotations
 
-from dialogbench.mtbench101.answer_stage import conversation
+from dialogbench.mtbench101.answer_cells import conversation
 
 
 def fit_conversation(pairs: list[tuple[str, str]], user_message: str, *, count_tokens, budget: int

@@ -8,9 +8,9 @@ import dataclasses
 
 import pyarrow as pa
 
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
-from dialogbench.mtbench101.answers import AnswerTurns
+from dialogbench.mtbench101.answer_stage import AnswerTurns
 from dialogbench.mtbench101.tables import ANSWERS_TABLE
 from tests import stage_runner as stages
 from tests.conftest import chatbot
@@ -31,7 +31,7 @@ def test_every_turn_carries_the_question_it_answers(mt_config):
     assert len(turns) == 2 * 13 and all(t["judged"] for t in turns)
     assert all(t["question"] == questions[(t["task"], t["dialogue_id"], t["turn"])] for t in turns)
     assert len({t["question"] for t in turns}) == 13  # one per judged turn: not one text for all
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_a_turn_not_judged_takes_its_question_from_any_stored_answer(mt_config):

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import pytest
 
+from dialogbench import registry
 from dialogbench.backends import clear_backends
-from dialogbench.lake import Lake
+from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
-from dialogbench.mtbench101 import answer_stage, prompts, scoring
-from dialogbench.mtbench101.leaderboard import format_mtbench101, mtbench101_leaderboard
+from dialogbench.mtbench101 import prompts, scoring
+from dialogbench.mtbench101.leaderboard import format_mtbench101
 from tests import stage_runner as stages
 from dialogbench.mtbench101.taxonomy import TASK_CODES, TASKS
 from dialogbench.runs import new_run_id, sum_reports
+from dialogbench.mtbench101.config import answerers
 from tests.conftest import chatbot, config_dict
 
 # GR (no turn skipped): dialogues 1 (3 turns), 2 (4 turns); CM (first turn not judged): 1145, 1146 (4 turns each).
@@ -50,7 +52,7 @@ def mt_config(make_config, lake_dir):
 def run_all(config, run_id=None) -> dict:
     run_id = run_id or new_run_id()
     clear_backends()
-    reports = {m.name: stages.answer(config, m.name, run_id) for m in config.mtbench101_models()}
+    reports = {m.name: stages.answer(config, m.name, run_id) for m in answerers(config)}
     chunks, planned = stages.plan_judging(config, run_id)
     reports["judge"] = sum_reports([planned, *(stages.judge(config, c, run_id) for c in chunks)])
     reports["chunks"] = len(chunks)
@@ -58,7 +60,7 @@ def run_all(config, run_id=None) -> dict:
 
 
 def view(config, name: str) -> list[dict]:
-    with connect(Lake(config.lake)) as con:
+    with connect(open_lake(config.lake)) as con:
         return con.sql(f"select * from {name}").to_arrow_table().to_pylist()
 
 
@@ -81,7 +83,7 @@ def test_golden_one_call_for_all_missing_judged_turns_and_rerun_is_cached(mt_con
     assert [len(c) for c in conversations["bot-a"]] == [JUDGED_PER_MODEL]  # … with every judged turn
     assert reports["bot-a"].computed == JUDGED_PER_MODEL and reports["bot-a"].detail["backend_calls"] == 1
     # Skip-first tasks: turn 0 of CM is not answered; its golden reply is the history of turn 1.
-    answers = Lake(config.lake).read("mtbench101_answers").to_pylist()
+    answers = open_lake(config.lake).read("mtbench101_answers").to_pylist()
     assert {(a["task"], a["turn"]) for a in answers if a["task"] == "CM"} == {("CM", 1), ("CM", 2), ("CM", 3)}
     cm = stages.selected_dialogues(config)[2]
     cm_turn1 = next(c for c in conversations["bot-a"][0] if len(c) == 3 and c[0]["content"] == cm.turns[0].user)
@@ -92,7 +94,7 @@ def test_golden_one_call_for_all_missing_judged_turns_and_rerun_is_cached(mt_con
     assert [m["content"] for m in gr2_turn3[0][1:6:2]] == [t.bot for t in golden[:3]]
     assert reports["judge"].planned == reports["judge"].computed == 2 * JUDGED_PER_MODEL
     assert reports["chunks"] == 1 and [len(c) for c in conversations["judge"]] == [2 * JUDGED_PER_MODEL]
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
     conversations.clear()
     again = run_all(config)
@@ -172,7 +174,7 @@ def test_views_match_hand_computed_scores(mt_config):
     assert row["GR"] == pytest.approx(5.5) and row["CM"] == pytest.approx(8.0) and row["MR"] is None
     assert row["avg"] is None and row["tasks_scored"] == 2
     assert row["avg_scored"] == pytest.approx((5.5 + 8.0) / 2)  # the mean over the tasks scored, beside Table 3's avg
-    printed = format_mtbench101(mtbench101_leaderboard(config))  # the CLI shows it, marked partial
+    printed = format_mtbench101(registry.leaderboards(config)["mtbench101"])  # the CLI shows it, marked partial
     assert "6.75 partial: 2 of 13 tasks" in printed and "'partial': the mean over the tasks scored so far" in printed
     turns = view(config, "mtbench101_turns")
     unparsed = [t for t in turns if not t["parsed"]]
@@ -201,7 +203,7 @@ def test_full_leaderboard_row_and_scoring_agree(mt_config):
     run_all(config)
     (row,) = view(config, "mtbench101_leaderboard")
     assert row["tasks_scored"] == 13 and row["avg"] is not None and row["avg_scored"] == pytest.approx(row["avg"])
-    printed = format_mtbench101(mtbench101_leaderboard(config))
+    printed = format_mtbench101(registry.leaderboards(config)["mtbench101"])
     assert f" {row['avg']:.2f} " in printed and "partial" not in printed
     turns = view(config, "mtbench101_turns")
     by_dialogue: dict[tuple[str, str], dict[int, int]] = {}
@@ -237,7 +239,7 @@ def test_views_read_lakes_written_before_the_score_and_task_columns(make_config,
     from dialogbench.mtbench101.tables import RATINGS_TABLE
 
     config = make_config(config_dict(lake_dir))
-    lake = Lake(config.lake)
+    lake = open_lake(config.lake)
     old_ratings = pa.schema([f for f in RATINGS_TABLE.schema if f.name != "score"])
     old_plans = pa.schema([f for f in PLANS if f.name != "task"])
     lake.write(RATINGS_TABLE.name, pa.Table.from_pylist([{"cell_key": "k", "protocol": "mtbench101", "parsed": True}],
@@ -287,7 +289,7 @@ def test_opencompass_rules_beside_the_projects(mt_config):
     (reliability,) = view(config, "judge_reliability where protocol = 'mtbench101'")
     assert (reliability["judge"], reliability["comparisons"], reliability["unparsed"],
             reliability["opencompass_differs"], reliability["flips"]) == ("judge", 7, 1, 1, None)
-    assert data_tests(Lake(config.lake)) == {}
+    assert data_tests(open_lake(config.lake)) == {}
 
 
 def test_opencompass_reads_out_of_range_and_unbracketed_ratings_otherwise(mt_config):

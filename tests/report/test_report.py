@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from bench.report import synthetic_lake
+from dialogbench.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect as catalog_connect
 from dialogbench.botchat.report import leaderboard
-from dialogbench.report import write_report
+from dialogbench.report.build import write_report
 from dialogbench.report.data import collect
 from dialogbench.report.svg import box_plot, heatmap, line_chart, stacked_bars
 from dialogbench.report.tables import pct
@@ -30,7 +31,7 @@ def utterance(model: str, item: str, i: int) -> str:
 def lake(tmp_path_factory) -> Lake:
     root = tmp_path_factory.mktemp("report") / "lake"
     synthetic_lake(root, models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
-    return Lake(root)
+    return open_lake(root)
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,7 @@ def test_sort_falls_back_to_elo_then_pass_rate():
 
 
 def test_empty_lake_renders_every_section(tmp_path):
-    paths = write_report(Lake(tmp_path / "nothing"), tmp_path / "out")
+    paths = write_report(open_lake(tmp_path / "nothing"), tmp_path / "out")
     html, md = paths["html"].read_text(), paths["md"].read_text()
     for section in ("leaderboard", "unieval", "arena", "gt", "lengths", "examples", "mtbench101", "judge", "runs"):
         block = html.split(f'<section id="{section}">')[1].split("</section>")[0]
@@ -253,14 +254,14 @@ def test_report_on_a_lake_written_by_the_real_stages(make_config, pipeline, tmp_
     """The scripted pipeline (seeds, generation, UniEval) as the flow runs it: the report reads its lake."""
     config = make_config()
     pipeline(config, record=True)
-    data = collect(Lake(config.lake))
+    data = collect(open_lake(config.lake))
     botchat = data["families"]["botchat"]
     assert data["judge"] == botchat["judge"] == "judge" and botchat["leaderboard"]["pass_ns"] == [8]
     rows = botchat["leaderboard"]["rows"]
     assert [r["model"] for r in rows] == sorted(
         ["bot-a", "bot-b"], key=lambda m: (-next(r["pass@8"] for r in rows if r["model"] == m), m))
     assert data["runs"] and {r["stage"] for r in data["runs"]} >= {"botchat_unieval"}
-    html = write_report(Lake(config.lake), tmp_path / "out")["html"].read_text()
+    html = write_report(open_lake(config.lake), tmp_path / "out")["html"].read_text()
     assert html.count('<tr class="flag">') == len(botchat["examples"]) > 0
 
 
@@ -292,7 +293,7 @@ def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -
     from dialogbench.mtbench101.tables import RATINGS_TABLE
     from dialogbench.mtbench101.taxonomy import TASKS
 
-    t0, plans, judgments, lake = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), [], [], Lake(root)
+    t0, plans, judgments, lake = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), [], [], open_lake(root)
     for k, model in enumerate(models):
         codes = tasks.get(model) if isinstance(tasks, dict) else tasks
         for ti, task in enumerate(codes or [t.code for t in TASKS]):

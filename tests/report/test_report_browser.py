@@ -23,8 +23,8 @@ from typing import Iterator
 import pytest
 
 from bench.report import synthetic_lake
-from dialogbench.lake import Lake
-from dialogbench.report import write_report
+from dialogbench.registry import open_lake
+from dialogbench.report.build import write_report
 from tests.report.test_report import MODELS, utterance
 
 pytestmark = pytest.mark.slow
@@ -136,7 +136,7 @@ def serve(directory: Path, page: str) -> Iterator[str]:
 def served_report(tmp_path):
     synthetic_lake(tmp_path / "lake", models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
     out = tmp_path / "site"
-    write_report(Lake(tmp_path / "lake"), out)
+    write_report(open_lake(tmp_path / "lake"), out)
     with serve(out, "report.html") as url:
         yield url
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from bench.report import synthetic_lake
+from dialogbench.registry import open_lake
 from dialogbench import registry
 from dialogbench.family import Family
 from dialogbench.lake import Lake
-from dialogbench.report import render, write_report
-from dialogbench.report.build import default_title
+from dialogbench.report.build import default_title, render, write_report
 from dialogbench.report.data import collect
 from dialogbench.report.section import Context, ReportSection
 from dialogbench.report.tables import Section, Table
@@ -38,7 +38,7 @@ BUILTIN_TITLE = "dialogbench — BotChat, MT-Bench-101 and GameEval report"
 def lake(tmp_path_factory) -> Lake:
     root = tmp_path_factory.mktemp("families") / "lake"
     synthetic_lake(root, models=["alpha", "beta"], seeds=4, arena_seeds=2, seed=1)
-    return Lake(root)
+    return open_lake(root)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,7 @@ def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
 
 
 def test_a_family_section_on_an_empty_lake(tmp_path, toy):
-    md = write_report(Lake(tmp_path / "nothing"), tmp_path / "out")["md"].read_text()
+    md = write_report(open_lake(tmp_path / "nothing"), tmp_path / "out")["md"].read_text()
     assert "## Toy echo\n\n_No toy runs yet._" in md and md.count("No data yet") == 10 and "No backend call recorded" in md
 
 

@@ -8,10 +8,9 @@ import re
 
 import pytest
 
-from dialogbench.lake import Lake
-from dialogbench.report import write_report
+from dialogbench.registry import open_lake
+from dialogbench.report.build import default_title, write_report
 from dialogbench.gameeval.report import EMPTY, gameeval
-from dialogbench.report.build import default_title
 from dialogbench.config import ReportConfig
 from dialogbench.report.data import collect
 from tests.gameeval.test_views import GAMES, gameeval_lake, plan_rows
@@ -144,7 +143,7 @@ def test_page_title_and_section_order(pages):
 
 
 def test_empty_lake_renders_a_no_data_note(tmp_path):
-    paths = write_report(Lake(tmp_path / "nothing"), tmp_path / "out")
+    paths = write_report(open_lake(tmp_path / "nothing"), tmp_path / "out")
     html, md = paths["html"].read_text(), paths["md"].read_text()
     assert f'<p class="empty">{EMPTY}</p>' in html_section(html)
     assert "## GameEval\n\n_No GameEval games yet" in md

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialogbench.report import write_report
+from dialogbench.report.build import write_report
 from tests.report.paper_lake import PAPER_MODELS, paper_lake
 from tests.report.test_report_browser import browser, page_errors, screenshot, serve  # noqa: F401  (browser: a fixture)
 

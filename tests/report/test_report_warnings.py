@@ -10,13 +10,14 @@ import pyarrow as pa
 import pytest
 
 from bench.report import _pairwise
+from dialogbench.registry import open_lake
 from dialogbench.botchat.tables import ELO, GENERATIONS, LENGTHS
 from dialogbench.config import ReportConfig
 from dialogbench.history.tables import RUN_CONFIGS
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.lake.schemas import PLANS, RUNS
-from dialogbench.report import render
+from dialogbench.report.build import render
 from dialogbench.report.checks import FLAG
 from tests.verdicts import write_verdicts
 
@@ -30,7 +31,7 @@ def lake_of(root: Path, *, passes=(True, True, True, False), judged: int | None 
     """Models a and b: a dialogue per seed (generated utterances' model tokens ``tokens``, recorded max_tokens),
     UniEval judgments of the first ``judged`` of them (``passes``: "No" passes, "Yes" at utterance 3 fails), the
     plans of every seed, Arena verdicts (one per seed, a first) and Elo rows with interval ``elo_ci``."""
-    lake, run = Lake(root), "run-1"
+    lake, run = open_lake(root), "run-1"
     seeds = [f"S-{k}" for k in range(len(passes))]
     judged = len(seeds) if judged is None else judged
     gens, plans, unieval, lengths = [], [], [], []

@@ -18,9 +18,10 @@ from typing import Iterator
 import pytest
 
 from bench.report import synthetic_lake
+from dialogbench.registry import open_lake
 from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
-from dialogbench.report import write_report
+from dialogbench.report.build import write_report
 from tests.report.test_report import MODELS, utterance
 from tests.report.test_report_browser import browser, page_errors, screenshot  # noqa: F401  (browser: a fixture)
 
@@ -42,7 +43,7 @@ def served(tmp_path) -> Iterator[str]:
     root = tmp_path / "lake"
     synthetic_lake(root, models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
     (tmp_path / "secret.html").write_text("<p>SECRET beside the lake</p>")
-    lake, record = Lake(root), {"run_id": RUN_ID, "board": "nightly", "config": "configs/nightly.yaml",
+    lake, record = open_lake(root), {"run_id": RUN_ID, "board": "nightly", "config": "configs/nightly.yaml",
                                 "started_at": "2026-11-26T01:00:00+00:00",
                                 "finished_at": "2026-11-26T01:20:00+00:00", "failed": None}
     render_into(lake, root / "reports")

@@ -5,7 +5,7 @@
 -- win_tie_rate follows the authors' rule (BotChat botchat/analyze.py: match_answer returns 'unknown', which
 -- simple_count counts and the WinRate / TieRate divide by): unparsed verdicts stay in the denominator,
 -- win_tie_rate = (win + tie) / comparisons. win_tie_rate_parsed leaves them out: (win + tie) / (win + tie + lose).
--- win_tie_ci_low / win_tie_ci_high: the Wilson score 95% interval of win_tie_rate (win + tie of comparisons) (the wilson_low / wilson_high macros, sql/macros/wilson.sql), null when
+-- win_tie_ci_low / win_tie_ci_high: the Wilson score 95% interval of win_tie_rate (win + tie of comparisons) (the wilson_low / wilson_high macros, sql/core/macros/wilson.sql), null when
 -- there is nothing to count.
 with comparisons as (
     select * from {{ ref('botchat_gteval_comparisons') }}

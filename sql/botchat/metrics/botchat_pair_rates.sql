@@ -2,7 +2,7 @@
 -- alphabetically), both orders of every comparison counted (BotChat paper: "we conduct bi-directional
 -- comparisons and include both results"). games counts parsed verdicts only; unparsed ones are counted apart
 -- and are never ties. win_rate_a, win_rate_b and tie_rate are fractions of games.
--- win_a_ci_* / win_b_ci_* / tie_ci_*: the Wilson score 95% interval of each of them (of games) (the wilson_low / wilson_high macros, sql/macros/wilson.sql), null when
+-- win_a_ci_* / win_b_ci_* / tie_ci_*: the Wilson score 95% interval of each of them (of games) (the wilson_low / wilson_high macros, sql/core/macros/wilson.sql), null when
 -- there is nothing to count.
 with comparisons as (
     select * from {{ ref('botchat_arena') }}

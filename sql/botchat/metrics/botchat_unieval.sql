@@ -8,7 +8,7 @@
 -- holds an `Index: <k>` with k <= N (botchat_unieval_passes), and pass_rate = passed / dialogues (unparsed included).
 -- pass_rate_parsed is the project's stricter figure: parsed passes over parseable verdicts, unparsed left out.
 -- unparsed_passed: how many of `passed` are unparsed verdicts counted by the authors' rule.
--- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/macros/wilson.sql), null when
+-- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/core/macros/wilson.sql), null when
 -- there is nothing to count.
 with verdicts as (
     select * from {{ ref('botchat_unieval_passes') }}

@@ -5,7 +5,7 @@
 -- counted only when it was judged on >= L utterances.
 -- pass_rate follows the authors' rule, as botchat_unieval does: an unparsed verdict passes unless its raw
 -- output holds an `Index: <k>` with k <= L (botchat_unieval_passes), and stays in the denominator; pass_rate_parsed leaves unparsed out.
--- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/macros/wilson.sql), null when
+-- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/core/macros/wilson.sql), null when
 -- there is nothing to count.
 with passes as (
     select * from {{ ref('botchat_unieval_passes') }}

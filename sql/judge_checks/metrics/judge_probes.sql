@@ -1,4 +1,4 @@
--- judge_probes: how each judge does on its protocols' known-answer probes (dialogbench/judge_checks/probe.py), one row
+-- judge_probes: how each judge does on its protocols' known-answer probes (dialogbench/judge_checks/probe_stage.py), one row
 -- per (judge, protocol, kind) of the current board's probe cells (current_cells of the judge_probe:* stages): probes
 -- (graded probes: a cell, or a pair of cells for pair-graded kinds), correct (the right answers), accuracy with its Wilson 95% interval
 -- (ci_low / ci_high); unparsed (cells the judge's parser could not read: wrong, never left out); for UniEval's AI-marked

@@ -1,0 +1,58 @@
+"""MT-Bench-101's config section (``mtbench101:``): the dialogues, the answering models, the judge, the context."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field, field_validator
+
+from dialogbench.config import FamilySection
+from dialogbench.mtbench101.taxonomy import TASK_CODES
+
+if TYPE_CHECKING:
+    from dialogbench.config import Config, ModelConfig
+
+
+class MTBench101Config(FamilySection):
+    """MT-Bench-101: answer every judged turn given its context, a judge rates each turn 1–10."""
+
+    OVERRIDES = {"limit": ("limit",), "models": ("models",), "judge": ("judge",)}
+    PATHS = ("dataset",)
+    dataset: str = "data_lake/raw/mtbench101/mtbench101.jsonl"
+    models: list[str] | None = None  # default: every model in `models`
+    judge: str | None = None  # default: botchat.judge
+    tasks: list[str] | None = None  # task codes (CM, SI, …); default: all 13
+    limit: int | None = Field(None, ge=1)  # the first K dialogues of each task
+    context: Literal["golden", "self"] = "golden"  # golden history (the paper) or the model's own answers
+    # golden context: the missing answers of a model per chunk (one task and backend call each); None: all
+    # at once. Self context always answers in one chunk (a dialogue's turns need its earlier answers).
+    answer_chunk_size: int | None = Field(None, ge=1)
+    judge_chunk_size: int = Field(64, ge=1)
+    judge_max_tokens: int | None = Field(None, ge=1)  # unset: the judge model's max_tokens
+
+    @field_validator("tasks")
+    @classmethod
+    def _known_tasks(cls, values: list[str] | None) -> list[str] | None:
+        for value in values or []:
+            if value not in TASK_CODES:
+                raise ValueError(f"unknown task code {value!r} (expected one of: {', '.join(TASK_CODES)})")
+        return values
+
+    def check(self, config: "Config", families=()) -> None:
+        self._known(config, "mtbench101.models", self.models)
+        botchat = config.section("botchat")
+        if not (self.judge or (botchat and botchat.judge)):
+            raise ValueError("mtbench101.judge: name the judge model (or set botchat.judge)")
+        self._known(config, "mtbench101.judge", [self.judge] if self.judge else [], config.model_names(),
+                    "a configured model")
+
+
+def answerers(config: "Config") -> list["ModelConfig"]:
+    """The models that answer the dialogues."""
+    return config.models_named(config.mtbench101.models)
+
+
+def judge(config: "Config") -> "ModelConfig":
+    """The judge that rates each turn: ``mtbench101.judge``, else BotChat's."""
+    botchat = config.section("botchat")
+    return config.model(config.mtbench101.judge or botchat.judge)
