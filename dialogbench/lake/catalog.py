@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from dialogbench.lake import space
 from dialogbench.lake.schemas import VERDICTS
-from dialogbench.lake.store import Lake, _duck_type
+from dialogbench.lake.store import Lake, _duck_type, fsync_path
 
 log = logging.getLogger("dialogbench.catalog")
 SQL_DIR = Path(os.environ.get("DIALOGBENCH_SQL_DIR", Path(__file__).resolve().parents[2] / "sql"))
@@ -332,10 +332,10 @@ def build_catalog(lake: Lake) -> Path:
             con.execute("SET VARIABLE lake_root = ?", [str(lake.root.resolve()) + "/"])  # this session only
             con.execute(LAKE_ROOT_MACRO)
             create_views(con, lake.rooted(LAKE_ROOT))
-        _fsync(tmp)
+        fsync_path(tmp)
         Path(f"{path}.wal").unlink(missing_ok=True)
         os.replace(tmp, path)  # replaces a link too, never writes through one (the CLI refuses a linked catalog)
-        _fsync(lake.root)
+        fsync_path(lake.root)
     except Exception as exc:
         if space.is_disk_full(exc):
             raise space.disk_full(path, lake.root, exc) from exc
@@ -345,14 +345,6 @@ def build_catalog(lake: Lake) -> Path:
             leftover.unlink(missing_ok=True)
         shutil.rmtree(f"{tmp}.tmp", ignore_errors=True)  # DuckDB's spill folder for the temp file, if it made one
     return path
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def data_tests(lake: Lake, sql: SqlFolders | None = None, *, board: str | None = None) -> dict[str, int]:

@@ -115,7 +115,7 @@ class Lake:
                 raise space.disk_full(final, self.root, exc) from exc
             raise
         os.replace(tmp, final)
-        _fsync_dir(directory)
+        fsync_path(directory)
         return final
 
     def clean_temp_files(self) -> int:
@@ -195,8 +195,9 @@ def _safe(value: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in str(value))
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
+def fsync_path(path: Path) -> None:
+    """Flush ``path`` to disk: a file's data, or a folder's entries (so a rename into it survives a crash)."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
