@@ -342,12 +342,20 @@ def kill_descendants() -> None:
         children = psutil.Process().children(recursive=True)
     except psutil.Error:
         return
-    for child in children:
+    kill_all(children, timeout=2)
+
+
+def kill_all(processes: list, timeout: float) -> None:
+    """SIGKILL each of ``processes`` (``psutil.Process``; one that cannot be killed, gone already, is passed
+    over), then wait up to ``timeout`` seconds for them to end."""
+    import psutil
+
+    for process in processes:
         try:
-            child.kill()
+            process.kill()
         except psutil.Error:
             pass
-    psutil.wait_procs(children, timeout=2)
+    psutil.wait_procs(processes, timeout=timeout)
 
 
 def _write(text: str) -> None:

@@ -19,6 +19,8 @@ import time
 
 import psutil
 
+from dialogbench.stopping import kill_all
+
 POLL_S = 0.5
 
 
@@ -72,12 +74,7 @@ def watch(parent: tuple[int, float], guarded: list[tuple[int, float]], shared: l
             return
         if _alive(*parent) is None:
             living += [p for p in (_alive(pid, created) for pid, created in shared) if p is not None]
-            for process in living:
-                try:
-                    process.kill()
-                except psutil.NoSuchProcess:
-                    pass
-            psutil.wait_procs(living, timeout=10)
+            kill_all(living, timeout=10)
             return
         time.sleep(POLL_S)
 
