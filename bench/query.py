@@ -14,7 +14,6 @@ the older checkout's), medians of ``--cli-repeats``. Writes the JSON and prints 
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -117,10 +116,13 @@ def cli_seconds(root: Path, checkouts: dict[str, Path], repeats: int) -> dict[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", type=int, default=14)
-    parser.add_argument("--seeds", type=int, default=547)
-    parser.add_argument("--arena-seeds", type=int, default=222)
+    sys.path.insert(0, str(REPO_ROOT))
+    from bench.report import model_names, size_parser, synthetic_lake
+    from dialogbench.environment import commit
+    from dialogbench.lake.version import ensure_current
+    from dialogbench.registry import open_lake
+
+    parser = size_parser(__doc__)
     parser.add_argument("--split", type=int, default=40, help="files a table in the second lake")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--before", type=Path, help="a checkout of the code before (e.g. `git archive <commit> | tar "
@@ -128,11 +130,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli-repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(REPO_ROOT))
-    from bench.report import model_names, synthetic_lake
-    from dialogbench.environment import commit
-    from dialogbench.lake.version import ensure_current
-    from dialogbench.registry import open_lake
 
     result = {"machine": {"nproc": os.cpu_count(), "loadavg_at_start": os.getloadavg(),
                           "python": sys.version.split()[0],

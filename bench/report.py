@@ -207,11 +207,18 @@ def format_report(result: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def size_parser(description: str | None) -> argparse.ArgumentParser:
+    """A bench's argument parser with the size of its ``synthetic_lake`` (``--models``, ``--seeds``, ``--arena-seeds``;
+    the paper's by default): the benches that time the report, the server and queries over that lake."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", type=int, default=14)
     parser.add_argument("--seeds", type=int, default=547)
     parser.add_argument("--arena-seeds", type=int, default=222)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = size_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)

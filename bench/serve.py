@@ -15,7 +15,6 @@ Target: the report answers in under 100 ms.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import http.client
 import json
@@ -33,7 +32,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # run as a script: bench.report and dialogbench from this checkout
 
-from bench.report import model_names, synthetic_lake  # noqa: E402
+from bench.report import model_names, size_parser, synthetic_lake  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "serve.json"
 PAGES = ("report.html", "explorer.html", "report.md", "run.json")
@@ -153,10 +152,7 @@ def format_report(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", type=int, default=14)
-    parser.add_argument("--seeds", type=int, default=547)
-    parser.add_argument("--arena-seeds", type=int, default=222)
+    parser = size_parser(__doc__)
     parser.add_argument("--runs", type=int, default=200, help="run folders the index lists (at least 1)")
     parser.add_argument("--requests", type=int, default=50, help="timed requests per path after the cold one")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
