@@ -18,15 +18,16 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a script: bench.runs and dialogbench from this checkout
+
+from bench.runs import dialogbench_run  # noqa: E402
 
 
 HISTORY_TABLES = ("metric_snapshots", "run_configs", "canary_judgments")
@@ -38,15 +39,7 @@ def disk(path: Path) -> int:
 
 
 def run_once(config: Path, lake: Path, home: Path, out: Path) -> dict:
-    env = {**os.environ, "PREFECT_HOME": str(home)}
-    env.pop("PREFECT_API_URL", None)
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config), "--lake", str(lake),
-                           "--json", str(out)], cwd=REPO, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if done.returncode not in (0, 4):  # 4: cells failed; the run and its artifacts are still complete
-        raise SystemExit(f"dialogbench run failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
-    summary = json.loads(out.read_text())
+    summary, _, wall = dialogbench_run(config, lake, home, out, tail=2000)  # exit 4 too: its artifacts are complete
     spent, history = summary["artifacts"], summary["history"]
     return {"wall_s": round(wall, 2), "artifacts": spent["artifacts"], "progress_updates": spent["progress_updates"],
             "publish_s": spent["seconds"], "share_of_wall": round(spent["seconds"] / wall, 4),

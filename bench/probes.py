@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,20 +23,15 @@ from pathlib import Path
 import duckdb
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a script: bench.runs and dialogbench from this checkout
+
+from bench.runs import dialogbench_run  # noqa: E402
 PREFIX = "judge_probe:"
 
 
 def run_once(config: Path, lake: Path, home: Path) -> dict:
     out = lake.parent / f"summary-{time.monotonic_ns()}.json"
-    env = {**os.environ, "PREFECT_HOME": str(home)}
-    env.pop("PREFECT_API_URL", None)
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config), "--lake", str(lake),
-                           "--json", str(out)], cwd=REPO, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if done.returncode not in (0, 4):  # 4: the run is complete; failed cells or a judge check fail it
-        raise SystemExit(f"dialogbench run failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    summary = json.loads(out.read_text())
+    summary, exit_code, wall = dialogbench_run(config, lake, home, out, tail=3000)
     probes = [s for s in summary["stages"] if s["stage"].startswith(PREFIX)]
     with duckdb.connect(str(lake / "catalog.duckdb"), read_only=True) as con:
         calls = con.execute("select stage like ? as probe, sum(batches), sum(conversations), sum(seconds) from usage "
@@ -45,7 +39,7 @@ def run_once(config: Path, lake: Path, home: Path) -> dict:
                             ).fetchall()
     by = {bool(probe): (int(b or 0), int(c or 0), float(s or 0.0)) for probe, b, c, s in calls}
     probe_calls, other_calls = by.get(True, (0, 0, 0.0)), by.get(False, (0, 0, 0.0))
-    return {"wall_s": round(wall, 2), "exit": done.returncode,
+    return {"wall_s": round(wall, 2), "exit": exit_code,
             "probe_stage_s": round(sum(s["seconds"] for s in probes), 2),
             "probe_cells_computed": sum(s["computed"] for s in probes),
             "probe_cells_cached": sum(s["cached"] for s in probes),
