@@ -60,12 +60,14 @@ def read_selected_seeds(dataset: str | os.PathLike, limit: int | None):
 
 
 @contextmanager
-def _temp_dir(prefix: str) -> Iterator[Path]:
+def _temp_dir(prefix: str, keep: bool = False) -> Iterator[Path]:
+    """A new temporary folder for the ``with`` block, removed after it unless ``keep``."""
     path = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 @contextmanager
@@ -351,10 +353,9 @@ def _stage_totals(summary: dict) -> dict:
 def demo_rerun(*, config_path: str | os.PathLike, limit: int | None = None, keep: bool = False, log=print) -> dict:
     """``dialogbench run`` twice on a fresh temp lake and Prefect home: cold, then the cached rerun."""
     config_path = _resolve(config_path)
-    work = Path(tempfile.mkdtemp(prefix="dialogbench-bench-demo-"))
-    env = {**os.environ, "PREFECT_HOME": str(work / "prefect_home")}
     runs = []
-    try:
+    with _temp_dir("dialogbench-bench-demo-", keep) as work:
+        env = {**os.environ, "PREFECT_HOME": str(work / "prefect_home")}
         for label in ("first", "second"):
             out_json = work / f"{label}.json"
             cmd = [sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config_path),
@@ -370,9 +371,6 @@ def demo_rerun(*, config_path: str | os.PathLike, limit: int | None = None, keep
             log(f"  demo {label} run: {m['wall_seconds']:.1f}s, computed {m['computed']}, cached {m['cached']}, "
                 f"peak RSS {m['peak_tree_rss_mib']} MiB")
             runs.append(m)
-    finally:
-        if not keep:
-            shutil.rmtree(work, ignore_errors=True)
     first, second = runs
     return {"config": str(config_path), "limit": limit, "first": first, "second": second,
             "rerun_ratio": round(second["wall_seconds"] / first["wall_seconds"], 4),

@@ -22,11 +22,9 @@ import copy
 import json
 import logging
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -39,8 +37,8 @@ if __package__ in (None, ""):  # run as a script: import `bench` and `dialogbenc
         sys.path.insert(0, str(REPO_ROOT))
 
 from bench.botchat_pipeline import (  # noqa: E402 - stdlib-only at import time
-    _resolve, _stage_totals, _table, finish, load_bench_config, run_part, machine_info, read_selected_seeds,
-    run_pipeline_once,
+    _resolve, _stage_totals, _table, _temp_dir, finish, load_bench_config, run_part, machine_info,
+    read_selected_seeds, run_pipeline_once,
 )
 
 DEFAULT_CONFIG = "configs/demo.yaml"
@@ -604,10 +602,10 @@ def demo_runs(*, config_path: str, limit: int | None, timeout: float | None, kee
     import yaml
 
     source = _resolve(config_path)
-    work = Path(tempfile.mkdtemp(prefix="dialogbench-bench-engines-demo-"))
-    variant = write_yaml(transformers_demo_config(yaml.safe_load(source.read_text())), work / "demo-transformers.yaml")
     runs = []
-    try:
+    with _temp_dir("dialogbench-bench-engines-demo-", keep) as work:
+        variant = write_yaml(transformers_demo_config(yaml.safe_load(source.read_text())),
+                             work / "demo-transformers.yaml")
         for label, config in (("as is", source), ("transformers", variant)):
             raw = yaml.safe_load(config.read_text())
             backends = ",".join(sorted({m["backend"] for m in [*(raw.get("models") or []), *(raw.get("judges") or [])]}))
@@ -635,9 +633,6 @@ def demo_runs(*, config_path: str, limit: int | None, timeout: float | None, kee
             log(f"  demo ({label}): exit {m['returncode']}, {_mmss(m['wall_seconds'])}, "
                 f"peak {row['peak_rss_gib']:.2f} GiB")
             runs.append(row)
-    finally:
-        if not keep:
-            shutil.rmtree(work, ignore_errors=True)
     first, second = runs
     both_ok = first["returncode"] == 0 and second["returncode"] == 0  # a failed run's time compares nothing
     return {"config": str(source), "limit": limit, "runs": runs, "work_dir": str(work) if keep else None,
@@ -723,12 +718,11 @@ def main(argv: list[str] | None = None) -> int:
             pass
     result: dict[str, Any] = {"machine": info, "args": vars(args)}
     started = time.perf_counter()
-    work = Path(tempfile.mkdtemp(prefix="dialogbench-bench-engines-"))
 
     def part(key: str, title: str, fn) -> None:
         run_part(result, key, title, fn, log=log)
 
-    try:
+    with _temp_dir("dialogbench-bench-engines-") as work:
         if not args.skip_engines:
             results: dict[str, dict] = {}
             for engine in engines:
@@ -756,8 +750,6 @@ def main(argv: list[str] | None = None) -> int:
                                    keep=args.keep_demo, log=log))
         else:
             result["demo_skipped"] = "off by default; --demo to run it"
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     finish(result, started=started, report=format_report, out=args.out)
     demo_failed = any(r["returncode"] != 0 for r in (result.get("demo") or {}).get("runs", []))
     return 1 if result.get("errors") or demo_failed else 0
