@@ -14,19 +14,28 @@ import pytest
 
 
 @contextmanager
+def tmpfs(folder: Path, options: str, unavailable: str) -> Iterator[Path]:
+    """``folder`` (it exists) as the mount point of a tmpfs mounted with ``options`` (``size=512k``, ``ro,size=64k``)
+    for the ``with`` block; where it cannot be mounted the test is skipped with ``unavailable`` (``{error}``: what
+    mount said)."""
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    if mounted.returncode:
+        pytest.skip(unavailable.format(error=mounted.stderr.strip()))
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+@contextmanager
 def small_disk(folder: Path, size: str) -> Iterator[Path]:
     """``folder`` as the mount point of a tmpfs of ``size`` (``512k``, ``4m``) for the ``with`` block."""
     folder.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("a real full disk needs a tmpfs mount (root); tests/lake/test_disk_full.py fakes ENOSPC instead")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                             capture_output=True, text=True)
-    if mounted.returncode:
-        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.strip()}); the faked ENOSPC tests still run")
-    try:
+    with tmpfs(folder, f"size={size}", "cannot mount a tmpfs here ({error}); the faked ENOSPC tests still run"):
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=True)
 
 
 def fill(disk: Path, leave_kib: int) -> Path:

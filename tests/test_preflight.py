@@ -6,7 +6,6 @@ exit code stays."""
 from __future__ import annotations
 
 import os
-import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from dialogbench.family import Family
 from dialogbench.preflight import SECRET_NOTE, check, lake_problem, lake_problems, preflight, run_folders, \
     secret_notes
 from tests.conftest import REPO_ROOT, chatbot, config_dict
+from tests.disk import tmpfs
 from tests.e2e.conftest import run_cli
 
 RAW = REPO_ROOT / "data_lake/raw"
@@ -105,14 +105,8 @@ def unwritable(folder: Path):
         finally:
             folder.chmod(0o755)
         return
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True,
-                             text=True)
-    if mounted.returncode:
-        pytest.skip(f"root, and no read-only tmpfs to make an unwritable folder ({mounted.stderr.strip()})")
-    try:
+    with tmpfs(folder, "ro,size=64k", "root, and no read-only tmpfs to make an unwritable folder ({error})"):
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=True)
 
 
 # -- the datasets, each family's own check ----------------------------------------------------------------------
