@@ -6,6 +6,8 @@ from dialogbench import registry
 from dialogbench.botchat.selection import comparison_seeds, selected_seeds  # noqa: F401  (re-exported)
 from dialogbench.mtbench101.selection import selected_dialogues  # noqa: F401
 from dialogbench.cells.runner import plan_stage, run_chunk, run_stage
+from dialogbench.history.snapshot import record_config, snapshot_metrics
+from dialogbench.lake.catalog import connect
 from dialogbench.runs import StageReport
 
 
@@ -30,6 +32,22 @@ def run(config, name: str, run_id: str = "run-test") -> StageReport:
         return StageReport(name, detail={"enabled": False})
     return run_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
 
+
+
+def run_all(config, run_id: str) -> dict[str, StageReport]:
+    """Every stage of the config in order, as a run computes them without Prefect; the reports by stage name."""
+    return {stage.name: run_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
+            for stage in registry.stages(config)}
+
+
+def night(config, run_id: str) -> int:
+    """A nightly run without Prefect: ``run_all``, then what the run records after its stages (its config, as
+    ``night.yaml``, and the snapshot of its metrics); returns how many snapshot rows it wrote."""
+    lake = registry.open_lake(config.lake)
+    run_all(config, run_id)
+    record_config(lake, config, run_id=run_id, config_path="night.yaml")
+    with connect(lake, board=config.board) as con:
+        return snapshot_metrics(con, lake, config, run_id=run_id)
 
 # The old per-family entry points, as thin names over the one mechanism.
 def extract_seeds(config) -> StageReport:

@@ -9,19 +9,12 @@ from dialogbench import registry
 from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.canary.check import drifted
 from dialogbench.cells.records import run_failures
-from dialogbench.cells.runner import run_stage
 from dialogbench.config import ConfigError
 from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.lake.repair import repair
 from tests.conftest import VERDICT_NO, VERDICT_YES_5, config_dict
-
-
-def night(config, run_id: str) -> dict:
-    reports = {}
-    for stage in registry.stages(config):
-        reports[stage.name] = run_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
-    return reports
+from tests.stage_runner import run_all as night
 
 
 def rows(lake_dir, sql: str) -> list[dict]:

@@ -6,25 +6,13 @@ from __future__ import annotations
 import datetime as dt
 
 from dialogbench.registry import open_lake
-from dialogbench import registry
-from dialogbench.cells.runner import run_stage
-from dialogbench.history.snapshot import record_config, snapshot_metrics
 from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 from tests.conftest import VERDICT_NO, VERDICT_YES_5, chatbot, config_dict
+from tests.stage_runner import night, run_all
 
 T0 = dt.datetime(2026, 11, 20, 2, 0, tzinfo=dt.timezone.utc)
-
-
-def night(config, run_id: str) -> int:
-    """Every stage of the config, then the snapshot (what a run does, without Prefect)."""
-    lake = open_lake(config.lake)
-    for stage in registry.stages(config):
-        run_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
-    record_config(lake, config, run_id=run_id, config_path="night.yaml")
-    with connect(lake, board=config.board) as con:
-        return snapshot_metrics(con, lake, config, run_id=run_id)
 
 
 def changes(lake: Lake, board: str | None = None) -> dict[tuple[str, str], dict]:
@@ -116,8 +104,7 @@ def test_the_runs_changes_include_its_own_first_snapshot(make_config, lake_dir):
     from tasks.history import snapshot
 
     config = make_config(config_dict(lake_dir, judge_script=[VERDICT_NO], n=[4], limit=2))
-    for stage in registry.stages(config):
-        run_stage(stage, config, "r1", lake=registry.open_lake(config.lake))
+    run_all(config, "r1")
     found = snapshot.fn(config, "r1")
     assert found["rows"] == 4 and len(found["changes"]) == 4
     assert {c["status"] for c in found["changes"]} == {"new"} and {c["run_id"] for c in found["changes"]} == {"r1"}

@@ -6,24 +6,14 @@ from __future__ import annotations
 
 from dialogbench import registry
 from dialogbench.botchat.leaderboard import format_leaderboard
-from dialogbench.cells.runner import run_stage
-from dialogbench.history.snapshot import record_config, snapshot_metrics
 from dialogbench.judge_checks.check import failing
 from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.report.build import render
 from tests.conftest import VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, config_dict
+from tests.stage_runner import night
 
 YES_4 = "Choice: Yes\nIndex: 4\nReason: the fourth utterance repeats itself."
-
-
-def night(config, run_id: str) -> None:
-    lake = open_lake(config.lake)
-    for stage in registry.stages(config):
-        run_stage(stage, config, run_id, lake=registry.open_lake(config.lake))
-    record_config(lake, config, run_id=run_id, config_path="night.yaml")
-    with connect(lake, board=config.board) as con:
-        snapshot_metrics(con, lake, config, run_id=run_id)
 
 
 def rows(config, sql: str) -> list[dict]:
