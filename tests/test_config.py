@@ -40,22 +40,17 @@ def test_relative_paths_resolve_against_root(config_file, lake_dir, tmp_path):
     assert Path(config.botchat.dataset) == DATASET  # the default, relative to the repo root
 
 
-def test_unknown_backend(config_file, lake_dir):
+@pytest.mark.parametrize("index, model, named", [
+    (0, {"name": "bot-a", "backend": "llamacpp", "weights": "x"}, ["models[0].backend", "llamacpp"]),
+    (1, {"name": "bot-b", "backend": "transformers"}, ["models[1]", "weights"]),
+], ids=["unknown_backend", "transformers_without_weights"])
+def test_a_bad_model_is_named_with_its_field(config_file, lake_dir, index, model, named):
     data = config_dict(lake_dir)
-    data["models"][0] = {"name": "bot-a", "backend": "llamacpp", "weights": "x"}
+    data["models"][index] = model
     message, path = config_error(config_file, data)
     assert path in message
-    assert "models[0].backend" in message
-    assert "llamacpp" in message
-
-
-def test_transformers_without_weights(config_file, lake_dir):
-    data = config_dict(lake_dir)
-    data["models"][1] = {"name": "bot-b", "backend": "transformers"}
-    message, path = config_error(config_file, data)
-    assert path in message
-    assert "models[1]" in message
-    assert "weights" in message
+    for word in named:
+        assert word in message
 
 
 def test_scripted_without_script(config_file, lake_dir):
