@@ -11,23 +11,17 @@ with tasks as (
     select * from {{ ref('mtbench101_tasks') }}
 ),
 
-final as (
+task_scores as (  -- a column per task, in Table 3's order
+    pivot tasks
+    on task in ('CM', 'SI', 'AR', 'TS', 'CC', 'CR', 'FR', 'SC', 'SA', 'MR', 'GR', 'IC', 'PI')
+    using max(score)
+    group by model, judge
+),
+
+means as (
     select
         model,
         judge,
-        max(score) filter (where task = 'CM') as "CM",
-        max(score) filter (where task = 'SI') as "SI",
-        max(score) filter (where task = 'AR') as "AR",
-        max(score) filter (where task = 'TS') as "TS",
-        max(score) filter (where task = 'CC') as "CC",
-        max(score) filter (where task = 'CR') as "CR",
-        max(score) filter (where task = 'FR') as "FR",
-        max(score) filter (where task = 'SC') as "SC",
-        max(score) filter (where task = 'SA') as "SA",
-        max(score) filter (where task = 'MR') as "MR",
-        max(score) filter (where task = 'GR') as "GR",
-        max(score) filter (where task = 'IC') as "IC",
-        max(score) filter (where task = 'PI') as "PI",
         case when count(score) = 13 then avg(score) end as "avg",
         count(score) as tasks_scored,
         avg(score) as avg_scored,
@@ -38,6 +32,11 @@ final as (
         avg(opencompass_score) as opencompass_avg_scored
     from tasks
     group by model, judge
+),
+
+final as (
+    select task_scores.*, means.* exclude (model, judge)
+    from task_scores join means using (model, judge)
 )
 
 select * from final
