@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -13,16 +14,56 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 
 
-def cli_env(tmp_path: Path) -> dict[str, str]:
+class _Shared:
+    """The session's one Prefect server, started by the first run that needs it (``shared_api``) while the
+    ``shared_prefect_server`` fixture is active: a temporary server costs each `dialogbench run` ~8 s to start."""
+
+    stack: contextlib.ExitStack | None = None
+    home: Path | None = None
+    api: str | None = None
+
+
+def shared_api() -> str | None:
+    """The session's Prefect server (started on first use), or None outside the e2e session (temporary servers)."""
+    if _Shared.stack is None:
+        return None
+    if _Shared.api is None:
+        from tests.e2e.prefect_server import running_server
+
+        env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+        _Shared.api, _ = _Shared.stack.enter_context(running_server(_Shared.home, env))
+    return _Shared.api
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_prefect_server(tmp_path_factory):
+    """Make the e2e runs share one Prefect server (stopped at the session's end); a test that reads Prefect's own
+    database or checks the temporary server passes ``temporary=True`` to ``cli_env`` / ``run_cli``."""
+    with contextlib.ExitStack() as stack:
+        _Shared.stack, _Shared.home = stack, tmp_path_factory.mktemp("shared-prefect")
+        try:
+            yield
+        finally:
+            _Shared.stack, _Shared.api = None, None
+
+
+def cli_env(tmp_path: Path, *, temporary: bool = False) -> dict[str, str]:
+    """The CLI's environment: its own PREFECT_HOME under ``tmp_path``, and the session's Prefect server (or, with
+    ``temporary`` or outside the e2e tests, Prefect's temporary local server, as a user without one gets);
+    never a user's server."""
     env = dict(os.environ)
     env.update({"PREFECT_HOME": str(tmp_path / "prefect"), "PYTHONUNBUFFERED": "1"})  # no shared Prefect state
-    env.pop("PREFECT_API_URL", None)  # the temporary local API, never a user's server
+    env.pop("PREFECT_API_URL", None)
+    api = None if temporary else shared_api()
+    if api is not None:
+        env.update({"PREFECT_API_URL": api, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"})
     return env
 
 
-def run_cli(args: list[str], tmp_path: Path, *, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dialogbench.cli", *args], cwd=REPO, env=cli_env(tmp_path),
-                          capture_output=True, text=True, timeout=timeout)
+def run_cli(args: list[str], tmp_path: Path, *, timeout: float = 600,
+            temporary: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dialogbench.cli", *args], cwd=REPO,
+                          env=cli_env(tmp_path, temporary=temporary), capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture

@@ -14,23 +14,11 @@ import yaml
 
 from dialogbench.textsafe import visible
 from tests.e2e.conftest import REPO, run_cli
-from tests.test_textsafe import FORBIDDEN, HOSTILE
+from tests.test_textsafe import FORBIDDEN, HOSTILE, _strings
 
 pytestmark = pytest.mark.slow
 
 SHOWN = "\\x1b]52;c;ZWNobyBwd25lZA==\\x07"  # the OSC 52 sequence as the pages and artifacts show it
-
-
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield from _strings(k)
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
 
 
 def test_model_output_reaches_no_terminal_or_page_raw(tmp_path):
@@ -50,7 +38,8 @@ def test_model_output_reaches_no_terminal_or_page_raw(tmp_path):
         "judge_checks": {"max_unparsed": 0.9, "probes": 0},
     }))
     summary = tmp_path / "summary.json"
-    result = run_cli(["run", "--config", str(config), "--json", str(summary)], tmp_path)
+    result = run_cli(["run", "--config", str(config), "--json", str(summary)], tmp_path,
+                     temporary=True)  # its database is read below
     assert result.returncode == 0, result.stderr[-3000:]
 
     # the lake keeps what the models wrote

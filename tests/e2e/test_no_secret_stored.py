@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import REPO, cli_env, run_cli
-from tests.e2e.test_prefect_schedule import PREFECT, _free_port, _kill, _spawn, _wait_healthy
+from tests.e2e.prefect_server import running_server
 
 pytestmark = pytest.mark.slow
 
@@ -107,7 +107,7 @@ def test_a_401_quoting_the_key_leaves_no_key_anywhere(tmp_path, endpoint, monkey
                     "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
     }))
     summary = tmp_path / "summary.json"
-    result = run_cli(["run", "--config", str(config), "--json", str(summary)], tmp_path)
+    result = run_cli(["run", "--config", str(config), "--json", str(summary)], tmp_path, temporary=True)
     assert result.returncode == 4, result.stderr[-3000:]  # every generation failed: the run is Failed (fail_on)
 
     # The endpoint was asked and refused; the failure is stored (redacted) and logged (redacted).
@@ -136,19 +136,8 @@ def test_a_401_quoting_the_key_leaves_no_key_anywhere(tmp_path, endpoint, monkey
 def prefect_server(tmp_path):
     """A real Prefect server with its own PREFECT_HOME; yields (api url, its database, env for the CLI)."""
     home = tmp_path / "prefect-server"
-    home.mkdir()
-    port = _free_port()
-    api = f"http://127.0.0.1:{port}/api"
-    env = cli_env(home)
-    env.update({"PREFECT_API_URL": api, "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-                "PREFECT_SERVER_UI_ENABLED": "false"})
-    log = home / "server.log"
-    proc = _spawn([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)], env, log)
-    try:
-        _wait_healthy(api, proc, log)
+    with running_server(home, cli_env(home, temporary=True)) as (api, env):
         yield api, Path(env["PREFECT_HOME"]) / "prefect.db", env
-    finally:
-        _kill(proc)
 
 
 def _database_text(db: Path) -> str:

@@ -64,7 +64,7 @@ def test_overlapping_runs_of_two_configs_store_every_cell_once(tmp_path, scripte
     first = start(small, tmp_path, summary=tmp_path / "first.json")
     note = wait_for_holder(lake, first)
 
-    refused = run_cli(["run", "--config", str(small)], tmp_path)  # no --wait: refused at once, before Prefect
+    refused = run_cli(["run", "--config", str(small)], tmp_path, temporary=True)  # no --wait: refused before Prefect
     assert refused.returncode == 3, refused.stderr[-2000:]
     assert f"pid {first.pid}" in refused.stderr and f"since {note['since']}" in refused.stderr
     assert "--wait" in refused.stderr and "Traceback" not in refused.stderr

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import REPO, cli_env
-from tests.e2e.test_prefect_schedule import PREFECT, _free_port, _kill, _spawn, _wait_healthy
+from tests.e2e.prefect_server import running_server
 
 pytestmark = pytest.mark.slow
 
@@ -26,18 +26,8 @@ pytestmark = pytest.mark.slow
 def server(tmp_path_factory):
     """A Prefect server of this module's own (its own PREFECT_HOME); yields (api url, env for the CLI)."""
     home = tmp_path_factory.mktemp("prefect-server")
-    port = _free_port()
-    api = f"http://127.0.0.1:{port}/api"
-    env = cli_env(home)
-    env.update({"PREFECT_API_URL": api, "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-                "PREFECT_SERVER_UI_ENABLED": "false"})
-    log = home / "server.log"
-    proc = _spawn([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)], env, log)
-    try:
-        _wait_healthy(api, proc, log)
+    with running_server(home, cli_env(home, temporary=True)) as (api, env):
         yield api, env
-    finally:
-        _kill(proc)
 
 
 def config_file(tmp_path: Path, name: str, *, judge_script: list[str], mtbench101: bool = False,

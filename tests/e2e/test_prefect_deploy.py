@@ -16,7 +16,7 @@ PREFECT = str(Path(sys.executable).parent / "prefect")
 
 
 def _prefect(args: list[str], tmp_path: Path) -> str:
-    env = cli_env(tmp_path)
+    env = cli_env(tmp_path, temporary=True)
     env["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = "180"
     done = subprocess.run([PREFECT, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"prefect {' '.join(args)}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"

@@ -17,7 +17,7 @@ import yaml
 
 from tests.e2e.conftest import REPO
 from tests.e2e.test_prefect_artifacts import artifacts, flow_runs, pipeline_run, run, server  # noqa: F401
-from tests.e2e.test_prefect_schedule import _free_port
+from tests.e2e.prefect_server import free_port
 
 pytestmark = pytest.mark.slow
 BOTCHAT = {"n": [4], "limit": 4, "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
@@ -83,7 +83,7 @@ def test_a_changed_model_config_is_the_cause_of_its_changes(tmp_path, server):  
 
 def test_the_canary_fails_a_run_whose_judge_answers_changed(tmp_path, server):  # noqa: F811
     api, env = server
-    reply, port = tmp_path / "reply.txt", _free_port()
+    reply, port = tmp_path / "reply.txt", free_port()
     reply.write_text(NO)
     endpoint = subprocess.Popen([sys.executable, "-m", "tests.fakes.openai_server", str(port), str(reply)], cwd=REPO)
     try:

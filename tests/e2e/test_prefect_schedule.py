@@ -15,11 +15,7 @@ SQLAlchemy must stay below 2.1.
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -30,8 +26,8 @@ import yaml
 from packaging.version import Version
 
 from tests.e2e.conftest import REPO, cli_env
+from tests.e2e.prefect_server import PREFECT, free_port, kill, spawn, tail, wait_healthy
 
-PREFECT = str(Path(sys.executable).parent / "prefect")
 POOL, FLOW, DEPLOYMENT = "schedule-test", "dialogbench", "every-10s"
 INTERVAL_S = 10
 BULK_DML_ERROR = "Can't evaluate bulk DML statement"
@@ -48,14 +44,8 @@ def test_sqlalchemy_below_2_1():
 
 # --- helpers ---------------------------------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _env(tmp_path: Path, port: int) -> dict[str, str]:
-    env = cli_env(tmp_path)
+    env = cli_env(tmp_path, temporary=True)
     env.update({
         "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",  # no network in CI
@@ -76,53 +66,10 @@ def _env(tmp_path: Path, port: int) -> dict[str, str]:
     return env
 
 
-def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    """Start a long-running process in its own process group (so it and its children can be killed)."""
-    with log.open("wb") as out:
-        return subprocess.Popen(args, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """Terminate the process group (the worker's flow-run subprocesses are in it too), then kill it."""
-    for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            continue
-        try:  # the leader is gone; make sure no child of it is left
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        break
-
-
-def _tail(log: Path, chars: int = 3000) -> str:
-    text = log.read_text(errors="replace") if log.exists() else "(no log)"
-    return f"--- {log.name} ---\n{text[-chars:]}"
-
-
 def _prefect(args: list[str], env: dict[str, str]) -> str:
     done = subprocess.run([PREFECT, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, f"prefect {' '.join(args)}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return done.stdout
-
-
-def _wait_healthy(api: str, server: subprocess.Popen, log: Path, timeout: float = 150) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert server.poll() is None, f"prefect server exited ({server.returncode})\n{_tail(log)}"
-        try:
-            if httpx.get(f"{api}/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"prefect server not healthy after {timeout:.0f}s\n{_tail(log)}")
 
 
 def _write_prefect_file(tmp_path: Path, config: Path) -> Path:
@@ -164,7 +111,7 @@ def _wait_scheduled_run_completed(api: str, deployment_id: str, server_log: Path
     def failure(why: str, runs: list[dict]) -> str:
         listing = "\n".join(f"{r['name']}: {r['state_type']} auto_scheduled={r['auto_scheduled']} "
                             f"created_by={r.get('created_by')}" for r in runs) or "(no flow runs)"
-        return f"{why}\n{listing}\n{_tail(server_log)}\n{_tail(worker_log)}"
+        return f"{why}\n{listing}\n{tail(server_log)}\n{tail(worker_log)}"
 
     deadline, runs = time.monotonic() + timeout, []
     while time.monotonic() < deadline:
@@ -188,15 +135,15 @@ def _wait_scheduled_run_completed(api: str, deployment_id: str, server_log: Path
 @pytest.mark.slow
 def test_interval_schedule_creates_and_runs_the_pipeline(tmp_path, scripted_config):
     config = scripted_config(limit=2, n=(4,))
-    port = _free_port()
+    port = free_port()
     api = f"http://127.0.0.1:{port}/api"
     env = _env(tmp_path, port)
     server_log, worker_log = tmp_path / "server.log", tmp_path / "worker.log"
     procs: list[subprocess.Popen] = []
     try:
-        procs.append(_spawn([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        procs.append(spawn([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
                             env, server_log))
-        _wait_healthy(api, procs[0], server_log)
+        wait_healthy(api, procs[0], server_log)
 
         _prefect(["work-pool", "create", POOL, "--type", "process"], env)
         out = _prefect(["--no-prompt", "deploy", "--all", "--prefect-file",
@@ -206,12 +153,12 @@ def test_interval_schedule_creates_and_runs_the_pipeline(tmp_path, scripted_conf
         assert [s["schedule"].get("interval") for s in deployment["schedules"]] == [INTERVAL_S]
 
         # --limit 1: the 10 s schedule never runs two pipelines on the same lake at once.
-        procs.append(_spawn([PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--limit", "1",
+        procs.append(spawn([PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--limit", "1",
                              "--install-policy", "never"], env, worker_log))
         run = _wait_scheduled_run_completed(api, deployment["id"], server_log, worker_log, timeout=150)
     finally:
         for proc in reversed(procs):
-            _kill(proc)
+            kill(proc)
 
     assert run["state_type"] == "COMPLETED" and run["parameters"]["config_path"] == str(config)
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import REPO, cli_env
-from tests.e2e.test_prefect_schedule import _free_port
+from tests.e2e.prefect_server import free_port
 
 pytestmark = pytest.mark.slow
 BOTCHAT = {"judge": "judge", "n": [4], "limit": 4, "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
@@ -71,7 +71,7 @@ def test_an_unreadable_judge_is_a_finding_never_a_score(tmp_path):
 
 
 def test_a_model_that_never_answered_is_missing_then_filled(tmp_path):
-    port, lake = _free_port(), tmp_path / "lake"  # nothing listens there yet: connection refused
+    port, lake = free_port(), tmp_path / "lake"  # nothing listens there yet: connection refused
     reply = tmp_path / "reply.txt"
     reply.write_text("Is it a kind of animal? gameover")
     dead = {"name": "bot-dead", "backend": "openai", "weights": "served-model", "base_url_env": "DEAD_URL",

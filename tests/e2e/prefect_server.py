@@ -1,0 +1,93 @@
+"""A real Prefect server in a subprocess for the end-to-end tests: start one (its own PREFECT_HOME, no analytics, no
+UI), wait until it answers, stop it with everything it started. ``running_server`` is what the tests use;
+``tests/e2e/conftest.py`` keeps one for the whole session (``shared_api``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PREFECT = str(Path(sys.executable).parent / "prefect")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    """Start a long-running process in its own process group (so it and its children can be killed)."""
+    with log.open("wb") as out:
+        return subprocess.Popen(args, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def kill(proc: subprocess.Popen) -> None:
+    """Terminate the process group (a worker's flow-run subprocesses are in it too), then kill it."""
+    for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+        try:  # the leader is gone; make sure no child of it is left
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        break
+
+
+def tail(log: Path, chars: int = 3000) -> str:
+    text = log.read_text(errors="replace") if log.exists() else "(no log)"
+    return f"--- {log.name} ---\n{text[-chars:]}"
+
+
+def wait_healthy(api: str, server: subprocess.Popen, log: Path, timeout: float = 150) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert server.poll() is None, f"prefect server exited ({server.returncode})\n{tail(log)}"
+        try:
+            if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"prefect server not healthy after {timeout:.0f}s\n{tail(log)}")
+
+
+def server_env(env: dict[str, str], api: str) -> dict[str, str]:
+    """``env`` pointed at the server ``api``, with analytics (no network in CI) and the UI off."""
+    return {**env, "PREFECT_API_URL": api, "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_SERVER_UI_ENABLED": "false"}
+
+
+@contextlib.contextmanager
+def running_server(home: Path, env: dict[str, str]) -> Iterator[tuple[str, dict[str, str]]]:
+    """A Prefect server with its database under ``home`` (``env``'s PREFECT_HOME, else ``home``); yields (api url,
+    ``env`` for clients of it) and stops it, its children included."""
+    home.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = server_env({"PREFECT_HOME": str(home), **env}, api)
+    log = home / "server.log"
+    proc = spawn([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)], env, log)
+    try:
+        wait_healthy(api, proc, log)
+        yield api, env
+    finally:
+        kill(proc)
