@@ -69,7 +69,7 @@ def _seconds(value: str) -> float:
 
 def _overrides(args) -> dict:
     return {"limit": args.limit, "models": args.models, "n": args.n, "judge": args.judge, "lake": args.lake,
-            "board": args.board, "stop_timeout_s": getattr(args, "stop_timeout", None)}
+            "board": args.board, "stop_timeout_s": getattr(args, "stop_timeout", None), "devices": args.devices}
 
 
 def cmd_run(args) -> int:
@@ -401,6 +401,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--board", help="the board to publish to (default: the config's board, or the file's stem; "
                        "with --limit/--models/--n/--judge, the config's board name with the overrides, e.g. "
                        "demo+limit=4, so an ad-hoc run never moves the config's leaderboards)")
+        p.add_argument("--devices", metavar="0,1,…",
+                       help="the GPUs the run's vLLM engines go on, each model on its own while there are enough "
+                       "(default: the config's devices, else CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi lists; "
+                       "none: no GPU)")
         if name == "run":
             p.add_argument("--json", help="also write the run summary as JSON to this file")
             _wait_flag(p)

@@ -188,6 +188,17 @@ class Config(Strict):
     # the process is gone a few seconds later. Under a Prefect worker's 30 s grace before its SIGKILL.
     stop_timeout_s: float = Field(20.0, gt=0, le=3600)
     report: ReportConfig = ReportConfig()  # the report's warnings (not a family)
+    # The GPUs the run's vLLM engines go on (dialogbench/placement.py), "0,1,2,3" or a list; "none": no GPU. Unset:
+    # CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi lists. Not part of any cell key (outputs do not depend on it).
+    devices: list[str] | None = None
+
+    @field_validator("devices", mode="before")
+    @classmethod
+    def _device_list(cls, value):
+        """The string "0,1" and the list [0, 1] both name GPUs 0 and 1."""
+        if isinstance(value, (str, int)):
+            value = str(value).split(",")
+        return value if value is None else [str(v).strip() for v in value if str(v).strip()]
 
     @field_validator("board")
     @classmethod
@@ -300,7 +311,7 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, fa
     for key, value in (overrides or {}).items():
         if value is None:
             continue
-        if key in ("lake", "stop_timeout_s"):  # top-level fields: no section, no board of their own
+        if key in ("lake", "stop_timeout_s", "devices"):  # top-level fields: no section, no board of their own
             raw[key] = value
         elif key == "board":
             continue  # the board is decided once the config is valid (load_config)

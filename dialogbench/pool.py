@@ -8,7 +8,7 @@ after the judging, and the demo's single SmolLM2 engine serves the whole run.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from dialogbench.backends import release_except
 
@@ -26,6 +26,7 @@ class Schedule:
     def __init__(self, config: "Config", stages: Sequence["Stage"]) -> None:
         self.order: list[tuple[str, list[ModelConfig]]] = [(s.name, models) for s in stages
                                                             if (models := s.models(config))]
+        self._config, self._stages = config, {s.name: s for s in stages}
 
     def models(self) -> list["ModelConfig"]:
         """Every model a stage of the run calls, each once, in run order."""
@@ -46,6 +47,18 @@ class Schedule:
         """The models the stages after ``stage`` use (what a stage releasing engines midway keeps)."""
         after = self.stage_after(stage)
         return self.models_from(after) if after else []
+
+    def loaded(self) -> Iterator[tuple[str, list["ModelConfig"]]]:
+        """(stage, the models whose engines are loaded together while it runs), for each group of models the stage
+        loads at once: the group, with every model of an earlier stage or group that a later one still uses (what
+        ``release_before`` and a stage releasing midway keep)."""
+        for i, (stage, _) in enumerate(self.order):
+            groups = self._stages[stage].model_groups(self._config)  # a stage may read its data files for them
+            for j, group in enumerate(groups):
+                later = {m.name for g in groups[j + 1:] for m in g} | {m.name for m in self.models_after(stage)}
+                before = [m for _, models in self.order[:i] for m in models] + [m for g in groups[:j] for m in g]
+                kept = [m for m in before if m.name in later]
+                yield stage, list({m.name: m for m in [*kept, *group]}.values())
 
     def release_before(self, stage: str) -> list[str]:
         """Close the backends no stage from ``stage`` on needs; returns the models released."""

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dialogbench import registry
+from dialogbench import placement, registry
 from dialogbench.backends.weights import resolve_weights
 from dialogbench.config import Config, ConfigError, ModelConfig
 from dialogbench.pool import Schedule
@@ -189,8 +189,26 @@ def check(config: Config, *, source: str = "config") -> Findings:
         problems, notes = model_findings(model)
         found.machine.extend(f"{source}: model {model.name!r}: {p}" for p in problems)
         found.notes.extend(f"{source}: model {model.name!r}: {n}" for n in notes)
+    found.machine.extend(f"{source}: {p}" for p in placement_problems(config))
     found.notes.extend(secret_notes(config, source=source))
     return found
+
+
+def placement_problems(config: Config) -> list[str]:
+    """Why the run's vLLM engines cannot be placed on its GPUs (``placement``), at the first stage where those
+    loaded together do not fit; none on a machine without GPUs (the CPU build runs them)."""
+    gpus = placement.visible_devices(config.devices)
+    if not gpus:
+        return []
+    try:
+        for stage, models in Schedule(config, registry.stages(config)).loaded():
+            try:
+                placement.place(placement.asks(models), gpus)
+            except placement.PlacementError as exc:
+                return [f"stage {stage}: {exc}"]
+    except (OSError, ValueError):  # a data file a stage reads for its groups is bad: data_problems names it
+        return []
+    return []
 
 
 def preflight(config: Config, *, source: str = "config") -> None:

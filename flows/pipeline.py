@@ -45,12 +45,14 @@ from tasks.subflows import subflows_without_heartbeats
 @flow(name="dialogbench", flow_run_name=new_run_id, log_prints=True)
 def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
              n: list[int] | None = None, judge: str | None = None, lake: str | None = None,
-             board: str | None = None, lease_wait_s: float = 0.0, stop_timeout_s: float | None = None):
+             board: str | None = None, lease_wait_s: float = 0.0, stop_timeout_s: float | None = None,
+             devices: str | None = None):
     reset_cost()
     with stop_on_signals(stop_timeout_s), cancelled_on_escalation():  # Prefect put its own SIGTERM handler in place
         try:
             return _run(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake,
-                                      "board": board, "stop_timeout_s": stop_timeout_s}, lease_wait_s)
+                                      "board": board, "stop_timeout_s": stop_timeout_s, "devices": devices},
+                        lease_wait_s)
         except (stopping.Stopped, TerminationSignal):
             return _stopped()
         except DiskFull as exc:  # one line saying where and how much is free, not a traceback

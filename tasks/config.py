@@ -2,6 +2,7 @@
 
 from prefect.cache_policies import NO_CACHE
 
+from dialogbench import placement
 from dialogbench.config import Config
 from dialogbench.registry import load_config, open_lake
 from dialogbench.lake.verify import quick_check
@@ -26,9 +27,10 @@ def load_run_config(config_path: str, overrides: dict) -> Config:
 
 @task(name="start-run", cache_policy=NO_CACHE)
 def start_run(config: Config, run_id: str | None = None) -> str:
-    """The run id (the flow run's name, else a new one). An older lake is refused (``dialogbench migrate``);
-    temp files left by a killed writer are finished or removed first, then damaged files are quarantined
-    (``lake.verify.quick_check``)."""
+    """The run id (the flow run's name, else a new one); the run's GPUs become this process's (``placement``). An
+    older lake is refused (``dialogbench migrate``); temp files left by a killed writer are finished or removed first,
+    then damaged files are quarantined (``lake.verify.quick_check``)."""
+    placement.use(config.devices)  # the run's GPUs: each vLLM engine takes its own from them
     lake = open_lake(config.lake)
     ensure_current(lake)
     lake.clean_temp_files()

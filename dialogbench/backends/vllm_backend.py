@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Sequence
 
+from dialogbench import placement
 from dialogbench.backends import engines
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import TemplatedChat, probe_template
@@ -59,20 +60,30 @@ def vllm_version() -> str:
 class _Engine:
     """One ``vllm.LLM`` and the lock that keeps one ``chat`` call at a time on it."""
 
-    def __init__(self, kwargs: dict[str, Any]) -> None:
+    def __init__(self, kwargs: dict[str, Any], need: placement.Ask) -> None:
         import threading
 
         import vllm
 
         from dialogbench.backends import watchdog
 
+        # its GPUs (dialogbench/placement.py): none on a CPU machine; PlacementError when they are all taken
+        ledger = placement.devices()
+        self.holder = f"engine {id(self):x}"
+        self.gpus = ledger.take(need, holder=self.holder) if ledger.devices else ()
         before = watchdog.child_pids()
-        self.llm = vllm.LLM(**kwargs)
+        try:
+            with placement.visible(self.gpus):
+                self.llm = vllm.LLM(**kwargs)
+        except BaseException:
+            ledger.give_back(self.holder)
+            raise
         # the engine's processes die with this one, even when it is killed without closing them
         self.watchdog = watchdog.guard(watchdog.engine_processes(before))
         self.tokenizer = self.llm.get_tokenizer()
         self.lock = threading.Lock()
-        self.version = vllm_version()
+        # what every row it writes records (backend_version): the engine's version, and its GPUs when it has some
+        self.version = vllm_version() + (f" on GPU {','.join(self.gpus)}" if self.gpus else "")
 
     def close(self) -> None:
         """Stop the engine's processes and free its memory (the next model can load)."""
@@ -88,6 +99,7 @@ class _Engine:
                 self.watchdog.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.watchdog.kill()
+        placement.devices().give_back(self.holder)
         gc.collect()
         try:
             import torch
@@ -122,7 +134,8 @@ class VLLMBackend(TemplatedChat):
         self.stats = BatchStats()
         self._vllm, self._structured = vllm, StructuredOutputsParams
         kwargs = engine_kwargs(model)
-        self._engine_key, self._engine = engines.acquire(("vllm", kwargs), lambda: _Engine(kwargs))
+        need = placement.ask(model)
+        self._engine_key, self._engine = engines.acquire(("vllm", kwargs), lambda: _Engine(kwargs, need))
         self.version = self._engine.version
         self._kinds = enforced_kinds(model)
         template = model.chat_template

@@ -95,6 +95,11 @@ class Stage:
         """The models the stage calls (the pool keeps exactly what the rest of the run needs)."""
         return []
 
+    def model_groups(self, config: "Config") -> list[list["ModelConfig"]]:
+        """The models it loads at the same time, in the order it loads them: all of them at once by default (a
+        stage that releases engines midway, as GameEval's, says which groups)."""
+        return [models] if (models := self.models(config)) else []
+
     def plan(self, config: "Config", lake: Lake) -> Planned:
         raise NotImplementedError
 

@@ -79,6 +79,12 @@ class PlayGames(Stage):
     def models(self, config):
         return game_models(config, self.game)
 
+    def model_groups(self, config):
+        """Each group of players that plays together (``compute``'s order): one model for Ask-Guess, the pair of a
+        SpyFall game, the three camps of a TofuKingdom game."""
+        groups = sorted({tuple(sorted(set(s.assignment.values()))) for s in plan_setups(config, self.game)})
+        return [[config.model(n) for n in group] for group in groups]
+
     def plan(self, config, lake: Lake) -> Planned:
         return Planned([Cell(s.cell_key, s.item_id, s.assignment, payload=s) for s in plan_setups(config, self.game)])
 
