@@ -368,6 +368,24 @@ def cmd_validate(args) -> int:
     return 0
 
 
+def cmd_plan(args) -> int:
+    """Per stage and model: the cells still to compute and the tokens they generate at most (and are expected to,
+    from the lake's history); nothing is computed or written."""
+    from dialogbench import registry, sizing
+
+    config = registry.load_config(args.config, _overrides(args))
+    rows = sizing.size(config, registry.stages(config), registry.open_lake(config.lake))
+    _say(f"{args.config}: what a run would compute now (lake: {config.lake}, board: {config.board})")
+    _say(sizing.render(rows))
+    first = [r.stage for r in rows if r.to_compute and not r.max_tokens and r.models == ""]
+    if first:  # their outputs are inputs of later stages (BotChat's seeds): those are sized once they exist
+        _say(f"note: {', '.join(first)} not computed yet: the stages reading what they make (BotChat's dialogues "
+             f"and verdicts for the seeds) are sized after a run has computed them")
+    if args.json:
+        Path(args.json).write_text(json.dumps([r.to_dict() for r in rows], indent=2) + "\n")
+    return 0
+
+
 def _wait_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                         help="if another run is writing the lake, wait up to this long for it (default: refuse)")
@@ -385,7 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dialogbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (("run", "run the pipeline (a Prefect flow) for a config"),
-                            ("validate", "check a config without computing anything")):
+                            ("validate", "check a config without computing anything"),
+                            ("plan", "size a run before it runs: per stage and model, the cells still to compute and "
+                                     "the tokens they generate at most (expected, from the lake's history)")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--config", required=True, help="YAML config, e.g. configs/demo.yaml")
         p.add_argument("--limit", type=_positive, metavar="K",
@@ -405,6 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the GPUs the run's vLLM engines go on, each model on its own while there are enough "
                        "(default: the config's devices, else CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi lists; "
                        "none: no GPU)")
+        if name == "plan":
+            p.add_argument("--json", help="also write the rows as JSON to this file")
         if name == "run":
             p.add_argument("--json", help="also write the run summary as JSON to this file")
             _wait_flag(p)
@@ -483,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     # vLLM logs every engine setting at INFO from its own processes; its warnings and errors stay.
     # Set VLLM_LOGGING_LEVEL=INFO to see them all.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
-    handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate,
+    handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate, "plan": cmd_plan,
                 "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export,
                 "elo": run_elo_command, "verify": lambda a: run_verify_command(a, open_lake(a.lake or "data_lake")),
                 "repair": lambda a: run_repair_command(a, open_lake(a.lake or "data_lake")),

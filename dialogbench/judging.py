@@ -44,6 +44,9 @@ class JudgeStage(Stage):
     def models(self, config) -> list[ModelConfig]:
         return [self.judge]
 
+    def tokens_per_cell(self, config) -> int:
+        return self.judge.max_tokens  # one verdict
+
 
 def judge_chunk(*, judge: ModelConfig, cells: list[Cell], emit: Emit, protocol: str,
                 prompt: Callable[[Cell], Conversation], output_format: Callable[[Cell], OutputFormat | None],

@@ -43,6 +43,9 @@ class GenerateDialogues(Stage):
     def models(self, config) -> list[ModelConfig]:
         return [config.model(self.model_name)]
 
+    def tokens_per_cell(self, config) -> int:
+        return (config.botchat.n_max - 2) * config.model(self.model_name).max_tokens  # every utterance after the seed
+
     def plan(self, config, lake: Lake) -> Planned:
         """A cell per seed; one is missing when no stored generation reaches ``n_target``. Each missing
         dialogue starts from the longest stored (or checkpointed) prefix, else from its ChatSEED."""

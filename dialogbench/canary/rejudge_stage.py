@@ -71,6 +71,9 @@ class JudgeCanary(Stage):
     def models(self, config):
         return list({m.name: m for s in self.stages for m in s.models(config)}.values())
 
+    def tokens_per_cell(self, config) -> int:
+        return max((s.tokens_per_cell(config) for s in self.stages), default=0)  # one verdict of its stages' judges
+
     def plan(self, config, lake: Lake) -> Planned:
         cells, detail = [], {}
         for stage in self.stages:

@@ -95,6 +95,11 @@ class Stage:
         """The models the stage calls (the pool keeps exactly what the rest of the run needs)."""
         return []
 
+    def tokens_per_cell(self, config: "Config") -> int:
+        """The tokens computing one of its cells generates at most (``dialogbench plan``); 0 for a stage that calls
+        no model."""
+        return 0
+
     def model_groups(self, config: "Config") -> list[list["ModelConfig"]]:
         """The models it loads at the same time, in the order it loads them: all of them at once by default (a
         stage that releases engines midway, as GameEval's, says which groups)."""

@@ -144,6 +144,11 @@ class AskGuess(Game):
     # cells, so a rerun replays them instead of mixing rule sets
     VERSION = "askguess-v3"
 
+    @classmethod
+    def max_moves(cls, *, max_rounds: int = 30, **limits) -> int:
+        """A question and its answer for every question either setting allows, and the description."""
+        return 2 * max(question_limit(max_rounds, s) for s in ("with_description", "without_description")) + 1
+
     def __init__(self, setup: GameSetup, *, max_rounds: int = 30, matcher: str = "authors", **limits) -> None:
         super().__init__(setup, **limits)
         if setup.setting not in SETTINGS:

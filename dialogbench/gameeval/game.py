@@ -100,6 +100,12 @@ class Game:
     VERSION = ""
     FORMATS = ""  # version of the games' move shapes ("": free-text moves only)
 
+    @classmethod
+    def max_moves(cls, **limits) -> int:
+        """The most moves (replies of a player) one game may take under ``limits`` (its ``__init__``'s), not counting
+        the moves a backend error asks again (they generate nothing): what ``dialogbench plan`` sizes a game by."""
+        raise NotImplementedError
+
     def __init__(self, setup: GameSetup, *, max_retries: int = 2, max_steps: int = 200) -> None:
         self.setup = setup
         self.rng = random.Random(setup.seed)

@@ -79,6 +79,11 @@ class PlayGames(Stage):
     def models(self, config):
         return game_models(config, self.game)
 
+    def tokens_per_cell(self, config) -> int:
+        """Every move a game may make (``Game.max_moves``, each after its retries) at its player's most tokens."""
+        most = GAMES[self.game].max_moves(**limits(config, self.game))
+        return most * max((game_sampling(config, m).max_tokens for m in self.models(config)), default=0)
+
     def model_groups(self, config):
         """Each group of players that plays together (``compute``'s order): one model for Ask-Guess, the pair of a
         SpyFall game, the three camps of a TofuKingdom game."""

@@ -90,6 +90,11 @@ class SpyFall(Game):
     VERSION = "spyfall-v3"
     FORMATS = "spyfall-formats-v3"  # the move shapes below; in the keys of games whose models enforce JSON
 
+    @classmethod
+    def max_moves(cls, *, max_rounds: int = 10, **limits) -> int:
+        """Every player's description and vote in every round."""
+        return 2 * PLAYERS * max_rounds
+
     def __init__(self, setup: GameSetup, *, max_rounds: int = 10, mask_own_word: bool = False, **limits) -> None:
         super().__init__(setup, **limits)
         self.mask_own_word = mask_own_word

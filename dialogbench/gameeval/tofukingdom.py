@@ -108,6 +108,11 @@ class TofuKingdom(Game):
     VERSION = "tofukingdom-v2"
     FORMATS = "tofukingdom-formats-v1"  # the move shapes below; in the keys of games whose models enforce JSON
 
+    @classmethod
+    def max_moves(cls, **limits) -> int:
+        """A question to each of the seven and the extra one, their eight answers, the final choice."""
+        return 2 * (len(SEATED_ROLES) + 1) + 1
+
     def __init__(self, setup: GameSetup, **limits) -> None:
         super().__init__(setup, **limits)
         roles = list(SEATED_ROLES)

@@ -35,6 +35,9 @@ class AnswerTurns(Stage):
     def models(self, config):
         return [config.model(self.model_name)]
 
+    def tokens_per_cell(self, config) -> int:
+        return config.model(self.model_name).max_tokens  # one answer
+
     def plan(self, config, lake: Lake) -> Planned:
         model, context = config.model(self.model_name), config.mtbench101.context
         model_fp = model_fingerprint(model)
