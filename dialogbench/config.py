@@ -171,6 +171,16 @@ class FailOn(Strict):
         return self
 
 
+class DispatchConfig(Strict):
+    """``dispatch:``: a run sends its model work to a Prefect work pool (dialogbench/dispatch.py, flows/work.py):
+    each model's generation and answers, and each game, become a flow run of ``deployment`` that a worker picks up."""
+
+    deployment: str = Field(pattern=r"^[^/]+/[^/]+$")  # "<flow>/<deployment>": prefect.yaml's dialogbench-work/gpu
+    retries: int = Field(2, ge=0, le=20)  # a unit whose worker died (heartbeat stopped) or crashed is sent again
+    dead_after_s: float = Field(120.0, gt=0)  # no heartbeat for this long: its worker is presumed dead
+    poll_s: float = Field(2.0, gt=0)  # how often the dispatching run looks at its units
+
+
 class Config(Strict):
     """The run's config: the lake, the models and judges, and one section per family that runs. The sections are
     validated by the classes of the families it is validated against (``validate_config``: the registered ones,
@@ -191,6 +201,7 @@ class Config(Strict):
     # The GPUs the run's vLLM engines go on (dialogbench/placement.py), "0,1,2,3" or a list; "none": no GPU. Unset:
     # CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi lists. Not part of any cell key (outputs do not depend on it).
     devices: list[str] | None = None
+    dispatch: DispatchConfig | None = None  # unset: the run computes everything itself (dialogbench/dispatch.py)
 
     @field_validator("devices", mode="before")
     @classmethod

@@ -35,6 +35,7 @@ from flows.signals import cancelled_on_escalation, stop_on_signals
 from tasks.artifacts import (cost, log_problems, publish_changes, publish_failures, publish_judges,
                              publish_leaderboards, publish_report, publish_stages, reset_cost, tag_flow_run)
 from tasks.config import load_run_config, release_engines, start_run
+from tasks.dispatch import dispatched_reports, send_units, split_units
 from tasks.history import record_run_config, snapshot
 from tasks.lake import catalog, check_lake, judge_summary, leaderboard, render_report
 from tasks.redacted import flow
@@ -71,18 +72,19 @@ def _run(config_path: str, overrides: dict, lease_wait_s: float):
         run_tagged = run_tags(config, config_path, families)
         tag_flow_run(run_tagged)
         with subflows_without_heartbeats():
-            stages = []
-            for name, names in families.items():
-                stopping.check()
-                with tags(*family_tags(config, config_path, name)):  # a subflow carries its own family's tags
-                    state = family(config, run_id, name, names, config_path, return_state=True)
-                if state.is_cancelled():  # the run was stopped (SIGTERM, SIGINT)
-                    raise stopping.Stopped()
-                stages += state.result()
+            if config.dispatch:  # the model work goes to the work pool's workers; the run does the rest
+                before, units, after = split_units(config, families)
+                stages = _families(config, run_id, before, config_path)
+                ended = send_units(config, config_path, overrides, run_id, units, families)
+                sent, dispatch_problems = dispatched_reports(config, run_id, units, ended)
+                stages += sent + _families(config, run_id, after, config_path)
+            else:
+                stages, dispatch_problems = _families(config, run_id, families, config_path), []
         with tags(*run_tagged):  # every task run below carries them too
             publish_stages(run_id, stages)
             stopping.check()
-            problems = run_checks(config, run_id)  # a drifted canary or an unreadable judge fails a run as cells do
+            # a drifted canary or an unreadable judge fails a run as cells do, and so does dispatched work lost
+            problems = dispatch_problems + run_checks(config, run_id)
             release_engines()
             stopping.check()
             check_lake(config)  # a lake that fails its data tests publishes nothing: no catalog, no report
@@ -109,6 +111,19 @@ def _run(config_path: str, overrides: dict, lease_wait_s: float):
         message = failure_state_message(failed, config.report.url, run_id, config.board)
         return Failed(message=redact(message), data=summary)  # report.url may carry a password
     return summary
+
+
+def _families(config, run_id: str, families: dict[str, list[str]], config_path: str) -> list[dict]:
+    """Each family's stages as its subflow, in order; their stage reports."""
+    stages = []
+    for name, names in families.items():
+        stopping.check()
+        with tags(*family_tags(config, config_path, name)):  # a subflow carries its own family's tags
+            state = family(config, run_id, name, names, config_path, return_state=True)
+        if state.is_cancelled():  # the run was stopped (SIGTERM, SIGINT)
+            raise stopping.Stopped()
+        stages += state.result()
+    return stages
 
 
 def _stopped() -> State:

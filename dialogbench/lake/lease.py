@@ -49,6 +49,25 @@ def holder(root: Path) -> dict:
     return note if isinstance(note, dict) else {}
 
 
+def held_by(root: str | os.PathLike, run_id: str) -> bool:
+    """Whether the lease of the lake at ``root`` is held now, for ``run_id`` (what a dispatched worker checks
+    before it writes for that run): its lock is taken and its holder note names the run."""
+    root = Path(root).resolve()
+    try:
+        fd = links.open_regular(root / LEASE_FILE, os.O_RDONLY, 0)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return holder(root).get("run_id") == run_id
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
 def describe(note: dict) -> str:
     if not note:
         return "another process (no holder note yet)"

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
 import uuid
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, ContextManager, Iterator, Mapping
 
 import duckdb
 import pyarrow as pa
@@ -21,6 +22,26 @@ TMP_SUFFIX = manifest.TMP_SUFFIX
 QUARANTINE = "_quarantine"  # damaged files moved aside by lake.verify (not a table)
 log = logging.getLogger("dialogbench.lake")
 _warned: set[tuple[str, str]] = set()
+
+
+class _Commits:
+    """What every write of this process commits under: nothing, or a dispatched attempt's guard
+    (``guard_commits``: its unit's lock, and its token still current)."""
+
+    guard: Callable[[], ContextManager] = contextlib.nullcontext
+
+
+_COMMITS = _Commits()
+
+
+@contextlib.contextmanager
+def guard_commits(guard: Callable[[], ContextManager]) -> Iterator[None]:
+    """Every ``Lake.write`` of this process runs under ``guard()`` (a context manager that raises to refuse it)."""
+    before, _COMMITS.guard = _COMMITS.guard, guard
+    try:
+        yield
+    finally:
+        _COMMITS.guard = before
 
 
 class Lake:
@@ -100,21 +121,22 @@ class Lake:
             directory = directory / f"{key}={_safe(value)}"
         final = directory / (name or f"part-{uuid.uuid4().hex}.parquet")
         tmp = directory / manifest.temp_name(final.name)
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            with os.fdopen(links.create_new(tmp), "wb") as handle:
-                pq.write_table(data, handle, compression="zstd")
-                handle.flush()
-                os.fsync(handle.fileno())
-            record = manifest.describe(tmp, table=table, rows=data.num_rows, tmp=tmp, name=final.name,
-                                       supersedes=supersedes)
-            manifest.write(final, record)  # the last step that can fail before the commit: it cleans up after itself
-        except Exception as exc:
-            tmp.unlink(missing_ok=True)
-            if space.is_disk_full(exc):
-                raise space.disk_full(final, self.root, exc) from exc
-            raise
-        os.replace(tmp, final)
+        with _COMMITS.guard():  # a dispatched attempt commits only while it is its unit's current one
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+                with os.fdopen(links.create_new(tmp), "wb") as handle:
+                    pq.write_table(data, handle, compression="zstd")
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                record = manifest.describe(tmp, table=table, rows=data.num_rows, tmp=tmp, name=final.name,
+                                           supersedes=supersedes)
+                manifest.write(final, record)  # the last step that can fail before the commit: it cleans up itself
+            except Exception as exc:
+                tmp.unlink(missing_ok=True)
+                if space.is_disk_full(exc):
+                    raise space.disk_full(final, self.root, exc) from exc
+                raise
+            os.replace(tmp, final)
         fsync_path(directory)
         return final
 

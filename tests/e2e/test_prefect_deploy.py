@@ -1,5 +1,5 @@
-"""prefect.yaml is accepted by `prefect deploy`: both deployments register, the nightly one with its
-cron schedule and config parameter (against Prefect's temporary local API in a private PREFECT_HOME)."""
+"""prefect.yaml is accepted by `prefect deploy`: the three deployments register, the nightly one with its
+cron schedule and config parameter, the dispatched work's on its GPU pool (against Prefect's temporary local API in a private PREFECT_HOME)."""
 
 from __future__ import annotations
 
@@ -24,9 +24,12 @@ def _prefect(args: list[str], tmp_path: Path) -> str:
 
 
 def test_prefect_deploy_accepts_prefect_yaml(tmp_path):
-    _prefect(["work-pool", "create", "dialogbench", "--type", "process"], tmp_path)
+    for pool in ("dialogbench", "dialogbench-gpu"):
+        _prefect(["work-pool", "create", pool, "--type", "process"], tmp_path)
     out = _prefect(["--no-prompt", "deploy", "--all"], tmp_path)
-    assert "dialogbench/nightly" in out and "dialogbench/adhoc" in out
+    assert "dialogbench/nightly" in out and "dialogbench/adhoc" in out and "dialogbench-work/gpu" in out
+    work = _prefect(["deployment", "inspect", "dialogbench-work/gpu"], tmp_path)
+    assert "flows/work.py:work" in work and "dialogbench-gpu" in work
     nightly = _prefect(["deployment", "inspect", "dialogbench/nightly"], tmp_path)
     assert "0 1 * * *" in nightly and "configs/nightly.yaml" in nightly
     adhoc = _prefect(["deployment", "inspect", "dialogbench/adhoc"], tmp_path)

@@ -1,0 +1,28 @@
+"""A unit of a run's model work, on a worker of the dispatch work pool (``dialogbench/dispatch.py``): one model's
+stages (or one game's) written into the shared lake under the dispatching run's id, while this attempt is the
+unit's current one. Its GPUs are the worker's (CUDA_VISIBLE_DEVICES in its environment, else every GPU it sees).
+Wiring only; deployed as ``dialogbench-work`` (prefect.yaml)."""
+
+from __future__ import annotations
+
+from prefect.states import Failed
+
+from flows.family import family
+from tasks.dispatch import attempt_guard, load_unit_config
+from tasks.redacted import flow
+
+
+@flow(name="dialogbench-work", flow_run_name="{unit}", log_prints=True)
+def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stages: dict[str, list[str]],
+         token: str):
+    """The unit's stages, family by family, as the dispatching run would have run them; Failed when a family's
+    subflow is, or when the unit was sent again (this attempt then commits nothing more)."""
+    config = load_unit_config(config_path, overrides, run_id)
+    done = []
+    with attempt_guard(config, unit, token):
+        for name, stages in family_stages.items():
+            state = family(config, run_id, name, stages, config_path, return_state=True)
+            if not state.is_completed():
+                return Failed(message=f"{unit}: {name}: {state.message}")
+            done += state.result()
+    return done

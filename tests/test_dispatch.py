@@ -1,0 +1,60 @@
+"""What a dispatched run sends, and why a late worker cannot double a cell (dialogbench/dispatch.py); the real work
+pool is tests/e2e/test_dispatch.py."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from dialogbench import dispatch, registry
+from dialogbench.lake.lease import held_by, lake_lease
+from dialogbench.lake.store import Lake, guard_commits
+from dialogbench.registry import open_lake
+from tests.conftest import chatbot, config_dict
+
+
+def test_each_model_s_work_is_one_unit_between_what_comes_before_and_after(make_config, lake_dir):
+    data = config_dict(lake_dir, models=[chatbot("bot-a"), chatbot("bot-b")])
+    config = make_config({**data, "mtbench101": {"limit": 1, "tasks": ["CM"]}})
+    families = {f.name: [s.name for s in registry.family_stages(config, f.name)] for f in registry.families()
+                if f.enabled(config) and registry.family_stages(config, f.name)}
+    before, units, after = dispatch.split(config, families)
+    assert before == {"botchat": ["extract_seeds"]}
+    assert units == [dispatch.Unit("bot-a", ("generate:bot-a", "mtbench101_answer:bot-a")),
+                     dispatch.Unit("bot-b", ("generate:bot-b", "mtbench101_answer:bot-b"))]
+    assert after["botchat"][0] == "botchat_lengths" and after["mtbench101"] == ["mtbench101"]
+
+
+def _write(lake: Lake, key: str):
+    return lake.write("runs", pa.table({"run_id": ["r"], "stage": [key]}))
+
+
+def test_an_attempt_sent_again_commits_nothing_more(tmp_path):
+    lake = open_lake(tmp_path / "lake")
+    first = dispatch.grant(lake.root, "bot-a", "r1")
+    with guard_commits(dispatch.commit_guard(lake.root, "bot-a", first)):
+        assert _write(lake, "one").exists()
+        second = dispatch.grant(lake.root, "bot-a", "r1")  # the dispatching run presumed it dead
+        with pytest.raises(dispatch.Superseded, match="superseded"):
+            _write(lake, "two")
+    assert not [p for p in (tmp_path / "lake" / "runs").rglob("*") if p.is_file() and "tmp" in p.name]
+    with guard_commits(dispatch.commit_guard(lake.root, "bot-a", second)):
+        assert _write(lake, "three").exists()
+    assert sorted(lake.read("runs").column("stage").to_pylist()) == ["one", "three"]
+
+
+def test_a_heartbeat_beats_while_the_work_runs(tmp_path):
+    token = dispatch.grant(tmp_path, "bot-b", "r1")
+    assert dispatch.last_beat(tmp_path, "bot-b", token) is None
+    with dispatch.heartbeat(tmp_path, "bot-b", token, every_s=0.05):
+        pass
+    assert dispatch.last_beat(tmp_path, "bot-b", token) is not None
+
+
+def test_work_writes_only_while_the_run_that_sent_it_holds_the_lease(tmp_path):
+    root = tmp_path / "lake"
+    root.mkdir()
+    assert not held_by(root, "r1")
+    with lake_lease(root, run_id="r1"):
+        assert held_by(root, "r1") and not held_by(root, "r2")
+    assert not held_by(root, "r1")  # its note stays, the lock is gone
