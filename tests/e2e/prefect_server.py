@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Iterator
@@ -91,3 +93,28 @@ def running_server(home: Path, env: dict[str, str]) -> Iterator[tuple[str, dict[
         yield api, env
     finally:
         kill(proc)
+
+
+@contextlib.contextmanager
+def postgres() -> Iterator[str]:
+    """A PostgreSQL server of its own (Debian's postgresql, in a folder the postgres user owns; skipped where it is not
+    installed); yields the database URL a Prefect server takes (PREFECT_API_DATABASE_CONNECTION_URL)."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    bin_dir, folder = found[-1].parent, Path(tempfile.mkdtemp(prefix="dialogbench-pg-"))
+    data, port = folder / "data", free_port()
+    as_postgres = (lambda cmd: ["su", "postgres", "-c", cmd]) if os.geteuid() == 0 else (lambda cmd: ["sh", "-c", cmd])
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres")
+    steps = [f"{bin_dir}/initdb -D {data} -A trust -U prefect",
+             f"{bin_dir}/pg_ctl -D {data} -o '-p {port} -k {folder} -c listen_addresses=' -l {folder}/log -w start",
+             f"{bin_dir}/createdb -h {folder} -p {port} -U prefect prefect"]
+    try:
+        for step in steps:
+            done = subprocess.run(as_postgres(step), capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, f"{step}: {done.stdout[-1500:]}{done.stderr[-1500:]}"
+        yield f"postgresql+asyncpg://prefect@/prefect?host={folder}&port={port}"
+    finally:
+        subprocess.run(as_postgres(f"{bin_dir}/pg_ctl -D {data} -m immediate stop"), capture_output=True, timeout=60)
+        shutil.rmtree(folder, ignore_errors=True)

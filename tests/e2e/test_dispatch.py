@@ -2,7 +2,8 @@
 two `prefect worker start` processes (each with its own "GPU" in CUDA_VISIBLE_DEVICES). Scripted models with a delay
 per call stand in for engines. The dispatched run computes the same cells as a run on one process, each once, its
 units on both workers; with one worker killed (SIGKILL, its flow run's process too) mid-unit, the dispatching run
-sends the unit again, the other worker finishes it, and no cell is doubled; the data tests pass after each."""
+sends the unit again, the other worker finishes it, and no cell is doubled; the data tests pass after each. That one
+runs on PostgreSQL (started by the test), as a production server with several workers does."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import REPO, cli_env
-from tests.e2e.prefect_server import PREFECT, kill, running_server, spawn, tail
+from tests.e2e.prefect_server import PREFECT, kill, postgres, running_server, spawn, tail
 
 pytestmark = pytest.mark.slow
 POOL, DEPLOYMENT = "dispatch-test", "dialogbench-work/test"
@@ -49,9 +50,20 @@ def _config(tmp_path: Path, name: str, *, delay: float, dispatch: bool, limit: i
 
 @pytest.fixture
 def pool(tmp_path):
-    """A server, the process work pool with the work deployment, and two workers ("GPU" 0 and 1); yields
+    """A server (on SQLite), the process work pool with the work deployment, two workers ("GPU" 0 and 1); yields
     (api, env, workers: [(process, log)])."""
-    with running_server(tmp_path / "server", cli_env(tmp_path, temporary=True)) as (api, env):
+    yield from _pool(tmp_path, cli_env(tmp_path, temporary=True))
+
+
+@pytest.fixture
+def postgres_pool(tmp_path):
+    """The same on PostgreSQL, the database a production Prefect server with several workers runs on."""
+    with postgres() as url:
+        yield from _pool(tmp_path, {**cli_env(tmp_path, temporary=True), "PREFECT_API_DATABASE_CONNECTION_URL": url})
+
+
+def _pool(tmp_path: Path, env: dict):
+    with running_server(tmp_path / "server", env) as (api, env):
         env = {**env, "PREFECT_WORKER_QUERY_SECONDS": "1", "PREFECT_WORKER_PREFETCH_SECONDS": "2"}
         spec = {"name": "dispatch-test", "prefect-version": "3.7.7",
                 "pull": [{"prefect.deployments.steps.set_working_directory": {"directory": str(REPO)}}],
@@ -121,8 +133,8 @@ def test_a_dispatched_run_computes_what_one_process_does_on_both_workers(pool, t
     assert by_stage["generate:bot-a"]["computed"] == 3 and by_stage["mtbench101_answer:bot-b"]["computed"] > 0
 
 
-def test_a_worker_killed_mid_unit_loses_nothing_and_doubles_nothing(pool, tmp_path):
-    api, env, workers = pool
+def test_a_worker_killed_mid_unit_loses_nothing_and_doubles_nothing(postgres_pool, tmp_path):
+    api, env, workers = postgres_pool
     log = tmp_path / "run.log"
     run = _run(_config(tmp_path, "killed", delay=1.5, dispatch=True, limit=4), env, tmp_path,
                stdout=log.open("w"), stderr=subprocess.STDOUT)
