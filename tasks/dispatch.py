@@ -78,6 +78,7 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
         tries[unit] += 1
         log.info("dispatch: %s sent (attempt %d) as flow run %s", unit, tries[unit], run.name)
 
+    start = time.monotonic()
     for unit in by_unit:
         send(unit)
     with get_client(sync_client=True) as client, _revoked_on_exit(config, live, client):
@@ -102,6 +103,7 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
                     continue
                 ended[unit] = kind.value
                 log.info("dispatch: %s ended %s after %d attempt(s)", unit, kind.value, tries[unit])
+    log.info("dispatch: %d unit(s) ended in %.1fs", len(ended), time.monotonic() - start)
     return ended
 
 

@@ -1,0 +1,149 @@
+"""Scaling out: wall time of one dispatched run (dialogbench/dispatch.py) with 1, 2, 3 and 4 workers of one Prefect
+process work pool, each a "GPU slot" (its own CUDA_VISIBLE_DEVICES; on one box, or one per box: the same mechanism).
+Scripted models with a delay per backend call stand in for engines, so that model time dominates; the dispatched
+phase (the units: each model's BotChat dialogues and MT-Bench-101 answers) is what divides over the workers, the
+rest of the run (seeds, judging, data tests, report) does not. Prints the ratios of one run and writes JSON.
+
+    .venv/bin/python bench/scale_out.py [--workers 1,2,3,4] [--models 4] [--delay 1.0] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+PREFECT = str(Path(sys.executable).parent / "prefect")
+POOL = "scale-out"
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spawn(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    with log.open("wb") as out:
+        return subprocess.Popen(args, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _config(work: Path, name: str, *, models: int, delay: float) -> Path:
+    names = [f"bot-{i}" for i in range(models)]
+    data = {"lake": str(work / f"lake-{name}"),
+            "models": [{"name": n, "backend": "scripted", "script": [f"{n}: sure."], "script_delay_s": delay}
+                       for n in names],
+            "judges": [{"name": "judge", "backend": "scripted",
+                        "script": ["Choice: No\nIndex: None\nReason: ok [[7]]"]}],
+            "botchat": {"judge": "judge", "n": [12], "limit": 4,
+                        "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
+                        "unieval_examples": str(REPO / "data_lake/raw/botchat/unieval_examples.json")},
+            "mtbench101": {"limit": 1, "tasks": ["CM", "SI"], "answer_chunk_size": 1,
+                           "dataset": str(REPO / "data_lake/raw/mtbench101/mtbench101.jsonl")},
+            "judge_checks": {"enabled": False},
+            "dispatch": {"deployment": "dialogbench-work/scale", "poll_s": 0.5}}
+    path = work / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def measure(work: Path, env: dict, workers: int, *, models: int, delay: float) -> dict:
+    procs = [_spawn([PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--limit", "1", "--name",
+                     f"slot-{i}", "--install-policy", "never"], {**env, "CUDA_VISIBLE_DEVICES": str(i)},
+                    work / f"worker-{workers}-{i}.log") for i in range(workers)]
+    try:
+        time.sleep(3)  # the workers poll the pool
+        config = _config(work, f"w{workers}", models=models, delay=delay)
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config)], cwd=REPO,
+                              env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    finally:
+        for proc in procs:
+            _stop(proc)
+    (work / f"run-{workers}.log").write_text(done.stdout + done.stderr)
+    if done.returncode != 0:
+        raise SystemExit(f"run with {workers} worker(s) failed ({done.returncode}):\n{done.stdout[-3000:]}")
+    found = re.search(r"dispatch: (\d+) unit\(s\) ended in ([\d.]+)s", done.stdout + done.stderr)
+    return {"workers": workers, "wall_s": round(wall, 1), "dispatch_s": float(found[2]) if found else None}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--workers", default="1,2,3,4")
+    p.add_argument("--models", type=int, default=12, help="chatbots: one unit each (12 divides over 1 to 4 workers)")
+    p.add_argument("--delay", type=float, default=1.0, help="seconds per backend call of a chatbot")
+    p.add_argument("--keep", action="store_true", help="keep the work folder (logs, lakes)")
+    p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "scale_out.json")
+    args = p.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="dialogbench-scale-"))
+    port = _port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = {**os.environ, "PREFECT_HOME": str(work / "prefect"), "PREFECT_API_URL": api,
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_UI_ENABLED": "false",
+           "PREFECT_WORKER_QUERY_SECONDS": "1", "PREFECT_WORKER_PREFETCH_SECONDS": "2"}
+    server = _spawn([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)], env, work / "server.log")
+    try:
+        for _ in range(300):
+            try:
+                if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        spec = {"name": "scale-out", "prefect-version": "3.7.7",
+                "pull": [{"prefect.deployments.steps.set_working_directory": {"directory": str(REPO)}}],
+                "deployments": [{"name": "scale", "entrypoint": "flows/work.py:work", "work_pool": {"name": POOL}}]}
+        (work / "prefect.yaml").write_text(yaml.safe_dump(spec))
+        for cmd in (["work-pool", "create", POOL, "--type", "process"],
+                    ["--no-prompt", "deploy", "--all", "--prefect-file", str(work / "prefect.yaml")]):
+            subprocess.run([PREFECT, *cmd], cwd=REPO, env=env, check=True, capture_output=True, timeout=300)
+        rows = []
+        for n in [int(w) for w in args.workers.split(",")]:
+            rows.append(measure(work, env, n, models=args.models, delay=args.delay))
+            print(f"{n} worker(s): run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
+                  flush=True)
+    finally:
+        _stop(server)
+    base = rows[0]
+    for r in rows:
+        r["speedup_dispatch"] = round(base["dispatch_s"] / r["dispatch_s"], 2) if r["dispatch_s"] else None
+        r["speedup_run"] = round(base["wall_s"] / r["wall_s"], 2)
+        r["target_dispatch"] = round(0.8 * min(r["workers"], args.models) / base["workers"], 2)
+    print("\nworkers  run_s  dispatch_s  speed-up (units)  target (0.8 x slots)  speed-up (whole run)")
+    for r in rows:
+        print(f"{r['workers']:>7}  {r['wall_s']:>5.1f}  {r['dispatch_s']:>10}  {r['speedup_dispatch']:>16}  "
+              f"{r['target_dispatch']:>20}  {r['speedup_run']:>20}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"models": args.models, "delay_s": args.delay, "machine_cpus": os.cpu_count(),
+                                    "rows": rows}, indent=2) + "\n")
+    print(f"\nwrote {args.out}" + (f"; work folder {work}" if args.keep else ""))
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
