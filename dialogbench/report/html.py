@@ -24,7 +24,7 @@ nav a { margin-right: 14px; color: #0969da; text-decoration: none; font-size: 14
 .scroll { overflow-x: auto; margin: 10px 0 16px; }
 table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; }
 caption { text-align: left; padding: 4px 0; caption-side: top; }
-th, td { padding: 5px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th, td { padding: 5px 5px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 th, td { overflow-wrap: break-word; }
 .nw { white-space: nowrap; }
 th { background: var(--bg); font-weight: 600; position: sticky; top: 0; }
