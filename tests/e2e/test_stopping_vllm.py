@@ -33,7 +33,7 @@ def test_sigterm_mid_vllm_generation_stops_the_engine_and_the_run(tmp_path):
     lake = open_lake(tmp_path / "lake")
     log = tmp_path / "run.log"
     proc = subprocess.Popen([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config),
-                             "--stop-timeout", str(STOP_TIMEOUT)], cwd=REPO, env=cli_env(tmp_path),
+                             "--stop-timeout", str(STOP_TIMEOUT)], cwd=REPO, env=cli_env(tmp_path, temporary=True),
                             stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
     try:
         root = psutil.Process(proc.pid)
