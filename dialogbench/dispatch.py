@@ -48,7 +48,7 @@ def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, lis
     after: dict[str, list[str]] = {}
     units: dict[str, list[str]] = {}
     for family, names in families.items():
-        stages = [registry.stage(config, name) for name in names]
+        stages = [s for s in registry.family_stages(config, family) if s.name in names]  # built once
         sent = [i for i, s in enumerate(stages) if s.role in WORK_ROLES and s.models(config)]
         last = max(sent, default=-1)
         for i, stage in enumerate(stages):

@@ -33,17 +33,16 @@ class Size:
 
 def history(lake: Lake) -> dict[str, tuple[float, float]]:
     """stage -> (completion tokens, backend seconds) per computed cell over every recorded run of it."""
-    calls = lake.read(BACKEND_CALLS_TABLE.name, BACKEND_CALLS_TABLE.schema).to_pylist()
-    runs = lake.read(RUNS_TABLE.name, RUNS_TABLE.schema).to_pylist()
-    computed: dict[str, int] = {}
-    for r in runs:
-        computed[r["stage"]] = computed.get(r["stage"], 0) + (r["computed"] or 0)
-    spent: dict[str, list[float]] = {}
-    for c in calls:
-        tokens_seconds = spent.setdefault(c["stage"], [0.0, 0.0])
-        tokens_seconds[0] += c["completion_tokens"] or 0
-        tokens_seconds[1] += c["seconds"] or 0.0
-    return {s: (t / computed[s], sec / computed[s]) for s, (t, sec) in spent.items() if computed.get(s)}
+    calls = lake.relation_sql(BACKEND_CALLS_TABLE.name, BACKEND_CALLS_TABLE.schema)
+    runs = lake.relation_sql(RUNS_TABLE.name, RUNS_TABLE.schema)
+    with lake.connect() as con:
+        rows = con.sql(f"""
+            WITH spent AS (SELECT stage, sum(completion_tokens) AS tokens, sum(seconds) AS seconds FROM {calls}
+                           GROUP BY stage),
+                 computed AS (SELECT stage, sum(computed) AS cells FROM {runs} GROUP BY stage)
+            SELECT stage, coalesce(tokens, 0) / cells, coalesce(seconds, 0) / cells
+            FROM spent JOIN computed USING (stage) WHERE cells > 0""").fetchall()
+    return {stage: (tokens, seconds) for stage, tokens, seconds in rows}
 
 
 def size_stage(stage: Stage, config, lake: Lake, past: dict[str, tuple[float, float]]) -> list[Size]:

@@ -121,7 +121,7 @@ class Lake:
             directory = directory / f"{key}={_safe(value)}"
         final = directory / (name or f"part-{uuid.uuid4().hex}.parquet")
         tmp = directory / manifest.temp_name(final.name)
-        with _COMMITS.guard():  # a dispatched attempt commits only while it is its unit's current one
+        with contextlib.ExitStack() as commit:
             try:
                 directory.mkdir(parents=True, exist_ok=True)
                 with os.fdopen(links.create_new(tmp), "wb") as handle:
@@ -130,6 +130,8 @@ class Lake:
                     os.fsync(handle.fileno())
                 record = manifest.describe(tmp, table=table, rows=data.num_rows, tmp=tmp, name=final.name,
                                            supersedes=supersedes)
+                # from here to the rename: a dispatched attempt commits only while it is its unit's current one
+                commit.enter_context(_COMMITS.guard())
                 manifest.write(final, record)  # the last step that can fail before the commit: it cleans up itself
             except Exception as exc:
                 tmp.unlink(missing_ok=True)
