@@ -102,6 +102,7 @@ def _run(args, config) -> int:
         stopping.check()
         from flows.pipeline import pipeline  # Prefect (and its API log handler) only now
         from flows.signals import own_session_server, stop_temporary_server
+        from tasks.returned import result_of
 
         own_session_server()  # a Ctrl-C reaches the run, which records its stop there, not Prefect's server
         stopping.at_exit(stop_temporary_server)  # a stopped run exits without atexit
@@ -115,7 +116,7 @@ def _run(args, config) -> int:
             raise stopping.Stopped() from None
     if state.is_cancelled() and stopping.requested():
         _stopped(args, state)
-    result = state.result(raise_on_failure=False)
+    result = result_of(state, raise_on_failure=False)
     if isinstance(result, BaseException):  # the flow raised: as before, the exception (a traceback, exit 1) ...
         from dialogbench.lake.space import as_disk_full
 
@@ -149,8 +150,9 @@ def _stopped(args, state) -> NoReturn:
     """A run stopped by SIGTERM / SIGINT (the flow ended Cancelled, the lease is let go): ``--json`` gets what the
     flow says was kept, the temporary server stops, no process of the run is left, one line, exit 130 / 143."""
     from dialogbench import stopping
+    from tasks.returned import result_of
 
-    data = state.result(raise_on_failure=False)
+    data = result_of(state, raise_on_failure=False)
     if args.json and isinstance(data, dict):
         from dialogbench.redact import redact
 

@@ -39,6 +39,7 @@ from tasks.dispatch import dispatched_reports, send_units, split_units
 from tasks.history import record_run_config, snapshot
 from tasks.lake import catalog, check_lake, judge_summary, leaderboard, render_report
 from tasks.redacted import flow
+from tasks.returned import result_of
 from tasks.stages import family_tags, run_checks, run_families, run_tags
 from tasks.subflows import subflows_without_heartbeats
 
@@ -122,7 +123,7 @@ def _families(config, run_id: str, families: dict[str, list[str]], config_path: 
             state = family(config, run_id, name, names, config_path, return_state=True)
         if state.is_cancelled():  # the run was stopped (SIGTERM, SIGINT)
             raise stopping.Stopped()
-        stages += state.result()
+        stages += result_of(state)
     return stages
 
 

@@ -10,6 +10,7 @@ from prefect.states import Failed
 from flows.family import family
 from tasks.dispatch import attempt_guard, load_unit_config
 from tasks.redacted import flow
+from tasks.returned import result_of
 
 
 @flow(name="dialogbench-work", flow_run_name="{unit}", log_prints=True)
@@ -24,5 +25,5 @@ def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stage
             state = family(config, run_id, name, stages, config_path, return_state=True)
             if not state.is_completed():
                 return Failed(message=f"{unit}: {name}: {state.message}")
-            done += state.result()
+            done += result_of(state)
     return done

@@ -32,6 +32,7 @@ from prefect import Flow
 from prefect.utilities.hashing import file_hash
 
 from dialogbench.redact import redact_exception, redact_tree
+from tasks.returned import keeping_returned
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,14 +65,15 @@ class RedactedParametersFlow(Flow):
 
 
 def flow(**options: Any) -> Callable[[Callable[..., Any]], RedactedParametersFlow]:
-    """Like ``prefect.flow(**options)``, with redacted parameters and errors. Its version stays the hash of the
-    function's own file (Prefect would hash this module's, where the wrapper is)."""
+    """Like ``prefect.flow(**options)``, with redacted parameters and errors, and its returned value kept for
+    ``tasks.returned.result_of``. Its version stays the hash of the function's own file (Prefect would hash this
+    module's, where the wrapper is)."""
 
     def make(fn: Callable[..., Any]) -> RedactedParametersFlow:
         source = inspect.getsourcefile(fn)
         if source and "version" not in options:
             options["version"] = file_hash(source)
-        return RedactedParametersFlow(fn=redacted_errors(fn), **options)
+        return RedactedParametersFlow(fn=keeping_returned(redacted_errors(fn)), **options)
 
     return make
 
