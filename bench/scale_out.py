@@ -1,10 +1,12 @@
-"""Scaling out: wall time of one dispatched run (dialogbench/dispatch.py) with 1, 2, 3 and 4 workers of one Prefect
-process work pool, each a "GPU slot" (its own CUDA_VISIBLE_DEVICES; on one box, or one per box: the same mechanism).
-Scripted models with a delay per backend call stand in for engines, so that model time dominates; the dispatched
-phase (the units: each model's BotChat dialogues and MT-Bench-101 answers) is what divides over the workers, the
-rest of the run (seeds, judging, data tests, report) does not. Prints the ratios of one run and writes JSON.
+"""Scaling out: wall time of one dispatched run (dialogbench/dispatch.py) with 1, 2 and 3 workers of one Prefect
+process work pool, each a "GPU slot" (its own CUDA_VISIBLE_DEVICES; one per box, or several on one), and with 1, 2
+and 4 GPUs of this box and no work pool (``dispatch:`` without a deployment: each unit a process of the run's on
+its own device, dialogbench/box.py). Scripted models with a delay per backend call stand in for engines, so that
+model time dominates; the dispatched phase (the units: each model's BotChat dialogues and MT-Bench-101 answers) is
+what divides over the slots, the rest of the run (seeds, judging, data tests, report) does not. Prints the ratios of
+one run and writes JSON.
 
-    .venv/bin/python bench/scale_out.py [--workers 1,2,3,4] [--models 4] [--delay 1.0] [--out FILE]
+    .venv/bin/python bench/scale_out.py [--workers 1,2,3] [--slots 1,2,4] [--models 12] [--delay 1.0] [--out FILE]
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def _stop(proc: subprocess.Popen) -> None:
             pass
 
 
-def _config(work: Path, name: str, *, models: int, delay: float) -> Path:
+def _config(work: Path, name: str, *, models: int, delay: float, devices: int | None = None) -> Path:
     names = [f"bot-{i}" for i in range(models)]
     data = {"lake": str(work / f"lake-{name}"),
             "models": [{"name": n, "backend": "scripted", "script": [f"{n}: sure."], "script_delay_s": delay}
@@ -66,6 +68,9 @@ def _config(work: Path, name: str, *, models: int, delay: float) -> Path:
                            "dataset": str(REPO / "data_lake/raw/mtbench101/mtbench101.jsonl")},
             "judge_checks": {"enabled": False},
             "dispatch": {"deployment": "dialogbench-work/scale", "poll_s": 0.5}}
+    if devices:  # this box's GPUs, no work pool
+        data["dispatch"] = {"poll_s": 0.5}
+        data["devices"] = [str(i) for i in range(devices)]
     path = work / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -77,25 +82,29 @@ def measure(work: Path, env: dict, workers: int, *, models: int, delay: float) -
                     work / f"worker-{workers}-{i}.log") for i in range(workers)]
     try:
         time.sleep(3)  # the workers poll the pool
-        config = _config(work, f"w{workers}", models=models, delay=delay)
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config)], cwd=REPO,
-                              env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - start
+        return _timed(work, env, _config(work, f"w{workers}", models=models, delay=delay), "workers", workers)
     finally:
         for proc in procs:
             _stop(proc)
-    (work / f"run-{workers}.log").write_text(done.stdout + done.stderr)
+
+
+def _timed(work: Path, env: dict, config: Path, mode: str, slots: int) -> dict:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config)], cwd=REPO,
+                          env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    (work / f"run-{config.stem}.log").write_text(done.stdout + done.stderr)
     if done.returncode != 0:
-        raise SystemExit(f"run with {workers} worker(s) failed ({done.returncode}):\n{done.stdout[-3000:]}")
+        raise SystemExit(f"run with {slots} {mode} failed ({done.returncode}):\n{done.stdout[-3000:]}")
     found = re.search(r"dispatch: (\d+) unit\(s\) ended in ([\d.]+)s", done.stdout + done.stderr)
-    return {"workers": workers, "wall_s": round(wall, 1), "dispatch_s": float(found[2]) if found else None}
+    return {"mode": mode, "slots": slots, "wall_s": round(wall, 1), "dispatch_s": float(found[2]) if found else None}
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--workers", default="1,2,3,4")
-    p.add_argument("--models", type=int, default=12, help="chatbots: one unit each (12 divides over 1 to 4 workers)")
+    p.add_argument("--workers", default="1,2,3", help="work pool workers (none: '')")
+    p.add_argument("--slots", default="1,2,4", help="GPUs of this box, no work pool (none: '')")
+    p.add_argument("--models", type=int, default=12, help="chatbots: one unit each (12 divides over 1 to 4 slots)")
     p.add_argument("--delay", type=float, default=1.0, help="seconds per backend call of a chatbot")
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, lakes)")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "scale_out.json")
@@ -122,20 +131,25 @@ def main() -> None:
                     ["--no-prompt", "deploy", "--all", "--prefect-file", str(work / "prefect.yaml")]):
             subprocess.run([PREFECT, *cmd], cwd=REPO, env=env, check=True, capture_output=True, timeout=300)
         rows = []
-        for n in [int(w) for w in args.workers.split(",")]:
+        for n in [int(w) for w in args.workers.split(",") if w]:
             rows.append(measure(work, env, n, models=args.models, delay=args.delay))
             print(f"{n} worker(s): run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
                   flush=True)
+        for n in [int(w) for w in args.slots.split(",") if w]:
+            config = _config(work, f"box{n}", models=args.models, delay=args.delay, devices=n)
+            rows.append(_timed(work, env, config, "box GPUs", n))
+            print(f"{n} GPU(s) of this box: run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
+                  flush=True)
     finally:
         _stop(server)
-    base = rows[0]
     for r in rows:
+        base = next(b for b in rows if b["mode"] == r["mode"])  # each mode against its own first row
         r["speedup_dispatch"] = round(base["dispatch_s"] / r["dispatch_s"], 2) if r["dispatch_s"] else None
         r["speedup_run"] = round(base["wall_s"] / r["wall_s"], 2)
-        r["target_dispatch"] = round(0.8 * min(r["workers"], args.models) / base["workers"], 2)
-    print("\nworkers  run_s  dispatch_s  speed-up (units)  target (0.8 x slots)  speed-up (whole run)")
+        r["target_dispatch"] = round(0.8 * min(r["slots"], args.models) / base["slots"], 2)
+    print("\nmode      slots  run_s  dispatch_s  speed-up (units)  target (0.8 x slots)  speed-up (whole run)")
     for r in rows:
-        print(f"{r['workers']:>7}  {r['wall_s']:>5.1f}  {r['dispatch_s']:>10}  {r['speedup_dispatch']:>16}  "
+        print(f"{r['mode']:<8}  {r['slots']:>5}  {r['wall_s']:>5.1f}  {r['dispatch_s']:>10}  {r['speedup_dispatch']:>16}  "
               f"{r['target_dispatch']:>20}  {r['speedup_run']:>20}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"models": args.models, "delay_s": args.delay, "machine_cpus": os.cpu_count(),

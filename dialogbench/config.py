@@ -172,11 +172,13 @@ class FailOn(Strict):
 
 
 class DispatchConfig(Strict):
-    """``dispatch:``: a run sends its model work to a Prefect work pool (dialogbench/dispatch.py, flows/work.py):
-    each model's generation and answers, and each game, become a flow run of ``deployment`` that a worker picks up."""
+    """``dispatch:``: a run spreads its model work (dialogbench/dispatch.py, flows/work.py): each model's generation
+    and answers, and each game, become a flow run of ``deployment`` that a worker of its work pool picks up; without
+    a deployment, a process of this box on GPUs of the run's own (dialogbench/box.py), as many at once as they hold."""
 
-    deployment: str = Field(pattern=r"^[^/]+/[^/]+$")  # "<flow>/<deployment>": prefect.yaml's dialogbench-work/gpu
-    retries: int = Field(2, ge=0, le=20)  # a unit whose worker died (heartbeat stopped) or crashed is sent again
+    # "<flow>/<deployment>": prefect.yaml's dialogbench-work/gpu; none: units run on this box's GPUs
+    deployment: str | None = Field(None, pattern=r"^[^/]+/[^/]+$")
+    retries: int = Field(2, ge=0, le=20)  # a unit whose worker (or process) died or crashed is sent again
     dead_after_s: float = Field(120.0, gt=0)  # no heartbeat for this long: its worker is presumed dead
     poll_s: float = Field(2.0, gt=0)  # how often the dispatching run looks at its units
 

@@ -35,10 +35,12 @@ class Superseded(RuntimeError):
 
 @dataclass(frozen=True)
 class Unit:
-    """One flow run's worth of model work: its name (the model, or the game) and its stages, in order."""
+    """One flow run's worth of model work: its name (the model, or the game), its stages, in order, and the models
+    they load (a game's players)."""
 
     name: str
     stages: tuple[str, ...]
+    models: tuple[str, ...] = ()
 
 
 def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[Unit],
@@ -47,6 +49,7 @@ def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, lis
     before: dict[str, list[str]] = {}
     after: dict[str, list[str]] = {}
     units: dict[str, list[str]] = {}
+    loads: dict[str, list[str]] = {}
     for family, names in families.items():
         stages = [s for s in registry.family_stages(config, family) if s.name in names]  # built once
         sent = [i for i, s in enumerate(stages) if s.role in WORK_ROLES and s.models(config)]
@@ -54,10 +57,13 @@ def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, lis
         for i, stage in enumerate(stages):
             if i in sent:
                 models = [m.name for m in stage.models(config)]
-                units.setdefault(models[0] if len(models) == 1 else stage.name, []).append(stage.name)
+                unit = models[0] if len(models) == 1 else stage.name
+                units.setdefault(unit, []).append(stage.name)
+                loads.setdefault(unit, [])
+                loads[unit] += [m for m in models if m not in loads[unit]]
             else:
                 (before if i < last else after).setdefault(family, []).append(stage.name)
-    return before, [Unit(name, tuple(stages)) for name, stages in units.items()], after
+    return before, [Unit(name, tuple(stages), tuple(loads[name])) for name, stages in units.items()], after
 
 
 def _folder(lake: str | os.PathLike) -> Path:

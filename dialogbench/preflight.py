@@ -198,6 +198,10 @@ def placement_problems(config: Config) -> list[str]:
     """Why the run's vLLM engines cannot be placed on its GPUs (``placement``), at the first stage where those
     loaded together do not fit; none on a machine without GPUs (the CPU build runs them)."""
     gpus = placement.visible_devices(config.devices)
+    if config.dispatch is not None and config.dispatch.deployment is None and not gpus:
+        return ["dispatch: without a deployment the units run on this box, on the run's GPUs, and it has none: give "
+                "it some (--devices 0,1,...; device ids are slots even for models that run no engine here) or name "
+                "the work pool's deployment (dispatch.deployment)"]
     if not gpus:
         return []
     try:

@@ -1,7 +1,8 @@
-"""A unit of a run's model work, on a worker of the dispatch work pool (``dialogbench/dispatch.py``): one model's
-stages (or one game's) written into the shared lake under the dispatching run's id, while this attempt is the
-unit's current one. Its GPUs are the worker's (CUDA_VISIBLE_DEVICES in its environment, else every GPU it sees).
-Wiring only; deployed as ``dialogbench-work`` (prefect.yaml)."""
+"""A unit of a run's model work (``dialogbench/dispatch.py``): one model's stages (or one game's) written into the
+lake under the dispatching run's id, while this attempt is the unit's current one. On a worker of the dispatch work
+pool (deployed as ``dialogbench-work``, prefect.yaml) its GPUs are the worker's (CUDA_VISIBLE_DEVICES in its
+environment, else every GPU it sees); on this box (``python -m flows.work``, ``dialogbench/box.py``) the ones the
+run gave it. Wiring only."""
 
 from __future__ import annotations
 
@@ -27,3 +28,14 @@ def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stage
                 return Failed(message=f"{unit}: {name}: {state.message}")
             done += result_of(state)
     return done
+
+
+if __name__ == "__main__":  # a unit on this box (dialogbench/box.py): its parameters as JSON on stdin
+    import json
+    import sys
+
+    from dialogbench.box import die_with_parent
+
+    parameters = json.load(sys.stdin)
+    die_with_parent(parameters.pop("parent_pid"))
+    work(**parameters)

@@ -1,24 +1,28 @@
-"""Sending a run's model work to a Prefect work pool and waiting for it (``dialogbench/dispatch.py`` says what goes
-and how no cell is lost or doubled). Each unit becomes a flow run of the config's ``dispatch.deployment``; a unit
-whose flow run crashed, or whose worker stopped beating, is sent again (a new attempt token) up to ``retries``
-times; the run goes on when every unit has ended, and the stages after the dispatch find their cells cached."""
+"""Sending a run's model work out and waiting for it (``dialogbench/dispatch.py`` says what goes and how no cell is
+lost or doubled). Each unit becomes a flow run of the config's ``dispatch.deployment`` on a work pool, or, without
+one, a process of this box on GPUs of the run's (``dialogbench/box.py``), started when enough of them are free; a
+unit whose flow run crashed (process killed), or whose worker stopped beating, is sent again (a new attempt token)
+up to ``retries`` times; the run goes on when every unit has ended, and the stages after the dispatch find their
+cells cached."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import logging
+import os
 import time
 from pathlib import Path
 from typing import Iterator
 
+from prefect import get_run_logger
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import StateType
 from prefect.deployments import run_deployment
 from prefect.states import Cancelled, Crashed
 
-from dialogbench import dispatch, placement, stopping
+from dialogbench import box, dispatch, placement, stopping
 from dialogbench.config import Config
 from dialogbench.lake.lease import describe, held_by, holder
 from dialogbench.lake.store import guard_commits
@@ -38,7 +42,8 @@ def load_unit_config(config_path: str, overrides: dict, run_id: str) -> Config:
         held = describe(holder(Path(config.lake)))
         raise RuntimeError(f"{config.lake}: run {run_id} does not hold the lake's lease ({held}); dispatched work "
                            f"writes only while the run that sent it goes on")
-    placement.use(None)  # the worker's GPUs: CUDA_VISIBLE_DEVICES in its environment, else all it sees
+    gpus = placement.use(None).devices  # the worker's GPUs: CUDA_VISIBLE_DEVICES in its environment, else all it sees
+    get_run_logger().info("dispatch: this unit's GPUs: %s", ",".join(gpus) or "none")
     return config
 
 
@@ -60,64 +65,130 @@ def split_units(config: Config, families: dict[str, list[str]]) -> tuple[dict[st
 @task(name="dispatch", cache_policy=NO_CACHE)
 def send_units(config: Config, config_path: str, overrides: dict, run_id: str, units: list[dispatch.Unit],
                families: dict[str, list[str]]) -> dict[str, str]:
-    """Send every unit and wait for them all; returns unit -> its last flow run's final state ("COMPLETED", ...)."""
+    """Send every unit and wait for them all; returns unit -> its last attempt's final state ("COMPLETED", ...)."""
     settings = config.dispatch
     overrides = {**overrides, "lake": str(config.lake)}
     by_unit = {u.name: {f: [s for s in names if s in u.stages] for f, names in families.items()
                         if any(s in u.stages for s in names)} for u in units}
-    live: dict[str, tuple[str, object, float]] = {}  # unit -> (token, flow run id, sent at)
-    tries = {u.name: 0 for u in units}
-    ended: dict[str, str] = {}
+    with get_client(sync_client=True) as client:
+        launcher = _Pool(settings.deployment, client) if settings.deployment else _OnThisBox(config, client, units)
+        live: dict[str, tuple[str, object, float]] = {}  # unit -> (token, its attempt, sent at)
+        tries = {u.name: 0 for u in units}
+        waiting, ended = list(by_unit), {}
 
-    def send(unit: str) -> None:
-        token = dispatch.grant(config.lake, unit, run_id)
-        run = run_deployment(settings.deployment, timeout=0, as_subflow=True, tags=[f"unit:{unit}"],
-                             parameters={"config_path": config_path, "overrides": overrides, "run_id": run_id,
-                                         "unit": unit, "family_stages": by_unit[unit], "token": token})
-        live[unit] = (token, run.id, time.time())
-        tries[unit] += 1
-        log.info("dispatch: %s sent (attempt %d) as flow run %s", unit, tries[unit], run.name)
+        def send(unit: str) -> None:
+            token = dispatch.grant(config.lake, unit, run_id)
+            tries[unit] += 1
+            live[unit] = (token, launcher.start(unit, {"config_path": config_path, "overrides": overrides,
+                                                      "run_id": run_id, "unit": unit, "family_stages": by_unit[unit],
+                                                      "token": token}, attempt=tries[unit]), time.time())
+            log.info("dispatch: %s sent (attempt %d) %s", unit, tries[unit], launcher.where(live[unit][1]))
 
-    start = time.monotonic()
-    for unit in by_unit:
-        send(unit)
-    with get_client(sync_client=True) as client, _revoked_on_exit(config, live, client):
-        while live:
-            stopping.check()
-            time.sleep(settings.poll_s)
-            for unit, (token, run_id_, sent) in list(live.items()):
-                state = client.read_flow_run(run_id_).state
-                beat = dispatch.last_beat(config.lake, unit, token)
-                dead = (state.type in (StateType.RUNNING, StateType.PENDING)  # picked up by a worker
-                        and time.time() - (beat or sent) > settings.dead_after_s)
-                if dead:  # its worker stopped beating: presumed dead, its flow run marked so
-                    client.set_flow_run_state(run_id_, Crashed(message="dispatch: no heartbeat"), force=True)
-                    log.warning("dispatch: %s: no heartbeat for %.0fs: its worker is presumed dead", unit,
-                                time.time() - (beat or sent))
-                if not dead and state.type not in FINAL:
-                    continue
-                del live[unit]
-                kind = StateType.CRASHED if dead else state.type
-                if kind == StateType.CRASHED and tries[unit] <= settings.retries:
-                    send(unit)  # a new token: the old attempt, if it comes back, commits nothing more
-                    continue
-                ended[unit] = kind.value
-                log.info("dispatch: %s ended %s after %d attempt(s)", unit, kind.value, tries[unit])
+        start = time.monotonic()
+        with _revoked_on_exit(config, live, launcher):
+            while waiting or live:
+                stopping.check()
+                for unit in [u for u in waiting if launcher.fits(u)]:
+                    waiting.remove(unit)
+                    send(unit)
+                time.sleep(settings.poll_s)
+                for unit, (token, attempt, sent) in list(live.items()):
+                    kind = launcher.state(attempt)
+                    beat = dispatch.last_beat(config.lake, unit, token)
+                    dead = (kind in (StateType.RUNNING, StateType.PENDING)  # picked up by a worker
+                            and time.time() - (beat or sent) > settings.dead_after_s)
+                    if dead:  # its worker stopped beating: presumed dead
+                        launcher.crash(attempt, "dispatch: no heartbeat")
+                        log.warning("dispatch: %s: no heartbeat for %.0fs: its worker is presumed dead", unit,
+                                    time.time() - (beat or sent))
+                    if not dead and kind not in FINAL:
+                        continue
+                    del live[unit]
+                    kind = StateType.CRASHED if dead else kind
+                    if kind != StateType.COMPLETED:
+                        launcher.explain(unit, attempt, kind)
+                    if kind == StateType.CRASHED and tries[unit] <= settings.retries:
+                        waiting.append(unit)  # a new token: the old attempt, if it comes back, commits nothing more
+                        continue
+                    ended[unit] = kind.value
+                    log.info("dispatch: %s ended %s after %d attempt(s)", unit, kind.value, tries[unit])
     log.info("dispatch: %d unit(s) ended in %.1fs", len(ended), time.monotonic() - start)
     return ended
 
 
+class _Pool:
+    """Units as flow runs of the work pool's deployment."""
+
+    def __init__(self, deployment: str, client) -> None:
+        self.deployment, self.client = deployment, client
+
+    def fits(self, unit: str) -> bool:  # the pool's workers take what they can; the rest waits there
+        return True
+
+    def start(self, unit: str, parameters: dict, *, attempt: int):
+        return run_deployment(self.deployment, timeout=0, as_subflow=True, tags=[f"unit:{unit}"],
+                              parameters=parameters)
+
+    def where(self, run) -> str:
+        return f"as flow run {run.name}"
+
+    def state(self, run) -> StateType:
+        return self.client.read_flow_run(run.id).state.type
+
+    def crash(self, run, message: str) -> None:
+        self.client.set_flow_run_state(run.id, Crashed(message=message), force=True)
+
+    def explain(self, unit: str, run, kind: StateType) -> None:
+        pass  # its flow run says why, in the UI
+
+    def stop(self, run) -> None:
+        self.client.set_flow_run_state(run.id, Cancelled(message="the dispatching run stopped"), force=True)
+
+
+class _OnThisBox:
+    """Units as processes of this box, each on GPUs of the run's own (``dialogbench/box.py``)."""
+
+    def __init__(self, config: Config, client, units: list[dispatch.Unit]) -> None:
+        devices = placement.devices().devices  # the run's: --devices, the config's, CUDA_VISIBLE_DEVICES, nvidia-smi
+        self.box = box.Box(devices, env={**os.environ, "PREFECT_API_URL": str(client.api_url)},
+                           logs=Path(config.lake) / "_state" / "attempts" / "logs")
+        self.needs = {u.name: box.needs(config, u.models, devices) for u in units}
+        self.grace_s = config.stop_timeout_s + 10
+
+    def fits(self, unit: str) -> bool:
+        return self.box.fits(self.needs[unit])
+
+    def start(self, unit: str, parameters: dict, *, attempt: int) -> box.Started:
+        return self.box.start(unit, self.needs[unit], parameters, attempt=attempt)
+
+    def where(self, started: box.Started) -> str:
+        return f"on GPU {','.join(started.gpus)} (process {started.process.pid}, log {started.log})"
+
+    def state(self, started: box.Started) -> StateType:
+        return StateType(self.box.state(started))
+
+    def crash(self, started: box.Started, message: str) -> None:
+        self.box.kill(started)
+
+    def explain(self, unit: str, started: box.Started, kind: StateType) -> None:
+        log.warning("dispatch: %s ended %s (exit %s); the end of its log %s:\n%s", unit, kind.value.lower(),
+                    started.process.returncode, started.log, self.box.tail(started))
+
+    def stop(self, started: box.Started) -> None:
+        self.box.stop(started, grace_s=self.grace_s)
+
+
 @contextlib.contextmanager
-def _revoked_on_exit(config: Config, live: dict, client) -> Iterator[None]:
+def _revoked_on_exit(config: Config, live: dict, launcher) -> Iterator[None]:
     """A dispatching run that stops (a signal) or fails while units run: each gets a new token no worker holds, so
-    nothing more of it commits, and its flow run is cancelled."""
+    nothing more of it commits, and its flow run is cancelled (its process stopped)."""
     try:
         yield
     finally:
-        for unit, (_, flow_run_id, _) in list(live.items()):
+        for unit, (_, attempt, _) in list(live.items()):
             dispatch.grant(config.lake, unit, "revoked")
             try:
-                client.set_flow_run_state(flow_run_id, Cancelled(message="the dispatching run stopped"), force=True)
+                launcher.stop(attempt)
             except Exception as exc:  # the server gone too: the revoked token is what matters
                 log.warning("dispatch: %s: could not cancel its flow run (%s)", unit, exc)
 

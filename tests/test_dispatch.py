@@ -20,8 +20,8 @@ def test_each_model_s_work_is_one_unit_between_what_comes_before_and_after(make_
                 if f.enabled(config) and registry.family_stages(config, f.name)}
     before, units, after = dispatch.split(config, families)
     assert before == {"botchat": ["extract_seeds"]}
-    assert units == [dispatch.Unit("bot-a", ("generate:bot-a", "mtbench101_answer:bot-a")),
-                     dispatch.Unit("bot-b", ("generate:bot-b", "mtbench101_answer:bot-b"))]
+    assert units == [dispatch.Unit("bot-a", ("generate:bot-a", "mtbench101_answer:bot-a"), ("bot-a",)),
+                     dispatch.Unit("bot-b", ("generate:bot-b", "mtbench101_answer:bot-b"), ("bot-b",))]
     assert after["botchat"][0] == "botchat_lengths" and after["mtbench101"] == ["mtbench101"]
 
 

@@ -4,13 +4,14 @@ that records the CUDA_VISIBLE_DEVICES it was started under."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import types
 from pathlib import Path
 
 import pytest
 
-from dialogbench import placement
+from dialogbench import box, placement
 from dialogbench.placement import Ask, Devices, PlacementError, place, visible_devices
 from dialogbench.preflight import placement_problems
 from dialogbench.registry import validate_config
@@ -98,14 +99,14 @@ def test_each_vllm_engine_starts_on_its_own_gpus_and_records_them(fake_vllm, mon
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _config(tmp_path, *, share: float, devices: str | None):
+def _config(tmp_path, *, share: float, devices: str | None, **extra):
     engine = {"gpu_memory_utilization": share}
     models = [{"name": n, "backend": "vllm", "weights": f"org/{n}", "engine": engine} for n in ("spy-m", "villager-m")]
     return validate_config({
         "lake": str(tmp_path / "lake"), "models": models, "devices": devices,
         "gameeval": {"askguess": {"enabled": False}, "tofukingdom": {"enabled": False},
                      "spyfall": {"limit": 1, "pairs": [["spy-m", "villager-m"]]},
-                     "word_pairs": str(REPO / "data_lake/raw/gameeval/spyfall_word_pairs.txt")}})
+                     "word_pairs": str(REPO / "data_lake/raw/gameeval/spyfall_word_pairs.txt")}, **extra})
 
 
 def test_validate_says_at_once_when_a_game_s_players_cannot_be_placed(tmp_path):
@@ -114,3 +115,52 @@ def test_validate_says_at_once_when_a_game_s_players_cannot_be_placed(tmp_path):
     assert placement_problems(_config(tmp_path, share=0.45, devices="0")) == []  # they share GPU 0
     assert placement_problems(_config(tmp_path, share=0.9, devices="0,1")) == []  # one GPU each
     assert placement_problems(_config(tmp_path, share=0.9, devices="none")) == []  # no GPU: the CPU build
+
+
+def test_a_unit_on_this_box_takes_the_gpus_its_engines_ask_for(tmp_path):
+    config = validate_config({
+        "lake": str(tmp_path / "lake"),
+        "models": [{"name": "big", "backend": "vllm", "weights": "org/big", "engine": {"tensor_parallel_size": 2}},
+                   {"name": "big-t0.7", "backend": "vllm", "weights": "org/big", "engine": {"tensor_parallel_size": 2},
+                    "sampling": {"temperature": 0.7}},  # the same engine: counted once
+                   {"name": "small", "backend": "vllm", "weights": "org/small"},
+                   {"name": "api", "backend": "scripted", "script": ["hi"]}]})
+    four = ["0", "1", "2", "3"]
+    assert box.needs(config, ["big"], four) == 2 and box.needs(config, ["big", "big-t0.7"], four) == 2
+    assert box.needs(config, ["big", "small"], four) == 3 and box.needs(config, ["big", "small"], ["0", "1"]) == 2
+    assert box.needs(config, ["api"], four) == 1  # a slot, no engine
+
+
+def test_units_on_this_box_hold_their_gpus_until_they_end(tmp_path, monkeypatch):
+    """Real processes stand in for units (``python -c`` instead of the work flow): GPUs are handed out and back."""
+    started_with = []
+
+    class Popen(subprocess.Popen):
+        def __init__(self, args, **kwargs):
+            started_with.append(kwargs["env"]["CUDA_VISIBLE_DEVICES"])
+            code = "import sys, json, time; p = json.load(sys.stdin); time.sleep(p['sleep']); sys.exit(p['code'])"
+            super().__init__([sys.executable, "-c", code], **kwargs)
+
+    monkeypatch.setattr(box.subprocess, "Popen", Popen)
+    slots = box.Box(["0", "1", "2"], env=os.environ, logs=tmp_path / "logs")
+    a = slots.start("a", 2, {"sleep": 0.2, "code": 0}, attempt=1)
+    assert not slots.fits(2) and slots.fits(1)
+    b = slots.start("b", 1, {"sleep": 30, "code": 0}, attempt=1)
+    assert started_with == ["0,1", "2"] and slots.state(b) == "RUNNING"
+    a.process.wait()
+    assert slots.state(a) == "COMPLETED" and slots.free == ["0", "1"]
+    slots.kill(b)  # presumed hung
+    assert b.process.returncode < 0 and slots.free == ["0", "1", "2"]
+    c = slots.start("c", 3, {"sleep": 0, "code": 3}, attempt=2)
+    c.process.wait()
+    assert slots.state(c) == "FAILED" and (tmp_path / "logs" / "c.2.log").exists()
+    with pytest.raises(ValueError, match="needs the run's GPUs"):
+        box.Box([], env=os.environ, logs=tmp_path)
+
+
+def test_validate_refuses_dispatch_on_this_box_without_gpus(tmp_path):
+    [problem] = placement_problems(_config(tmp_path, share=0.45, devices="none", dispatch={}))
+    assert problem.startswith("dispatch: ") and "on the run's GPUs, and it has none" in problem
+    assert placement_problems(_config(tmp_path, share=0.45, devices="0", dispatch={})) == []
+    assert placement_problems(_config(tmp_path, share=0.45, devices="none",
+                                      dispatch={"deployment": "dialogbench-work/gpu"})) == []  # the workers' GPUs

@@ -1,0 +1,91 @@
+"""A run spread over the GPUs of one box, no work pool (``dispatch:`` without a deployment, dialogbench/box.py):
+each model's unit runs as a process of its own on a GPU of the run's (``--devices``: "GPUs" are device ids here,
+scripted models with a delay per call stand in for engines), both at once on two devices; the cells are the ones a
+run on one process computes, each once. A unit process killed (SIGKILL) mid-unit is started again and nothing is
+lost or doubled; the data tests pass."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import psutil
+import pytest
+
+from tests.e2e.conftest import REPO, cli_env
+from tests.e2e.test_dispatch import _cells, _config
+
+pytestmark = pytest.mark.slow
+
+
+def _box_config(tmp_path: Path, name: str, *, delay: float, limit: int = 3) -> Path:
+    path = _config(tmp_path, name, delay=delay, dispatch=False, limit=limit)
+    text = path.read_text() + "dispatch: {dead_after_s: 30, poll_s: 0.5}\ndevices: ['0', '1']\n"
+    path.write_text(text)
+    return path
+
+
+def _run(config: Path, tmp_path: Path, **popen):
+    args = [sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config), "--json",
+            str(tmp_path / f"{config.stem}.json")]
+    if popen:
+        return subprocess.Popen(args, cwd=REPO, env=cli_env(tmp_path), **popen)
+    return subprocess.run(args, cwd=REPO, env=cli_env(tmp_path), capture_output=True, text=True, timeout=600)
+
+
+def _windows(lake: Path) -> dict[str, tuple[float, float]]:
+    """Each chatbot's first and last backend call (epoch seconds)."""
+    rows = duckdb.sql(f"select model, min(epoch(started_at)), max(epoch(started_at) + seconds) "
+                      f"from read_parquet('{lake}/backend_calls/**/*.parquet') where role = 'chatbot' "
+                      f"group by model").fetchall()
+    return {m: (a, b) for m, a, b in rows}
+
+
+def test_units_run_at_once_on_the_box_s_gpus_and_compute_what_one_process_does(tmp_path):
+    alone = _run(_config(tmp_path, "alone", delay=0.0, dispatch=False), tmp_path)
+    assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr[-3000:]
+    sent = _run(_box_config(tmp_path, "box", delay=0.5), tmp_path)
+    assert sent.returncode == 0, sent.stdout[-2000:] + sent.stderr[-3000:]
+    mine, theirs = _cells(tmp_path / "lake-box"), _cells(tmp_path / "lake-alone")
+    assert mine == theirs and all(len(keys) == len(set(keys)) > 0 for keys in mine.values())
+    logs = tmp_path / "lake-box" / "_state" / "attempts" / "logs"
+    gpus = {unit: [line for line in (logs / f"{unit}.1.log").read_text().splitlines() if "this unit's GPUs" in line]
+            for unit in ("bot-a", "bot-b")}
+    assert sorted(lines[0].rsplit(" ", 1)[-1] for lines in gpus.values()) == ["0", "1"], gpus  # one GPU each
+    (a0, a1), (b0, b1) = _windows(tmp_path / "lake-box").values()
+    assert a0 < b1 and b0 < a1, "the two units' calls did not overlap in time"
+    by_stage = {s["stage"]: s for s in json.loads((tmp_path / "box.json").read_text())["stages"]}
+    assert by_stage["generate:bot-a"]["computed"] == 3 and by_stage["mtbench101_answer:bot-b"]["computed"] > 0
+
+
+def test_a_unit_process_killed_is_started_again_and_nothing_is_lost_or_doubled(tmp_path):
+    log = tmp_path / "run.log"
+    run = _run(_box_config(tmp_path, "killed", delay=1.0, limit=4), tmp_path, stdout=log.open("w"),
+               stderr=subprocess.STDOUT)
+    beats = tmp_path / "lake-killed" / "_state" / "attempts"
+    try:
+        victim, deadline = None, time.monotonic() + 240
+        while victim is None and time.monotonic() < deadline:  # a unit working: its heartbeat written
+            time.sleep(0.5)
+            units = [p for p in psutil.Process(run.pid).children() if "flows.work" in " ".join(p.cmdline())]
+            victim = units[0] if units and list(beats.glob("*.beat")) else None
+        assert victim is not None, "no unit ran\n" + log.read_text()[-3000:]
+        time.sleep(3)  # mid-stage
+        victim.kill()
+        assert run.wait(timeout=420) == 0, log.read_text()[-4000:]
+    finally:
+        if run.poll() is None:
+            run.kill()
+    text = log.read_text()
+    assert "sent (attempt 2)" in text and "ended crashed" in text, text[-4000:]
+    cells = _cells(tmp_path / "lake-killed")
+    assert all(len(keys) == len(set(keys)) > 0 for keys in cells.values()), cells
+    assert len(cells["generations"]) == 8  # 4 seeds x 2 models, each once
+    check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake",
+                            str(tmp_path / "lake-killed")], cwd=REPO, env=cli_env(tmp_path), capture_output=True,
+                           text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
