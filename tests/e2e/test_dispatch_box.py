@@ -2,7 +2,8 @@
 each model's unit runs as a process of its own on a GPU of the run's (``--devices``: "GPUs" are device ids here,
 scripted models with a delay per call stand in for engines), both at once on two devices; the cells are the ones a
 run on one process computes, each once. A unit process killed (SIGKILL) mid-unit is started again and nothing is
-lost or doubled; the data tests pass."""
+lost or doubled; the run itself killed mid-dispatch takes its units with it, and the next run completes the lake;
+the data tests pass after each."""
 
 from __future__ import annotations
 
@@ -88,4 +89,36 @@ def test_a_unit_process_killed_is_started_again_and_nothing_is_lost_or_doubled(t
     check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake",
                             str(tmp_path / "lake-killed")], cwd=REPO, env=cli_env(tmp_path), capture_output=True,
                            text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_run_killed_mid_dispatch_takes_its_units_with_it_and_the_next_run_completes(tmp_path):
+    config = _box_config(tmp_path, "again", delay=1.0, limit=4)
+    log = tmp_path / "first.log"
+    run = _run(config, tmp_path, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    beats = tmp_path / "lake-again" / "_state" / "attempts"
+    try:
+        units, deadline = [], time.monotonic() + 240
+        while len(units) < 2 and time.monotonic() < deadline:  # both units working
+            time.sleep(0.5)
+            units = [p for p in psutil.Process(run.pid).children() if "flows.work" in " ".join(p.cmdline())]
+            units = units if len(list(beats.glob("*.beat"))) >= 2 else []
+        assert len(units) == 2, "the units did not start\n" + log.read_text()[-3000:]
+        time.sleep(3)  # mid-stage
+        run.kill()  # SIGKILL: no handler runs in the run's process
+        run.wait()
+        gone = psutil.wait_procs(units, timeout=60)[1] == []  # the kernel's SIGTERM (PR_SET_PDEATHSIG) stops them
+        assert gone, [p.pid for p in units if p.is_running()]
+    finally:
+        if run.poll() is None:
+            run.kill()
+    again = _run(config, tmp_path)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
+    cells = _cells(tmp_path / "lake-again")
+    assert all(len(keys) == len(set(keys)) > 0 for keys in cells.values()), cells
+    assert len(cells["generations"]) == 8  # 4 seeds x 2 models, each once
+    by_stage = {s["stage"]: s for s in json.loads((tmp_path / "again.json").read_text())["stages"]}
+    assert by_stage["generate:bot-a"]["planned"] == 4
+    check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake", str(tmp_path / "lake-again")],
+                           cwd=REPO, env=cli_env(tmp_path), capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
