@@ -88,9 +88,10 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
         with _revoked_on_exit(config, live, launcher):
             while waiting or live:
                 stopping.check()
-                for unit in [u for u in waiting if launcher.fits(u)]:
-                    waiting.remove(unit)
-                    send(unit)
+                for unit in list(waiting):
+                    if launcher.fits(unit):  # after the ones just sent took their GPUs
+                        waiting.remove(unit)
+                        send(unit)
                 time.sleep(settings.poll_s)
                 for unit, (token, attempt, sent) in list(live.items()):
                     kind = launcher.state(attempt)
@@ -144,6 +145,9 @@ class _Pool:
     def stop(self, run) -> None:
         self.client.set_flow_run_state(run.id, Cancelled(message="the dispatching run stopped"), force=True)
 
+    def stopped(self, runs: list) -> None:
+        pass  # their workers stop them
+
 
 class _OnThisBox:
     """Units as processes of this box, each on GPUs of the run's own (``dialogbench/box.py``)."""
@@ -153,7 +157,7 @@ class _OnThisBox:
         self.box = box.Box(devices, env={**os.environ, "PREFECT_API_URL": str(client.api_url)},
                            logs=Path(config.lake) / "_state" / "attempts" / "logs")
         self.needs = {u.name: box.needs(config, u.models, devices) for u in units}
-        self.grace_s = config.stop_timeout_s + 10
+        self.grace_s = config.stop_timeout_s + 5  # a unit's own stop: its chunk in flight, then its exit
 
     def fits(self, unit: str) -> bool:
         return self.box.fits(self.needs[unit])
@@ -175,7 +179,12 @@ class _OnThisBox:
                     started.process.returncode, started.log, self.box.tail(started))
 
     def stop(self, started: box.Started) -> None:
-        self.box.stop(started, grace_s=self.grace_s)
+        started.process.terminate()  # all of them first: they stop their chunks at the same time
+
+    def stopped(self, attempts: list[box.Started]) -> None:
+        deadline = time.monotonic() + self.grace_s
+        for started in attempts:
+            self.box.stop(started, grace_s=max(0.0, deadline - time.monotonic()))
 
 
 @contextlib.contextmanager
@@ -191,6 +200,7 @@ def _revoked_on_exit(config: Config, live: dict, launcher) -> Iterator[None]:
                 launcher.stop(attempt)
             except Exception as exc:  # the server gone too: the revoked token is what matters
                 log.warning("dispatch: %s: could not cancel its flow run (%s)", unit, exc)
+        launcher.stopped([attempt for _, attempt, _ in live.values()])
 
 
 @task(name="dispatched-reports", cache_policy=NO_CACHE)
