@@ -1,7 +1,8 @@
-"""A run's model work sent to a Prefect work pool (``dispatch:`` in the config; Prefect itself is in
-``tasks/dispatch.py`` and ``flows/work.py``). What goes: every stage whose models answer or play (role chatbot or
-player), one unit per model (its BotChat dialogues and MT-Bench-101 answers) and one per game; what stays with the
-dispatching run: the stages before them (the seeds) and everything after (judging, data tests, report).
+"""A run's model work sent out as units (``dispatch:`` in the config): to a Prefect work pool's workers, or to
+processes of this box on GPUs of the run's (``dialogbench/box.py``); Prefect itself is in ``tasks/dispatch.py`` and
+``flows/work.py``. What goes: every stage whose models answer or play (role chatbot or player), one unit per model
+(its BotChat dialogues and MT-Bench-101 answers) and one per game; what stays with the dispatching run: the stages
+before them (the seeds) and everything after (judging, data tests, report).
 
 No lost or doubled cell, whatever dies. Each unit has an attempt token in the lake (``_state/attempts``); the
 dispatching run writes a new one for every attempt, and a worker commits a file only while its token is current,
