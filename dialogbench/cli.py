@@ -426,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--devices", metavar="0,1,…",
                        help="the GPUs the run's vLLM engines go on, each model on its own while there are enough "
                        "(default: the config's devices, else CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi lists; "
-                       "none: no GPU)")
+                       "none: no GPU); with dispatch: {} in the config, also the slots its units run on at once")
         if name == "plan":
             p.add_argument("--json", help="also write the rows as JSON to this file")
         if name == "run":
