@@ -25,6 +25,7 @@ from typing import IO, Mapping, Sequence
 
 from dialogbench import placement
 from dialogbench.config import Config
+from dialogbench.lake.store import safe_name
 
 PR_SET_PDEATHSIG = 1
 
@@ -75,7 +76,7 @@ class Box:
         ``die_with_parent``) on stdin."""
         taken, self.free = tuple(self.free[:gpus]), self.free[gpus:]
         self.logs.mkdir(parents=True, exist_ok=True)
-        log = self.logs / f"{''.join(c if c.isalnum() or c in '._-' else '_' for c in unit)}.{attempt}.log"
+        log = self.logs / f"{safe_name(unit)}.{attempt}.log"
         out = open(log, "w")
         process = subprocess.Popen([sys.executable, "-m", "flows.work"], stdin=subprocess.PIPE, stdout=out,
                                    stderr=subprocess.STDOUT, env={**self.env, "CUDA_VISIBLE_DEVICES": ",".join(taken)},

@@ -1,7 +1,8 @@
 """A run's model work sent out as units (``dispatch:`` in the config): to a Prefect work pool's workers, or to
 processes of this box on GPUs of the run's (``dialogbench/box.py``); Prefect itself is in ``tasks/dispatch.py`` and
-``flows/work.py``. What goes: every stage whose models answer or play (role chatbot or player), one unit per model
-(its BotChat dialogues and MT-Bench-101 answers) and one per game; what stays with the dispatching run: the stages
+``flows/work.py``. What goes: every stage whose models answer or play (role chatbot or player), one unit per set of
+models loaded together (a model's BotChat dialogues, MT-Bench-101 answers and Ask-Guess games; a SpyFall pair's
+games; TofuKingdom's three camps'); what stays with the dispatching run: the stages
 before them (the seeds) and everything after (judging, data tests, report).
 
 No lost or doubled cell, whatever dies. Each unit has an attempt token in the lake (``_state/attempts``); the
@@ -26,6 +27,7 @@ from typing import Iterator
 
 from dialogbench import registry
 from dialogbench.config import Config
+from dialogbench.lake.store import safe_name
 
 WORK_ROLES = ("chatbot", "player")
 
@@ -36,35 +38,43 @@ class Superseded(RuntimeError):
 
 @dataclass(frozen=True)
 class Unit:
-    """One flow run's worth of model work: its name (the model, or the game), its stages, in order, and the models
-    they load (a game's players)."""
+    """One flow run's worth of model work: its name (its models, ``+``-joined), its stages, in order, the models
+    they load at once (a game's players), and which of its stages it runs only in part: ``grouped`` stages are split
+    by the models their cells load (a game's groups of players), so the unit computes only the cells of exactly its
+    models (``cells.runner.of_group``) and the dispatching run records those stages' plans."""
 
     name: str
     stages: tuple[str, ...]
     models: tuple[str, ...] = ()
+    grouped: tuple[str, ...] = ()
 
 
 def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[Unit],
                                                                    dict[str, list[str]]]:
-    """(the stages to run before the dispatch, by family; the units; the stages to run after it, by family)."""
+    """(the stages to run before the dispatch, by family; the units; the stages to run after it, by family). A unit
+    is one set of models loaded together: a model's own (its BotChat dialogues, MT-Bench-101 answers, Ask-Guess
+    games), or a group of players (a SpyFall pair, TofuKingdom's three camps), so a stage of several groups goes out
+    as several units that run at the same time."""
     before: dict[str, list[str]] = {}
     after: dict[str, list[str]] = {}
-    units: dict[str, list[str]] = {}
-    loads: dict[str, list[str]] = {}
+    units: dict[tuple[str, ...], list[str]] = {}
+    grouped: dict[tuple[str, ...], list[str]] = {}
     for family, names in families.items():
         stages = [s for s in registry.family_stages(config, family) if s.name in names]  # built once
         sent = [i for i, s in enumerate(stages) if s.role in WORK_ROLES and s.models(config)]
         last = max(sent, default=-1)
         for i, stage in enumerate(stages):
-            if i in sent:
-                models = [m.name for m in stage.models(config)]
-                unit = models[0] if len(models) == 1 else stage.name
-                units.setdefault(unit, []).append(stage.name)
-                loads.setdefault(unit, [])
-                loads[unit] += [m for m in models if m not in loads[unit]]
-            else:
+            if i not in sent:
                 (before if i < last else after).setdefault(family, []).append(stage.name)
-    return before, [Unit(name, tuple(stages), tuple(loads[name])) for name, stages in units.items()], after
+                continue
+            groups = sorted({tuple(sorted(m.name for m in group)) for group in stage.model_groups(config)})
+            for group in groups:
+                units.setdefault(group, []).append(stage.name)
+                grouped.setdefault(group, [])
+                if len(groups) > 1:
+                    grouped[group].append(stage.name)
+    return before, [Unit("+".join(group), tuple(stages), group, tuple(grouped[group]))
+                    for group, stages in units.items()], after
 
 
 def _folder(lake: str | os.PathLike) -> Path:
@@ -73,13 +83,9 @@ def _folder(lake: str | os.PathLike) -> Path:
     return folder
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
-
-
 @contextlib.contextmanager
 def _locked(lake: str | os.PathLike, unit: str) -> Iterator[Path]:
-    path = _folder(lake) / f"{_safe(unit)}.json"
+    path = _folder(lake) / f"{safe_name(unit)}.json"
     with open(path.with_suffix(".lock"), "a+") as lock:
         fcntl.lockf(lock, fcntl.LOCK_EX)
         try:
@@ -121,7 +127,7 @@ def commit_guard(lake: str | os.PathLike, unit: str, token: str):
 
 
 def beat_path(lake: str | os.PathLike, unit: str, token: str) -> Path:
-    return _folder(lake) / f"{_safe(unit)}.{token}.beat"
+    return _folder(lake) / f"{safe_name(unit)}.{token}.beat"
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from dialogbench.lake import Lake
 from dialogbench.lake.schemas import RUNS
+from dialogbench.lake.store import safe_name
 from dialogbench.redact import redact
 
 if TYPE_CHECKING:
@@ -78,8 +79,21 @@ def sum_reports(reports: list[StageReport]) -> StageReport:
     return total
 
 
-def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str, board: str | None = None) -> None:
-    """One row per (run, stage), its own file: a killed run keeps the stages it finished."""
+def combine(reports: list[StageReport]) -> StageReport:
+    """One stage's report from its groups' (each counted its own cells: planned and cached add up too)."""
+    total = reports[0]
+    for report in reports[1:]:
+        merged = total.merge(report)
+        merged.planned, merged.cached = total.planned + report.planned, total.cached + report.cached
+        total = merged
+    total.detail.pop("group", None)
+    return total
+
+
+def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str, board: str | None = None,
+                 group: list[str] | None = None) -> None:
+    """One row per (run, stage), its own file: a killed run keeps the stages it finished. A stage dispatched in groups
+    of models (``dialogbench/dispatch.py``) has one row per group, ``detail.group`` naming its models."""
     finished = now()
     started_at = finished - dt.timedelta(seconds=report.seconds)
     row = {"run_id": run_id, "stage": report.stage, "planned": report.planned, "cached": report.cached,
@@ -87,8 +101,9 @@ def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str, b
            "started_at": started_at, "finished_at": finished, "config": redact(config),
            "detail": redact(json.dumps(report.detail, sort_keys=True, default=str)), "board": board,
            **_provenance()}
+    suffix = "" if group is None else "." + safe_name("+".join(sorted(group)))
     lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},
-               name=f"{report.stage}.parquet")
+               name=f"{report.stage}{suffix}.parquet")
 
 
 def _provenance() -> dict:

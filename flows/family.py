@@ -19,17 +19,19 @@ from tasks.redacted import flow
 from tasks.stages import compute_with_retries, plan, record
 
 
-def stage(config: Config, run_id: str, name: str, config_path: str) -> dict:
-    chunks, planned = plan(config, name, run_id)
+def stage(config: Config, run_id: str, name: str, config_path: str, group: list[str] | None = None) -> dict:
+    chunks, planned = plan(config, name, run_id, group)
     futures = compute_with_retries(config, name).map(unmapped(config), chunks, unmapped(run_id))
     # progress: stages of 2+ chunks; a chunk the run's stop ended (Cancelled) raises Stopped: the stage is not recorded
     computed = computed_with_progress(name, planned, chunks, list(futures))
-    return record(config, run_id, name, [planned, *computed], config_path).to_dict()
+    return record(config, run_id, name, [planned, *computed], config_path, group).to_dict()
 
 
 @flow(name="family", flow_run_name="{family}", log_prints=True)
-def family(config: Config, run_id: str, family: str, stages: list[str], config_path: str):
-    """The family's stage reports; a stopped run (SIGTERM, SIGINT) starts no further stage and ends this subflow
+def family(config: Config, run_id: str, family: str, stages: list[str], config_path: str,
+           groups: dict[str, list[str]] | None = None):
+    """The family's stage reports (``groups``: the stages a dispatched unit runs in part, each for its group of
+    models, ``dialogbench/dispatch.py``); a stopped run (SIGTERM, SIGINT) starts no further stage and ends this subflow
     Cancelled (``flows/signals.py``); a full disk ends it Failed with one line saying where (the parent fails the same
     way)."""
     done = []
@@ -37,7 +39,7 @@ def family(config: Config, run_id: str, family: str, stages: list[str], config_p
         try:
             for name in stages:
                 stopping.check()
-                done.append(stage(config, run_id, name, config_path))
+                done.append(stage(config, run_id, name, config_path, (groups or {}).get(name)))
         except stopping.Stopped:
             return cancelled()
         except DiskFull as exc:

@@ -40,7 +40,7 @@ from tasks.history import record_run_config, snapshot
 from tasks.lake import catalog, check_lake, judge_summary, leaderboard, render_report
 from tasks.redacted import flow
 from tasks.returned import result_of
-from tasks.stages import family_tags, run_checks, run_families, run_tags
+from tasks.stages import family_tags, record_plans, run_checks, run_families, run_tags
 from tasks.subflows import subflows_without_heartbeats
 
 
@@ -76,6 +76,7 @@ def _run(config_path: str, overrides: dict, lease_wait_s: float):
             if config.dispatch:  # the model work goes to the work pool's workers; the run does the rest
                 before, units, after = split_units(config, families)
                 stages = _families(config, run_id, before, config_path)
+                record_plans(config, run_id, list(dict.fromkeys(s for unit in units for s in unit.grouped)))
                 ended = send_units(config, config_path, overrides, run_id, units, families)
                 sent, dispatch_problems = dispatched_reports(config, run_id, units, ended)
                 stages += sent + _families(config, run_id, after, config_path)

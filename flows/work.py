@@ -16,14 +16,15 @@ from tasks.returned import result_of
 
 @flow(name="dialogbench-work", flow_run_name="{unit}", log_prints=True)
 def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stages: dict[str, list[str]],
-         token: str):
-    """The unit's stages, family by family, as the dispatching run would have run them; Failed when a family's
-    subflow is, or when the unit was sent again (this attempt then commits nothing more)."""
+         token: str, groups: dict[str, list[str]] | None = None):
+    """The unit's stages, family by family, as the dispatching run would have run them (``groups``: the stages it
+    runs only for its group of models); Failed when a family's subflow is, or when the unit was sent again (this
+    attempt then commits nothing more)."""
     config = load_unit_config(config_path, overrides, run_id)
     done = []
     with attempt_guard(config, unit, token):
         for name, stages in family_stages.items():
-            state = family(config, run_id, name, stages, config_path, return_state=True)
+            state = family(config, run_id, name, stages, config_path, groups, return_state=True)
             if not state.is_completed():
                 return Failed(message=f"{unit}: {name}: {state.message}")
             done += result_of(state)

@@ -28,7 +28,7 @@ from dialogbench.lake.lease import describe, held_by, holder
 from dialogbench.lake.store import guard_commits
 from dialogbench.cells.shared_tables import RUNS_TABLE
 from dialogbench.registry import load_config, open_lake
-from dialogbench.runs import StageReport
+from dialogbench.runs import StageReport, combine
 from tasks.redacted import task
 
 log = logging.getLogger("dialogbench.dispatch")
@@ -70,6 +70,7 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
     overrides = {**overrides, "lake": str(config.lake)}
     by_unit = {u.name: {f: [s for s in names if s in u.stages] for f, names in families.items()
                         if any(s in u.stages for s in names)} for u in units}
+    groups = {u.name: {stage: list(u.models) for stage in u.grouped} for u in units}
     with get_client(sync_client=True) as client:
         launcher = _Pool(settings.deployment, client) if settings.deployment else _OnThisBox(config, client, units)
         live: dict[str, tuple[str, object, float]] = {}  # unit -> (token, its attempt, sent at)
@@ -81,7 +82,7 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
             tries[unit] += 1
             live[unit] = (token, launcher.start(unit, {"config_path": config_path, "overrides": overrides,
                                                       "run_id": run_id, "unit": unit, "family_stages": by_unit[unit],
-                                                      "token": token}, attempt=tries[unit]), time.time())
+                                                      "token": token, "groups": groups[unit]}, attempt=tries[unit]), time.time())
             log.info("dispatch: %s sent (attempt %d) %s", unit, tries[unit], launcher.where(live[unit][1]))
 
         start = time.monotonic()
@@ -206,13 +207,18 @@ def _revoked_on_exit(config: Config, live: dict, launcher) -> Iterator[None]:
 @task(name="dispatched-reports", cache_policy=NO_CACHE)
 def dispatched_reports(config: Config, run_id: str, units: list[dispatch.Unit], ended: dict[str, str]) -> tuple[
         list[dict], list[str]]:
-    """The dispatched stages' reports as their workers recorded them (``runs``), and one problem line per unit that
-    did not complete (its cells are missing: the run fails, the next run computes them)."""
+    """The dispatched stages' reports as their workers recorded them (``runs``; a stage sent in groups, its groups'
+    rows combined), and one problem line per unit that did not complete (its cells are missing: the run fails, the
+    next run computes them)."""
     stages = {s for u in units for s in u.stages}
     rows = open_lake(config.lake).read(RUNS_TABLE.name, RUNS_TABLE.schema, where=f"run_id = '{run_id}'")
-    reports = [StageReport(r["stage"], r["planned"], r["cached"], r["computed"], r["failed"], r["seconds"],
-                           json.loads(r["detail"] or "{}"), blocked=r["blocked"] or 0).to_dict()
-               for r in rows.to_pylist() if r["stage"] in stages]
+    by_stage: dict[str, list[StageReport]] = {}
+    for r in rows.to_pylist():
+        if r["stage"] in stages:
+            by_stage.setdefault(r["stage"], []).append(StageReport(
+                r["stage"], r["planned"], r["cached"], r["computed"], r["failed"], r["seconds"],
+                json.loads(r["detail"] or "{}"), blocked=r["blocked"] or 0))
+    reports = [combine(found).to_dict() for found in by_stage.values()]
     problems = [f"dispatch: {unit} ended {state.lower()} on its last attempt: its cells that did not finish are "
                 f"missing (the next run computes them)" for unit, state in ended.items() if state != "COMPLETED"]
     for line in problems:

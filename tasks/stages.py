@@ -9,7 +9,7 @@ from prefect.states import Cancelled, State
 
 from dialogbench import registry, runs, stopping
 from dialogbench.cells import Chunk
-from dialogbench.cells.runner import finish_stage, plan_stage, run_chunk
+from dialogbench.cells.runner import finish_stage, plan_stage, record_stage_plan, run_chunk
 from dialogbench.config import Config
 from dialogbench.pool import Schedule
 from dialogbench.registry import open_lake
@@ -40,11 +40,20 @@ def family_tags(config: Config, config_path: str, family: str) -> list[str]:
 
 
 @task(name="plan", task_run_name="plan {stage}", cache_policy=NO_CACHE)
-def plan(config: Config, stage: str, run_id: str) -> tuple[list[Chunk], StageReport]:
-    """The stage's missing cells, in chunks; its plan is recorded in ``plans``. The backends no stage from this one on
-    uses are closed first (``pool.Schedule``)."""
+def plan(config: Config, stage: str, run_id: str, group: list[str] | None = None) -> tuple[list[Chunk], StageReport]:
+    """The stage's missing cells, in chunks; its plan is recorded in ``plans`` (with ``group``, a dispatched unit's:
+    only its group's cells, ``runner.plan_stage``). The backends no stage from this one on uses are closed first
+    (``pool.Schedule``)."""
     Schedule(config, registry.stages(config)).release_before(stage)
-    return plan_stage(registry.stage(config, stage), config, run_id, lake=open_lake(config.lake))
+    return plan_stage(registry.stage(config, stage), config, run_id, lake=open_lake(config.lake), group=group)
+
+
+@task(name="record-plans", cache_policy=NO_CACHE)
+def record_plans(config: Config, run_id: str, stages: list[str]) -> None:
+    """The plans of the stages a dispatch sends in groups (each unit computes its group's cells, and records no
+    plan)."""
+    for name in stages:
+        record_stage_plan(registry.stage(config, name), config, run_id, lake=open_lake(config.lake))
 
 
 def retry_unless_disk_full(task, task_run, state) -> bool:
@@ -75,9 +84,11 @@ def compute_with_retries(config: Config, stage: str) -> Task:
 
 
 @task(name="record", task_run_name="record {stage}", cache_policy=NO_CACHE)
-def record(config: Config, run_id: str, stage: str, reports: list[StageReport], config_path: str) -> StageReport:
-    """One ``runs`` row: the plan's counts plus every chunk's; one warning if cells failed."""
-    return finish_stage(config, run_id, reports, config_path, lake=open_lake(config.lake))
+def record(config: Config, run_id: str, stage: str, reports: list[StageReport], config_path: str,
+           group: list[str] | None = None) -> StageReport:
+    """One ``runs`` row (a group's of a stage dispatched in groups): the plan's counts plus every chunk's; one warning
+    if cells failed."""
+    return finish_stage(config, run_id, reports, config_path, lake=open_lake(config.lake), group=group)
 
 
 @task(name="run-checks", cache_policy=NO_CACHE)

@@ -25,6 +25,58 @@ def test_each_model_s_work_is_one_unit_between_what_comes_before_and_after(make_
     assert after["botchat"][0] == "botchat_lengths" and after["mtbench101"] == ["mtbench101"]
 
 
+def _game_config(make_config, lake_dir, names=("bot-a", "bot-b", "bot-c")):
+    data = config_dict(lake_dir, models=[chatbot(n) for n in names])
+    return make_config({**data, "botchat": {**data["botchat"], "limit": 1},
+                        "gameeval": {"enabled": True, "askguess": {"limit": 1, "max_rounds": 1},
+                                     "spyfall": {"limit": 1, "max_rounds": 1}, "tofukingdom": {"enabled": False}}})
+
+
+def test_a_game_of_several_groups_of_players_goes_out_as_a_unit_per_group(make_config, lake_dir):
+    config = _game_config(make_config, lake_dir)
+    families = {f.name: [s.name for s in registry.family_stages(config, f.name)] for f in registry.families()
+                if f.enabled(config) and registry.family_stages(config, f.name)}
+    _, units, _ = dispatch.split(config, families)
+    by_name = {u.name: u for u in units}
+    # Ask-Guess is played one model at a time: its games join the model's own unit, in part
+    assert by_name["bot-a"] == dispatch.Unit("bot-a", ("generate:bot-a", "gameeval_askguess"), ("bot-a",),
+                                             ("gameeval_askguess",))
+    # SpyFall's pairs: one unit each, loading only that pair
+    assert [(u.name, u.stages, u.models, u.grouped) for u in units if u.name.count("+")] == [
+        ("bot-a+bot-b", ("gameeval_spyfall",), ("bot-a", "bot-b"), ("gameeval_spyfall",)),
+        ("bot-a+bot-c", ("gameeval_spyfall",), ("bot-a", "bot-c"), ("gameeval_spyfall",)),
+        ("bot-b+bot-c", ("gameeval_spyfall",), ("bot-b", "bot-c"), ("gameeval_spyfall",))]
+
+
+def test_a_game_of_one_group_is_one_unit_that_runs_all_of_it(make_config, lake_dir):
+    config = _game_config(make_config, lake_dir, names=("bot-a", "bot-b"))
+    families = {f.name: [s.name for s in registry.family_stages(config, f.name)] for f in registry.families()
+                if f.enabled(config) and registry.family_stages(config, f.name)}
+    _, units, _ = dispatch.split(config, families)
+    assert units[-1] == dispatch.Unit("bot-a+bot-b", ("gameeval_spyfall",), ("bot-a", "bot-b"), ())
+
+
+def test_a_unit_plans_only_its_group_s_games_and_the_groups_add_up_to_the_stage(make_config, lake_dir):
+    from dialogbench.cells.runner import plan_stage
+    from dialogbench.runs import StageReport, combine
+
+    config = _game_config(make_config, lake_dir)
+    lake, stage = open_lake(config.lake), registry.stage(config, "gameeval_spyfall")
+    everything = stage.plan(config, lake).cells
+    parts = {}
+    for group in (["bot-a", "bot-b"], ["bot-a", "bot-c"], ["bot-b", "bot-c"]):
+        chunks, report = plan_stage(stage, config, "run-1", lake=lake, group=group)
+        parts[tuple(group)] = [c for chunk in chunks for c in chunk.cells]
+        assert all(c.models == group for c in parts[tuple(group)]) and report.detail["group"] == group
+        assert report.planned == len(parts[tuple(group)]) > 0
+    assert sorted(c.key for cells in parts.values() for c in cells) == sorted(c.key for c in everything)
+    assert not (lake.root / "plans").exists() or not list((lake.root / "plans").rglob("*.parquet"))  # none recorded
+    total = combine([StageReport("s", planned=4, cached=1, computed=3, seconds=1.0, detail={"group": ["a"], "moves": 2}),
+                     StageReport("s", planned=2, cached=0, computed=1, failed=1, seconds=2.0, detail={"moves": 5})])
+    assert (total.planned, total.cached, total.computed, total.failed, total.seconds) == (6, 1, 4, 1, 3.0)
+    assert total.detail == {"moves": 7}
+
+
 def _write(lake: Lake, key: str):
     return lake.write("runs", pa.table({"run_id": ["r"], "stage": [key]}))
 

@@ -15,7 +15,7 @@ from dialogbench.cells.cell import Chunk, chunked
 from dialogbench.cells.shared_tables import BACKEND_CALLS_TABLE
 from dialogbench.cells.missing import missing
 from dialogbench.cells.records import record_plan
-from dialogbench.cells.stage import Emit, Stage
+from dialogbench.cells.stage import Emit, Planned, Stage
 from dialogbench.lake import Lake
 from dialogbench.lake.version import ensure_current
 from dialogbench.runs import StageReport, record_stage, sum_reports
@@ -23,14 +23,17 @@ from dialogbench.runs import StageReport, record_stage, sum_reports
 log = logging.getLogger("dialogbench.stage")
 
 
-def plan_stage(stage: Stage, config, run_id: str, *, lake: Lake) -> tuple[list[Chunk], StageReport]:
-    """The stage's missing cells in chunks, and its report so far (planned, cached, plan detail)."""
+def plan_stage(stage: Stage, config, run_id: str, *, lake: Lake,
+               group: list[str] | None = None) -> tuple[list[Chunk], StageReport]:
+    """The stage's missing cells in chunks, and its report so far (planned, cached, plan detail). With ``group`` (a
+    dispatched unit's share of a stage split by the models its cells load, ``dialogbench/dispatch.py``): only the
+    cells of exactly those models, and no plan recorded (the dispatching run recorded the whole stage's)."""
     start = time.perf_counter()
     stopping.check()  # a stopped run starts no stage
     stopping.progress.stage_started(stage.name)
     ensure_current(lake)  # an older lake is refused before anything is written to it
-    planned = stage.plan(config, lake)
-    if stage.records_plan:
+    planned = stage.plan(config, lake) if group is None else of_group(stage.plan(config, lake), group)
+    if stage.records_plan and group is None:
         record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models,
                     board=config.board)
     todo = planned.todo if planned.todo is not None else missing(lake, stage.table, planned.cells)
@@ -39,8 +42,28 @@ def plan_stage(stage: Stage, config, run_id: str, *, lake: Lake) -> tuple[list[C
     cached = len(planned.cells) - len(todo) - planned.blocked
     log.info("%s: %d planned, %d cached, %d to compute in %d chunk(s)%s", stage.name, total, cached, len(todo),
              len(chunks), f", {blocked} blocked (an input they need is missing)" if blocked else "")
+    detail = dict(planned.detail) if group is None else {**planned.detail, "group": list(group)}
     return chunks, StageReport(stage.name, planned=total, cached=cached, blocked=blocked,
-                               seconds=time.perf_counter() - start, detail=dict(planned.detail))
+                               seconds=time.perf_counter() - start, detail=detail)
+
+
+def of_group(planned: Planned, group: list[str]) -> Planned:
+    """The part of a plan whose cells load exactly the models of ``group`` (a game's players). Blocked and unplanned
+    cells belong to no group: a stage split in groups (GameEval's) has none."""
+    keep = sorted(group)
+    cells = [c for c in planned.cells if c.models == keep]
+    todo = None if planned.todo is None else [c for c in planned.todo if c.models == keep]
+    return Planned(cells, dict(planned.detail), todo)
+
+
+def record_stage_plan(stage: Stage, config, run_id: str, *, lake: Lake) -> int:
+    """Record the stage's plan and nothing else (a run that dispatches the stage in groups: each unit computes its
+    group's cells and records none); the number of cells."""
+    planned = stage.plan(config, lake)
+    if stage.records_plan:
+        record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models,
+                    board=config.board)
+    return len(planned.cells)
 
 
 def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str, *, lake: Lake,
@@ -72,11 +95,12 @@ def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str, *, lake: Lake,
     return report
 
 
-def finish_stage(config, run_id: str, reports: list[StageReport], config_path: str, *, lake: Lake) -> StageReport:
-    """The stage's report (the plan's counts plus every chunk's), recorded in ``runs``; one warning when cells
-    failed, with the first error (redacted)."""
+def finish_stage(config, run_id: str, reports: list[StageReport], config_path: str, *, lake: Lake,
+                 group: list[str] | None = None) -> StageReport:
+    """The stage's report (the plan's counts plus every chunk's), recorded in ``runs`` (a group's of a stage
+    dispatched in groups: a row of its own); one warning when cells failed, with the first error (redacted)."""
     report = sum_reports(reports)
-    record_stage(lake, run_id=run_id, report=report, config=config_path, board=config.board)
+    record_stage(lake, run_id=run_id, report=report, config=config_path, board=config.board, group=group)
     stopping.progress.stage_done(report.stage)
     warn_failures(report)
     return report

@@ -118,7 +118,7 @@ class Lake:
             return None
         directory = self.table_dir(table)
         for key, value in (partition or {}).items():
-            directory = directory / f"{key}={_safe(value)}"
+            directory = directory / f"{key}={safe_name(value)}"
         final = directory / (name or f"part-{uuid.uuid4().hex}.parquet")
         tmp = directory / manifest.temp_name(final.name)
         with contextlib.ExitStack() as commit:
@@ -215,7 +215,8 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _safe(value: str) -> str:
+def safe_name(value: str) -> str:
+    """``value`` as a file name's part: letters, digits, ``._-``; anything else ``_``."""
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in str(value))
 
 

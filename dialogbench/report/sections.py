@@ -76,15 +76,19 @@ def runs(data: dict) -> Section:
                    [Table(["Stage", "planned", "cached", "computed", "failed", "blocked", "seconds", "notes"],
                           [[r["stage"], num(r["planned"], 0), num(r["cached"], 0), num(r["computed"], 0),
                             num(r["failed"], 0), num(r.get("blocked"), 0), num(r["seconds"]),
-                            skipped_note(r.get("detail"))] for r in rows], numeric_from=1,
+                            stage_notes(r.get("detail"))] for r in rows], numeric_from=1,
                           caption="blocked: planned cells whose input (the answer or dialogue they judge) is missing "
                                   "because it failed or is still to come; they are computed once it is there")])
 
 
-def skipped_note(detail: str | None) -> str:
-    """Seeds a comparison left out because one side's dialogue is missing (Arena, GTEval)."""
-    skipped = json.loads(detail).get("skipped") if detail else None
-    if not isinstance(skipped, dict) or not any(skipped.values()):
-        return ""
-    return "seeds skipped (missing dialogues): " + "; ".join(f"{k}: {v}" for k, v in sorted(skipped.items()) if v)
+def stage_notes(detail: str | None) -> str:
+    """Seeds a comparison left out because one side's dialogue is missing (Arena, GTEval); the group of models a
+    row counts when its stage was dispatched in groups (a row per group)."""
+    found = json.loads(detail) if detail else {}
+    notes = [f"players: {' + '.join(found['group'])}"] if isinstance(found.get("group"), list) else []
+    skipped = found.get("skipped")
+    if isinstance(skipped, dict) and any(skipped.values()):
+        notes.append("seeds skipped (missing dialogues): " + "; ".join(f"{k}: {v}" for k, v in sorted(skipped.items())
+                                                                       if v))
+    return "; ".join(notes)
 

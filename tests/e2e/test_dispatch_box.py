@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import psutil
+import yaml
 import pytest
 
 from tests.e2e.conftest import REPO, cli_env
@@ -120,5 +121,50 @@ def test_a_run_killed_mid_dispatch_takes_its_units_with_it_and_the_next_run_comp
     by_stage = {s["stage"]: s for s in json.loads((tmp_path / "again.json").read_text())["stages"]}
     assert by_stage["generate:bot-a"]["planned"] == 4
     check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake", str(tmp_path / "lake-again")],
+                           cwd=REPO, env=cli_env(tmp_path), capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def _game_config(tmp_path: Path, name: str, *, delay: float, devices: list[str] | None) -> Path:
+    data = {
+        "lake": str(tmp_path / f"lake-{name}"),
+        "models": [{"name": m, "backend": "scripted", "script": [f"{m}: sure."], "script_delay_s": delay}
+                   for m in ("bot-a", "bot-b", "bot-c")],
+        "judges": [{"name": "judge", "backend": "scripted", "script": ["Rating: [[7]]"]}],
+        "botchat": {"enabled": False, "judge": "judge"},
+        "gameeval": {"enabled": True, "askguess": {"enabled": False}, "tofukingdom": {"enabled": False},
+                     "spyfall": {"limit": 1, "max_rounds": 1}},
+        "judge_checks": {"max_unparsed": 0.9, "probes": 0},
+    }
+    if devices:
+        data.update({"dispatch": {"dead_after_s": 30, "poll_s": 0.5}, "devices": devices})
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_game_s_groups_of_players_play_at_once_each_a_unit_and_its_plan_is_whole(tmp_path):
+    alone = _run(_game_config(tmp_path, "alone", delay=0.0, devices=None), tmp_path)
+    assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr[-3000:]
+    # three SpyFall pairs, each a unit of two players at one GPU each: six "GPUs" hold them all at once
+    sent = _run(_game_config(tmp_path, "groups", delay=0.3, devices=[str(i) for i in range(6)]), tmp_path)
+    assert sent.returncode == 0, sent.stdout[-2000:] + sent.stderr[-3000:]
+    games = {name: sorted(k for (k,) in duckdb.sql(f"select cell_key from read_parquet("
+                                                      f"'{tmp_path / f'lake-{name}'}/gameeval_games/**/*.parquet')"
+                                                      ).fetchall()) for name in ("alone", "groups")}
+    assert games["groups"] == games["alone"] and len(games["groups"]) == len(set(games["groups"])) > 0
+    lake = tmp_path / "lake-groups"
+    rows = duckdb.sql(f"select detail, epoch(started_at), epoch(finished_at) from read_parquet("
+                      f"'{lake}/runs/**/*.parquet') where stage = 'gameeval_spyfall'").fetchall()
+    assert sorted(json.loads(d)["group"] for d, _, _ in rows) == [["bot-a", "bot-b"], ["bot-a", "bot-c"],
+                                                                   ["bot-b", "bot-c"]]  # a row per group
+    assert max(a for _, a, _ in rows) < min(b for _, _, b in rows), "the pairs' games did not play at the same time"
+    summary = json.loads((tmp_path / "groups.json").read_text())
+    spyfall = [s for s in summary["stages"] if s["stage"] == "gameeval_spyfall"]
+    assert len(spyfall) == 1 and spyfall[0]["planned"] == len(games["groups"]), spyfall  # the groups combined
+    plan = duckdb.sql(f"select count(*) from read_parquet('{lake}/plans/**/*.parquet') "
+                      f"where stage = 'gameeval_spyfall'").fetchall()[0][0]
+    assert plan == len(games["groups"])  # the dispatching run recorded the whole stage's plan, once
+    check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake", str(lake)],
                            cwd=REPO, env=cli_env(tmp_path), capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr

@@ -266,11 +266,11 @@ def test_report_on_a_lake_written_by_the_real_stages(make_config, pipeline, tmp_
 
 
 def test_skipped_seeds_are_reported_in_the_run_table():
-    from dialogbench.report.sections import runs, skipped_note
+    from dialogbench.report.sections import runs, stage_notes
 
     detail = json.dumps({"skipped_missing_dialogues": 3, "skipped": {"a vs b @ N=8": 3, "a vs c @ N=8": 0}})
-    assert skipped_note(detail) == "seeds skipped (missing dialogues): a vs b @ N=8: 3"
-    assert skipped_note(json.dumps({"backend_calls": 6})) == "" and skipped_note(None) == ""
+    assert stage_notes(detail) == "seeds skipped (missing dialogues): a vs b @ N=8: 3"
+    assert stage_notes(json.dumps({"backend_calls": 6})) == "" and stage_notes(None) == ""
     section = runs({"runs": [{"stage": "botchat_arena", "planned": 10, "cached": 0, "computed": 10, "failed": 0,
                               "seconds": 1.0, "started_at": None, "run_id": "r1", "detail": detail}]})
     assert "a vs b @ N=8: 3" in section.tables[0].rows[0][-1]
