@@ -172,8 +172,8 @@ class FailOn(Strict):
 
 
 class DispatchConfig(Strict):
-    """``dispatch:``: a run spreads its model work (dialogbench/dispatch.py, flows/work.py): each model's generation
-    and answers, and each game, become a flow run of ``deployment`` that a worker of its work pool picks up; without
+    """``dispatch:``: a run spreads its model work (dialogbench/dispatch.py, flows/work.py): each model's generation,
+    answers and Ask-Guess games, and each group of a game's players, become a flow run of ``deployment`` that a worker of its work pool picks up; without
     a deployment, a process of this box on GPUs of the run's own (dialogbench/box.py), as many at once as they hold."""
 
     # "<flow>/<deployment>": prefect.yaml's dialogbench-work/gpu; none: units run on this box's GPUs
@@ -181,6 +181,8 @@ class DispatchConfig(Strict):
     retries: int = Field(2, ge=0, le=20)  # a unit whose worker (or process) died or crashed is sent again
     dead_after_s: float = Field(120.0, gt=0)  # no heartbeat for this long: its worker is presumed dead
     poll_s: float = Field(2.0, gt=0)  # how often the dispatching run looks at its units
+    # judge what the units finished while others still run: a "judging" unit on the judges' GPUs (dialogbench/dispatch.py)
+    judge_while_generating: bool = True
 
 
 class Config(Strict):

@@ -77,6 +77,23 @@ def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, lis
                     for group, stages in units.items()], after
 
 
+def judging(config: Config, after: dict[str, list[str]]) -> Unit | None:
+    """The judge stages of ``after`` that judge what the units finished while others still run (``dispatch.
+    judge_while_generating``; a stage whose ``judges_inputs_so_far``), as one unit on its judges' GPUs: the
+    dispatching run starts it when a unit ends and again when more have ended meanwhile; once every unit has ended,
+    the run judges the rest as before, finding what this unit judged cached. None when there is nothing to judge
+    early. Its name, ``judging:<judges>``, is no model's (a model's name has no ``:``)."""
+    if not config.dispatch or not config.dispatch.judge_while_generating:
+        return None
+    stages, models = [], {}
+    for family, names in after.items():
+        for stage in registry.family_stages(config, family):
+            if stage.name in names and stage.role == "judge" and stage.judges_inputs_so_far and stage.models(config):
+                stages.append(stage.name)
+                models.update({m.name: None for m in stage.models(config)})
+    return Unit("judging:" + "+".join(models), tuple(stages), tuple(models)) if stages else None
+
+
 def _folder(lake: str | os.PathLike) -> Path:
     folder = Path(lake) / "_state" / "attempts"
     folder.mkdir(parents=True, exist_ok=True)

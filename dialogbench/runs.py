@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from dialogbench.lake import Lake
 from dialogbench.lake.schemas import RUNS
 from dialogbench.lake.store import safe_name
 from dialogbench.redact import redact
+
+log = logging.getLogger("dialogbench.runs")
 
 if TYPE_CHECKING:
     from dialogbench.config import Config, FailOn
@@ -54,6 +58,19 @@ class StageReport:
                            self.failed + other.failed, self.seconds + other.seconds, detail,
                            self.first_error or other.first_error, self.blocked + other.blocked)
 
+    def after(self, earlier: "StageReport") -> "StageReport":
+        """This pass's report when an earlier pass of the stage in the same run (judging while a dispatched run still
+        generated) computed some of its cells: they count as computed by the run, not as cached; failed and blocked
+        are this pass's (what still fails or waits); time and numbers in ``detail`` add up."""
+        detail = dict(self.detail)
+        for key, value in earlier.detail.items():
+            if isinstance(value, (int, float)) and isinstance(detail.get(key), (int, float)):
+                detail[key] = detail[key] + value
+        detail["passes"] = int(earlier.detail.get("passes", 1)) + 1
+        return StageReport(self.stage, self.planned, max(0, self.cached - earlier.computed),
+                           self.computed + earlier.computed, self.failed, self.seconds + earlier.seconds, detail,
+                           self.first_error or earlier.first_error, self.blocked)
+
     @property
     def attempted(self) -> int:
         """The cells this run tried to compute (cached cells are not tried)."""
@@ -90,6 +107,26 @@ def combine(reports: list[StageReport]) -> StageReport:
     return total
 
 
+def _stage_file(lake: Lake, run_id: str, stage: str, group: list[str] | None) -> Path:
+    suffix = "" if group is None else "." + safe_name("+".join(sorted(group)))
+    return lake.table_dir("runs") / f"run_id={safe_name(run_id)}" / f"{stage}{suffix}.parquet"
+
+
+def recorded_stage(lake: Lake, *, run_id: str, stage: str, group: list[str] | None = None) -> StageReport | None:
+    """What an earlier pass of ``stage`` in run ``run_id`` recorded (its row's file), None when none did."""
+    path = _stage_file(lake, run_id, stage, group)
+    try:
+        row = pq.read_table(path).to_pylist()[0]
+    except FileNotFoundError:
+        return None
+    except (OSError, IndexError, pa.ArrowException) as exc:  # a damaged row: this pass's counts stand alone
+        log.warning("%s: could not read the earlier pass's counts (%s): this pass's are recorded alone", path, exc)
+        return None
+    return StageReport(row["stage"], row["planned"] or 0, row["cached"] or 0, row["computed"] or 0,
+                       row["failed"] or 0, row["seconds"] or 0.0, json.loads(row["detail"] or "{}"),
+                       blocked=row["blocked"] or 0)
+
+
 def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str, board: str | None = None,
                  group: list[str] | None = None) -> None:
     """One row per (run, stage), its own file: a killed run keeps the stages it finished. A stage dispatched in groups
@@ -101,9 +138,8 @@ def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str, b
            "started_at": started_at, "finished_at": finished, "config": redact(config),
            "detail": redact(json.dumps(report.detail, sort_keys=True, default=str)), "board": board,
            **_provenance()}
-    suffix = "" if group is None else "." + safe_name("+".join(sorted(group)))
     lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},
-               name=f"{report.stage}{suffix}.parquet")
+               name=_stage_file(lake, run_id, report.stage, group).name)
 
 
 def _provenance() -> dict:

@@ -77,7 +77,7 @@ def _run(config_path: str, overrides: dict, lease_wait_s: float):
                 before, units, after = split_units(config, families)
                 stages = _families(config, run_id, before, config_path)
                 record_plans(config, run_id, list(dict.fromkeys(s for unit in units for s in unit.grouped)))
-                ended = send_units(config, config_path, overrides, run_id, units, families)
+                ended = send_units(config, config_path, overrides, run_id, units, families, after)
                 sent, dispatch_problems = dispatched_reports(config, run_id, units, ended)
                 stages += sent + _families(config, run_id, after, config_path)
             else:

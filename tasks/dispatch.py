@@ -64,31 +64,39 @@ def split_units(config: Config, families: dict[str, list[str]]) -> tuple[dict[st
 
 @task(name="dispatch", cache_policy=NO_CACHE)
 def send_units(config: Config, config_path: str, overrides: dict, run_id: str, units: list[dispatch.Unit],
-               families: dict[str, list[str]]) -> dict[str, str]:
-    """Send every unit and wait for them all; returns unit -> its last attempt's final state ("COMPLETED", ...)."""
+               families: dict[str, list[str]], after: dict[str, list[str]] | None = None) -> dict[str, str]:
+    """Send every unit and wait for them all; returns unit -> its last attempt's final state ("COMPLETED", ...).
+    While units still run, the judge stages of ``after`` judge what the ended ones wrote (``dispatch.judging``)."""
     settings = config.dispatch
     overrides = {**overrides, "lake": str(config.lake)}
+    judge = dispatch.judging(config, after or {})
+    every = [*units, *([judge] if judge else [])]
     by_unit = {u.name: {f: [s for s in names if s in u.stages] for f, names in families.items()
-                        if any(s in u.stages for s in names)} for u in units}
-    groups = {u.name: {stage: list(u.models) for stage in u.grouped} for u in units}
+                        if any(s in u.stages for s in names)} for u in every}
+    groups = {u.name: {stage: list(u.models) for stage in u.grouped} for u in every}
     with get_client(sync_client=True) as client:
-        launcher = _Pool(settings.deployment, client) if settings.deployment else _OnThisBox(config, client, units)
+        launcher = _Pool(settings.deployment, client) if settings.deployment else _OnThisBox(config, client, every)
         live: dict[str, tuple[str, object, float]] = {}  # unit -> (token, its attempt, sent at)
-        tries = {u.name: 0 for u in units}
-        waiting, ended = list(by_unit), {}
+        tries = {u.name: 0 for u in every}
+        waiting, ended = [u.name for u in units], {}
+        judging = _Judging(judge)
 
         def send(unit: str) -> None:
             token = dispatch.grant(config.lake, unit, run_id)
             tries[unit] += 1
             live[unit] = (token, launcher.start(unit, {"config_path": config_path, "overrides": overrides,
                                                       "run_id": run_id, "unit": unit, "family_stages": by_unit[unit],
-                                                      "token": token, "groups": groups[unit]}, attempt=tries[unit]), time.time())
+                                                      "token": token, "groups": groups[unit]}, attempt=tries[unit]),
+                          time.time())
             log.info("dispatch: %s sent (attempt %d) %s", unit, tries[unit], launcher.where(live[unit][1]))
 
         start = time.monotonic()
         with _revoked_on_exit(config, live, launcher):
             while waiting or live:
                 stopping.check()
+                if judging.due(waiting, live) and launcher.fits(judge.name):  # first: the judges' GPUs wait least
+                    judging.started()
+                    send(judge.name)
                 for unit in list(waiting):
                     if launcher.fits(unit):  # after the ones just sent took their GPUs
                         waiting.remove(unit)
@@ -109,13 +117,48 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
                     kind = StateType.CRASHED if dead else kind
                     if kind != StateType.COMPLETED:
                         launcher.explain(unit, attempt, kind)
+                    if judge and unit == judge.name:
+                        judging.ended(kind)
+                        continue
                     if kind == StateType.CRASHED and tries[unit] <= settings.retries:
                         waiting.append(unit)  # a new token: the old attempt, if it comes back, commits nothing more
                         continue
                     ended[unit] = kind.value
+                    judging.more()
                     log.info("dispatch: %s ended %s after %d attempt(s)", unit, kind.value, tries[unit])
-    log.info("dispatch: %d unit(s) ended in %.1fs", len(ended), time.monotonic() - start)
+    log.info("dispatch: %d unit(s) ended in %.1fs%s", len(ended), time.monotonic() - start, judging.summary())
     return ended
+
+
+class _Judging:
+    """When the judging unit (``dispatch.judging``) goes: after a unit ended, while others still run or wait, and
+    not while it runs already (it goes again after, for what ended meanwhile). It is never sent again when it fails:
+    the run judges after its units as it would without it."""
+
+    def __init__(self, unit: dispatch.Unit | None) -> None:
+        self.unit, self.pending, self.passes, self.failed = unit, False, 0, 0
+
+    def more(self) -> None:
+        self.pending = self.unit is not None
+
+    def due(self, waiting: list[str], live: dict) -> bool:
+        if not self.pending or self.unit.name in live:
+            return False
+        return bool(waiting) or any(name != self.unit.name for name in live)  # units still generating
+
+    def started(self) -> None:
+        self.pending, self.passes = False, self.passes + 1
+
+    def ended(self, kind: StateType) -> None:
+        if kind != StateType.COMPLETED:
+            self.failed += 1
+            log.warning("dispatch: %s ended %s: the run judges after its units, as without it", self.unit.name,
+                        kind.value.lower())
+        else:
+            log.info("dispatch: %s: pass %d ended", self.unit.name, self.passes)
+
+    def summary(self) -> str:
+        return f"; {self.passes} judging pass(es) while units ran" if self.unit else ""
 
 
 class _Pool:

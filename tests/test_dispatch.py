@@ -110,3 +110,39 @@ def test_work_writes_only_while_the_run_that_sent_it_holds_the_lease(tmp_path):
     with lake_lease(root, run_id="r1"):
         assert held_by(root, "r1") and not held_by(root, "r2")
     assert not held_by(root, "r1")  # its note stays, the lock is gone
+
+
+def test_the_judge_stages_that_can_judge_inputs_so_far_form_the_judging_unit(make_config, lake_dir):
+    data = config_dict(lake_dir, models=[chatbot("bot-a"), chatbot("bot-b")])
+    data = {**data, "mtbench101": {"limit": 1, "tasks": ["CM"]}, "canary": {"size": 2}}
+    config = make_config({**data, "dispatch": {}})
+    families = {f.name: [s.name for s in registry.family_stages(config, f.name)] for f in registry.families()
+                if f.enabled(config) and registry.family_stages(config, f.name)}
+    _, _, after = dispatch.split(config, families)
+    unit = dispatch.judging(config, after)
+    assert unit.name == "judging:judge" and unit.models == ("judge",)
+    assert "botchat_unieval" in unit.stages and "mtbench101" in unit.stages
+    assert "judge_canary" in after["canary"] and "judge_canary" not in unit.stages  # once per run, at the end
+    assert "botchat_lengths" not in unit.stages and "botchat_elo" not in unit.stages  # no judge in them
+    off = make_config({**data, "dispatch": {"judge_while_generating": False}})
+    assert dispatch.judging(off, after) is None
+
+
+def test_a_stage_recorded_again_in_the_same_run_records_the_run_s_total(make_config, lake_dir):
+    from dialogbench.cells.runner import finish_stage
+    from dialogbench.runs import StageReport, recorded_stage
+
+    config = make_config(config_dict(lake_dir))
+    lake = open_lake(config.lake)
+    first = finish_stage(config, "run-1", [StageReport("s", planned=4, cached=1, blocked=2),
+                                           StageReport("s", computed=1, seconds=2.0, detail={"calls": 1})], "c.yaml",
+                         lake=lake)
+    assert (first.computed, first.cached, first.blocked) == (1, 1, 2)
+    # the rest once the other units ended: the first pass's cell is cached now, one more computed, one failed
+    again = finish_stage(config, "run-1", [StageReport("s", planned=4, cached=2),
+                                           StageReport("s", computed=1, failed=1, seconds=3.0, detail={"calls": 2})],
+                         "c.yaml", lake=lake)
+    assert (again.planned, again.cached, again.computed, again.failed, again.blocked) == (4, 1, 2, 1, 0)
+    assert again.seconds == 5.0 and again.detail == {"calls": 3, "passes": 2}
+    assert recorded_stage(lake, run_id="run-1", stage="s") == again
+    assert recorded_stage(lake, run_id="run-2", stage="s") is None  # another run starts from nothing

@@ -63,6 +63,7 @@ class JudgeCanary(Stage):
     records_plan = False
     retries = 2
     role = "judge"
+    judges_inputs_so_far = False  # it repeats stored judgments once, outside the cache: once per run, at the end
 
     def __init__(self, config, others) -> None:
         self.settings = config.canary

@@ -18,7 +18,7 @@ from dialogbench.cells.records import record_plan
 from dialogbench.cells.stage import Emit, Planned, Stage
 from dialogbench.lake import Lake
 from dialogbench.lake.version import ensure_current
-from dialogbench.runs import StageReport, record_stage, sum_reports
+from dialogbench.runs import StageReport, record_stage, recorded_stage, sum_reports
 
 log = logging.getLogger("dialogbench.stage")
 
@@ -98,8 +98,12 @@ def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str, *, lake: Lake,
 def finish_stage(config, run_id: str, reports: list[StageReport], config_path: str, *, lake: Lake,
                  group: list[str] | None = None) -> StageReport:
     """The stage's report (the plan's counts plus every chunk's), recorded in ``runs`` (a group's of a stage
-    dispatched in groups: a row of its own); one warning when cells failed, with the first error (redacted)."""
+    dispatched in groups: a row of its own); one warning when cells failed, with the first error (redacted). A stage
+    run again in the same run (judged while units still generated, then for the rest) records the run's total: what
+    the earlier pass computed counts as computed (``StageReport.after``)."""
     report = sum_reports(reports)
+    if (earlier := recorded_stage(lake, run_id=run_id, stage=report.stage, group=group)) is not None:
+        report = report.after(earlier)
     record_stage(lake, run_id=run_id, report=report, config=config_path, board=config.board, group=group)
     stopping.progress.stage_done(report.stage)
     warn_failures(report)

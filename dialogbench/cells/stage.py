@@ -90,6 +90,9 @@ class Stage:
     plan_per_models: bool = True     # the latest plan is per cell models (False: per stage)
     retries: int = 1                 # orchestrator retries of a failed chunk (judges are often remote)
     role: str = "chatbot"            # what its models are to `usage`: chatbot, judge or player
+    # a judge stage that may run on the inputs there so far and again later in the same run (judging while a
+    # dispatched run's units still generate, dialogbench/dispatch.py); False for one that must see them all once
+    judges_inputs_so_far: bool = True
 
     def models(self, config: "Config") -> list["ModelConfig"]:
         """The models the stage calls (the pool keeps exactly what the rest of the run needs)."""

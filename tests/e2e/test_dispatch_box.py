@@ -168,3 +168,30 @@ def test_a_game_s_groups_of_players_play_at_once_each_a_unit_and_its_plan_is_who
     check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake", str(lake)],
                            cwd=REPO, env=cli_env(tmp_path), capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_judge_judges_a_finished_unit_s_work_while_another_unit_still_generates(tmp_path):
+    path = _box_config(tmp_path, "judging", delay=0.0, limit=3)
+    data = yaml.safe_load(path.read_text())
+    for model, delay in zip(data["models"], (0.1, 2.0)):  # bot-b's unit takes far longer
+        model["script_delay_s"] = delay
+    path.write_text(yaml.safe_dump(data))
+    run = _run(path, tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
+    lake = tmp_path / "lake-judging"
+    judged = duckdb.sql(f"select model, min(epoch(created_at)) from read_parquet("
+                        f"'{lake}/unieval_judgments/**/*.parquet') group by model").fetchall()
+    generated = dict(duckdb.sql(f"select model, max(epoch(created_at)) from read_parquet("
+                                f"'{lake}/generations/**/*.parquet') group by model").fetchall())
+    first = dict(judged)
+    assert first["bot-a"] < generated["bot-b"], "bot-a's dialogues were judged only after bot-b's were all generated"
+    assert first["bot-b"] > generated["bot-b"]
+    log = (lake / "_state" / "attempts" / "logs" / "judging_judge.1.log").read_text()
+    assert "botchat_unieval" in log
+    # the run's report counts what the judging pass computed as computed, not cached, and every cell once
+    by_stage = {s["stage"]: s for s in json.loads((tmp_path / "judging.json").read_text())["stages"]}
+    unieval = by_stage["botchat_unieval"]
+    assert (unieval["planned"], unieval["computed"], unieval["cached"]) == (6, 6, 0), unieval
+    assert unieval["detail"]["passes"] >= 2
+    cells = _cells(lake)
+    assert all(len(keys) == len(set(keys)) > 0 for keys in cells.values()), cells
