@@ -3,10 +3,13 @@ process work pool, each a "GPU slot" (its own CUDA_VISIBLE_DEVICES; one per box,
 and 4 GPUs of this box and no work pool (``dispatch:`` without a deployment: each unit a process of the run's on
 its own device, dialogbench/box.py). Scripted models with a delay per backend call stand in for engines, so that
 model time dominates; the dispatched phase (the units: each model's BotChat dialogues and MT-Bench-101 answers) is
-what divides over the slots, the rest of the run (seeds, judging, data tests, report) does not. Prints the ratios of
-one run and writes JSON.
+what divides over the slots, the rest of the run (seeds, judging, data tests, report) does not. Then judging while
+the units generate against judging after them (``dispatch.judge_while_generating``): 3 chatbots on 2 GPUs of this
+box, the judge at 2 s a call of one cell, so the last unit runs alone while a GPU would idle. Prints the ratios of one run and
+writes JSON.
 
-    .venv/bin/python bench/scale_out.py [--workers 1,2,3] [--slots 1,2,4] [--models 12] [--delay 1.0] [--out FILE]
+    .venv/bin/python bench/scale_out.py [--workers 1,2,3] [--slots 1,2,4] [--models 12] [--delay 1.0]
+                                        [--judging 2] [--judging-models 3] [--judge-delay 2.0] [--out FILE]
 """
 
 from __future__ import annotations
@@ -54,12 +57,13 @@ def _stop(proc: subprocess.Popen) -> None:
             pass
 
 
-def _config(work: Path, name: str, *, models: int, delay: float, devices: int | None = None) -> Path:
+def _config(work: Path, name: str, *, models: int, delay: float, devices: int | None = None,
+            judge_delay: float = 0.0, judging: bool = True) -> Path:
     names = [f"bot-{i}" for i in range(models)]
     data = {"lake": str(work / f"lake-{name}"),
             "models": [{"name": n, "backend": "scripted", "script": [f"{n}: sure."], "script_delay_s": delay}
                        for n in names],
-            "judges": [{"name": "judge", "backend": "scripted",
+            "judges": [{"name": "judge", "backend": "scripted", "script_delay_s": judge_delay,
                         "script": ["Choice: No\nIndex: None\nReason: ok [[7]]"]}],
             "botchat": {"judge": "judge", "n": [12], "limit": 4,
                         "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
@@ -69,7 +73,9 @@ def _config(work: Path, name: str, *, models: int, delay: float, devices: int | 
             "judge_checks": {"enabled": False},
             "dispatch": {"deployment": "dialogbench-work/scale", "poll_s": 0.5}}
     if devices:  # this box's GPUs, no work pool
-        data["dispatch"] = {"poll_s": 0.5}
+        data["dispatch"] = {"poll_s": 0.5, "judge_while_generating": judging}
+    if judge_delay:  # a judge that takes one cell at a time (a large local one, little batching)
+        data["botchat"]["judge_chunk_size"] = data["mtbench101"]["judge_chunk_size"] = 1
         data["devices"] = [str(i) for i in range(devices)]
     path = work / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -106,6 +112,12 @@ def main() -> None:
     p.add_argument("--slots", default="1,2,4", help="GPUs of this box, no work pool (none: '')")
     p.add_argument("--models", type=int, default=12, help="chatbots: one unit each (12 divides over 1 to 4 slots)")
     p.add_argument("--delay", type=float, default=1.0, help="seconds per backend call of a chatbot")
+    p.add_argument("--judging", type=int, default=2,
+                   help="GPUs of this box for the judging comparison: --judging-models chatbots, the judge at "
+                        "--judge-delay s a call, judged while the units generate and after them (0: skip)")
+    p.add_argument("--judging-models", type=int, default=3, help="chatbots of the judging comparison")
+    p.add_argument("--judge-delay", type=float, default=2.0,
+                   help="seconds per judge call (one cell each) in the judging comparison")
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, lakes)")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "scale_out.json")
     args = p.parse_args()
@@ -140,19 +152,33 @@ def main() -> None:
             rows.append(_timed(work, env, config, "box GPUs", n))
             print(f"{n} GPU(s) of this box: run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
                   flush=True)
+        for judging in ([True, False] if args.judging else []):
+            config = _config(work, f"judging-{judging}", models=args.judging_models, delay=args.delay,
+                             devices=args.judging, judge_delay=args.judge_delay, judging=judging)
+            rows.append(_timed(work, env, config, "judging while generating" if judging else "judging after",
+                               args.judging))
+            print(f"{rows[-1]['mode']}: run {rows[-1]['wall_s']:.1f}s", flush=True)
     finally:
         _stop(server)
-    for r in rows:
+    judged = {r["mode"]: r["wall_s"] for r in rows if r["mode"].startswith("judging")}
+    for r in (r for r in rows if not r["mode"].startswith("judging")):
         base = next(b for b in rows if b["mode"] == r["mode"])  # each mode against its own first row
         r["speedup_dispatch"] = round(base["dispatch_s"] / r["dispatch_s"], 2) if r["dispatch_s"] else None
         r["speedup_run"] = round(base["wall_s"] / r["wall_s"], 2)
         r["target_dispatch"] = round(0.8 * min(r["slots"], args.models) / base["slots"], 2)
     print("\nmode      slots  run_s  dispatch_s  speed-up (units)  target (0.8 x slots)  speed-up (whole run)")
-    for r in rows:
+    for r in (r for r in rows if not r["mode"].startswith("judging")):
         print(f"{r['mode']:<8}  {r['slots']:>5}  {r['wall_s']:>5.1f}  {r['dispatch_s']:>10}  {r['speedup_dispatch']:>16}  "
               f"{r['target_dispatch']:>20}  {r['speedup_run']:>20}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    if len(judged) == 2:
+        ratio = judged["judging after"] / judged["judging while generating"]
+        print(f"\njudging ({args.judging_models} chatbots on {args.judging} GPUs, judge {args.judge_delay}s a call): "
+              f"while generating {judged['judging while generating']:.1f}s, after {judged['judging after']:.1f}s "
+              f"({ratio:.2f}x)")
     args.out.write_text(json.dumps({"models": args.models, "delay_s": args.delay, "machine_cpus": os.cpu_count(),
+                                    "judging": {"models": args.judging_models, "gpus": args.judging,
+                                                "judge_delay_s": args.judge_delay, "wall_s": judged},
                                     "rows": rows}, indent=2) + "\n")
     print(f"\nwrote {args.out}" + (f"; work folder {work}" if args.keep else ""))
     if not args.keep:

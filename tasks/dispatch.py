@@ -94,13 +94,13 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
         with _revoked_on_exit(config, live, launcher):
             while waiting or live:
                 stopping.check()
-                if judging.due(waiting, live) and launcher.fits(judge.name):  # first: the judges' GPUs wait least
-                    judging.started()
-                    send(judge.name)
                 for unit in list(waiting):
                     if launcher.fits(unit):  # after the ones just sent took their GPUs
                         waiting.remove(unit)
                         send(unit)
+                if judging.due(waiting, live) and launcher.fits(judge.name):  # GPUs no waiting unit could use
+                    judging.started()
+                    send(judge.name)
                 time.sleep(settings.poll_s)
                 for unit, (token, attempt, sent) in list(live.items()):
                     kind = launcher.state(attempt)
@@ -131,8 +131,9 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
 
 
 class _Judging:
-    """When the judging unit (``dispatch.judging``) goes: after a unit ended, while others still run or wait, and
-    not while it runs already (it goes again after, for what ended meanwhile). It is never sent again when it fails:
+    """When the judging unit (``dispatch.judging``) goes: after a unit ended, while others still run or wait, not
+    while it runs already (it goes again after, for what ended meanwhile), and on GPUs left once the waiting units
+    took what they fit in: what would idle while the last units run. It is never sent again when it fails:
     the run judges after its units as it would without it."""
 
     def __init__(self, unit: dispatch.Unit | None) -> None:

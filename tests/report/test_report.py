@@ -276,6 +276,12 @@ def test_skipped_seeds_are_reported_in_the_run_table():
     assert "a vs b @ N=8: 3" in section.tables[0].rows[0][-1]
 
 
+def test_a_stage_dispatched_in_groups_names_each_row_s_players():
+    from dialogbench.report.sections import stage_notes
+
+    assert stage_notes(json.dumps({"group": ["bot-a", "bot-b"], "moves": 4})) == "players: bot-a + bot-b"
+
+
 # --- MT-Bench-101 -------------------------------------------------------------------------------------------
 
 MT_MODELS = ["mt-strong", "mt-weak", "<i>mt</i> & | odd"]
