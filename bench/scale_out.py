@@ -5,7 +5,7 @@ its own device, dialogbench/box.py). Scripted models with a delay per backend ca
 model time dominates; the dispatched phase (the units: each model's BotChat dialogues and MT-Bench-101 answers) is
 what divides over the slots, the rest of the run (seeds, judging, data tests, report) does not. Then judging while
 the units generate against judging after them (``dispatch.judge_while_generating``): 3 chatbots on 2 GPUs of this
-box, the judge at 2 s a call of one cell, so the last unit runs alone while a GPU would idle. Prints the ratios of one run and
+box, the judge at 2 s per cell judged, so the last unit runs alone while a GPU would idle. Prints the ratios of one run and
 writes JSON.
 
     .venv/bin/python bench/scale_out.py [--workers 1,2,3] [--slots 1,2,4] [--models 12] [--delay 1.0]
@@ -63,7 +63,7 @@ def _config(work: Path, name: str, *, models: int, delay: float, devices: int | 
     data = {"lake": str(work / f"lake-{name}"),
             "models": [{"name": n, "backend": "scripted", "script": [f"{n}: sure."], "script_delay_s": delay}
                        for n in names],
-            "judges": [{"name": "judge", "backend": "scripted", "script_delay_s": judge_delay,
+            "judges": [{"name": "judge", "backend": "scripted", "script_delay_per_conversation_s": judge_delay,
                         "script": ["Choice: No\nIndex: None\nReason: ok [[7]]"]}],
             "botchat": {"judge": "judge", "n": [12], "limit": 4,
                         "dataset": str(REPO / "data_lake/raw/botchat/mutual_test.jsonl"),
@@ -74,8 +74,6 @@ def _config(work: Path, name: str, *, models: int, delay: float, devices: int | 
             "dispatch": {"deployment": "dialogbench-work/scale", "poll_s": 0.5}}
     if devices:  # this box's GPUs, no work pool
         data["dispatch"] = {"poll_s": 0.5, "judge_while_generating": judging}
-    if judge_delay:  # a judge that takes one cell at a time (a large local one, little batching)
-        data["botchat"]["judge_chunk_size"] = data["mtbench101"]["judge_chunk_size"] = 1
         data["devices"] = [str(i) for i in range(devices)]
     path = work / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -114,10 +112,10 @@ def main() -> None:
     p.add_argument("--delay", type=float, default=1.0, help="seconds per backend call of a chatbot")
     p.add_argument("--judging", type=int, default=2,
                    help="GPUs of this box for the judging comparison: --judging-models chatbots, the judge at "
-                        "--judge-delay s a call, judged while the units generate and after them (0: skip)")
+                        "--judge-delay s per cell, judged while the units generate and after them (0: skip)")
     p.add_argument("--judging-models", type=int, default=3, help="chatbots of the judging comparison")
     p.add_argument("--judge-delay", type=float, default=2.0,
-                   help="seconds per judge call (one cell each) in the judging comparison")
+                   help="seconds a judge call takes per cell in it, in the judging comparison")
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, lakes)")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "scale_out.json")
     args = p.parse_args()
@@ -173,7 +171,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if len(judged) == 2:
         ratio = judged["judging after"] / judged["judging while generating"]
-        print(f"\njudging ({args.judging_models} chatbots on {args.judging} GPUs, judge {args.judge_delay}s a call): "
+        print(f"\njudging ({args.judging_models} chatbots on {args.judging} GPUs, judge {args.judge_delay}s per cell): "
               f"while generating {judged['judging while generating']:.1f}s, after {judged['judging after']:.1f}s "
               f"({ratio:.2f}x)")
     args.out.write_text(json.dumps({"models": args.models, "delay_s": args.delay, "machine_cpus": os.cpu_count(),

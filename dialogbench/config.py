@@ -114,9 +114,11 @@ class ModelConfig(Strict):
     # auto: local engines enforce regexes and JSON schemas, OpenAI-compatible endpoints JSON schemas.
     structured_outputs: Literal["auto", "off", "json", "all"] = "auto"
     prices: PricesConfig | None = None  # per million tokens: the cost columns of `usage` (not part of any cell key)
-    # scripted backend only (tests): the replies, cycled, and a pause per backend call.
+    # scripted backend only (tests): the replies, cycled, and a pause per backend call, plus one per conversation in
+    # it (an engine whose time grows with the work it is given: bench/scale_out.py's judge)
     script: list[str] | None = None
     script_delay_s: float = Field(0.0, ge=0.0)
+    script_delay_per_conversation_s: float = Field(0.0, ge=0.0)
 
     @field_validator("backend")
     @classmethod

@@ -2,8 +2,8 @@
 
 Special replies: ``!error:MSG`` makes that conversation fail with MSG; ``{n}`` is replaced by
 the number of non-system messages it was given (handy to see what a step received).
-``script_delay_s`` pauses each call (to kill or stop a run mid-stage in tests); a stop's deadline cuts the pause
-short (the call is abandoned: ``abandonable``).
+``script_delay_s`` pauses each call (to kill or stop a run mid-stage in tests), ``script_delay_per_conversation_s``
+more for each conversation in it; a stop's deadline cuts the pause short (the call is abandoned: ``abandonable``).
 Never a default, never presented as a model under test.
 """
 
@@ -40,7 +40,7 @@ class ScriptedBackend:
         check_seeds(conversations, seeds)
         per_conversation(formats, len(conversations))
         start = time.perf_counter()
-        stopping.sleep(self.model.script_delay_s)
+        stopping.sleep(self.model.script_delay_s + self.model.script_delay_per_conversation_s * len(conversations))
         results = []
         for conversation in conversations:
             reply = next(self._replies)
