@@ -137,7 +137,7 @@ class _Judging:
     the run judges after its units as it would without it."""
 
     def __init__(self, unit: dispatch.Unit | None) -> None:
-        self.unit, self.pending, self.passes, self.failed = unit, False, 0, 0
+        self.unit, self.pending, self.passes = unit, False, 0
 
     def more(self) -> None:
         self.pending = self.unit is not None
@@ -152,7 +152,6 @@ class _Judging:
 
     def ended(self, kind: StateType) -> None:
         if kind != StateType.COMPLETED:
-            self.failed += 1
             log.warning("dispatch: %s ended %s: the run judges after its units, as without it", self.unit.name,
                         kind.value.lower())
         else:
