@@ -58,6 +58,12 @@ class StageReport:
                            self.failed + other.failed, self.seconds + other.seconds, detail,
                            self.first_error or other.first_error, self.blocked + other.blocked)
 
+    @classmethod
+    def from_row(cls, row: dict) -> "StageReport":
+        """The report a ``runs`` row recorded."""
+        return cls(row["stage"], row["planned"] or 0, row["cached"] or 0, row["computed"] or 0, row["failed"] or 0,
+                   row["seconds"] or 0.0, json.loads(row["detail"] or "{}"), blocked=row["blocked"] or 0)
+
     def after(self, earlier: "StageReport") -> "StageReport":
         """This pass's report when an earlier pass of the stage in the same run (judging while a dispatched run still
         generated) computed some of its cells: they count as computed by the run, not as cached; failed and blocked
@@ -122,9 +128,7 @@ def recorded_stage(lake: Lake, *, run_id: str, stage: str, group: list[str] | No
     except (OSError, IndexError, pa.ArrowException) as exc:  # a damaged row: this pass's counts stand alone
         log.warning("%s: could not read the earlier pass's counts (%s): this pass's are recorded alone", path, exc)
         return None
-    return StageReport(row["stage"], row["planned"] or 0, row["cached"] or 0, row["computed"] or 0,
-                       row["failed"] or 0, row["seconds"] or 0.0, json.loads(row["detail"] or "{}"),
-                       blocked=row["blocked"] or 0)
+    return StageReport.from_row(row)
 
 
 def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str, board: str | None = None,

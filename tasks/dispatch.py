@@ -8,7 +8,6 @@ cells cached."""
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import time
@@ -258,9 +257,7 @@ def dispatched_reports(config: Config, run_id: str, units: list[dispatch.Unit], 
     by_stage: dict[str, list[StageReport]] = {}
     for r in rows.to_pylist():
         if r["stage"] in stages:
-            by_stage.setdefault(r["stage"], []).append(StageReport(
-                r["stage"], r["planned"], r["cached"], r["computed"], r["failed"], r["seconds"],
-                json.loads(r["detail"] or "{}"), blocked=r["blocked"] or 0))
+            by_stage.setdefault(r["stage"], []).append(StageReport.from_row(r))
     reports = [combine(found).to_dict() for found in by_stage.values()]
     problems = [f"dispatch: {unit} ended {state.lower()} on its last attempt: its cells that did not finish are "
                 f"missing (the next run computes them)" for unit, state in ended.items() if state != "COMPLETED"]

@@ -32,10 +32,11 @@ def plan_stage(stage: Stage, config, run_id: str, *, lake: Lake,
     stopping.check()  # a stopped run starts no stage
     stopping.progress.stage_started(stage.name)
     ensure_current(lake)  # an older lake is refused before anything is written to it
-    planned = stage.plan(config, lake) if group is None else of_group(stage.plan(config, lake), group)
-    if stage.records_plan and group is None:
-        record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models,
-                    board=config.board)
+    planned = stage.plan(config, lake)
+    if group is None:
+        _record(stage, planned, config, run_id, lake)
+    else:
+        planned = of_group(planned, group)
     todo = planned.todo if planned.todo is not None else missing(lake, stage.table, planned.cells)
     chunks = chunked(stage.name, todo, stage.chunk_size)
     total, blocked = len(planned.cells) + planned.unplanned, planned.blocked + planned.unplanned
@@ -56,14 +57,16 @@ def of_group(planned: Planned, group: list[str]) -> Planned:
     return Planned(cells, dict(planned.detail), todo)
 
 
-def record_stage_plan(stage: Stage, config, run_id: str, *, lake: Lake) -> int:
+def record_stage_plan(stage: Stage, config, run_id: str, *, lake: Lake) -> None:
     """Record the stage's plan and nothing else (a run that dispatches the stage in groups: each unit computes its
-    group's cells and records none); the number of cells."""
-    planned = stage.plan(config, lake)
+    group's cells and records none)."""
+    _record(stage, stage.plan(config, lake), config, run_id, lake)
+
+
+def _record(stage: Stage, planned: Planned, config, run_id: str, lake: Lake) -> None:
     if stage.records_plan:
         record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models,
                     board=config.board)
-    return len(planned.cells)
 
 
 def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str, *, lake: Lake,
