@@ -1,7 +1,10 @@
 """DuckDB views over the lake, defined by the files in ``sql/`` (see ``sql/README.md``): one view per file,
 created in the order their declared dependencies give (``{{ ref('view') }}``), reading lake tables through
-``{{ source('table') }}`` and generated reference tables through ``{{ reference('name') }}``; ``{{ computed_cells() }}``
-and ``{{ verdicts() }}`` stand for every registered table that holds cells / judge verdicts."""
+``{{ source('table') }}`` and generated reference tables through ``{{ reference('name') }}``;
+``{{ computed_cells() }}``, ``{{ verdicts() }}`` and ``{{ answers() }}`` stand for every registered table that holds
+cells / judge verdicts / named answers. Two tags read a view and declare the ref for it:
+``{{ source_with_board('table') }}`` (a lake table with ``board`` the board each row's run published to, from
+``run_boards``) and ``{{ current_cells('stage') }}`` (one stage's rows of ``current_cells``)."""
 
 from __future__ import annotations
 
@@ -32,7 +35,10 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _TAG = re.compile(r"\{\{\s*(?P<tag>[a-z_]+)\(\s*(?:'(?P<arg>" + _NAME + r")')?\s*\)\s*\}\}")
 _ANY_TAG = re.compile(r"\{\{.*?\}\}", re.S)
 TAGS = {"ref": True, "source": True, "reference": True, "computed_cells": False, "verdicts": False,
-        "answers": False}  # -> takes a name
+        "answers": False, "source_with_board": True, "current_cells": True}  # -> takes a name
+READS = {"source_with_board": "run_boards", "current_cells": "current_cells"}  # tag -> the view it reads (a ref)
+TAG_LIST = ("{{ ref('view') }}, {{ source('table') }}, {{ reference('name') }}, {{ computed_cells() }}, "
+            "{{ verdicts() }}, {{ answers() }}, {{ source_with_board('table') }} or {{ current_cells('stage') }}")
 
 
 class CatalogError(RuntimeError):
@@ -50,18 +56,17 @@ class Model:
 
 
 def parse(path: Path) -> Model:
-    """The file's model; raises naming the file for a tag that is not ``ref('x')``, ``source('x')``,
-    ``reference('x')``, ``computed_cells()`` or ``verdicts()``."""
+    """The file's model: its refs are the views its ``ref('x')`` tags name and those its ``source_with_board('x')``
+    / ``current_cells('x')`` tags read (``READS``); raises naming the file for a tag not in ``TAG_LIST``."""
     sql = path.read_text()
     refs: list[str] = []
     for m in _ANY_TAG.finditer(sql):
         tag = _TAG.fullmatch(m.group(0))
         if tag is None or tag["tag"] not in TAGS or TAGS[tag["tag"]] != (tag["arg"] is not None):
-            raise CatalogError(f"{path}: unknown tag {m.group(0)!r} (expected {{{{ ref('view') }}}}, "
-                               f"{{{{ source('table') }}}}, {{{{ reference('name') }}}}, {{{{ computed_cells() }}}}, "
-                               "{{ verdicts() }} or {{ answers() }})")
-        if tag["tag"] == "ref" and tag["arg"] not in refs:
-            refs.append(tag["arg"])
+            raise CatalogError(f"{path}: unknown tag {m.group(0)!r} (expected {TAG_LIST})")
+        ref = tag["arg"] if tag["tag"] == "ref" else READS.get(tag["tag"])
+        if ref is not None and ref not in refs:
+            refs.append(ref)
     return Model(path.stem, path, sql, tuple(refs))
 
 
@@ -134,6 +139,19 @@ class Context:
         table = self.tables[name]
         return self.lake.relation_sql(table.name, table.schema)
 
+    def source_with_board(self, name: str) -> str:
+        """The lake table's rows with ``board`` the board each row's run published to: the row's own ``board`` where
+        the table records one (null in files written before it did), else its run's (the ``run_boards`` view, by
+        ``run_id``). A table with a ``board`` column keeps its columns and their order; one without gets ``board``
+        last."""
+        table = self.tables[name]
+        if "run_id" not in table.schema.names:
+            raise CatalogError(f"lake table {name!r} has no run_id column: source_with_board() reads its run's board")
+        board = ("t.* REPLACE (coalesce(t.board, b.board) AS board)" if "board" in table.schema.names
+                 else "t.*, b.board")
+        return (f"(SELECT {board} FROM {self.source(name)} AS t "
+                f'LEFT JOIN (SELECT run_id, board FROM "{READS["source_with_board"]}") AS b USING (run_id))')
+
     def reference(self, name: str) -> str:
         if name not in self._built:
             self._built[name] = values_sql(self.references[name]())
@@ -189,19 +207,27 @@ class Context:
 
 def render(sql: str, lake: Lake, context: Context | None = None, *, path: Path | str = "<sql>") -> str:
     """``sql`` with its tags filled in: a ref is the view's name, a source the table's Parquet files (typed,
-    empty when it has none), a reference an inline typed VALUES relation, computed_cells() a union of keys,
-    verdicts() a union of the verdict tables' shared columns."""
+    empty when it has none), source_with_board() that with each row's board filled from run_boards, a reference an
+    inline typed VALUES relation, computed_cells() a union of keys, verdicts() a union of the verdict tables' shared
+    columns, current_cells('stage') the stage's rows of current_cells."""
     context = context or Context.load(lake)
 
     def fill(m: re.Match) -> str:
         tag, name = m["tag"], m["arg"]
         if tag == "ref":
             return f'"{name}"'
-        if tag == "source":
+        if tag == "current_cells":
+            return f"(SELECT * FROM \"{READS[tag]}\" WHERE stage = '{name}')"
+        if tag in ("source", "source_with_board"):
             if name not in context.tables:
-                raise CatalogError(f"{path}: source('{name}') names no lake table (registered: "
+                raise CatalogError(f"{path}: {tag}('{name}') names no lake table (registered: "
                                    f"{', '.join(sorted(context.tables))})")
-            return context.source(name)
+            if tag == "source":
+                return context.source(name)
+            try:
+                return context.source_with_board(name)
+            except CatalogError as exc:
+                raise CatalogError(f"{path}: {exc}") from exc
         if tag == "reference":
             if name not in context.references:
                 raise CatalogError(f"{path}: reference('{name}') names no reference table (registered: "

@@ -1,7 +1,8 @@
 """``dialogbench.lake.catalog``: views created in the order of their declared refs (every view reads other views
 only through ``{{ ref() }}``), clear errors for unknown tags, refs, sources and cycles, reference tables inlined
-so a persistent catalog works in plain DuckDB, the shared current_cells model, and ``failures`` resolved by
-every registered cell table."""
+so a persistent catalog works in plain DuckDB, the shared current_cells model, ``failures`` resolved by
+every registered cell table, and the tags that read a view and declare its ref (``source_with_board('table')``: a
+row's board, else its run's; ``current_cells('stage')``)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from dialogbench.registry import open_lake
 from dialogbench import registry
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import (CatalogError, Context, build_catalog, connect, create_macros, create_views,
-                                      data_tests, models, ordered, render, values_sql)
-from dialogbench.lake.schemas import FAILURES, PLANS
+                                      data_tests, models, ordered, parse, render, values_sql)
+from dialogbench.lake.schemas import BACKEND_CALLS, FAILURES, PLANS, RUNS
 
 T0 = dt.datetime(2026, 3, 1, 3, 0, tzinfo=dt.timezone.utc)
 
@@ -307,3 +308,83 @@ def test_the_wilson_macros_match_the_formula_and_persist_in_the_catalog_file(tmp
     path = build_catalog(open_lake(tmp_path / "lake"))
     with duckdb.connect(str(path), read_only=True) as con:
         assert con.execute("select wilson_low(2, 4)").fetchone() == (0.15,)
+
+
+# --- tags that read a view: source_with_board('table'), current_cells('stage') ---------------------------------
+
+def stage_row(run: str, stage: str, *, board: str | None, config: str = "configs/nightly.yaml") -> dict:
+    return {"run_id": run, "stage": stage, "planned": 1, "cached": 0, "computed": 1, "failed": 0, "seconds": 1.0,
+            "started_at": at(1), "finished_at": at(1), "config": config, "board": board}
+
+
+def call(run: str, model: str, tokens: int) -> dict:
+    return {"run_id": run, "stage": "generate", "role": "chatbot", "model": model, "backend": "scripted",
+            "conversations": 2, "failed": 0, "prompt_tokens": tokens, "completion_tokens": tokens, "seconds": 0.5,
+            "cost": None, "started_at": at(1)}
+
+
+def test_source_with_board_fills_a_rows_board_from_its_run(tmp_path):
+    """A row that records its board keeps it; an older one (null board) gets its run's (run_boards: here the
+    config file's stem); a table with no board column gets its run's board as a last column."""
+    lake = open_lake(tmp_path / "lake")
+    lake.write("runs", pa.Table.from_pylist([stage_row("new", "generate", board="demo+limit=4"),
+                                             stage_row("old", "generate", board=None, config="configs/weekly.yaml")],
+                                            schema=RUNS))
+    lake.write("backend_calls", pa.Table.from_pylist([call("new", "a", 3), call("old", "a", 5)],
+                                                     schema=BACKEND_CALLS))
+    with connect(lake) as con:
+        assert con.sql("select run_id, board from runs order by run_id").fetchall() == [
+            ("new", "demo+limit=4"), ("old", "weekly")]
+        assert [d[0] for d in con.sql("select * from runs").description] == RUNS.names  # columns and order kept
+        calls = render("{{ source_with_board('backend_calls') }}", lake)
+        with_board = con.sql(f"select * from {calls} order by run_id")
+        assert [d[0] for d in with_board.description] == [*BACKEND_CALLS.names, "board"]
+        assert [(r[0], r[-1]) for r in with_board.fetchall()] == [("new", "demo+limit=4"), ("old", "weekly")]
+        assert con.sql("select run_id, prompt_tokens, board from usage order by run_id").fetchall() == [
+            ("new", 3, "demo+limit=4"), ("old", 5, "weekly")]
+
+
+def test_source_with_board_declares_run_boards(tmp_path):
+    """The tag reads run_boards, so a file that uses it refs run_boards: created after it, and an error where
+    there is no such view."""
+    shipped = {m.name: m for m in models(registry.layout().sql)}
+    assert {"runs", "plans", "elo", "usage"} <= {name for name, m in shipped.items() if "run_boards" in m.refs}
+    assert "source_with_board" not in render("select * from {{ source_with_board('runs') }}",
+                                             open_lake(tmp_path / "lake"))
+
+    sql_dir = write_sql(tmp_path / "sql", {"views/a.sql": "select * from {{ source_with_board('runs') }}"})
+    assert parse(sql_dir / "views" / "a.sql").refs == ("run_boards",)
+    with pytest.raises(CatalogError, match=r"views/a\.sql: ref\('run_boards'\) names no view"):
+        create_views(duckdb.connect(), open_lake(tmp_path / "lake"), sql_dir)
+    write_sql(sql_dir, {"views/run_boards.sql": "select 'r' as run_id, 'b' as board"})
+    assert create_views(duckdb.connect(), open_lake(tmp_path / "lake"), sql_dir) == ["run_boards", "a"]
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("select * from {{ source_with_board('nope') }}", r"views/a\.sql: source_with_board\('nope'\) names no lake table"),
+    ("select * from {{ source_with_board('seeds') }}", r"views/a\.sql: lake table 'seeds' has no run_id column"),
+    ("select * from {{ source_with_board() }}", r"views/a\.sql: unknown tag"),
+    ("select * from {{ current_cells() }}", r"views/a\.sql: unknown tag"),
+])
+def test_broken_tags_are_named(tmp_path, sql, message):
+    sql_dir = write_sql(tmp_path / "sql", {"views/a.sql": sql, "views/run_boards.sql": "select 1 as run_id",
+                                           "views/current_cells.sql": "select 1 as stage"})
+    with pytest.raises(CatalogError, match=message):
+        create_views(duckdb.connect(), open_lake(tmp_path / "lake"), sql_dir)
+
+
+def test_current_cells_tag_is_one_stages_current_cells(tmp_path):
+    lake = open_lake(tmp_path / "lake")
+    lake.write("plans", pa.Table.from_pylist([plan("r1", stage, key, {"model": "m"}, hours=1) for stage, key in (
+        ("botchat_arena", "a1"), ("botchat_unieval", "u1"), ("mtbench101", "m1"))], schema=PLANS))
+    with connect(lake) as con:
+        for stage, keys in (("botchat_arena", ["a1"]), ("botchat_unieval", ["u1"]), ("gameeval_spyfall", [])):
+            sql = render(f"select cell_key from {{{{ current_cells('{stage}') }}}} order by 1", lake)
+            assert [r[0] for r in con.sql(sql).fetchall()] == keys
+            assert sql.count('"current_cells"') == 1
+    shipped = {m.name: m for m in models(registry.layout().sql)}
+    for name in ("botchat_unieval_current", "botchat_arena", "botchat_gteval_comparisons", "mtbench101_turns"):
+        assert "current_cells" in shipped[name].refs
+    sql_dir = write_sql(tmp_path / "sql", {"metrics/b.sql": "select * from {{ current_cells('botchat_arena') }}"})
+    with pytest.raises(CatalogError, match=r"metrics/b\.sql: ref\('current_cells'\) names no view"):
+        create_views(duckdb.connect(), open_lake(tmp_path / "lake"), sql_dir)

@@ -10,12 +10,8 @@ with judgments as (
     select * from {{ ref('arena_judgments') }}
 ),
 
-current_cells as (
-    select cell_key from {{ ref('current_cells') }} where stage = 'botchat_arena'
-),
-
 arena as (
-    select * from judgments semi join current_cells using (cell_key)
+    select * from judgments semi join {{ current_cells('botchat_arena') }} using (cell_key)
 ),
 
 sides as (

@@ -6,10 +6,6 @@ with judgments as (
     select * from {{ ref('gteval_judgments') }}
 ),
 
-current_cells as (
-    select cell_key from {{ ref('current_cells') }} where stage = 'botchat_gteval'
-),
-
 final as (
     select
         judge,
@@ -26,7 +22,7 @@ final as (
             else 'lose'
         end as outcome,
         cell_key
-    from judgments semi join current_cells using (cell_key)
+    from judgments semi join {{ current_cells('botchat_gteval') }} using (cell_key)
 )
 
 select * from final

@@ -5,7 +5,7 @@ with arena as (
 ),
 
 arena_cells as (
-    select * from {{ ref('current_cells') }} where stage = 'botchat_arena'
+    select * from {{ current_cells('botchat_arena') }}
 )
 
 select a.cell_key, a.judge, a.item_id, a.model_a, a.model_b

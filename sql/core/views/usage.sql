@@ -3,17 +3,13 @@
 -- calls: a batch of conversations each), conversations (requests), failed conversations, prompt_tokens and
 -- completion_tokens (the backends' counts), seconds (wall time of the calls: for an endpoint, with its concurrency;
 -- for a local engine, its time on the accelerator), cost (from the model's `prices` per million tokens; null when the
--- model has none) and the run's board. Runs from before calls were recorded have no rows here; stored_usage counts
--- the tokens of every result the lake keeps, whatever run computed it.
-with calls as (
-    select * from {{ source('backend_calls') }}
+-- model has none) and the run's board (source_with_board: run_boards, one board per run). Runs from before calls were
+-- recorded have no rows here; stored_usage counts the tokens of every result the lake keeps, whatever run computed it.
+with calls as (  -- each call with its run's board
+    select * from {{ source_with_board('backend_calls') }}
 ),
 
-run_boards as (
-    select run_id, board from {{ ref('run_boards') }}
-),
-
-per_run as (
+final as (
     select
         run_id,
         model,
@@ -26,14 +22,10 @@ per_run as (
         sum(completion_tokens)::bigint as completion_tokens,
         sum(seconds) as seconds,
         sum(cost) as cost,
-        min(started_at) as first_call_at
+        min(started_at) as first_call_at,
+        board
     from calls
-    group by run_id, model, role, stage
-),
-
-final as (
-    select per_run.*, run_boards.board
-    from per_run left join run_boards using (run_id)
+    group by run_id, model, role, stage, board
 )
 
 select * from final
