@@ -10,40 +10,13 @@
 -- unparsed_passed: how many of `passed` are unparsed verdicts counted by the authors' rule.
 -- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/core/macros/wilson.sql), null when
 -- there is nothing to count.
-with verdicts as (
-    select * from {{ ref('botchat_unieval_passes') }}
-),
-
-counted as (
-    select
-        model,
-        judge,
-        n,
-        count(*) as dialogues,
-        count(*) filter (where parsed_pass or unparsed_pass) as passed,
-        count(*) filter (where parsed) as parseable,
-        count(*) filter (where not parsed) as unparsed,
-        count(*) filter (where unparsed_pass) as unparsed_passed,
-        count(*) filter (where parsed_pass) as parsed_passed
-    from verdicts
-    group by model, judge, n
+-- The counts and rates are botchat_unieval_pass_rates' pass@N rows (pass_at 'n'), counted as botchat_unieval_gt's.
+with rates as (
+    select * from {{ ref('botchat_unieval_pass_rates') }} where pass_at = 'n'
 ),
 
 final as (
-    select
-        model,
-        judge,
-        n,
-        dialogues,
-        passed,
-        parseable,
-        unparsed,
-        unparsed_passed,
-        round(passed / dialogues, 4) as pass_rate,
-        round(parsed_passed / nullif(parseable, 0), 4) as pass_rate_parsed,
-        wilson_low(passed, dialogues) as pass_ci_low,
-        wilson_high(passed, dialogues) as pass_ci_high
-    from counted
+    select * exclude (pass_at) from rates
 )
 
 select * from final

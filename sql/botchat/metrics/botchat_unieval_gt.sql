@@ -7,50 +7,14 @@
 -- output holds an `Index: <k>` with k <= L (botchat_unieval_passes), and stays in the denominator; pass_rate_parsed leaves unparsed out.
 -- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/core/macros/wilson.sql), null when
 -- there is nothing to count.
-with passes as (
-    select * from {{ ref('botchat_unieval_passes') }}
-),
-
-seeds as (
-    select * from {{ ref('seeds') }}
-),
-
-human as (
-    select seed_id as item_id, n_utterances from seeds where n_utterances >= 4
-),
-
-at_human_length as (  -- a dialogue judged on fewer than L utterances has no pass@L row
-    select passes.*
-    from passes join human on passes.item_id = human.item_id and passes.n = human.n_utterances
-),
-
-counted as (
-    select
-        model,
-        judge,
-        count(*) as dialogues,
-        count(*) filter (where parsed_pass or unparsed_pass) as passed,
-        count(*) filter (where parsed) as parseable,
-        count(*) filter (where not parsed) as unparsed,
-        count(*) filter (where unparsed_pass) as unparsed_passed,
-        count(*) filter (where parsed_pass) as parsed_passed
-    from at_human_length
-    group by model, judge
+-- The counts and rates are botchat_unieval_pass_rates' pass@L rows (pass_at 'human_length'), counted as
+-- botchat_unieval's.
+with rates as (
+    select * from {{ ref('botchat_unieval_pass_rates') }} where pass_at = 'human_length'
 ),
 
 final as (
-    select
-        model,
-        judge,
-        dialogues,
-        passed,
-        unparsed,
-        unparsed_passed,
-        round(passed / dialogues, 4) as pass_rate,
-        round(parsed_passed / nullif(parseable, 0), 4) as pass_rate_parsed,
-        wilson_low(passed, dialogues) as pass_ci_low,
-        wilson_high(passed, dialogues) as pass_ci_high
-    from counted
+    select * exclude (pass_at, n, parseable) from rates
 )
 
 select * from final

@@ -2,8 +2,8 @@
 -- 3 <= N <= n_judged: does the dialogue pass at N? parsed_pass: a parsed verdict finds no AI, or its first AI
 -- utterance comes after the N-th. unparsed_pass: the authors' rule for a reply the parser cannot read (BotChat
 -- annotations/BrowseAnnotation.ipynb, parse_output / calc_acc read only its `Index:` line): it passes at N unless
--- its raw output holds an `Index: <k>` with k <= N. botchat_unieval counts these per N, botchat_unieval_gt at the
--- human dialogue's length.
+-- its raw output holds an `Index: <k>` with k <= N. botchat_unieval_pass_rates counts these per N (botchat_unieval)
+-- and at the human dialogue's length (botchat_unieval_gt).
 with unieval as (
     select
         *,
