@@ -13,19 +13,29 @@ PERCEPTIVITY = "Perceptivity"
 ADAPTABILITY = "Adaptability"
 INTERACTIVITY = "Interactivity"
 
+#: The taxonomy: tier → second-tier ability → task code → the task's name in Table 1, each level in Table 3's column
+#: order (grouping from §3.1 and Table 3). The tables below are read off it.
+TAXONOMY: dict[str, dict[str, dict[str, str]]] = {
+    PERCEPTIVITY: {
+        "Memory": {"CM": "Context Memory"},
+        "Understanding": {"SI": "Separate Input", "AR": "Anaphora Resolution"},
+        "Interference": {"TS": "Topic Shift", "CC": "Content Confusion"},
+    },
+    ADAPTABILITY: {
+        "Rephrasing": {"CR": "Content Rephrasing", "FR": "Format Rephrasing"},
+        "Reflection": {"SC": "Self-correction", "SA": "Self-affirmation"},
+        "Reasoning": {"MR": "Mathematical Reasoning", "GR": "General Reasoning"},
+    },
+    INTERACTIVITY: {
+        "Questioning": {"IC": "Instruction Clarification", "PI": "Proactive Interaction"},
+    },
+}
+
 #: The three first-tier abilities, in the order of §3.1 and of Table 3's header.
-TIERS: tuple[str, ...] = (PERCEPTIVITY, ADAPTABILITY, INTERACTIVITY)
+TIERS: tuple[str, ...] = tuple(TAXONOMY)
 
 #: The seven second-tier abilities → their tier, in Table 3's column order.
-ABILITY_TIER: dict[str, str] = {
-    "Memory": PERCEPTIVITY,
-    "Understanding": PERCEPTIVITY,
-    "Interference": PERCEPTIVITY,
-    "Rephrasing": ADAPTABILITY,
-    "Reflection": ADAPTABILITY,
-    "Reasoning": ADAPTABILITY,
-    "Questioning": INTERACTIVITY,
-}
+ABILITY_TIER: dict[str, str] = {ability: tier for tier, abilities in TAXONOMY.items() for ability in abilities}
 ABILITIES: tuple[str, ...] = tuple(ABILITY_TIER)
 
 
@@ -42,22 +52,9 @@ class Task:
         return ABILITY_TIER[self.ability]
 
 
-#: The 13 tasks in Table 3's column order (names from Table 1, grouping from §3.1 and Table 3).
-TASKS: tuple[Task, ...] = (
-    Task("CM", "Context Memory", "Memory"),
-    Task("SI", "Separate Input", "Understanding"),
-    Task("AR", "Anaphora Resolution", "Understanding"),
-    Task("TS", "Topic Shift", "Interference"),
-    Task("CC", "Content Confusion", "Interference"),
-    Task("CR", "Content Rephrasing", "Rephrasing"),
-    Task("FR", "Format Rephrasing", "Rephrasing"),
-    Task("SC", "Self-correction", "Reflection"),
-    Task("SA", "Self-affirmation", "Reflection"),
-    Task("MR", "Mathematical Reasoning", "Reasoning"),
-    Task("GR", "General Reasoning", "Reasoning"),
-    Task("IC", "Instruction Clarification", "Questioning"),
-    Task("PI", "Proactive Interaction", "Questioning"),
-)
+#: The 13 tasks in Table 3's column order.
+TASKS: tuple[Task, ...] = tuple(Task(code, name, ability) for abilities in TAXONOMY.values()
+                                for ability, tasks in abilities.items() for code, name in tasks.items())
 TASK_CODES: tuple[str, ...] = tuple(t.code for t in TASKS)
 TASK_BY_CODE: dict[str, Task] = {t.code: t for t in TASKS}
 
