@@ -18,11 +18,11 @@ from __future__ import annotations
 import functools
 import logging
 import subprocess
+import sys
 from contextlib import contextmanager
 from typing import Any, ContextManager, Iterator
 
 from prefect.context import FlowRunContext
-from prefect.server.api import server as _server
 from prefect.states import Cancelled, State
 
 from dialogbench import stopping
@@ -75,32 +75,45 @@ class _NewSession:
         return getattr(self._real, name)
 
 
-class _OwnSessionServer(_server.SubprocessASGIServer):
-    """Prefect's temporary API server (its command, settings and life cycle), in a session of its own, watched by
-    the engines' watchdog: out of the run's process group, a kill of the group (``kill -9 -- -PGID``) would no
-    longer reach it, so it goes when the run's process dies, however it dies."""
+@functools.cache
+def _own_session_server_class() -> type:
+    """The server class, made on first use: Prefect's server module takes seconds to import, and a run against a
+    server of the user's (``PREFECT_API_URL``) never needs it."""
+    from prefect.server.api import server as _server
 
-    def _run_uvicorn_command(self) -> subprocess.Popen:
-        import psutil
+    class _OwnSessionServer(_server.SubprocessASGIServer):
+        """Prefect's temporary API server (its command, settings and life cycle), in a session of its own, watched by
+        the engines' watchdog: out of the run's process group, a kill of the group (``kill -9 -- -PGID``) would no
+        longer reach it, so it goes when the run's process dies, however it dies."""
 
-        from dialogbench.backends import watchdog
+        def _run_uvicorn_command(self) -> subprocess.Popen:
+            import psutil
 
-        real = _server.subprocess
-        _server.subprocess = _NewSession(real)
-        try:
-            process = super()._run_uvicorn_command()
-        finally:
-            _server.subprocess = real
-        watchdog.guard([psutil.Process(process.pid)])
-        return process
+            from dialogbench.backends import watchdog
+
+            real = _server.subprocess
+            _server.subprocess = _NewSession(real)
+            try:
+                process = super()._run_uvicorn_command()
+            finally:
+                _server.subprocess = real
+            watchdog.guard([psutil.Process(process.pid)])
+            return process
+
+    return _OwnSessionServer
 
 
 def own_session_server() -> None:
     """Make the temporary server Prefect's clients start (when no ``PREFECT_API_URL`` is set) start in a session
     of its own. Prefect keeps one instance per port; this one takes the place of the default (no port) before any
-    client asks for it."""
-    if None not in _server.SubprocessASGIServer._instances:
-        _OwnSessionServer()
+    client asks for it. With ``PREFECT_API_URL`` set there is no temporary server, and nothing to do."""
+    from prefect.settings import get_current_settings
+
+    if get_current_settings().api.url:
+        return
+    server_class = _own_session_server_class()
+    if None not in server_class._instances:
+        server_class()
 
 
 def stop_temporary_server() -> None:
@@ -114,6 +127,7 @@ def stop_temporary_server() -> None:
             worker.drain_all(timeout=1)
         except Exception as exc:  # the records are worth less than the exit
             log.debug("could not drain %s: %s", worker.__name__, exc)
-    server = _server.SubprocessASGIServer._instances.get(None)
+    started = sys.modules.get("prefect.server.api.server")  # not imported: no temporary server was started
+    server = started.SubprocessASGIServer._instances.get(None) if started is not None else None
     if server is not None and server.server_process is not None:
         server.stop()
