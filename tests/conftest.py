@@ -50,6 +50,28 @@ def config_dict(lake: Path, *, models: list[dict] | None = None, judge_script: l
     return data
 
 
+# Files that take longest (minutes: the README's demo on the real model, the dispatch runs): started first when make
+# test hands files to its workers (pytest-xdist, --dist loadfile, in collection order), so none starts last.
+START_FIRST = ("e2e/test_readme_commands.py", "e2e/test_dispatch_box.py", "e2e/test_dispatch.py",
+               "e2e/test_kill_resume_vllm.py", "e2e/test_lake_integrity.py", "e2e/test_lake_files.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Collection order: the files of ``START_FIRST`` in that order, then the other files with a slow test, then the
+    rest (stable within each; the same order in every xdist worker)."""
+    def rank(item) -> tuple[int, int]:
+        path = item.path.relative_to(REPO_ROOT / "tests").as_posix()
+        if path in START_FIRST:
+            return 0, START_FIRST.index(path)
+        return (1 if slow_files.get(path) else 2), 0
+
+    slow_files: dict[str, bool] = {}
+    for item in items:
+        path = item.path.relative_to(REPO_ROOT / "tests").as_posix()
+        slow_files[path] = slow_files.get(path, False) or item.get_closest_marker("slow") is not None
+    items.sort(key=rank)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_backends():
     """Backends are cached per process (by config); a scripted one also keeps its place in its script."""

@@ -232,6 +232,7 @@ ESCALATING = textwrap.dedent("""
 """)
 
 
+@pytest.mark.alone  # a bound on the time to stop
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_second_signal_stops_at_once(tmp_path, signum, code):
     marker = tmp_path / "hook"

@@ -27,7 +27,7 @@ from dialogbench.lake.catalog import data_tests
 from tests.e2e.conftest import REPO, cli_env, run_cli
 from tests.e2e.test_overlapping_runs import computed, duplicates
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.alone]  # bounds on stop time: run alone (make test)
 
 STOP_TIMEOUT = 2.0  # --stop-timeout: the chunk in flight's time
 DELAY = 3.0         # a scripted call: longer than that, so the call in flight is abandoned

