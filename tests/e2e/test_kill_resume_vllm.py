@@ -28,6 +28,8 @@ def _config(tmp_path):
     config = yaml.safe_load((REPO / "configs/demo.yaml").read_text())
     config.update(lake=str(tmp_path / "lake"), mtbench101={"enabled": False}, gameeval={"enabled": False})
     config["models"] = config["models"][:1]
+    # no known-answer probes: this is about a killed run, not the judge
+    config["judge_checks"] = {**config.get("judge_checks", {}), "probes": 0}
     config["botchat"].update(limit=6, n=[8], arena={"enabled": False}, gteval={"enabled": False})
     config["botchat"]["unieval_examples"] = str(REPO / "data_lake/raw/botchat/unieval_examples.json")
     path = tmp_path / "vllm-kill.yaml"
