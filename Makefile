@@ -51,14 +51,14 @@ demo: $(INSTALL)
 # The report test drives a real headless browser: Debian's chromium, installed when missing.
 # The suite runs its files on WORKERS processes (pytest-xdist; a file stays on one worker, so its module-scoped engine
 # or demo run is made once), then the `alone` tests one at a time: their bounds on wall time would not hold under the
-# others' load. Both parts always run; make test fails if either does.
+# others' load. Both parts always run; make test fails if either does. Each part lists its 15 slowest tests.
 WORKERS ?= 2
 PARALLEL := -n $(WORKERS) --dist loadfile
 
 test: $(STAMP) chromium
 	status=0; \
-	$(PY) -m pytest tests $(PARALLEL) -m "not alone" || status=$$?; \
-	$(PY) -m pytest tests -m alone || status=$$?; \
+	$(PY) -m pytest tests $(PARALLEL) -m "not alone" --durations=15 || status=$$?; \
+	$(PY) -m pytest tests -m alone --durations=15 || status=$$?; \
 	exit $$status
 
 test-fast: $(STAMP)
