@@ -59,17 +59,10 @@ START_FIRST = ("e2e/test_readme_commands.py", "e2e/test_dispatch_box.py", "e2e/t
 def pytest_collection_modifyitems(config, items):
     """Collection order: the files of ``START_FIRST`` in that order, then the other files with a slow test, then the
     rest (stable within each; the same order in every xdist worker)."""
-    def rank(item) -> tuple[int, int]:
-        path = item.path.relative_to(REPO_ROOT / "tests").as_posix()
-        if path in START_FIRST:
-            return 0, START_FIRST.index(path)
-        return (1 if slow_files.get(path) else 2), 0
-
-    slow_files: dict[str, bool] = {}
-    for item in items:
-        path = item.path.relative_to(REPO_ROOT / "tests").as_posix()
-        slow_files[path] = slow_files.get(path, False) or item.get_closest_marker("slow") is not None
-    items.sort(key=rank)
+    files = {item: item.path.relative_to(REPO_ROOT / "tests").as_posix() for item in items}
+    slow = {files[item] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: (0, START_FIRST.index(files[item])) if files[item] in START_FIRST
+               else (1 if files[item] in slow else 2, 0))
 
 
 @pytest.fixture(autouse=True)
