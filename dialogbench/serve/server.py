@@ -141,8 +141,10 @@ def url(server: ReportServer) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-class _Stop(Exception):
-    pass
+class _Stop(BaseException):
+    """SIGTERM's way out of ``serve_forever``. Not an ``Exception``: socketserver catches those around
+    ``process_request`` and hands them to ``handle_error``, so a SIGTERM landing while a request was being taken
+    would be printed and the server would go on serving."""
 
 
 def serve_until_stopped(server: ReportServer) -> str:

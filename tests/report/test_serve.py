@@ -16,13 +16,14 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from dialogbench.cli import main
-from dialogbench.serve import make_server
+from dialogbench.serve import make_server, serve_until_stopped
 from dialogbench.serve.files import servable, url_segments
 from dialogbench.serve.index import NO_REPORT, render_index
 
@@ -252,6 +253,31 @@ def test_the_cli_serves_until_sigterm_and_exits_0(lake):
     finally:
         proc.kill()
     assert proc.returncode == 0 and out == "stopped (SIGTERM)\n" and err == ""  # quiet without --verbose
+
+
+def test_a_sigterm_while_a_request_is_taken_stops_the_server(lake):
+    """The signal lands in the main thread while socketserver is inside ``process_request`` (its ``except
+    Exception`` there once swallowed the stop: the server printed it and went on serving)."""
+    server = make_server(reports=lake / "reports", host="127.0.0.1", port=0, verbose=False)
+    take = server.process_request
+
+    def process_request(request, client_address):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.2)  # the handler runs here, between two bytecodes of this frame
+        take(request, client_address)
+
+    def client():
+        with contextlib.suppress(ConnectionError):  # the stopping server may hang up on it
+            fetch(server.server_address[1], "/report.html")
+
+    server.process_request = process_request
+    threading.Thread(target=client, daemon=True).start()
+    fallback = threading.Timer(15, server.shutdown)  # the bug: serve_forever would never return by itself
+    fallback.start()
+    try:
+        assert serve_until_stopped(server) == "SIGTERM"
+    finally:
+        fallback.cancel()
 
 
 def test_the_cli_refuses_a_port_in_use_with_exit_2(lake):
