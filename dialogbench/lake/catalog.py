@@ -8,12 +8,15 @@ cells / judge verdicts / named answers. Two tags read a view and declare the ref
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import os
 import re
 import shutil
+import threading
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence, Union
@@ -270,11 +273,33 @@ def _literal(value) -> str:
     raise TypeError(f"no SQL literal for {type(value).__name__} in a reference table")
 
 
+def macro_statements(sql: SqlFolders) -> list[tuple[Path, str]]:
+    """Every ``<folder>/macros/*.sql`` of ``sql`` (``CREATE OR REPLACE MACRO`` statements: formulas several views
+    share), with its file."""
+    return [(path, path.read_text()) for folder in folders(sql) for path in sorted((folder / MACROS_DIR).glob("*.sql"))]
+
+
 def create_macros(con: duckdb.DuckDBPyConnection, sql: SqlFolders) -> None:
-    """Run every ``<folder>/macros/*.sql`` of ``sql`` (``CREATE OR REPLACE MACRO`` statements: formulas several views share)."""
-    for path in [p for folder in folders(sql) for p in sorted((folder / MACROS_DIR).glob("*.sql"))]:
+    execute(con, macro_statements(sql))
+
+
+def statements(lake: Lake, sql: SqlFolders | None = None) -> list[tuple[Path, str]]:
+    """What ``create_views`` runs, each with the file it comes from: the macros, then a ``CREATE OR REPLACE VIEW``
+    per view file, each after the views it refs. Raises ``CatalogError`` naming a file whose tags are broken."""
+    context = Context.load(lake)
+    sql = lake.layout.sql if sql is None else sql
+    found = macro_statements(sql)
+    for model in ordered(models(sql)):
+        found.append((model.path, f'CREATE OR REPLACE VIEW "{model.name}" AS '
+                                  f'{render(model.sql, lake, context, path=model.path)}'))
+    return found
+
+
+def execute(con: duckdb.DuckDBPyConnection, found: list[tuple[Path, str]]) -> None:
+    """Run ``statements``' output on ``con``; raises ``CatalogError`` naming the file whose SQL DuckDB refuses."""
+    for path, statement in found:
         try:
-            con.execute(path.read_text())
+            con.execute(statement)
         except duckdb.Error as exc:
             raise CatalogError(f"{path}: {exc}") from exc
 
@@ -282,25 +307,48 @@ def create_macros(con: duckdb.DuckDBPyConnection, sql: SqlFolders) -> None:
 def create_views(con: duckdb.DuckDBPyConnection, lake: Lake, sql: SqlFolders | None = None) -> list[str]:
     """Create the macros, then every view, each after the views it refs; returns the views' names in creation
     order. Raises ``CatalogError`` naming the file whose tags or SQL are broken."""
-    context = Context.load(lake)
-    sql = lake.layout.sql if sql is None else sql
-    create_macros(con, sql)
-    created = []
-    for model in ordered(models(sql)):
-        sql = render(model.sql, lake, context, path=model.path)
-        try:
-            con.execute(f'CREATE OR REPLACE VIEW "{model.name}" AS {sql}')
-        except duckdb.Error as exc:
-            raise CatalogError(f"{model.path}: {exc}") from exc
-        created.append(model.name)
-    return created
+    found = statements(lake, sql)
+    execute(con, found)
+    return [path.stem for path, statement in found if statement.startswith("CREATE OR REPLACE VIEW")]
+
+
+# Databases whose views this process built, by the SQL that built them. DuckDB binds a view as it creates it, which
+# for ~70 views takes most of a second, and a run opens the views about ten times (a stage, the checks, the report,
+# the history...). A view's SQL names its files (the table's glob, or the list of its readable files) and is bound
+# again at each query, so a database built from the same statements is what a new build would give: each caller
+# gets its own cursor of it (its own board variable and temporary objects). The views of a lake whose files are
+# listed differently, or whose SQL files changed, render differently and are built anew.
+_BUILT: "OrderedDict[str, duckdb.DuckDBPyConnection]" = OrderedDict()
+_BUILT_KEEP = 4
+_BUILT_LOCK = threading.Lock()
+
+
+def views_database(lake: Lake, sql: SqlFolders | None = None) -> duckdb.DuckDBPyConnection:
+    """A new cursor of an in-memory database holding ``statements(lake, sql)``: built by the first call that renders
+    them so, shared by the later ones."""
+    found = statements(lake, sql)
+    digest = hashlib.sha256("\0".join(f"{path}\0{statement}" for path, statement in found).encode()).hexdigest()
+    with _BUILT_LOCK:
+        database = _BUILT.get(digest)
+        if database is None:
+            database = duckdb.connect()
+            try:
+                execute(database, found)
+            except BaseException:
+                database.close()
+                raise
+            _BUILT[digest] = database
+            while len(_BUILT) > _BUILT_KEEP:  # dropped, not closed: a cursor still open keeps its database
+                _BUILT.popitem(last=False)
+        _BUILT.move_to_end(digest)
+        return database.cursor()
 
 
 def connect(lake: Lake, *, board: str | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with every view: what ``dialogbench query`` uses. ``board``: the board its board-scoped
-    views read (current_board; None: the lake's default board, default_board)."""
-    con = duckdb.connect()
-    create_views(con, lake)
+    """An in-memory connection with every view (``views_database``): what a run's stages, checks and report read.
+    ``board``: the board its board-scoped views read (current_board; None: the lake's default board,
+    default_board)."""
+    con = views_database(lake)
     read_board(con, board)
     return con
 
@@ -379,8 +427,7 @@ def data_tests(lake: Lake, sql: SqlFolders | None = None, *, board: str | None =
     failing = {}
     sql = lake.layout.sql if sql is None else sql
     views = {m.name for m in models(sql)}
-    with duckdb.connect() as con:
-        create_views(con, lake, sql)
+    with views_database(lake, sql) as con:
         read_board(con, board)
         context = Context.load(lake)
         for path in [p for folder in folders(sql) for p in sorted((folder / TESTS_DIR).glob("*.sql"))]:

@@ -388,3 +388,44 @@ def test_current_cells_tag_is_one_stages_current_cells(tmp_path):
     sql_dir = write_sql(tmp_path / "sql", {"metrics/b.sql": "select * from {{ current_cells('botchat_arena') }}"})
     with pytest.raises(CatalogError, match=r"metrics/b\.sql: ref\('current_cells'\) names no view"):
         create_views(duckdb.connect(), open_lake(tmp_path / "lake"), sql_dir)
+
+
+# --- one build of the views per rendering (views_database) --------------------------------------------------------
+
+def test_connect_builds_the_views_once_per_rendering_and_each_caller_gets_its_own_board(tmp_path, monkeypatch):
+    """A second connect on an unchanged lake creates no view (the first build's database, a new cursor); each
+    cursor reads its own board; a table's first file, or a changed SQL file, renders differently and is built
+    anew, so nothing reads a stale view."""
+    from dialogbench.lake import catalog
+
+    built = []
+    execute = catalog.execute
+    monkeypatch.setattr(catalog, "execute", lambda con, found: (built.append(len(found)), execute(con, found)))
+    lake = open_lake(tmp_path / "lake")
+    with connect(lake, board="demo") as first, connect(lake, board="nightly") as second:
+        assert len(built) == 1
+        assert first.execute("select getvariable('board')").fetchone() == ("demo",)
+        assert second.execute("select getvariable('board')").fetchone() == ("nightly",)
+        assert first.execute("select count(*) from runs").fetchone() == (0,)
+    lake.write("runs", pa.Table.from_pylist([stage_row("r1", "generate", board="demo")], schema=RUNS))
+    with connect(lake) as con:  # runs had no file: its view was a typed empty relation, now its files
+        assert len(built) == 2 and con.execute("select run_id from runs").fetchall() == [("r1",)]
+    lake.write("runs", pa.Table.from_pylist([stage_row("r2", "generate", board="demo")], schema=RUNS))
+    with connect(lake) as con:  # a file more under the same glob: the views read it when queried
+        assert len(built) == 2 and con.execute("select count(*) from runs").fetchone() == (2,)
+    sql_dir = write_sql(tmp_path / "sql", {"views/v.sql": "select 1 as x", "tests/t.sql": "select 1 from {{ ref('v') }} where x <> 1"})
+    assert data_tests(lake, sql_dir) == {} and len(built) == 3
+    write_sql(sql_dir, {"views/v.sql": "select 2 as x"})
+    assert data_tests(lake, sql_dir) == {"t": 1} and len(built) == 4
+
+
+def test_a_cursor_outlives_its_database_leaving_the_cache(tmp_path):
+    """Built databases beyond the few kept are dropped, not closed: a connection still open keeps working."""
+    from dialogbench.lake import catalog
+
+    held = connect(open_lake(tmp_path / "held"))
+    for i in range(catalog._BUILT_KEEP + 1):
+        with connect(open_lake(tmp_path / f"lake{i}")):
+            pass
+    assert held.execute("select count(*) from runs").fetchone() == (0,)
+    held.close()
