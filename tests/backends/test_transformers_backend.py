@@ -214,6 +214,19 @@ def test_model_configs_on_the_same_weights_share_one_engine(tiny_model_dir):
     assert release_except([]) == ["tiny-sampled"] and engines.loaded() == {}
 
 
+def test_a_closed_models_engine_goes_to_a_kept_model_on_the_same_weights_not_built_yet(tiny_model_dir):
+    """A one-chatbot run on the judge's weights: the stage that first judges releases the chatbot before the judge's
+    backend exists. The engine is handed over (the judge's backend is built first), not stopped and loaded again."""
+    from dialogbench.backends import get_backend, release_except
+
+    chatbot, judge = _model(tiny_model_dir), _model(tiny_model_dir, name="tiny-judge", max_tokens=8)
+    lm = get_backend(chatbot).lm
+    assert release_except([judge]) == ["tiny"]
+    assert list(engines.loaded().values()) == [1]  # the judge's backend holds it now
+    assert get_backend(judge).lm is lm
+    assert release_except([]) == ["tiny-judge"] and engines.loaded() == {}
+
+
 def test_prompts_counted_before_generate_are_tokenized_once(tiny_model_dir, monkeypatch):
     backend = tb.TransformersBackend(_model(tiny_model_dir))
     conversations = _conversations(5, "Be brief.")
