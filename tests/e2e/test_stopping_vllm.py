@@ -19,7 +19,7 @@ from dialogbench import stopping
 from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests.e2e.conftest import REPO, cli_env, run_cli
-from tests.e2e.test_kill_resume_vllm import _config, _engine_processes
+from tests.e2e.test_kill_resume_vllm import LIMIT, _config, _engine_processes
 from tests.e2e.test_stopping import LINE, assert_gone, assert_lease_free, prefect_records
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone]  # a bound on stop time: run alone (make test)
@@ -66,4 +66,4 @@ def test_sigterm_mid_vllm_generation_stops_the_engine_and_the_run(tmp_path):
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     if "stopped midway" in match[0]:  # the step in flight outlived the deadline: resumed from its checkpoint
         assert "resuming" in rerun.stderr + rerun.stdout
-    assert lake.read("generations").num_rows == 6 and data_tests(lake) == {}
+    assert lake.read("generations").num_rows == LIMIT and data_tests(lake) == {}
