@@ -451,22 +451,22 @@ def peak_rss(args: list[str], cwd: Path) -> tuple[int, int, int]:
 
 @pytest.mark.slow
 def test_a_large_result_streams(lake, workdir, tmp_path):
-    """2M rows of 300 characters (600 MB of csv, more as json, 2M rows exported to Parquet): the process's peak
-    memory stays well under the result's size, as the rows are written while they are fetched (peaks seen: 181 MiB
-    for csv, 189 MiB for json, 223 MiB for the export, against 157 MiB for `select 1`; 1646 MiB for csv before; CI
-    once saw 238 MiB for csv, so the bound is on the growth above `select 1`, measured in the same test)."""
-    sql = "SELECT i, repeat('x', 290) || i AS s FROM range(2000000) t(i)"
+    """1M rows of 300 characters (300 MB of csv, more as json, 1M rows exported to Parquet): the process's peak
+    memory grows well under the result's size above the same process's `select 1`, as the rows are written while
+    they are fetched (growth seen at 2M rows: 24 MiB for csv, 32 MiB for json, 66 MiB for the export, and 81 MiB
+    once for csv in CI; a result held whole grew 1.5 GiB for 600 MB of csv)."""
+    sql = "SELECT i, repeat('x', 290) || i AS s FROM range(1000000) t(i)"
     code, _, base = peak_rss(["query", "SELECT 1", "--lake", str(lake.root), "--format", "csv"], workdir)
     assert code == 0
     for fmt in ("csv", "json"):  # measured above the same process's `select 1`, which varies with the machine
         code, printed, peak = peak_rss(["query", sql, "--lake", str(lake.root), "--format", fmt], workdir)
-        assert code == 0 and printed > 600_000_000, (fmt, code, printed)
-        assert peak - base < printed / 5, \
+        assert code == 0 and printed > 300_000_000, (fmt, code, printed)
+        assert peak - base < printed / 3, \
             f"{fmt}: peak RSS {peak / 2**20:.0f} MiB ({base / 2**20:.0f} for select 1) for {printed / 2**20:.0f} MiB"
     out = tmp_path / "big.parquet"
     code, _, peak = peak_rss(["export", sql, "--out", str(out), "--lake", str(lake.root)], workdir)
-    assert code == 0 and pq.read_metadata(out).num_rows == 2_000_000
-    assert peak - base < 600_000_000 / 4, f"export: peak RSS {peak / 2**20:.0f} MiB for 600 MB of values"
+    assert code == 0 and pq.read_metadata(out).num_rows == 1_000_000
+    assert peak - base < 300_000_000 / 2, f"export: peak RSS {peak / 2**20:.0f} MiB for 300 MB of values"
 
 
 def test_json_streams_the_same_array_it_always_printed(lake, capsys):
