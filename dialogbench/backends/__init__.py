@@ -65,6 +65,16 @@ def engine_spec(model: ModelConfig) -> tuple | None:
     return spec(model)
 
 
+def _engine_key(model: ModelConfig) -> str | None:
+    """``engines``' key for ``model``'s engine; None without one, or when it cannot be told (missing weights: the
+    stage that builds the backend reports that, located)."""
+    try:
+        spec = engine_spec(model)
+    except BackendError:
+        return None
+    return None if spec is None else fingerprint(spec)
+
+
 def release_except(keep: list[ModelConfig]) -> list[str]:
     """Close every backend built for a model config not in ``keep``; returns their model names. An
     engine that a kept model shares stays loaded (``engines`` counts its users): a kept model whose backend is not
@@ -76,8 +86,7 @@ def release_except(keep: list[ModelConfig]) -> list[str]:
         built = set(_cache)
     held = {fingerprint(spec) for b in dropped.values() if (spec := engine_spec(b.model)) is not None}
     for model in keep:
-        if held and fingerprint(model.model_dump()) not in built and (spec := engine_spec(model)) is not None \
-                and fingerprint(spec) in held:
+        if held and fingerprint(model.model_dump()) not in built and _engine_key(model) in held:
             get_backend(model)
     with _lock:
         for key in dropped:

@@ -227,6 +227,15 @@ def test_a_closed_models_engine_goes_to_a_kept_model_on_the_same_weights_not_bui
     assert release_except([]) == ["tiny-judge"] and engines.loaded() == {}
 
 
+def test_a_kept_model_whose_weights_are_missing_is_left_to_its_stage(tiny_model_dir, tmp_path):
+    """The hand-over looks at a kept model's weights; missing ones are not its error to raise (the stage that builds
+    the backend names them): the release goes on."""
+    from dialogbench.backends import get_backend, release_except
+
+    get_backend(_model(tiny_model_dir))
+    assert release_except([_model(tmp_path / "nowhere", name="lost")]) == ["tiny"] and engines.loaded() == {}
+
+
 def test_prompts_counted_before_generate_are_tokenized_once(tiny_model_dir, monkeypatch):
     backend = tb.TransformersBackend(_model(tiny_model_dir))
     conversations = _conversations(5, "Be brief.")
