@@ -53,26 +53,20 @@ def clear_backends() -> None:
             close()
 
 
-def engine_spec(model: ModelConfig) -> tuple | None:
-    """The engine ``model``'s backend acquires (``engines.acquire``'s spec), found without loading it; None for a
-    backend that holds no engine (an endpoint, a script)."""
+def _engine_key(model: ModelConfig) -> str | None:
+    """``engines``' key for the engine ``model``'s backend would acquire, found without loading it (a built backend
+    has it as ``engine_key``); None for a backend that holds no engine (an endpoint, a script), or when it cannot be
+    told (missing weights: the stage that builds the backend reports that, located)."""
     if model.backend == "vllm":
-        from dialogbench.backends.vllm_backend import engine_spec as spec
+        from dialogbench.backends.vllm_backend import engine_spec
     elif model.backend == "transformers":
-        from dialogbench.backends.transformers_backend import engine_spec as spec
+        from dialogbench.backends.transformers_backend import engine_spec
     else:
         return None
-    return spec(model)
-
-
-def _engine_key(model: ModelConfig) -> str | None:
-    """``engines``' key for ``model``'s engine; None without one, or when it cannot be told (missing weights: the
-    stage that builds the backend reports that, located)."""
     try:
-        spec = engine_spec(model)
+        return fingerprint(engine_spec(model))
     except BackendError:
         return None
-    return None if spec is None else fingerprint(spec)
 
 
 def release_except(keep: list[ModelConfig]) -> list[str]:
@@ -84,7 +78,7 @@ def release_except(keep: list[ModelConfig]) -> list[str]:
     with _lock:
         dropped = {k: b for k, b in _cache.items() if k not in kept}
         built = set(_cache)
-    held = {fingerprint(spec) for b in dropped.values() if (spec := engine_spec(b.model)) is not None}
+    held = {key for b in dropped.values() if (key := getattr(b, "engine_key", None)) is not None}  # as acquired
     for model in keep:
         if held and fingerprint(model.model_dump()) not in built and _engine_key(model) in held:
             get_backend(model)

@@ -89,7 +89,7 @@ class TransformersBackend(TemplatedChat):
         self.stats = BatchStats()
         spec = engine_spec(model)
         self.device = spec[4]
-        self._key, self._engine = engines.acquire(spec, lambda: _Engine(*spec[1:]))
+        self.engine_key, self._engine = engines.acquire(spec, lambda: _Engine(*spec[1:]))
         self.tokenizer, self.lm = self._engine.tokenizer, self._engine.lm
         self.version = transformers_version()
         self._kinds = enforced_kinds(model)
@@ -104,10 +104,10 @@ class TransformersBackend(TemplatedChat):
 
     def close(self) -> None:
         """Let go of the weights; they are freed when no other model config shares them."""
-        if self._key is not None:
+        if self.engine_key is not None:
             self.tokenizer = self.lm = self._engine = None
-            engines.release(self._key)
-            self._key = None
+            engines.release(self.engine_key)
+            self.engine_key = None
 
     def count_tokens_many(self, conversations: Sequence[Conversation]) -> list[int]:
         return [len(ids) for ids in self._encode([self._render(self._adapt(c)) for c in conversations])]

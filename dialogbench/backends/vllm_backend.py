@@ -140,7 +140,7 @@ class VLLMBackend(TemplatedChat):
         self._vllm, self._structured = vllm, StructuredOutputsParams
         spec = engine_spec(model)
         need = placement.ask(model)
-        self._engine_key, self._engine = engines.acquire(spec, lambda: _Engine(spec[1], need))
+        self.engine_key, self._engine = engines.acquire(spec, lambda: _Engine(spec[1], need))
         self.version = self._engine.version
         self._kinds = enforced_kinds(model)
         template = model.chat_template
@@ -160,9 +160,9 @@ class VLLMBackend(TemplatedChat):
 
     def close(self) -> None:
         """Let go of the engine; it stops when no other model config shares it."""
-        if self._engine_key is not None:
-            engines.release(self._engine_key)
-            self._engine_key = None
+        if self.engine_key is not None:
+            engines.release(self.engine_key)
+            self.engine_key = None
 
     def count_tokens_many(self, conversations: Sequence[Conversation]) -> list[int]:
         """Render every conversation, then tokenize them in one batched tokenizer call."""

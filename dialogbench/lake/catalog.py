@@ -283,6 +283,9 @@ def create_macros(con: duckdb.DuckDBPyConnection, sql: SqlFolders) -> None:
     execute(con, macro_statements(sql))
 
 
+CREATE_VIEW = "CREATE OR REPLACE VIEW"
+
+
 def statements(lake: Lake, sql: SqlFolders | None = None) -> list[tuple[Path, str]]:
     """What ``create_views`` runs, each with the file it comes from: the macros, then a ``CREATE OR REPLACE VIEW``
     per view file, each after the views it refs. Raises ``CatalogError`` naming a file whose tags are broken."""
@@ -290,8 +293,8 @@ def statements(lake: Lake, sql: SqlFolders | None = None) -> list[tuple[Path, st
     sql = lake.layout.sql if sql is None else sql
     found = macro_statements(sql)
     for model in ordered(models(sql)):
-        found.append((model.path, f'CREATE OR REPLACE VIEW "{model.name}" AS '
-                                  f'{render(model.sql, lake, context, path=model.path)}'))
+        view = render(model.sql, lake, context, path=model.path)
+        found.append((model.path, f'{CREATE_VIEW} "{model.name}" AS {view}'))
     return found
 
 
@@ -309,7 +312,7 @@ def create_views(con: duckdb.DuckDBPyConnection, lake: Lake, sql: SqlFolders | N
     order. Raises ``CatalogError`` naming the file whose tags or SQL are broken."""
     found = statements(lake, sql)
     execute(con, found)
-    return [path.stem for path, statement in found if statement.startswith("CREATE OR REPLACE VIEW")]
+    return [path.stem for path, statement in found if statement.startswith(CREATE_VIEW)]
 
 
 # Databases whose views this process built, by the SQL that built them. DuckDB binds a view as it creates it, which
