@@ -20,6 +20,7 @@ from dialogbench.lake.layout import Layout, NoLayout
 
 TMP_SUFFIX = manifest.TMP_SUFFIX
 QUARANTINE = "_quarantine"  # damaged files moved aside by lake.verify (not a table)
+_LIST_TRIES = 5  # listings of a table whose folders another process is removing (Lake.files)
 log = logging.getLogger("dialogbench.lake")
 _warned: set[tuple[str, str]] = set()
 
@@ -81,7 +82,13 @@ class Lake:
         return self.root / table
 
     def files(self, table: str) -> list[Path]:
-        """Every Parquet file on disk under the table, committed or not (``readable`` is what queries read)."""
+        """Every Parquet file on disk under the table, committed or not (``readable`` is what queries read). A folder
+        removed while it is listed (one a run's preflight made to probe, then removed) is listed again."""
+        for _ in range(_LIST_TRIES - 1):
+            try:
+                return sorted(self.table_dir(table).rglob("*.parquet"))
+            except FileNotFoundError:
+                continue
         return sorted(self.table_dir(table).rglob("*.parquet"))
 
     def snapshot(self, table: str, level: str = "stat") -> health.Snapshot:

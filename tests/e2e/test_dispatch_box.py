@@ -174,18 +174,19 @@ def test_a_game_s_groups_of_players_play_at_once_each_a_unit_and_its_plan_is_who
 def test_the_judge_judges_a_finished_unit_s_work_while_another_unit_still_generates(tmp_path):
     path = _box_config(tmp_path, "judging", delay=0.0, limit=3)
     data = yaml.safe_load(path.read_text())
-    for model, delay in zip(data["models"], (0.1, 2.0)):  # bot-b's unit takes far longer
+    for model, delay in zip(data["models"], (0.1, 3.0)):  # bot-b's unit takes far longer
         model["script_delay_s"] = delay
     path.write_text(yaml.safe_dump(data))
     run = _run(path, tmp_path)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
     lake = tmp_path / "lake-judging"
-    judged = duckdb.sql(f"select model, min(epoch(created_at)) from read_parquet("
-                        f"'{lake}/unieval_judgments/**/*.parquet') group by model").fetchall()
+    first = dict(duckdb.sql(f"select model, min(epoch(created_at)) from read_parquet("
+                            f"'{lake}/unieval_judgments/**/*.parquet') group by model").fetchall())
     generated = dict(duckdb.sql(f"select model, max(epoch(created_at)) from read_parquet("
                                 f"'{lake}/generations/**/*.parquet') group by model").fetchall())
-    first = dict(judged)
-    assert first["bot-a"] < generated["bot-b"], "bot-a's dialogues were judged only after bot-b's were all generated"
+    working = _windows(lake)["bot-b"][1]  # bot-b's unit's last chatbot call ended (its MT-Bench-101 answers too)
+    assert first["bot-a"] < working, (f"bot-a's dialogues were judged {first['bot-a'] - working:.1f} s after "
+                                      f"bot-b's unit made its last call")
     assert first["bot-b"] > generated["bot-b"]
     log = (lake / "_state" / "attempts" / "logs" / "judging_judge.1.log").read_text()
     assert "botchat_unieval" in log

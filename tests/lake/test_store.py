@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -170,3 +171,20 @@ def test_lake_files_keep_the_umask_s_mode(lake_dir):
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o664
     assert manifest.record_path(path).stat().st_mode & 0o777 == 0o664
+
+
+def test_files_lists_again_a_table_folder_removed_while_it_is_listed(lake_dir, monkeypatch):
+    """A run's preflight makes a table's folder to probe it, then removes it: a reader polling ``files`` meanwhile
+    (another process's run, a test's kill point) saw the folder, then found it gone mid-listing."""
+    lake = open_lake(lake_dir)
+    written = lake.write("things", small([1]))
+    listed, removed = Path.rglob, []
+
+    def rglob(self, pattern):
+        if not removed:
+            removed.append(self)
+            raise FileNotFoundError(2, "No such file or directory", str(self))
+        return listed(self, pattern)
+
+    monkeypatch.setattr(Path, "rglob", rglob)
+    assert lake.files("things") == [written] and removed == [lake.table_dir("things")]
