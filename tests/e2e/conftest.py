@@ -47,6 +47,15 @@ def shared_prefect_server(tmp_path_factory):
             _Shared.stack, _Shared.api = None, None
 
 
+def polled_glob(root: Path, pattern: str) -> list[Path]:
+    """``root.glob(pattern)`` for a loop that polls a running run's lake: a folder the run's preflight made to probe,
+    then removed, between the look and the listing reads as nothing found yet (the loop looks again)."""
+    try:
+        return list(root.glob(pattern))
+    except FileNotFoundError:
+        return []
+
+
 def cli_env(tmp_path: Path, *, temporary: bool = False) -> dict[str, str]:
     """The CLI's environment: its own PREFECT_HOME under ``tmp_path``, and the session's Prefect server (or, with
     ``temporary`` or outside the e2e tests, Prefect's temporary local server, as a user without one gets);

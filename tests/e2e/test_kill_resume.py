@@ -15,7 +15,7 @@ import pytest
 from dialogbench.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import data_tests
-from tests.e2e.conftest import REPO, cli_env, run_cli
+from tests.e2e.conftest import REPO, cli_env, polled_glob, run_cli
 from tests.verdicts import verdicts
 
 pytestmark = pytest.mark.slow
@@ -53,7 +53,7 @@ def test_sigkill_then_rerun_completes(tmp_path, scripted_config, kill_point):
     proc = _start(config, tmp_path)
     if kill_point == "generation":
         # bot-b is generating (bot-a's dialogues are stored) and has checkpointed a step
-        _kill_when(proc, lambda: len(lake.files("generations")) == 1 and bool(list(lake.root.glob("_state/*/bot-b-*"))))
+        _kill_when(proc, lambda: len(lake.files("generations")) == 1 and bool(polled_glob(lake.root, "_state/*/bot-b-*")))
         assert lake.read("generations").num_rows == 20
     else:
         _kill_when(proc, lambda: 1 <= len(lake.files("unieval_judgments")) < 10)

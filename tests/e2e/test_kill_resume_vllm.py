@@ -17,7 +17,7 @@ import yaml
 
 from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
-from tests.e2e.conftest import REPO, cli_env, run_cli
+from tests.e2e.conftest import REPO, cli_env, polled_glob, run_cli
 from tests.verdicts import verdicts
 
 pytestmark = pytest.mark.slow
@@ -60,7 +60,7 @@ def test_sigkill_of_the_run_takes_the_engine_with_it_and_the_rerun_completes(tmp
         root = psutil.Process(proc.pid)
         deadline = time.monotonic() + 600
         # kill point: the engine generates and has checkpointed at least one step
-        while not list(lake.root.glob("_state/*/smollm2-135m-*")):
+        while not polled_glob(lake.root, "_state/*/smollm2-135m-*"):
             assert proc.poll() is None, "the run ended before the kill point"
             assert time.monotonic() < deadline, "kill point never reached"
             time.sleep(0.2)

@@ -24,7 +24,7 @@ from dialogbench.registry import open_lake
 from dialogbench import stopping
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import data_tests
-from tests.e2e.conftest import REPO, cli_env, run_cli
+from tests.e2e.conftest import REPO, cli_env, polled_glob, run_cli
 from tests.e2e.test_overlapping_runs import computed, duplicates
 
 pytestmark = [pytest.mark.slow, pytest.mark.alone]  # bounds on stop time: run alone (make test)
@@ -49,7 +49,7 @@ def when_bot_b_generates(proc: subprocess.Popen, lake: Lake, log: Path, timeout:
     """Wait until bot-a's dialogues are stored and bot-b has checkpointed a step (a call of its second step is in
     flight); returns the run's process tree then (the CLI, Prefect's server and whatever else it started)."""
     deadline = time.monotonic() + timeout
-    while not (len(lake.files("generations")) == 1 and list(lake.root.glob("_state/*/bot-b-*"))):
+    while not (len(lake.files("generations")) == 1 and polled_glob(lake.root, "_state/*/bot-b-*")):
         assert proc.poll() is None, f"the run ended before the signal: {log.read_text()[-3000:]}"
         assert time.monotonic() < deadline, "bot-b never started generating"
         time.sleep(0.05)

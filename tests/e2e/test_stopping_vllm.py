@@ -18,7 +18,7 @@ import pytest
 from dialogbench import stopping
 from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import data_tests
-from tests.e2e.conftest import REPO, cli_env, run_cli
+from tests.e2e.conftest import REPO, cli_env, polled_glob, run_cli
 from tests.e2e.test_kill_resume_vllm import LIMIT, _config, _engine_processes
 from tests.e2e.test_stopping import LINE, assert_gone, assert_lease_free, prefect_records
 
@@ -38,7 +38,7 @@ def test_sigterm_mid_vllm_generation_stops_the_engine_and_the_run(tmp_path):
     try:
         root = psutil.Process(proc.pid)
         deadline = time.monotonic() + 600
-        while not list(lake.root.glob("_state/*/smollm2-135m-*")):  # the engine generates, a step checkpointed
+        while not polled_glob(lake.root, "_state/*/smollm2-135m-*"):  # the engine generates, a step checkpointed
             assert proc.poll() is None, f"the run ended before the signal: {log.read_text()[-3000:]}"
             assert time.monotonic() < deadline, "the signal point was never reached"
             time.sleep(0.2)
