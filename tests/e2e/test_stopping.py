@@ -89,7 +89,7 @@ def rerun_completes(config: Path, tmp_path: Path, lake: Lake, *, kept_bot_a: boo
     """The same config (its calls without the pause, which no cell key includes): every cell once, the data tests
     pass, bot-a's stored dialogues are not computed again and bot-b resumes from its checkpoint."""
     summary = tmp_path / "rerun.json"
-    rerun = run_cli(["run", "--config", str(config), "--json", str(summary)], tmp_path, temporary=True)
+    rerun = run_cli(["run", "--config", str(config), "--json", str(summary)], tmp_path)  # the session's server
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "is being written by" not in rerun.stderr  # the stopped run's lease is no one's
     if kept_bot_a:
