@@ -119,6 +119,12 @@ def grant(lake: str | os.PathLike, unit: str, run_id: str) -> str:
     return token
 
 
+def revoke(lake: str | os.PathLike, unit: str) -> None:
+    """No attempt of ``unit`` may commit any more: its token becomes one no worker holds (an attempt presumed dead
+    that comes back late, the units of a run that stops)."""
+    grant(lake, unit, "revoked")
+
+
 def current(lake: str | os.PathLike, unit: str) -> dict:
     with _locked(lake, unit) as path:
         return json.loads(path.read_text()) if path.exists() else {}
@@ -164,6 +170,27 @@ def heartbeat(lake: str | os.PathLike, unit: str, token: str, every_s: float = 5
     finally:
         stop.set()
         thread.join()
+
+
+@dataclass
+class Watch:
+    """One attempt's liveness, as the dispatching run sees it: presumed dead after ``dead_after_s`` without a
+    heartbeat, counted from when a worker picked it up (its flow run Pending or Running, first seen) or from its last
+    beat. Time spent waiting in the work pool's queue for a free worker, however long, is not a death."""
+
+    dead_after_s: float
+    picked: float | None = None
+
+    def silent_s(self, *, picked_up: bool, beat: float | None, now: float) -> float:
+        """Seconds since the attempt was last known alive (0 while it waits for a worker)."""
+        if not picked_up:
+            return 0.0
+        if self.picked is None:
+            self.picked = now
+        return now - max(self.picked, beat or 0.0)
+
+    def dead(self, *, picked_up: bool, beat: float | None, now: float) -> bool:
+        return self.silent_s(picked_up=picked_up, beat=beat, now=now) > self.dead_after_s
 
 
 def last_beat(lake: str | os.PathLike, unit: str, token: str) -> float | None:

@@ -75,7 +75,7 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
     groups = {u.name: {stage: list(u.models) for stage in u.grouped} for u in every}
     with get_client(sync_client=True) as client:
         launcher = _Pool(settings.deployment, client) if settings.deployment else _OnThisBox(config, client, every)
-        live: dict[str, tuple[str, object, float]] = {}  # unit -> (token, its attempt, sent at)
+        live: dict[str, tuple[str, object, dispatch.Watch]] = {}  # unit -> (token, its attempt, its liveness)
         tries = {u.name: 0 for u in every}
         waiting, ended = [u.name for u in units], {}
         judging = _Judging(judge)
@@ -86,7 +86,7 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
             live[unit] = (token, launcher.start(unit, {"config_path": config_path, "overrides": overrides,
                                                       "run_id": run_id, "unit": unit, "family_stages": by_unit[unit],
                                                       "token": token, "groups": groups[unit]}, attempt=tries[unit]),
-                          time.time())
+                          dispatch.Watch(settings.dead_after_s))
             log.info("dispatch: %s sent (attempt %d) %s", unit, tries[unit], launcher.where(live[unit][1]))
 
         start = time.monotonic()
@@ -101,15 +101,16 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
                     judging.started()
                     send(judge.name)
                 time.sleep(settings.poll_s)
-                for unit, (token, attempt, sent) in list(live.items()):
+                for unit, (token, attempt, watch) in list(live.items()):
                     kind = launcher.state(attempt)
-                    beat = dispatch.last_beat(config.lake, unit, token)
-                    dead = (kind in (StateType.RUNNING, StateType.PENDING)  # picked up by a worker
-                            and time.time() - (beat or sent) > settings.dead_after_s)
-                    if dead:  # its worker stopped beating: presumed dead
+                    seen = {"picked_up": kind in (StateType.RUNNING, StateType.PENDING),  # by a worker
+                            "beat": dispatch.last_beat(config.lake, unit, token), "now": time.time()}
+                    dead = watch.dead(**seen)
+                    if dead:  # its worker stopped beating: presumed dead; if it comes back, it commits nothing
+                        dispatch.revoke(config.lake, unit)
                         launcher.crash(attempt, "dispatch: no heartbeat")
                         log.warning("dispatch: %s: no heartbeat for %.0fs: its worker is presumed dead", unit,
-                                    time.time() - (beat or sent))
+                                    watch.silent_s(**seen))
                     if not dead and kind not in FINAL:
                         continue
                     del live[unit]
@@ -238,7 +239,7 @@ def _revoked_on_exit(config: Config, live: dict, launcher) -> Iterator[None]:
         yield
     finally:
         for unit, (_, attempt, _) in list(live.items()):
-            dispatch.grant(config.lake, unit, "revoked")
+            dispatch.revoke(config.lake, unit)
             try:
                 launcher.stop(attempt)
             except Exception as exc:  # the server gone too: the revoked token is what matters

@@ -146,3 +146,33 @@ def test_a_stage_recorded_again_in_the_same_run_records_the_run_s_total(make_con
     assert again.seconds == 5.0 and again.detail == {"calls": 3, "passes": 2}
     assert recorded_stage(lake, run_id="run-1", stage="s") == again
     assert recorded_stage(lake, run_id="run-2", stage="s") is None  # another run starts from nothing
+
+
+def test_a_revoked_unit_commits_nothing_more(tmp_path):
+    """The judging unit presumed dead is never sent again: its token is revoked, so if its worker only picked it up
+    late, it judges nothing into the lake beside the run's own judging."""
+    lake = open_lake(tmp_path / "lake")
+    token = dispatch.grant(lake.root, "judging:judge", "r1")
+    dispatch.revoke(lake.root, "judging:judge")
+    with guard_commits(dispatch.commit_guard(lake.root, "judging:judge", token)):
+        with pytest.raises(dispatch.Superseded, match="superseded"):
+            _write(lake, "late")
+    assert not lake.has("runs")
+
+
+def test_waiting_in_the_pool_s_queue_is_not_a_death():
+    """A unit sent at 0 waits 500 s for a free worker (its flow run Scheduled), then is picked up: it has until 120 s
+    after that to beat, and each beat gives it 120 s more."""
+    watch = dispatch.Watch(120.0)
+    assert not watch.dead(picked_up=False, beat=None, now=500.0)  # still queued
+    assert not watch.dead(picked_up=True, beat=None, now=502.0)  # picked up now: not dead on arrival
+    assert not watch.dead(picked_up=True, beat=None, now=600.0)
+    assert not watch.dead(picked_up=True, beat=610.0, now=700.0)
+    assert watch.silent_s(picked_up=True, beat=610.0, now=731.0) == 121.0
+    assert watch.dead(picked_up=True, beat=610.0, now=731.0)  # no beat for 121 s: presumed dead
+
+
+def test_a_worker_that_never_beats_is_presumed_dead_after_the_bound():
+    watch = dispatch.Watch(15.0)
+    assert not watch.dead(picked_up=True, beat=None, now=100.0)
+    assert watch.dead(picked_up=True, beat=None, now=115.5)

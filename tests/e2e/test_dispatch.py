@@ -166,3 +166,18 @@ def test_a_worker_killed_mid_unit_loses_nothing_and_doubles_nothing(postgres_poo
     check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake",
                             str(tmp_path / "lake-killed")], cwd=REPO, env=env, capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_unit_waiting_for_a_free_worker_is_not_presumed_dead(pool, tmp_path):
+    """One worker for two units: the second waits in the pool's queue longer than ``dead_after_s`` (15 s) while the
+    first runs. Counted from when it was sent, it was presumed dead the moment the worker picked it up, crashed and
+    sent again; counted from the pick-up, every unit ends after one attempt."""
+    api, env, workers = pool
+    kill(workers[1][0])  # the box's second "GPU" is down: its units wait for the first
+    run = _run(_config(tmp_path, "queued", delay=4.0, dispatch=True), env, tmp_path)  # a unit: 30 s or more
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-3000:] + tail(workers[0][1])
+    assert "presumed dead" not in out, out[-3000:]
+    assert "ended COMPLETED after 1 attempt(s)" in out and "attempt 2" not in out, out[-3000:]
+    cells = _cells(tmp_path / "lake-queued")
+    assert all(len(keys) == len(set(keys)) > 0 for keys in cells.values()), cells
