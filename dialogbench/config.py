@@ -181,7 +181,7 @@ class DispatchConfig(Strict):
     # "<flow>/<deployment>": prefect.yaml's dialogbench-work/gpu; none: units run on this box's GPUs
     deployment: str | None = Field(None, pattern=r"^[^/]+/[^/]+$")
     retries: int = Field(2, ge=0, le=20)  # a unit whose worker (or process) died or crashed is sent again
-    dead_after_s: float = Field(120.0, gt=0)  # no heartbeat for this long: its worker is presumed dead
+    dead_after_s: float = Field(120.0, gt=0)  # no heartbeat this long after a worker took it: presumed dead
     poll_s: float = Field(2.0, gt=0)  # how often the dispatching run looks at its units
     # judge what the units finished while others still run: a "judging" unit on the judges' GPUs (dialogbench/dispatch.py)
     judge_while_generating: bool = True
