@@ -334,15 +334,24 @@ def _run_hooks(hooks: list[Callable[[], None]]) -> None:
     worker.join(HOOKS_S)
 
 
+KILL_PASSES = 5  # a thread still running while the process exits can start a process during a pass
+
+
 def kill_descendants() -> None:
-    """SIGKILL every process below this one (what a stopped run leaves would otherwise outlive it)."""
+    """SIGKILL every process below this one (what a stopped run leaves would otherwise outlive it), again while a
+    pass finds one the passes before did not: a process started after a pass listed the others would be orphaned."""
     import psutil
 
-    try:
-        children = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return
-    kill_all(children, timeout=2)
+    seen: set[int] = set()
+    for _ in range(KILL_PASSES):
+        try:
+            children = [p for p in psutil.Process().children(recursive=True) if p.pid not in seen]
+        except psutil.Error:
+            return
+        if not children:
+            return
+        seen.update(p.pid for p in children)
+        kill_all(children, timeout=2)
 
 
 def kill_all(processes: list, timeout: float) -> None:

@@ -131,3 +131,25 @@ def stop_temporary_server() -> None:
     server = started.SubprocessASGIServer._instances.get(None) if started is not None else None
     if server is not None and server.server_process is not None:
         server.stop()
+        # Prefect's ``stop`` forgets the instance, and the next client (a thread the stop abandoned, a log or event
+        # still queued) would start a new temporary server, outside the run's session and unwatched: one that
+        # starts while the exit kills the run's processes outlives it. A stopped run starts none again.
+        started.SubprocessASGIServer._instances[None] = _NoServer()
+
+
+class _NoServer:
+    """What Prefect's clients find in place of the temporary server once a stopped run has stopped it: it refuses to
+    start, so a client called after the stop fails (the run is exiting) instead of starting a server."""
+
+    running = False
+    server_process = None
+    port = None
+
+    def __init__(self, port: int | None = None) -> None:
+        pass
+
+    def start(self, timeout: int | None = None) -> None:
+        raise RuntimeError("the run is stopping: its temporary Prefect server was stopped and is not started again")
+
+    def stop(self) -> None:
+        pass
