@@ -103,14 +103,13 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
                 time.sleep(settings.poll_s)
                 for unit, (token, attempt, watch) in list(live.items()):
                     kind = launcher.state(attempt)
-                    seen = {"picked_up": kind in (StateType.RUNNING, StateType.PENDING),  # by a worker
-                            "beat": dispatch.last_beat(config.lake, unit, token), "now": time.time()}
-                    dead = watch.dead(**seen)
+                    silent = watch.silent_s(picked_up=kind in (StateType.RUNNING, StateType.PENDING),  # by a worker
+                                            beat=dispatch.last_beat(config.lake, unit, token), now=time.time())
+                    dead = silent > watch.dead_after_s
                     if dead:  # its worker stopped beating: presumed dead; if it comes back, it commits nothing
                         dispatch.revoke(config.lake, unit)
                         launcher.crash(attempt, "dispatch: no heartbeat")
-                        log.warning("dispatch: %s: no heartbeat for %.0fs: its worker is presumed dead", unit,
-                                    watch.silent_s(**seen))
+                        log.warning("dispatch: %s: no heartbeat for %.0fs: its worker is presumed dead", unit, silent)
                     if not dead and kind not in FINAL:
                         continue
                     del live[unit]
