@@ -3,13 +3,14 @@
 Run from the repository root::
 
     .venv/bin/python bench/engines.py [--quick] [--seeds 64] [--tokens 64] [--judge-seeds 24]
-        [--engines transformers,vllm] [--skip-engines] [--skip-pipeline] [--demo] [--out FILE]
+        [--engines transformers,vllm] [--skip-engines] [--skip-pipeline] [--demo] [--demo-variants ...] [--out FILE]
 
 1. each engine in its own subprocess (``--worker ENGINE``), its process tree's RSS sampled by this
    one: start-up, BotChat generation and the judge's UniEval batch (free text and constrained);
 2. BotChat generation through the pipeline (transformers backend) vs the same conversations
    replayed with plain ``model.generate``;
-3. (``--demo``) ``dialogbench run`` of the demo config as is (vLLM) and switched to transformers.
+3. (``--demo``) ``dialogbench run`` of the demo config as is (vLLM in the run's process), with vLLM in its own
+   processes (the config's ``engine_env`` dropped), and switched to transformers (``--demo-variants``).
 
 Everything is measured in one run of this script so the ratios are comparable on a noisy machine;
 see bench/README.md for what each number means. Importing this module does no work.
@@ -61,7 +62,8 @@ def engine_model(model, engine: str, *, batch_size: int = 64):
     """``model`` (a ModelConfig) on ``engine``. transformers drops the ``engine`` settings (meant for
     vLLM: dtype, enforce_eager, KV cache size) and runs micro-batches of ``batch_size``."""
     if engine == "transformers":
-        return model.model_copy(update={"backend": "transformers", "engine": {}, "batch_size": batch_size})
+        return model.model_copy(update={"backend": "transformers", "engine": {}, "engine_env": {},
+                                        "batch_size": batch_size})
     if engine == "vllm":
         return model.model_copy(update={"backend": "vllm"})
     raise ValueError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")
@@ -72,9 +74,20 @@ def transformers_demo_config(raw: dict, *, batch_sizes: dict[str, int] = DEMO_BA
     ``engine`` settings and the batch sizes the transformers demo had (16 models, 8 judges)."""
     out = copy.deepcopy(raw)
     for key, batch_size in batch_sizes.items():
-        out[key] = [{**m, "backend": "transformers", "engine": {}, "batch_size": batch_size}
-                    for m in (raw.get(key) or [])]
+        out[key] = [{**{k: v for k, v in m.items() if k != "engine_env"}, "backend": "transformers", "engine": {},
+                     "batch_size": batch_size} for m in (raw.get(key) or [])]
     return out
+
+
+def processes_demo_config(raw: dict) -> dict:
+    """A raw config with vLLM's own process layout (its default, the GPU box's): every ``engine_env`` dropped."""
+    out = copy.deepcopy(raw)
+    for key in ("models", "judges"):
+        out[key] = [{k: v for k, v in m.items() if k != "engine_env"} for m in (raw.get(key) or [])]
+    return out
+
+
+DEMO_VARIANTS = {"as-is": None, "processes": processes_demo_config, "transformers": transformers_demo_config}
 
 
 def write_yaml(data: dict, path: Path) -> Path:
@@ -310,10 +323,12 @@ def format_report(result: dict) -> str:
             if r["returncode"] != 0 and r.get("log_tail"):
                 parts.append(f"{r['label']}: exit {r['returncode']}; last log line: "
                              + (r["log_tail"].strip().splitlines() or ["?"])[-1])
-        if d.get("wall_ratio") is not None:
-            first, second = d["runs"]
-            parts.append(f"{first['label']} ({first['backends']}) / {second['label']}: wall time {d['wall_ratio']:.3f}, "
-                         f"peak memory {_fmt(d['peak_ratio'], '.3f')}")
+        first = d["runs"][0]
+        for other in d["runs"][1:]:
+            ratios = (d.get("ratios") or {}).get(other["label"])
+            if ratios:
+                parts.append(f"{first['label']} ({first['backends']}) / {other['label']}: wall time "
+                             f"{ratios['wall']:.3f}, peak memory {_fmt(ratios['peak'], '.3f')}")
     elif result.get("demo_skipped"):
         parts.append(f"\n3. the demo: skipped ({result['demo_skipped']})")
     for key, error in (result.get("errors") or {}).items():
@@ -596,21 +611,22 @@ def _dialogbench_cmd() -> list[str]:
 
 
 def demo_runs(*, config_path: str, limit: int | None, timeout: float | None, keep: bool,
-              log: Callable[[str], None]) -> dict:
-    """``dialogbench run`` of the config as is, then of its transformers variant, each on a fresh
-    temporary lake and Prefect home; wall time, exit code and peak RSS of the whole process tree."""
+              log: Callable[[str], None], variants: Sequence[str] = tuple(DEMO_VARIANTS)) -> dict:
+    """``dialogbench run`` of the config in each of ``variants`` (``DEMO_VARIANTS``: as is, vLLM in its own
+    processes, on transformers), each on a fresh temporary lake and Prefect home; wall time, exit code and peak RSS
+    of the whole process tree, and each run's ratios to the first."""
     import yaml
 
     source = _resolve(config_path)
     runs = []
     with _temp_dir("dialogbench-bench-engines-demo-", keep) as work:
-        variant = write_yaml(transformers_demo_config(yaml.safe_load(source.read_text())),
-                             work / "demo-transformers.yaml")
-        for label, config in (("as is", source), ("transformers", variant)):
+        for label in variants:
+            make = DEMO_VARIANTS[label]
+            config = source if make is None else write_yaml(make(yaml.safe_load(source.read_text())),
+                                                             work / f"demo-{label}.yaml")
             raw = yaml.safe_load(config.read_text())
             backends = ",".join(sorted({m["backend"] for m in [*(raw.get("models") or []), *(raw.get("judges") or [])]}))
-            slug = "asis" if label == "as is" else label
-            run_dir = work / slug
+            run_dir = work / label
             run_dir.mkdir()
             summary = run_dir / "summary.json"
             cmd = [*_dialogbench_cmd(), "run", "--config", str(config), "--lake", str(run_dir / "lake"),
@@ -633,14 +649,22 @@ def demo_runs(*, config_path: str, limit: int | None, timeout: float | None, kee
             log(f"  demo ({label}): exit {m['returncode']}, {_mmss(m['wall_seconds'])}, "
                 f"peak {row['peak_rss_gib']:.2f} GiB")
             runs.append(row)
-    first, second = runs
-    both_ok = first["returncode"] == 0 and second["returncode"] == 0  # a failed run's time compares nothing
+    first = runs[0]
+    ratios = {r["label"]: {"wall": _ratio(first["wall_seconds"], r["wall_seconds"]),
+                           "peak": _ratio(first["peak_rss_gib"], r["peak_rss_gib"])}
+              for r in runs[1:] if first["returncode"] == 0 and r["returncode"] == 0}  # a failed run compares nothing
     return {"config": str(source), "limit": limit, "runs": runs, "work_dir": str(work) if keep else None,
-            "wall_ratio": _ratio(first["wall_seconds"], second["wall_seconds"]) if both_ok else None,
-            "peak_ratio": _ratio(first["peak_rss_gib"], second["peak_rss_gib"]) if both_ok else None}
+            "ratios": ratios}
 
 
 # ---------------------------------------------------------------------------------------------- main
+
+def _variants(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names or (bad := [n for n in names if n not in DEMO_VARIANTS]):
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(DEMO_VARIANTS)}; got {text!r}")
+    return names
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -659,7 +683,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pipeline-seeds", type=int, help="ChatSEEDs of part 2 (default 16, --quick 2)")
     p.add_argument("--n", type=int, help="dialogue length of part 2 (default 6, --quick 3)")
     p.add_argument("--repeats", type=int, help="pipeline/plain repetitions of part 2 (default 3, --quick 1)")
-    p.add_argument("--demo", action="store_true", help="part 3: the whole demo, vLLM and transformers (~20 min)")
+    p.add_argument("--demo", action="store_true", help="part 3: the whole demo, in each of --demo-variants (~25 min)")
+    p.add_argument("--demo-variants", type=_variants, default=list(DEMO_VARIANTS),
+                   help="part 3's runs, the first the others are compared with (default %(default)s)")
     p.add_argument("--demo-limit", type=int, help="seeds of part 3 (default: the config's botchat.limit)")
     p.add_argument("--demo-timeout", type=float, default=3600, help="seconds per demo run (default %(default)s)")
     p.add_argument("--keep-demo", action="store_true", help="keep part 3's temp lakes, logs and configs")
@@ -744,10 +770,10 @@ def main(argv: list[str] | None = None) -> int:
                  f"N={args.n}, {args.repeats} repeats (subprocess)",
                  lambda: run_worker("pipeline", args, work=work, log=log))
         if args.demo:
-            part("demo", f"3. the demo as is and on transformers: `dialogbench run --config {args.config}` "
-                 "twice (takes ~20 min)",
+            part("demo", f"3. the demo ({', '.join(args.demo_variants)}): `dialogbench run --config {args.config}` "
+                 f"{len(args.demo_variants)} times (~7-12 min each)",
                  lambda: demo_runs(config_path=args.config, limit=args.demo_limit, timeout=args.demo_timeout,
-                                   keep=args.keep_demo, log=log))
+                                   keep=args.keep_demo, log=log, variants=args.demo_variants))
         else:
             result["demo_skipped"] = "off by default; --demo to run it"
     finish(result, started=started, report=format_report, out=args.out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Sequence
 
@@ -105,6 +106,9 @@ class ModelConfig(Strict):
     batch_size: int = Field(16, ge=1)
     device: str = "auto"
     engine: dict[str, Any] = Field(default_factory=dict)
+    # vLLM settings it reads only from the environment, set while the engine starts (VLLM_ENABLE_V1_MULTIPROCESSING:
+    # "0" runs it in the run's own process: configs/demo.yaml, on 2 CPU cores). Part of the engine's identity.
+    engine_env: dict[str, str] = Field(default_factory=dict)
     base_url_env: str = "DIALOGBENCH_OPENAI_BASE_URL"
     api_key_env: str = "DIALOGBENCH_OPENAI_API_KEY"
     concurrency: int = Field(8, ge=1)
@@ -133,6 +137,10 @@ class ModelConfig(Strict):
             raise ValueError(f"backend {self.backend!r} needs 'weights' (a path, pkg:// file or model name)")
         if self.backend == "scripted" and not self.script:
             raise ValueError("backend 'scripted' needs 'script' (a list of replies)")
+        if self.engine_env and self.backend != "vllm":
+            raise ValueError(f"engine_env sets vLLM's environment variables: backend {self.backend!r} has none")
+        if bad := [name for name in self.engine_env if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name)]:
+            raise ValueError(f"engine_env: {bad[0]!r} is not an environment variable's name (e.g. VLLM_CPU_KVCACHE_SPACE)")
         watch_env(self.api_key_env)  # its value (never stored here) is redacted from everything written
         register(*secret_values(self.model_dump(mode="json")))  # a token or password written here: redacted too
         return self

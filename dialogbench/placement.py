@@ -160,22 +160,24 @@ _ENV = threading.Lock()
 
 
 @contextlib.contextmanager
-def visible(gpus: Sequence[str]) -> Iterator[None]:
-    """CUDA_VISIBLE_DEVICES set to ``gpus`` while an engine starts (its processes inherit it); as before after.
-    Nothing changes for no GPUs (a CPU machine)."""
-    if not gpus:
+def visible(gpus: Sequence[str], env: Mapping[str, str] | None = None) -> Iterator[None]:
+    """While an engine starts (its processes inherit them): CUDA_VISIBLE_DEVICES set to ``gpus`` (nothing for no
+    GPUs: a CPU machine), and the variables of ``env`` (a model's ``engine_env``); as before after."""
+    values = {**({"CUDA_VISIBLE_DEVICES": ",".join(gpus)} if gpus else {}), **(env or {})}
+    if not values:
         yield
         return
     with _ENV:
-        before = os.environ.get("CUDA_VISIBLE_DEVICES")
-        os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        before = {name: os.environ.get(name) for name in values}
+        os.environ.update(values)
         try:
             yield
         finally:
-            if before is None:
-                os.environ.pop("CUDA_VISIBLE_DEVICES", None)
-            else:
-                os.environ["CUDA_VISIBLE_DEVICES"] = before
+            for name, value in before.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
 
 def use(gpus: str | Sequence[str] | None) -> Devices:

@@ -77,6 +77,16 @@ def test_transformers_demo_variant(tmp_path):
     assert config.botchat == original.botchat and config.gameeval == original.gameeval
 
 
+def test_processes_demo_variant_and_the_variants_flag(tmp_path):
+    raw = yaml.safe_load(DEMO.read_text())
+    assert all(m.get("engine_env") for m in [*raw["models"], *raw["judges"]])  # the demo: vLLM in the run's process
+    config = load_config(bench.write_yaml(bench.processes_demo_config(raw), tmp_path / "p.yaml"), root=REPO)
+    assert [(m.backend, m.engine_env) for m in [*config.models, *config.judges]] == [("vllm", {})] * 3
+    assert config.models[0].engine == load_config(DEMO, root=REPO).models[0].engine
+    assert bench.build_parser().parse_args(["--demo-variants", "as-is,processes"]).demo_variants == ["as-is", "processes"]
+    assert bench.build_parser().parse_args([]).demo_variants == ["as-is", "processes", "transformers"]
+
+
 def test_engine_model():
     model = botchat_pipeline.load_bench_config(DEMO).models[0].model_copy(update={"engine": {"dtype": "float32"}})
     t = bench.engine_model(model, "transformers", batch_size=32)
@@ -115,7 +125,7 @@ def test_format_report_on_synthetic_results():
             "backend_seconds": [3.2], "plain_seconds": [3.0], "pipeline_median_seconds": 3.3,
             "backend_median_seconds": 3.2, "plain_median_seconds": 3.0, "pipeline_tok_s": 9.4, "backend_tok_s": 9.7,
             "plain_tok_s": 10.3, "ratio": 1.1, "backend_ratio": 1.067, "target": 1.1, "same_texts": True},
-        "demo": {"config": str(DEMO), "limit": None, "wall_ratio": 0.5, "peak_ratio": 2.0, "runs": [
+        "demo": {"config": str(DEMO), "limit": None, "ratios": {"transformers": {"wall": 0.5, "peak": 2.0}}, "runs": [
             {"label": "as is", "backends": "vllm", "returncode": 0, "wall_seconds": 600.0, "peak_rss_gib": 5.0,
              "computed": 100, "failed": 0, "peak_processes": [{"pid": 2, "name": "VLLM::EngineCore", "rss_mib": 4000}]},
             {"label": "transformers", "backends": "transformers", "returncode": 0, "wall_seconds": 1200.0,
@@ -125,7 +135,8 @@ def test_format_report_on_synthetic_results():
     text = bench.format_report(result)
     for expected in ("1. engines", "vllm/transformers", "2.50", "1/2", "2/2", "2. pipeline vs plain",
                      "ratio pipeline/plain seconds = 1.100", "(goal <= 1.10: ok)", "3. the demo", "10:00", "20:00",
-                     "VLLM::EngineCore 4000", "FAILED engine_x: RuntimeError: boom", "vllm - transformers: [1]"):
+                     "VLLM::EngineCore 4000", "FAILED engine_x: RuntimeError: boom", "vllm - transformers: [1]",
+                     "as is (vllm) / transformers: wall time 0.500, peak memory 2.000"):
         assert expected in text, expected
 
 

@@ -73,6 +73,7 @@ def fake_vllm(monkeypatch):
 
     module = types.ModuleType("vllm")
     module.LLM, module.__version__ = LLM, "0.0-test"
+    module.envs = types.SimpleNamespace(disable_envs_cache=lambda: None)
     monkeypatch.setitem(sys.modules, "vllm", module)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     yield started

@@ -69,6 +69,6 @@ def loaded() -> dict[str, int]:
 
 
 def _describe(spec: Any) -> str:
-    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[1], dict):
+    if isinstance(spec, tuple) and len(spec) >= 2 and isinstance(spec[1], dict):
         return f"{spec[0]}: {spec[1].get('model', spec[1])}"
     return str(spec)[:120]

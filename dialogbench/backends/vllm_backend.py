@@ -45,7 +45,7 @@ def engine_kwargs(model: ModelConfig) -> dict[str, Any]:
 
 def engine_spec(model: ModelConfig) -> tuple:
     """What ``engines.acquire`` keys this model's engine by: configs with the same one share it."""
-    return ("vllm", engine_kwargs(model))
+    return ("vllm", engine_kwargs(model), dict(model.engine_env))
 
 
 def vllm_version() -> str:
@@ -65,10 +65,11 @@ def vllm_version() -> str:
 class _Engine:
     """One ``vllm.LLM`` and the lock that keeps one ``chat`` call at a time on it."""
 
-    def __init__(self, kwargs: dict[str, Any], need: placement.Ask) -> None:
+    def __init__(self, kwargs: dict[str, Any], need: placement.Ask, env: Mapping[str, str] | None = None) -> None:
         import threading
 
         import vllm
+        from vllm import envs
 
         from dialogbench.backends import watchdog
 
@@ -78,12 +79,15 @@ class _Engine:
         self.gpus = ledger.take(need, holder=self.holder) if ledger.devices else ()
         before = watchdog.child_pids()
         try:
-            with placement.visible(self.gpus):
+            # vLLM caches its environment once an engine has started in this process: read it afresh
+            envs.disable_envs_cache()
+            with placement.visible(self.gpus, env):
                 self.llm = vllm.LLM(**kwargs)
         except BaseException:
             ledger.give_back(self.holder)
             raise
-        # the engine's processes die with this one, even when it is killed without closing them
+        # the engine's processes (none in this process's engine_env layout) die with this one, even when it is
+        # killed without closing them
         self.watchdog = watchdog.guard(watchdog.engine_processes(before))
         self.tokenizer = self.llm.get_tokenizer()
         self.lock = threading.Lock()
@@ -140,7 +144,7 @@ class VLLMBackend(TemplatedChat):
         self._vllm, self._structured = vllm, StructuredOutputsParams
         spec = engine_spec(model)
         need = placement.ask(model)
-        self.engine_key, self._engine = engines.acquire(spec, lambda: _Engine(spec[1], need))
+        self.engine_key, self._engine = engines.acquire(spec, lambda: _Engine(spec[1], need, spec[2]))
         self.version = self._engine.version
         self._kinds = enforced_kinds(model)
         template = model.chat_template

