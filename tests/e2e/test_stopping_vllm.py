@@ -4,7 +4,7 @@ the deadline; either way the run exits 143 within the bound with its one line, t
 other process of the run's tree) are gone, the lease is free, Prefect records the run Cancelled, and the rerun
 resumes from the checkpoint and completes the lake without duplicates. In both of vLLM's layouts: its own processes
 (the GPU box's), and in the run's process (the demo's: a Ctrl-C on `make demo`); the rerun once (the layouts resume
-alike)."""
+alike: it runs in the run's process, which no cell's key names)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_sigterm_mid_vllm_generation_stops_the_engine_and_the_run(tmp_path, in_p
     if in_process:
         return
 
-    rerun = run_cli(["run", "--config", str(config)], tmp_path, timeout=900)
+    rerun = run_cli(["run", "--config", str(_config(tmp_path, in_process=True))], tmp_path, timeout=900)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     if "stopped midway" in match[0]:  # the step in flight outlived the deadline: resumed from its checkpoint
         assert "resuming" in rerun.stderr + rerun.stdout
