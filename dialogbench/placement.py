@@ -48,12 +48,13 @@ def ask(model) -> Ask | None:
 
 
 def asks(models) -> list[Ask]:
-    """One ask per engine of ``models`` (model configs naming the same weights and engine settings share one, as
-    ``backends.engines`` loads them), none for a model that runs no engine here."""
+    """One ask per engine of ``models`` (model configs naming the same weights, engine settings and engine_env share
+    one, as ``backends.engines`` loads them), none for a model that runs no engine here."""
     found: dict[str, Ask] = {}
     for model in models:
         if (a := ask(model)) is not None:
-            found.setdefault(json.dumps([model.weights, model.revision, model.engine], sort_keys=True, default=str), a)
+            engine = [model.weights, model.revision, model.engine, model.engine_env]
+            found.setdefault(json.dumps(engine, sort_keys=True, default=str), a)
     return list(found.values())
 
 

@@ -165,3 +165,15 @@ def test_validate_refuses_dispatch_on_this_box_without_gpus(tmp_path):
     assert placement_problems(_config(tmp_path, share=0.45, devices="0", dispatch={})) == []
     assert placement_problems(_config(tmp_path, share=0.45, devices="none",
                                       dispatch={"deployment": "dialogbench-work/gpu"})) == []  # the workers' GPUs
+
+
+def test_one_ask_per_engine_whatever_shares_it():
+    from dialogbench.config import ModelConfig
+
+    def model(name, **extra):
+        return ModelConfig(name=name, backend="vllm", weights="org/m", engine={"gpu_memory_utilization": 0.4}, **extra)
+
+    here = {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+    # two configs on one engine ask once; another engine_env is another engine (backends.engines keys it so)
+    assert [a.model for a in placement.asks([model("a"), model("b"), model("c", engine_env=here),
+                                             model("d", engine_env=here)])] == ["a", "c"]
