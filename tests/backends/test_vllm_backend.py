@@ -59,6 +59,8 @@ def test_engine_env_is_set_while_the_engine_starts_and_names_its_engine(vllm, mo
     other = VLLMBackend(make(name="c"))
     assert other.engine_key != first.engine_key and len(vllm.LLM.instances) == 2
     assert "VLLM_ENABLE_V1_MULTIPROCESSING" not in vllm.LLM.instances[1].started_env
+    # vLLM cached the first engine's environment (in-process: "0"); the second reads it afresh, so it gets processes
+    assert not vllm.LLM.instances[1].read_cached_env
 
 
 @pytest.mark.parametrize(("fields", "error"), [

@@ -104,30 +104,34 @@ def test_judges_and_players_answer_in_their_formats(backends):
         assert parse_reply(move.text, required=("name",)) == reply
 
 
-def test_the_demos_in_process_layout_answers_as_the_engine_processes_do(backends):
-    """configs/demo.yaml's layout (``engine_env``): the engine in this process, no engine processes, and the same
-    greedy and seeded replies. The next test then starts an engine in processes again (vLLM's cached environment is
-    read afresh)."""
-    greedy, sampled = backends
-    before = {p.pid for p in _engine_processes()}
+@pytest.fixture(scope="module")
+def in_process(backends):
+    """configs/demo.yaml's layout (``engine_env``): one engine in this process for a greedy and a sampled model."""
     layout = {"engine": {**ENGINE, "kv_cache_memory_bytes": 1 << 29, "distributed_executor_backend": "uni"},
               "engine_env": {"VLLM_ENABLE_V1_MULTIPROCESSING": "0"}}
+    before = {p.pid for p in _engine_processes()}
     here = VLLMBackend(_model("smol-here", **layout))
     here_sampled = VLLMBackend(_model("smol-here-t1", sampling={"temperature": 1.0, "seed": 3}, **layout))
-    try:
-        assert here.llm is here_sampled.llm and here.llm is not greedy.llm
-        assert {p.pid for p in _engine_processes()} == before
-        conversations, hot = _questions(6), Sampling(temperature=1.0, max_tokens=12)
-        assert ([c.text for c in here.generate(conversations, sampling=Sampling(max_tokens=16))]
-                == [c.text for c in greedy.generate(conversations, sampling=Sampling(max_tokens=16))])
-        assert ([c.text for c in here_sampled.generate(conversations[:4], sampling=hot, seeds=[11, 12, 13, 14])]
-                == [c.text for c in sampled.generate(conversations[:4], sampling=hot, seeds=[11, 12, 13, 14])])
-    finally:
-        here.close()
-        here_sampled.close()
+    yield here, here_sampled, before
+    here.close()
+    here_sampled.close()
 
 
-def test_releasing_the_last_user_stops_the_engine(backends):
+def test_the_demos_in_process_layout_answers_as_the_engine_processes_do(backends, in_process):
+    """The engine in this process: no engine processes, and the same greedy and seeded replies."""
+    greedy, sampled = backends
+    here, here_sampled, before = in_process
+    assert here.llm is here_sampled.llm and here.llm is not greedy.llm
+    assert {p.pid for p in _engine_processes()} == before
+    conversations, hot = _questions(6), Sampling(temperature=1.0, max_tokens=12)
+    assert ([c.text for c in here.generate(conversations, sampling=Sampling(max_tokens=16))]
+            == [c.text for c in greedy.generate(conversations, sampling=Sampling(max_tokens=16))])
+    assert ([c.text for c in here_sampled.generate(conversations[:4], sampling=hot, seeds=[11, 12, 13, 14])]
+            == [c.text for c in sampled.generate(conversations[:4], sampling=hot, seeds=[11, 12, 13, 14])])
+
+
+def test_releasing_the_last_user_stops_the_engine(backends, in_process):
+    """Started while an engine runs in this process (``in_process``): this one still runs in processes of its own."""
     before = {p.pid for p in _engine_processes()}  # the module's engine stays
     first = VLLMBackend(_model("smol-a", engine={**ENGINE, "kv_cache_memory_bytes": 1 << 29}))
     second = VLLMBackend(_model("smol-b", engine={**ENGINE, "kv_cache_memory_bytes": 1 << 29}))

@@ -20,11 +20,14 @@ __version__ = "0.0.0-fake"
 
 
 class envs:
-    """``vllm.envs``: the environment as vLLM reads it (cached once an engine has started in the process)."""
+    """``vllm.envs``: the environment as vLLM reads it, cached once an engine has started in the process (``cached``);
+    ``disable_envs_cache`` makes it read afresh."""
+
+    cached: ClassVar[bool] = False
 
     @staticmethod
     def disable_envs_cache() -> None:
-        pass
+        envs.cached = False
 
 
 class StructuredOutputsParams:
@@ -85,6 +88,8 @@ class LLM:
 
     def __init__(self, model: str, **kwargs: Any) -> None:
         self.init_kwargs = {"model": model, **kwargs}
+        self.read_cached_env = envs.cached  # whether it started on an environment cached by an earlier engine
+        envs.cached = True  # as vLLM's EngineCore does in this process
         self.started_env = {k: v for k, v in os.environ.items() if k.startswith("VLLM_")}  # vLLM reads these
         self.chat_calls: list[tuple[Any, SamplingParams | list[SamplingParams] | None, bool]] = []
         self._tokenizer = FakeTokenizer(rejects_system=self.rejects_system,
@@ -132,3 +137,4 @@ def reset() -> None:
     LLM.rejects_system = False
     LLM.rejects_leading_assistant = False
     LLM.fail_with = None
+    envs.cached = False
