@@ -69,21 +69,20 @@ def engine_model(model, engine: str, *, batch_size: int = 64):
     raise ValueError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")
 
 
-def transformers_demo_config(raw: dict, *, batch_sizes: dict[str, int] = DEMO_BATCH_SIZES) -> dict:
-    """A raw (YAML-loaded) config with every model and judge on ``backend: transformers``, no
-    ``engine`` settings and the batch sizes the transformers demo had (16 models, 8 judges)."""
-    out = copy.deepcopy(raw)
-    for key, batch_size in batch_sizes.items():
-        out[key] = [{**{k: v for k, v in m.items() if k != "engine_env"}, "backend": "transformers", "engine": {},
-                     "batch_size": batch_size} for m in (raw.get(key) or [])]
-    return out
-
-
 def processes_demo_config(raw: dict) -> dict:
     """A raw config with vLLM's own process layout (its default, the GPU box's): every ``engine_env`` dropped."""
     out = copy.deepcopy(raw)
     for key in ("models", "judges"):
         out[key] = [{k: v for k, v in m.items() if k != "engine_env"} for m in (raw.get(key) or [])]
+    return out
+
+
+def transformers_demo_config(raw: dict, *, batch_sizes: dict[str, int] = DEMO_BATCH_SIZES) -> dict:
+    """A raw (YAML-loaded) config with every model and judge on ``backend: transformers``, no
+    ``engine`` settings (nor ``engine_env``) and the batch sizes the transformers demo had (16 models, 8 judges)."""
+    out = processes_demo_config(raw)
+    for key, batch_size in batch_sizes.items():
+        out[key] = [{**m, "backend": "transformers", "engine": {}, "batch_size": batch_size} for m in out[key]]
     return out
 
 
@@ -661,7 +660,7 @@ def demo_runs(*, config_path: str, limit: int | None, timeout: float | None, kee
 
 def _variants(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names or (bad := [n for n in names if n not in DEMO_VARIANTS]):
+    if not names or any(n not in DEMO_VARIANTS for n in names):
         raise argparse.ArgumentTypeError(f"expected a comma-separated list of {', '.join(DEMO_VARIANTS)}; got {text!r}")
     return names
 
