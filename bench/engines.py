@@ -684,7 +684,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, help="pipeline/plain repetitions of part 2 (default 3, --quick 1)")
     p.add_argument("--demo", action="store_true", help="part 3: the whole demo, in each of --demo-variants (~25 min)")
     p.add_argument("--demo-variants", type=_variants, default=list(DEMO_VARIANTS),
-                   help="part 3's runs, the first the others are compared with (default %(default)s)")
+                   help=f"part 3's runs, the first the others are compared with (default {','.join(DEMO_VARIANTS)})")
     p.add_argument("--demo-limit", type=int, help="seeds of part 3 (default: the config's botchat.limit)")
     p.add_argument("--demo-timeout", type=float, default=3600, help="seconds per demo run (default %(default)s)")
     p.add_argument("--keep-demo", action="store_true", help="keep part 3's temp lakes, logs and configs")
