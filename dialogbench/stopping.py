@@ -265,7 +265,47 @@ def _deadline_keeper(stop: Request) -> None:
         escalate(f"a backend call that cannot be abandoned still ran after {stop.timeout_s:g} s")
         return
     if not _cancel_timer.wait(FINISH_S):
+        _write(f"not finished stopping: the run's main thread was at {where(threading.main_thread())}")
         escalate(f"the run had not finished stopping {stop.timeout_s + FINISH_S:g} s after the signal")
+
+
+OURS = ("dialogbench", "flows", "tasks")  # the packages whose frame says which step of the run was waiting
+
+
+def where(thread: threading.Thread, *, innermost: int = 3) -> str:
+    """Where ``thread`` is now, on one line: its ``innermost`` frames (what it waits on), then the innermost frame of
+    dialogbench's own code (which step of the run), as ``file:line function`` from the package's folder down;
+    ``unknown`` for a thread that has ended."""
+    frame = sys._current_frames().get(thread.ident)
+    frames = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    shown = [_frame(f) for f in frames[:innermost]]
+    ours = next((_frame(f) for f in frames if _package(f.f_code.co_filename) in OURS), None)
+    if ours is not None and ours not in shown:
+        shown.append(f"... {ours}")
+    return " < ".join(shown) or "unknown"
+
+
+def _frame(frame) -> str:
+    return f"{_short(frame.f_code.co_filename)}:{frame.f_lineno} {frame.f_code.co_name}"
+
+
+def _short(filename: str) -> str:
+    """``prefect/client/orchestration/__init__.py`` for a file under site-packages, ``dialogbench/stopping.py`` for
+    this repository's: the path from the top package's folder."""
+    parts = filename.replace(os.sep, "/").split("/")
+    installed = [i for i, part in enumerate(parts[:-1]) if part in ("site-packages", "dist-packages")]
+    if installed:
+        return "/".join(parts[installed[-1] + 1:])
+    ours = [i for i, part in enumerate(parts[:-1]) if part in OURS]
+    return "/".join(parts[ours[0]:] if ours else parts[-2:])
+
+
+def _package(filename: str) -> str:
+    short = _short(filename)
+    return short.split("/", 1)[0] if "/" in short else ""
 
 
 def line(stop: Request) -> str:

@@ -127,11 +127,28 @@ def test_a_call_that_cannot_be_abandoned_makes_the_deadline_escalate(escalations
     assert len(escalations) == 1 and "cannot be abandoned" in escalations[0]
 
 
-def test_a_run_still_stopping_after_the_deadline_escalates(escalations, monkeypatch):
+def test_a_run_still_stopping_after_the_deadline_escalates_saying_where_it_was(escalations, monkeypatch, capfd):
     monkeypatch.setattr(stopping, "FINISH_S", 0.3)
     stopping.request(signal.SIGTERM, timeout_s=0.2)  # nothing in flight, but nobody finishes the stop either
-    time.sleep(1.0)
+    time.sleep(1.0)  # this thread (the main thread) is here when the bound passes
     assert len(escalations) == 1 and "had not finished stopping" in escalations[0]
+    [said] = [line for line in capfd.readouterr().err.splitlines() if line.startswith("not finished stopping")]
+    innermost = said.removeprefix("not finished stopping: the run's main thread was at ").split(" < ")[0]
+    assert innermost.startswith("tests/test_stopping.py:"), said
+    assert innermost.endswith(" test_a_run_still_stopping_after_the_deadline_escalates_saying_where_it_was"), said
+
+
+def test_where_names_what_a_thread_waits_on_and_the_step_of_the_run_waiting():
+    waiting = in_thread(lambda: stopping.sleep(30))  # a stop's deadline would end it
+    time.sleep(0.2)
+    said = stopping.where(waiting["thread"])
+    frames = said.split(" < ")
+    assert "/threading.py:" in frames[0] and " wait" in frames[0], said  # what it waits on, innermost
+    assert any(frame.startswith(("dialogbench/stopping.py:", "... dialogbench/stopping.py:"))
+               and frame.endswith(" sleep") for frame in frames), said  # the step of the run that waits
+    stopping.request(signal.SIGTERM, timeout_s=0.0)
+    waiting["thread"].join(5)
+    assert isinstance(waiting["raised"], stopping.Stopped) and stopping.where(waiting["thread"]) == "unknown"
 
 
 WORDS = Table("stop_words", pa.schema([("cell_key", pa.string()), ("item_id", pa.string()), ("run_id", pa.string())]),
