@@ -4,6 +4,7 @@ through ``dialogbench.botchat.stages`` (what the Prefect tasks call), without Pr
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -16,6 +17,18 @@ from dialogbench.registry import load_config
 from dialogbench.botchat.config import chatbots
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Under pytest-xdist (make test) the workers share this machine's 2 cores, and each vLLM-CPU engine, the tests' own and
+# those of the CLI runs they start, computes on one OpenMP thread, unbound. vLLM's default binds one thread to each
+# core, and the two wait for each other at every op: beside one busy process (another worker) its generation took
+# 17.2 s against 8.8 s on one unbound thread, for 2.5 times the CPU (bench/omp_threads.py, 2026-11-27; on a quiet
+# machine the default is 1.7 times faster, so the demo keeps it). A setting of the user's own stays; the `alone`
+# tests (one at a time, no xdist) run vLLM's default.
+XDIST_ENGINE_ENV = {"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "1"}
+XDIST_ENGINE_ENV_PRESET = {name: os.environ.get(name) for name in XDIST_ENGINE_ENV}  # what the user had set
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name, _value in XDIST_ENGINE_ENV.items():
+        os.environ.setdefault(_name, _value)
 DATASET = REPO_ROOT / "data_lake" / "raw" / "botchat" / "mutual_test.jsonl"
 EXAMPLES = REPO_ROOT / "data_lake" / "raw" / "botchat" / "unieval_examples.json"
 
