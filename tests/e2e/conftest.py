@@ -66,6 +66,10 @@ def cli_env(tmp_path: Path, *, temporary: bool = False) -> dict[str, str]:
     api = None if temporary else shared_api()
     if api is not None:
         env.update({"PREFECT_API_URL": api, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"})
+    else:  # the temporary server starts on a migrated database
+        from tests.e2e.prefect_server import seeded
+
+        seeded(tmp_path / "prefect", env)
     return env
 
 
