@@ -52,7 +52,9 @@ demo: $(INSTALL)
 # The suite runs its files on WORKERS processes (pytest-xdist; a file stays on one worker, so its module-scoped engine
 # or demo run is made once), then the `alone` tests one at a time: their bounds on wall time would not hold under the
 # others' load. Both parts always run; make test fails if either does. Each part lists its 15 slowest tests.
-WORKERS ?= 2
+# 3 workers on this 2-core machine: a test often waits (a server starting, a worker polling, a scripted call's pause),
+# and its vLLM engines compute on one thread each (tests/conftest.py), so a third worker fills the cores.
+WORKERS ?= 3
 PARALLEL := -n $(WORKERS) --dist loadfile
 
 test: $(STAMP) chromium
