@@ -149,6 +149,9 @@ def test_where_names_what_a_thread_waits_on_and_the_step_of_the_run_waiting():
     stopping.request(signal.SIGTERM, timeout_s=0.0)
     waiting["thread"].join(5)
     assert isinstance(waiting["raised"], stopping.Stopped) and stopping.where(waiting["thread"]) == "unknown"
+    site = "/x/.venv/lib/python3.11/site-packages/prefect/client/orchestration/__init__.py"
+    assert stopping._short(site) == "prefect/client/orchestration/__init__.py"  # an installed package, from its top
+    assert stopping._short("/srv/checkout/tasks/stages.py") == "tasks/stages.py"
 
 
 WORDS = Table("stop_words", pa.schema([("cell_key", pa.string()), ("item_id", pa.string()), ("run_id", pa.string())]),
