@@ -104,6 +104,14 @@ def seeded(home: Path, env: dict[str, str] | None = None) -> Path:
     return home
 
 
+def untouched(home: Path) -> bool:
+    """No Prefect ran on ``home``: it does not exist, or holds only the ``seeded`` database, byte for byte."""
+    if not home.exists():
+        return True
+    return [p.name for p in home.iterdir()] == ["prefect.db"] and \
+        (home / "prefect.db").read_bytes() == migrated_database().read_bytes()
+
+
 @contextlib.contextmanager
 def running_server(home: Path, env: dict[str, str]) -> Iterator[tuple[str, dict[str, str]]]:
     """A Prefect server with its database under ``home`` (``env``'s PREFECT_HOME, else ``home``; ``seeded``); yields
