@@ -3,7 +3,9 @@ its whole process group) stop `dialogbench run` mid-generation within the bound,
 line and no traceback, no process of the run's tree left (Prefect's temporary server included), the lake's lease
 free, Prefect's records of the run and its family subflow Cancelled with the stop's message (read from the
 temporary server's database), and a rerun completes the rest with no cell twice. A second signal stops at once.
-Real CLI processes, scripted models whose calls take longer than the stop timeout."""
+Real CLI processes, scripted models whose calls take longer than the stop timeout. A stop whose clean end stalled
+past its bound (it escalated, and the bound held) is tried once more from scratch, with a warning naming where the
+run's main thread was: seen once in CI, not reproduced."""
 
 from __future__ import annotations
 
@@ -122,10 +124,11 @@ def stopped(config: Path, tmp_path: Path, signum: int, to: str) -> tuple[subproc
 def test_a_signal_stops_the_run_within_the_bound_and_the_rerun_completes(tmp_path, scripted_config, signum, to):
     config = scripted_config(limit=3, n=(4,), delay=DELAY)
     proc, out, elapsed, tree = stopped(config, tmp_path, signum, to)
-    if "(at once: the run had not finished stopping" in out and elapsed < STOP_TIMEOUT + stopping.FINISH_S + 6:
-        # the clean end stalled past the bound, and the bound held (CI saw it once: the main thread
-        # did not end the family subflow within 7 s). Say where it stalled, and try once more from scratch: the
-        # second try must end cleanly.
+    bound = STOP_TIMEOUT + stopping.FINISH_S + stopping.HOOKS_S + 2  # the escalation's own bound, and its exit
+    if "(at once: the run had not finished stopping" in out and elapsed < bound and proc.returncode == 128 + signum:
+        # the clean end stalled past FINISH_S and the bound held (CI saw it once: the main thread did not end the
+        # family subflow within 7 s). Say where it stalled, and try once more from scratch: the second try must end
+        # cleanly.
         [where] = [line for line in out.splitlines() if line.startswith("not finished stopping")]
         warnings.warn(f"{signal.Signals(signum).name}: the stop escalated by the bound after {elapsed:.1f} s; "
                       f"tried again. {where}")
