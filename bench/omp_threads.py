@@ -28,6 +28,10 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+if __package__ in (None, "") and str(REPO_ROOT) not in sys.path:  # run as a script: `bench` from the repository root
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench.botchat_pipeline import machine_info  # noqa: E402 - stdlib-only at import time
 VARIANTS = {
     "bound": {},
     "unbound1": {"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "1"},
@@ -136,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise SystemExit(f"--variants: unknown {unknown}; known: {', '.join(VARIANTS)}")
-    start_load = os.getloadavg()
+    machine = machine_info()
     rows = []
     for hogs in [int(h) for h in args.hogs.split(",") if h.strip()]:
         for variant in variants:
@@ -144,10 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(measure(variant, hogs, args))
     rows = with_ratios(rows)
     print(table(rows))
-    result = {"rows": rows, "machine": {"nproc": os.cpu_count(), "loadavg_at_start": start_load,
-                                        "loadavg_at_end": os.getloadavg(), "python": sys.version.split()[0]},
-              "args": {k: v for k, v in vars(args).items() if k != "worker"},
-              "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    machine["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result = {"rows": rows, "machine": machine, "args": {k: v for k, v in vars(args).items() if k != "worker"}}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))

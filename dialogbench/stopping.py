@@ -28,6 +28,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, NoReturn
@@ -277,10 +278,7 @@ def where(thread: threading.Thread, *, innermost: int = 3) -> str:
     dialogbench's own code (which step of the run), as ``file:line function`` from the package's folder down;
     ``unknown`` for a thread that has ended."""
     frame = sys._current_frames().get(thread.ident)
-    frames = []
-    while frame is not None:
-        frames.append(frame)
-        frame = frame.f_back
+    frames = [f for f, _ in traceback.walk_stack(frame)] if frame is not None else []  # innermost first
     shown = [_frame(f) for f in frames[:innermost]]
     ours = next((_frame(f) for f in frames if _package(f.f_code.co_filename) in OURS), None)
     if ours is not None and ours not in shown:
