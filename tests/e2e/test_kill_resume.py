@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from dialogbench.registry import open_lake
 from dialogbench.lake import Lake
@@ -49,13 +50,17 @@ def _assert_complete(lake: Lake, *, generations: int, judgments: int) -> None:
 @pytest.mark.parametrize("kill_point", ["generation", "judging"])
 def test_sigkill_then_rerun_completes(tmp_path, scripted_config, kill_point):
     config = scripted_config(limit=20, n=(8,), delay=0.4, chunk=4)
+    if kill_point == "judging":  # at 0.4 s a call, a run under make test's load once ended between two looks
+        raw = yaml.safe_load(config.read_text())
+        raw["judges"][0]["script_delay_s"] = 2.0
+        config.write_text(yaml.safe_dump(raw))
     lake = open_lake(tmp_path / "lake")
     proc = _start(config, tmp_path)
     if kill_point == "generation":
         # bot-b is generating (bot-a's dialogues are stored) and has checkpointed a step
         _kill_when(proc, lambda: len(lake.files("generations")) == 1 and bool(polled_glob(lake.root, "_state/*/bot-b-*")))
         assert lake.read("generations").num_rows == 20
-    else:
+    else:  # the judge's chunks run at once: 2 s a call keeps them in flight long enough to be seen under load
         _kill_when(proc, lambda: 1 <= len(lake.files("unieval_judgments")) < 10)
         assert 0 < len(verdicts(lake)) < 40
 
