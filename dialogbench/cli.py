@@ -270,7 +270,8 @@ def cmd_migrate(args) -> int:
         result = migrate(open_lake(args.lake or "data_lake"))
     print(f"lake format {result['from_format']} -> {result['to_format']}: "
           f"{result['plan_files_rewritten']} plan file(s) rewritten, {result['judgment_files_split']} judgments "
-          "file(s) split into their protocol's verdict table")
+          f"file(s) split into their protocol's verdict table, {result['stage_files_renamed']} file(s) rewritten "
+          "with the MT-Bench-101 judge stage's new name (mtbench101_judge)")
     return 0
 
 

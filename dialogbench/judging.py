@@ -37,6 +37,8 @@ class JudgeStage(Stage):
 
     retries = 2
     role = "judge"
+    formerly: tuple[str, ...] = ()  # names it had before (stored rows were renamed by a lake migration; configs may
+                                    # still name it so: canary.stages)
 
     def __init__(self, *, judge: ModelConfig, chunk_size: int | None) -> None:
         self.judge, self.chunk_size = judge, chunk_size

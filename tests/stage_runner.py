@@ -71,7 +71,7 @@ def plan_gteval(config, run_id: str):
 
 
 def plan_judging(config, run_id: str):
-    return plan(config, "mtbench101", run_id)
+    return plan(config, "mtbench101_judge", run_id)
 
 
 judge_unieval = judge_arena = judge_gteval = judge = compute

@@ -22,7 +22,7 @@ def test_each_model_s_work_is_one_unit_between_what_comes_before_and_after(make_
     assert before == {"botchat": ["extract_seeds"]}
     assert units == [dispatch.Unit("bot-a", ("generate:bot-a", "mtbench101_answer:bot-a"), ("bot-a",)),
                      dispatch.Unit("bot-b", ("generate:bot-b", "mtbench101_answer:bot-b"), ("bot-b",))]
-    assert after["botchat"][0] == "botchat_lengths" and after["mtbench101"] == ["mtbench101"]
+    assert after["botchat"][0] == "botchat_lengths" and after["mtbench101"] == ["mtbench101_judge"]
 
 
 def _game_config(make_config, lake_dir, names=("bot-a", "bot-b", "bot-c")):
@@ -121,7 +121,7 @@ def test_the_judge_stages_that_can_judge_inputs_so_far_form_the_judging_unit(mak
     _, _, after = dispatch.split(config, families)
     unit = dispatch.judging(config, after)
     assert unit.name == "judging:judge" and unit.models == ("judge",)
-    assert "botchat_unieval" in unit.stages and "mtbench101" in unit.stages
+    assert "botchat_unieval" in unit.stages and "mtbench101_judge" in unit.stages
     assert "judge_canary" in after["canary"] and "judge_canary" not in unit.stages  # once per run, at the end
     assert "botchat_lengths" not in unit.stages and "botchat_elo" not in unit.stages  # no judge in them
     off = make_config({**data, "dispatch": {"judge_while_generating": False}})

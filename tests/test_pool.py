@@ -19,10 +19,10 @@ def test_stage_order_and_what_each_uses(make_config, lake_dir):
     schedule = Schedule(config, registry.stages(config))
     order = [(name, [m.name for m in models]) for name, models in schedule.order]
     assert order == [("generate:bot-a", ["bot-a"]), ("generate:bot-b", ["bot-b"]), ("botchat_unieval", ["judge"]),
-                     ("mtbench101_answer:bot-a", ["bot-a"]), ("mtbench101", ["judge"])]
+                     ("mtbench101_answer:bot-a", ["bot-a"]), ("mtbench101_judge", ["judge"])]
     assert [m.name for m in schedule.models_from("generate:bot-b")] == ["bot-b", "judge", "bot-a"]
     assert schedule.stage_after("botchat_unieval") == "mtbench101_answer:bot-a"
-    assert schedule.stage_after("mtbench101") is None
+    assert schedule.stage_after("mtbench101_judge") is None
     assert [m.name for m in schedule.models_after("botchat_unieval")] == ["bot-a", "judge"]
 
 
@@ -36,5 +36,5 @@ def test_each_stage_releases_what_no_later_stage_needs(make_config, lake_dir):
     assert schedule.release_before("botchat_unieval") == ["bot-b"]
     assert schedule.release_before("mtbench101_answer:bot-a") == []  # the judge judges MT-Bench-101 too
     get_backend(config.model("bot-a"))
-    assert schedule.release_before("mtbench101") == ["bot-a"]
+    assert schedule.release_before("mtbench101_judge") == ["bot-a"]
     assert release_all() == ["judge"]

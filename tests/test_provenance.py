@@ -34,4 +34,4 @@ def test_rows_record_backend_and_engine_version(make_config, lake_dir, pipeline)
     assert {r["output_format"] for r in verdicts(lake)} == {None}
     with connect(lake) as con:
         outputs = con.sql("select protocol, backend, output_format, verdicts from judge_outputs order by protocol").fetchall()
-    assert outputs == [("botchat_unieval", "scripted", "free", 6), ("mtbench101", "scripted", "free", 6)]
+    assert outputs == [("botchat_unieval", "scripted", "free", 6), ("mtbench101_judge", "scripted", "free", 6)]

@@ -8,7 +8,10 @@ import pyarrow as pa
 from dialogbench.registry import open_lake
 from dialogbench import registry
 from dialogbench.lake import Lake
+from dialogbench.lake.renames import PROTOCOLS
 from dialogbench.lake.version import VERDICT_TABLES
+
+TABLE_OF = {PROTOCOLS.get(p, p): table for p, table in VERDICT_TABLES.items()}  # protocol (its current name) -> table
 
 
 def verdict_tables() -> dict:
@@ -19,7 +22,7 @@ def verdicts(lake: Lake | str, protocol: str | None = None) -> list[dict]:
     """Every stored verdict (each with its table's columns), or those of one protocol."""
     lake = lake if isinstance(lake, Lake) else open_lake(lake)
     tables = verdict_tables()
-    names = [VERDICT_TABLES[protocol]] if protocol else list(tables)
+    names = [TABLE_OF[protocol]] if protocol else list(tables)
     return [row for name in names for row in lake.read(name, tables[name].schema).to_pylist()]
 
 
@@ -27,6 +30,6 @@ def write_verdicts(lake: Lake, rows: list[dict], *, judge: str) -> None:
     """``rows`` into their protocol's table, as one file of the partition ``judge``."""
     tables = verdict_tables()
     for protocol in {r["protocol"] for r in rows}:
-        table = tables[VERDICT_TABLES[protocol]]
+        table = tables[TABLE_OF[protocol]]
         group = [{c: r.get(c) for c in table.schema.names} for r in rows if r["protocol"] == protocol]
         lake.write(table.name, pa.Table.from_pylist(group, schema=table.schema), partition={"judge": judge})

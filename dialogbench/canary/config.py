@@ -1,8 +1,12 @@
 """The canary's config section (``canary:``; present means it runs)."""
 
+import logging
+
 from pydantic import Field
 
 from dialogbench.config import FamilySection
+
+log = logging.getLogger("dialogbench.config")
 
 
 class CanaryConfig(FamilySection):
@@ -18,8 +22,13 @@ class CanaryConfig(FamilySection):
         from dialogbench.canary.rejudge_stage import judge_stages  # the stages import the lake, the config does not
 
         others = [f for f in families if f.enabled(config) and not f.over_others]
-        known = [s.name for s in judge_stages(config, others, None)]
+        stages = judge_stages(config, others, None)
+        known = [s.name for s in stages]
+        renamed = {old: s.name for s in stages for old in s.formerly}
         for name in self.stages or []:
-            if name not in known:
+            if name in renamed:
+                log.warning("canary.stages: %r is the judge stage's former name, read as %r (rename it in the "
+                            "config)", name, renamed[name])
+            elif name not in known:
                 raise ValueError(f"canary.stages: {name!r} is not a judge stage of this config "
                                  f"({', '.join(known) or 'none'})")

@@ -34,10 +34,10 @@ class Repeat:
 
 def judge_stages(config, families, only: list[str] | None) -> list[JudgeStage]:
     """The judge stages of ``families`` (the run's others, ``Family.stages_of``) whose tables name their answer
-    (``only``: these names)."""
+    (``only``: these names, or a name a stage had before: ``JudgeStage.formerly``)."""
     found = [s for f in families if f.enabled(config) for s in f.stages_of(config, families)
              if isinstance(s, JudgeStage) and s.table is not None and s.table.answer]
-    return [s for s in found if only is None or s.name in only]
+    return [s for s in found if only is None or {s.name, *s.formerly} & set(only)]
 
 
 def answer_of(row: dict, columns: tuple[str, ...]) -> str:

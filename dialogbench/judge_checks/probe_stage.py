@@ -50,15 +50,16 @@ class ProbeStage(JudgeStage):
 
     def __init__(self, *, protocol: str, version: str, judge: ModelConfig, probes: list[Probe],
                  prompt: Callable[[Probe], Conversation], output_format: Callable[[Probe], OutputFormat | None],
-                 grade: Grade, sampling: Sampling | None = None) -> None:
+                 grade: Grade, sampling: Sampling | None = None, key_tag: str | None = None) -> None:
         super().__init__(judge=judge, chunk_size=None)
         self.name, self.protocol, self.version = f"{STAGE_PREFIX}{protocol}", protocol, version
+        self.key_tag = key_tag or self.name  # leads every probe's cell key (a protocol renamed keeps its old one)
         self.probes, self.prompt, self.format, self.grade = probes, prompt, output_format, grade
         self.sampling = sampling or sampling_for(judge)
 
     def plan(self, config, lake) -> Planned:
         judge_fp = model_fingerprint(self.judge)
-        cells = [Cell(fingerprint(self.name, self.version, judge_fp, self.sampling.max_tokens, p.probe_id, p.kind,
+        cells = [Cell(fingerprint(self.key_tag, self.version, judge_fp, self.sampling.max_tokens, p.probe_id, p.kind,
                                   p.variant, p.content, *format_key(self.judge, self.format(p))),
                       p.probe_id, {"judge": self.judge.name}, judge=self.judge.name, payload=p) for p in self.probes]
         return Planned(cells, detail={"probes": len(cells)})

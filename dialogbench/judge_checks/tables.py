@@ -7,7 +7,7 @@ from dialogbench.lake.schemas import WRITTEN
 
 PROBES = pa.schema([
     ("cell_key", pa.string()),           # probe stage + protocol version + judge config + probe content + format
-    ("protocol", pa.string()),           # the judge protocol probed (botchat_unieval, botchat_arena, mtbench101, ...)
+    ("protocol", pa.string()),           # the judge protocol probed (botchat_unieval, mtbench101_judge, ...)
     ("protocol_version", pa.string()),
     ("probe_id", pa.string()),           # stable: the dataset item and what was altered ("MT-12/ai@5")
     ("kind", pa.string()),               # human, ai_marked, human_vs_ai, golden_vs_useless

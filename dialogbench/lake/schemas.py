@@ -14,7 +14,7 @@ WRITTEN = [  # who wrote a row: the run, when, the config's backend and the engi
 
 VERDICTS = pa.schema([  # what every judge verdict stores; each protocol's table adds its own columns after these
     ("cell_key", pa.string()),
-    ("protocol", pa.string()),           # the stage that asked (botchat_unieval, botchat_arena, mtbench101, ...)
+    ("protocol", pa.string()),           # the stage that asked (botchat_unieval, botchat_arena, mtbench101_judge, ...)
     ("protocol_version", pa.string()),   # its prompt / examples / parser version (part of the key)
     ("item_id", pa.string()),
     ("model", pa.string()),              # the judged model (pairwise: the side the row is filed under)

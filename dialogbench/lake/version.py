@@ -9,6 +9,9 @@ Format 4: every committed file has its record (checksum, size, rows: ``lake.mani
 without one. A format-3 lake is brought to 4 in place by the first run (or ``migrate``) that opens it, under the
 lake's lease: each file that reads whole is recorded (nothing is rewritten), one that does not is quarantined.
 Readers refuse a format-3 lake until then.
+Format 5: the MT-Bench-101 judge stage is named ``mtbench101_judge`` (it was ``mtbench101``) wherever the lake stores a
+stage or judge protocol name (``lake.renames``). A format-4 lake is brought to 5 in place by the first run (or
+``migrate``) that opens it, under the lake's lease; readers refuse it until then.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dialogbench.lake import links, manifest, space
 from dialogbench.lake.schemas import PLANS
 from dialogbench.lake.store import Lake
 
-FORMAT = 4
+FORMAT = 5
 MARKER = "lake.json"
 log = logging.getLogger("dialogbench.lake")
 LEGACY_JUDGMENTS = "judgments"  # the format-2 table of every protocol's verdicts, split by migrate
@@ -68,10 +71,11 @@ def ensure_current(lake: Lake) -> None:
     found = lake_format(lake)
     if found is None:
         _write_marker(lake)
-    elif found == 3:  # only records each file: no command needed
+    elif found in (3, 4):  # records each file, renames a stage: no command needed
         result = migrate(lake)
-        log.info("%s: lake format 3 -> %d: %d file(s) recorded, %d unreadable one(s) quarantined", lake.root,
-                 FORMAT, result["files_adopted"], result["files_quarantined"])
+        log.info("%s: lake format %d -> %d: %d file(s) recorded, %d unreadable one(s) quarantined, %d file(s) "
+                 "rewritten with the renamed stage", lake.root, found, FORMAT, result["files_adopted"],
+                 result["files_quarantined"], result["stage_files_renamed"])
     elif found < FORMAT:
         raise LakeFormatError(f"{lake.root}: lake format {found}, this dialogbench reads format {FORMAT}; "
                               f"run `dialogbench migrate --lake {lake.root}` (it rewrites the plans and "
@@ -88,7 +92,11 @@ def refuse_older(lake: Lake) -> None:
     if found == 3:
         raise LakeFormatError(f"{lake.root}: lake format 3, this dialogbench reads format {FORMAT} (every file with "
                               f"its checksum record); run `dialogbench migrate --lake {lake.root}` or any run: it "
-                              "records the files in place, rewriting nothing")
+                              "records the files in place")
+    if found == 4:
+        raise LakeFormatError(f"{lake.root}: lake format 4, this dialogbench reads format {FORMAT} (the MT-Bench-101 "
+                              f"judge stage renamed mtbench101_judge); run `dialogbench migrate --lake {lake.root}` or "
+                              "any run: it renames the stage in place, keeping every row")
     if found is not None and found != FORMAT:
         ensure_current(lake)
 
@@ -116,11 +124,13 @@ def migrate(lake: Lake) -> dict[str, int]:
     from its ``model`` strings (format 1 → 2); every ``judgments`` file's rows move to their protocol's verdict
     table (2 → 3). Each file is rewritten atomically under a name derived from the old one, and an old file is
     removed only after its rows are written, so an interrupted migration can be rerun without duplicates. Then
-    every file without a record is recorded if it reads whole, else quarantined (3 → 4)."""
+    every file without a record is recorded if it reads whole, else quarantined (3 → 4), and the MT-Bench-101 judge
+    stage's old name is rewritten where it is stored (4 → 5, ``lake.renames``)."""
+    from dialogbench.lake.renames import rename_stages
     from dialogbench.lake.verify import adopt
 
     found = lake_format(lake)
-    rewritten = moved = adopted = 0
+    rewritten = moved = adopted = renamed = 0
     unreadable: list = []
     if found is not None and found < 2:
         for path in lake.files("plans"):
@@ -134,10 +144,13 @@ def migrate(lake: Lake) -> dict[str, int]:
         moved = _split_judgments(lake)
     if found is not None and found < 4:
         adopted, unreadable = adopt(lake)
+    if found is not None and found < 5:
+        renamed = rename_stages(lake)
     if found is None or found < FORMAT:
         _write_marker(lake)
     return {"from_format": found or FORMAT, "to_format": FORMAT, "plan_files_rewritten": rewritten,
-            "judgment_files_split": moved, "files_adopted": adopted, "files_quarantined": len(unreadable)}
+            "judgment_files_split": moved, "files_adopted": adopted, "files_quarantined": len(unreadable),
+            "stage_files_renamed": renamed}
 
 
 def _split_judgments(lake: Lake) -> int:

@@ -23,11 +23,12 @@ from dialogbench.keys import fingerprint
 from dialogbench.lake import Lake
 from dialogbench.mtbench101.dataset import Dialogue
 from dialogbench.mtbench101.scoring import is_judged
+from dialogbench.mtbench101.tables import ANSWER_STAGE as STAGE
 from dialogbench.mtbench101.tables import MTBENCH101_ANSWERS
-PROTOCOL = "mtbench101"
+
+KEY_TAG = "mtbench101"  # leads every answer's cell key: in every stored key, so it never changes
 ANSWER_VERSION = "mtbench101-answer-v1"
 TABLE = "mtbench101_answers"
-STAGE = "mtbench101_answer"
 
 
 def item_fingerprint(dialogue: Dialogue, turn: int) -> str:
@@ -38,7 +39,7 @@ def item_fingerprint(dialogue: Dialogue, turn: int) -> str:
 
 
 def answer_key(*, dialogue: Dialogue, turn: int, model_fp: str, context: str) -> str:
-    return fingerprint(PROTOCOL, ANSWER_VERSION, item_fingerprint(dialogue, turn), model_fp, context)
+    return fingerprint(KEY_TAG, ANSWER_VERSION, item_fingerprint(dialogue, turn), model_fp, context)
 
 
 def item_id(dialogue_id: int | str, turn: int) -> str:

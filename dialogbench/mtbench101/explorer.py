@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 VENDORED = REPO / "data_lake" / "raw" / "mtbench101" / "mtbench101.jsonl"
 TURNS_SQL = r"""
     with cells as (
-        select cell_key, model, judge, task from current_cells where stage = 'mtbench101'
+        select cell_key, model, judge, task from current_cells where stage = 'mtbench101_judge'
     ),
     ratings as (
         select * from mtbench101_judgments
@@ -35,7 +35,7 @@ TURNS_SQL = r"""
     from cells c join ratings r using (cell_key)"""
 ANSWERS_SQL = ("select * from mtbench101_answers where dialogue_id in ({}) "  # `question` only in newer lakes
                "order by created_at, cell_key")
-RUN_CONFIG_SQL = ("select config from runs where stage = 'mtbench101' and config is not null "
+RUN_CONFIG_SQL = ("select config from runs where stage = 'mtbench101_judge' and config is not null "
                   "order by started_at desc limit 1")
 
 

@@ -13,7 +13,7 @@ from dialogbench.mtbench101.leaderboard import format_mtbench101, mtbench101_lea
 from dialogbench.mtbench101.probes import probes
 from dialogbench.mtbench101.reference import taxonomy_table
 from dialogbench.mtbench101.report import REPORT
-from dialogbench.mtbench101.tables import TABLES
+from dialogbench.mtbench101.tables import ANSWER_STAGE, JUDGE_STAGE, TABLES
 from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 
@@ -32,10 +32,10 @@ def prompts(config) -> dict:
 
 
 METRICS = (
-    Metric(view="mtbench101_leaderboard", name="avg", keys=("judge",), n="tasks_scored", stages=("mtbench101",),
-           protocol="mtbench101"),
-    Metric(view="mtbench101_tasks", name="score", keys=("judge", "task"), n="dialogues", stages=("mtbench101",),
-           protocol="mtbench101"),
+    Metric(view="mtbench101_leaderboard", name="avg", keys=("judge",), n="tasks_scored",
+           stages=(ANSWER_STAGE, JUDGE_STAGE), protocol=JUDGE_STAGE),
+    Metric(view="mtbench101_tasks", name="score", keys=("judge", "task"), n="dialogues",
+           stages=(ANSWER_STAGE, JUDGE_STAGE), protocol=JUDGE_STAGE),
 )
 
 FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Config, stages=stages, tables=TABLES,

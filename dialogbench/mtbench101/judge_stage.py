@@ -21,14 +21,14 @@ from dialogbench.judging import JudgeStage, judge_chunk
 from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 from dialogbench.mtbench101 import prompts
-from dialogbench.mtbench101.answer_cells import PROTOCOL, answer_key, history, item_id, stored_answers
+from dialogbench.mtbench101.answer_cells import answer_key, history, item_id, stored_answers
 from dialogbench.mtbench101.config import judge as mtbench101_judge
 from dialogbench.mtbench101.config import answerers
 from dialogbench.mtbench101.dataset import Dialogue
 from dialogbench.mtbench101.rating import output_format, parse_rating
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.selection import selected_dialogues
-from dialogbench.mtbench101.tables import RATINGS_TABLE
+from dialogbench.mtbench101.tables import JUDGE_STAGE, RATINGS_TABLE
 
 log = logging.getLogger("dialogbench.mtbench101.judge")
 KEY_TAG = "mtbench101_judge"  # leads every judgment's cell key: in every stored key, so it never changes
@@ -66,7 +66,8 @@ class JudgeTurns(JudgeStage):
     plan holds every such turn, answered or not (so the metrics see missing turns); only turns with a
     stored answer (and, in self mode, stored earlier answers) are computed."""
 
-    name = PROTOCOL
+    name = JUDGE_STAGE
+    formerly = ("mtbench101",)
     table = RATINGS_TABLE
 
     def __init__(self, config) -> None:
@@ -118,7 +119,7 @@ class JudgeTurns(JudgeStage):
         planned = self._planned(config)
         todo_keys = {c.key for c in missing(lake, self.table, [p[0] for p in planned])}
         todo, unanswered = self._with_payloads(config, lake, planned, todo_keys)
-        log.info("mtbench101: %d turns not answered yet", unanswered)
+        log.info("%s: %d turns not answered yet", JUDGE_STAGE, unanswered)
         return Planned([p[0] for p in planned], detail={"unanswered": unanswered}, todo=todo, blocked=unanswered)
 
     def repeatable(self, config, lake: Lake) -> list[Cell]:
@@ -135,7 +136,7 @@ class JudgeTurns(JudgeStage):
             return {"protocol_version": cell.payload.version, "parsed": rating.parsed, "parse_error": rating.error,
                     "score": rating.score}
 
-        judge_chunk(judge=judge, cells=cells, emit=emit, protocol=PROTOCOL, sampling=sampling, parse=parse,
+        judge_chunk(judge=judge, cells=cells, emit=emit, protocol=JUDGE_STAGE, sampling=sampling, parse=parse,
                     prompt=lambda c: prompts.judge_messages(task=c.payload.task, history_turns=c.payload.history,
                                                             user_message=c.payload.user_message,
                                                             answer=c.payload.answer, reference=c.payload.reference),

@@ -8,6 +8,7 @@ from dialogbench.config import Config
 from dialogbench.judge_checks.check import unmeasured_rows
 from dialogbench.mtbench101.config import answerers
 from dialogbench.mtbench101.config import judge as mtbench101_judge
+from dialogbench.mtbench101.tables import JUDGE_STAGE
 from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 
@@ -20,7 +21,7 @@ def mtbench101_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> li
     relation = con.execute("select * from mtbench101_leaderboard where judge = ? and list_contains(?, model)",
                            [mtbench101_judge(config).name, models])
     columns = [d[0] for d in relation.description]
-    rows = unmeasured_rows([dict(zip(columns, r)) for r in relation.fetchall()], con, config, protocol="mtbench101",
+    rows = unmeasured_rows([dict(zip(columns, r)) for r in relation.fetchall()], con, config, protocol=JUDGE_STAGE,
                            columns=[*TASK_CODES, "avg", "avg_scored", "opencompass_avg", "opencompass_avg_scored"])
     return sorted(rows, key=lambda r: (-(r.get("avg") or -1), r["model"]))
 

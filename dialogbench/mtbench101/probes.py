@@ -13,9 +13,11 @@ from dialogbench.mtbench101.dataset import read_dialogues
 from dialogbench.mtbench101.judge_stage import judge_sampling, task_prompt_version
 from dialogbench.mtbench101.rating import output_format, parse_rating
 from dialogbench.mtbench101.scoring import is_judged
+from dialogbench.mtbench101.tables import JUDGE_STAGE
 from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 USELESS_ANSWER = "I don't know."  # answers nothing, whatever the question
+PROBE_KEY_TAG = "judge_probe:mtbench101"  # leads every probe's cell key: the stage's name before lake format 5
 
 
 def probes(config, k: int) -> list[ProbeStage]:
@@ -40,7 +42,8 @@ def probes(config, k: int) -> list[ProbeStage]:
                 "score": rating.score}
 
     version = fingerprint([task_prompt_version(t) for t in TASK_CODES])
-    return [ProbeStage(protocol="mtbench101", version=version, judge=judge, probes=found, sampling=sampling,
+    return [ProbeStage(protocol=JUDGE_STAGE, key_tag=PROBE_KEY_TAG, version=version, judge=judge, probes=found,
+                       sampling=sampling,
                        prompt=lambda p: prompts.judge_messages(task=p.content[0], history_turns=p.content[1],
                                                                user_message=p.content[2], answer=p.content[3],
                                                                reference=p.content[4]),

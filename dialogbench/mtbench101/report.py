@@ -7,6 +7,7 @@ from collections import Counter
 from itertools import groupby
 
 from dialogbench.mtbench101.leaderboard import average_text
+from dialogbench.mtbench101.tables import JUDGE_STAGE as PROTOCOL  # judge_checks' findings name it
 from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
 from dialogbench.report import svg
 from dialogbench.report.checks import coverage, few, few_warning, flag, judge_warnings, not_measured_cell, unmeasured
@@ -22,7 +23,6 @@ QUERIES = {
 TITLE = "MT-Bench-101"
 LEAD = ["#", "Model", "Avg"]
 TAIL = ["tasks scored", "unparsed", "missing", "Avg (OpenCompass rule)"]
-PROTOCOL = "mtbench101"  # its judge stage (judge_checks findings)
 
 
 def shown_judge(rows: dict[str, Rows], report_judge: str | None) -> str | None:

@@ -26,3 +26,9 @@ RATINGS_TABLE = verdict_table("mtbench101_judgments", [
     ("score", pa.int32()),   # the judge's 1–10 rating of the turn; null when unparsed
 ], answer=("score",))
 TABLES = (ANSWERS_TABLE, RATINGS_TABLE)
+
+# The stages' names, as every plans, runs and backend_calls row stores them (and the judge's verdicts, probes and
+# findings as their `protocol`): "mtbench101_answer:<model>" per answering model, then the judge's. The judge stage was
+# "mtbench101" before lake format 5 (lake/version.py renames it in stored rows).
+ANSWER_STAGE = "mtbench101_answer"
+JUDGE_STAGE = "mtbench101_judge"

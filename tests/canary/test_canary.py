@@ -116,6 +116,19 @@ def test_canary_stages_must_be_judge_stages(make_config, lake_dir):
     assert [s.name for s in registry.stage(config, "judge_canary").stages] == ["botchat_unieval"]
 
 
+def test_canary_stages_reads_the_mtbench101_judge_stage_s_former_name(make_config, lake_dir, caplog):
+    """Lake format 5 renamed the MT-Bench-101 judge stage ``mtbench101`` to ``mtbench101_judge``: a config that names
+    it the old way still draws from it, and is told the new name."""
+    data = canary_config(lake_dir, stages=["mtbench101"])
+    data["mtbench101"] = {"enabled": True, "judge": "judge", "tasks": ["GR"], "limit": 1}
+    config = make_config(data)
+    assert [s.name for s in registry.stage(config, "judge_canary").stages] == ["mtbench101_judge"]
+    assert "'mtbench101' is the judge stage's former name, read as 'mtbench101_judge'" in caplog.text
+    data["mtbench101"]["enabled"] = False  # without the family, the old name names nothing either
+    with pytest.raises(ConfigError, match=r"canary\.stages: 'mtbench101' is not a judge stage"):
+        make_config(data)
+
+
 def test_a_judge_stage_refuses_a_payload_that_does_not_say_what_it_judged():
     """judge_chunk stores the judged model and output with each verdict: a payload without them is a bug, said at
     once, never a row with a missing generation_key."""

@@ -118,7 +118,7 @@ def test_a_run_publishes_its_results_and_is_tagged(tmp_path, server):
 
     found = artifacts(api, runs)
     judges = {(r["judge"], r["protocol"]): r for r in json.loads(found["dialogbench-judges"]["data"])}
-    assert set(judges) == {("judge", "botchat_unieval"), ("judge", "mtbench101")} and all(
+    assert set(judges) == {("judge", "botchat_unieval"), ("judge", "mtbench101_judge")} and all(
         "measured" in r for r in judges.values())
     stages = json.loads(found["dialogbench-stages"]["data"])
     assert [{k: s[k] for k in ("stage", "planned", "cached", "computed", "failed")} for s in stages] == \

@@ -379,12 +379,12 @@ def test_the_demo_runs_every_family_on_the_real_embedded_model(readme_run):
         assert row["utterances"][2].strip()  # the model really spoke
         assert all(t > 0 for t in row["completion_tokens"])
     judgments = verdicts(lake)
-    botchat = [j for j in judgments if j["protocol"] != "mtbench101"]
+    botchat = [j for j in judgments if j["protocol"] != "mtbench101_judge"]
     assert len(botchat) == sum(stages[s]["computed"] for s in ("botchat_unieval", "botchat_arena", "botchat_gteval"))
     assert all(j["raw_output"] for j in botchat)
-    mtbench = [j for j in judgments if j["protocol"] == "mtbench101"]
+    mtbench = [j for j in judgments if j["protocol"] == "mtbench101_judge"]
     assert {j["model"] for j in mtbench} == set(models)
-    assert stages["mtbench101"]["computed"] == len(mtbench) > 0
+    assert stages["mtbench101_judge"]["computed"] == len(mtbench) > 0
     assert {a["task"] for a in open_lake(lake).read("mtbench101_answers").to_pylist()} == set(mt["tasks"])
     askguess = games["askguess"]
     assert stages["gameeval_askguess"]["computed"] == askguess["limit"] * 2 * len(models)  # words x settings x models

@@ -94,7 +94,7 @@ def test_a_model_that_never_answered_is_missing_then_filled(tmp_path):
     assert (askguess["bot-dead"]["trials"], askguess["bot-dead"]["ce"], askguess["bot-dead"]["missing"]) == (0, None, 2)
     assert askguess["bot-live"]["trials"] == 2
     answers = stages["mtbench101_answer:bot-dead"]
-    judged = stages["mtbench101"]
+    judged = stages["mtbench101_judge"]
     assert answers["failed"] == answers["planned"] > 0
     assert judged["blocked"] == answers["planned"] and judged["cached"] == 0  # blocked, never "cached"
     tasks = {r["model"]: r for r in query(lake, "select * from mtbench101_tasks", tmp_path)}
@@ -117,7 +117,8 @@ def test_a_model_that_never_answered_is_missing_then_filled(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     stages = {s["stage"]: s for s in summary["stages"]}
     assert stages["gameeval_askguess"]["computed"] == 2 and stages["gameeval_askguess"]["failed"] == 0
-    assert stages["mtbench101"]["blocked"] == 0 and stages["mtbench101"]["computed"] == answers["planned"]
+    judged = stages["mtbench101_judge"]
+    assert judged["blocked"] == 0 and judged["computed"] == answers["planned"]
     askguess = {r["model"]: r for r in query(lake, "select * from gameeval_askguess", tmp_path)}
     assert askguess["bot-dead"]["trials"] == 2 and askguess["bot-dead"]["missing"] == 0
     tasks = {r["model"]: r for r in query(lake, "select * from mtbench101_tasks", tmp_path)}

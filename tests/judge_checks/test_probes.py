@@ -77,17 +77,17 @@ def test_an_oracle_judge_is_right_on_every_probe(make_config, lake_dir, monkeypa
     reports = night(config, "r1")
     assert {name: r.computed for name, r in reports.items() if name.startswith("judge_probe:")} == {
         "judge_probe:botchat_unieval": 8, "judge_probe:botchat_arena": 8, "judge_probe:botchat_gteval": 8,
-        "judge_probe:mtbench101": 8}  # 4 dialogues x 2 (human, AI-marked / both orders); 4 tasks x (golden, useless)
+        "judge_probe:mtbench101_judge": 8}  # 4 dialogues x 2 (human, AI-marked / both orders); 4 tasks x 2
     found = probes_view(config)
     assert set(found) == {("botchat_unieval", "human"), ("botchat_unieval", "ai_marked"),
                           ("botchat_arena", "human_vs_ai"), ("botchat_gteval", "human_vs_ai"),
-                          ("mtbench101", "golden_vs_useless")}
+                          ("mtbench101_judge", "golden_vs_useless")}
     assert {k: (r["probes"], r["accuracy"]) for k, r in found.items()} == {
         ("botchat_unieval", "human"): (4, 1.0), ("botchat_unieval", "ai_marked"): (4, 1.0),
         ("botchat_arena", "human_vs_ai"): (8, 1.0), ("botchat_gteval", "human_vs_ai"): (8, 1.0),
-        ("mtbench101", "golden_vs_useless"): (4, 1.0)}
+        ("mtbench101_judge", "golden_vs_useless"): (4, 1.0)}
     assert found[("botchat_unieval", "ai_marked")]["index_accuracy"] == 1.0
-    assert found[("mtbench101", "golden_vs_useless")]["mean_gap"] == 7.0
+    assert found[("mtbench101_judge", "golden_vs_useless")]["mean_gap"] == 7.0
     assert failing(config, open_lake(config.lake), "r1") == []
     md = render(open_lake(config.lake), board=config.board)["md"]
     block = md.split("## Can the judge tell?")[1].split("\n## ")[0]
@@ -147,3 +147,26 @@ def test_the_probe_benchmark_measures_a_first_run_and_a_cached_rerun(make_config
     assert first["probe_cells_computed"] == 6 and first["probe_judge_calls"] == 1  # UniEval: 3 human + 3 marked
     assert first["probe_judge_conversations"] == 6 and first["other_judge_calls"] >= 1
     assert rerun["probe_cells_computed"] == 0 and rerun["probe_cells_cached"] == 6 and rerun["probe_judge_calls"] == 0
+
+
+
+def test_the_renamed_mtbench101_probes_keep_their_cell_keys(make_config, lake_dir):
+    """Lake format 5 renamed the MT-Bench-101 judge protocol ``mtbench101_judge`` (its probes' stage
+    ``judge_probe:mtbench101_judge``); the probes' keys still lead with the stage's former name, so a judge probed
+    before the rename is not probed again."""
+    import copy
+
+    from dialogbench.judge_checks.probe_stage import ProbeStage
+    from dialogbench.mtbench101.probes import probes
+
+    config = probe_config(make_config, lake_dir)
+    (stage,) = probes(config, 4)
+    assert (stage.name, stage.protocol) == ("judge_probe:mtbench101_judge", "mtbench101_judge")
+    before = ProbeStage(protocol="mtbench101", version=stage.version, judge=stage.judge, probes=stage.probes,
+                        prompt=stage.prompt, output_format=stage.format, grade=stage.grade, sampling=stage.sampling)
+    assert before.name == "judge_probe:mtbench101"  # the stage as the code before the rename built it
+    keys = [c.key for c in stage.plan(config, None).cells]
+    assert len(keys) == 8 and keys == [c.key for c in before.plan(config, None).cells]
+    own_name = copy.copy(stage)
+    own_name.key_tag = stage.name
+    assert keys != [c.key for c in own_name.plan(config, None).cells]  # the tag is what keeps them

@@ -272,14 +272,14 @@ def test_judgments_unions_every_registered_verdict_table(tmp_path):
     lake = open_lake(tmp_path / "lake")
     write_verdicts(lake, [{"cell_key": "u", "protocol": "botchat_unieval", "judge": "j", "parsed": True,
                            "choice": "No"},
-                          {"cell_key": "m", "protocol": "mtbench101", "judge": "j", "parsed": False}], judge="j")
+                          {"cell_key": "m", "protocol": "mtbench101_judge", "judge": "j", "parsed": False}], judge="j")
     ratings = verdict_table("toy_ratings", [("stars", pa.int32())], answer=("stars",))
     ratings.write(lake, [{"cell_key": "t", "protocol": "toy", "judge": "j", "parsed": True, "stars": 4}])
     registry.register(Family(name="toyjudge", title="Toy", section=object, stages=lambda c: [], tables=(ratings,)))
     try:
         with connect(open_lake(lake.root)) as con:  # opened now: the toy family's table is in its layout
             assert con.sql("select protocol, cell_key from judgments order by 1").fetchall() == [
-                ("botchat_unieval", "u"), ("mtbench101", "m"), ("toy", "t")]
+                ("botchat_unieval", "u"), ("mtbench101_judge", "m"), ("toy", "t")]
             assert "stars" not in [d[0] for d in con.sql("select * from judgments").description]
             assert failing(lake) == set()
     finally:
@@ -376,7 +376,7 @@ def test_broken_tags_are_named(tmp_path, sql, message):
 def test_current_cells_tag_is_one_stages_current_cells(tmp_path):
     lake = open_lake(tmp_path / "lake")
     lake.write("plans", pa.Table.from_pylist([plan("r1", stage, key, {"model": "m"}, hours=1) for stage, key in (
-        ("botchat_arena", "a1"), ("botchat_unieval", "u1"), ("mtbench101", "m1"))], schema=PLANS))
+        ("botchat_arena", "a1"), ("botchat_unieval", "u1"), ("mtbench101_judge", "m1"))], schema=PLANS))
     with connect(lake) as con:
         for stage, keys in (("botchat_arena", ["a1"]), ("botchat_unieval", ["u1"]), ("gameeval_spyfall", [])):
             sql = render(f"select cell_key from {{{{ current_cells('{stage}') }}}} order by 1", lake)

@@ -143,7 +143,7 @@ def test_a_format_3_lake_is_recorded_in_place(tmp_path):
         refuse_older(lake)
     assert not manifest.record_path(paths[0]).exists() and paths[1].exists() and lake_format(lake) == 3
     ensure_current(lake)  # a run, under the lease
-    assert lake_format(lake) == FORMAT == 4
+    assert lake_format(lake) == FORMAT == 5
     assert manifest.of(paths[0]).rows == 2 and manifest.of(paths[2]).rows == 2
     assert not paths[1].exists() and [n["problem"] for n in notes(lake)] == ["unreadable"]
     assert values(lake) == [1, 2, 21, 22] and verify(lake) == []

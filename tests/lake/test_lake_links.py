@@ -15,7 +15,7 @@ from dialogbench.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.lease import holder, lake_lease
 from dialogbench.lake.links import LakeLinkError, check_tree
-from dialogbench.lake.version import lake_format
+from dialogbench.lake.version import FORMAT, lake_format
 from tests.conftest import config_dict
 from tests.e2e.conftest import run_cli
 
@@ -31,7 +31,7 @@ def small(values: list[int]) -> pa.Table:
 def lake(tmp_path) -> Lake:
     lake = open_lake(tmp_path / "lake")
     lake.write("generations", small([1]), partition={"model": "a"})
-    (lake.root / "lake.json").write_text('{"format": 4}\n')
+    (lake.root / "lake.json").write_text(f'{{"format": {FORMAT}}}\n')
     return lake
 
 

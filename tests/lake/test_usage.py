@@ -23,7 +23,7 @@ from tests import stage_runner as stages
 from tests.conftest import chatbot, config_dict
 
 MOVE = json.dumps({"thought": "t", "speak": "a thing", "name": "player1", "question": 2, "ask": "player2"})
-JUDGE_PROTOCOLS = ("botchat_unieval", "botchat_arena", "botchat_gteval", "mtbench101")
+JUDGE_PROTOCOLS = ("botchat_unieval", "botchat_arena", "botchat_gteval", "mtbench101_judge")
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_usage_is_what_the_backends_returned_for_every_protocol(make_config, lak
     judged = {p: judge(config, p, "run-1").computed for p in ("botchat_unieval", "botchat_arena", "botchat_gteval")}
     for model in ("bot-a", "bot-b"):
         stages.answer(config, model, "run-1")
-    judged["mtbench101"] = judge(config, "mtbench101", "run-1").computed
+    judged["mtbench101_judge"] = judge(config, "mtbench101_judge", "run-1").computed
     stages.run_game(config, "spyfall", "run-1")
 
     rows = usage(config)

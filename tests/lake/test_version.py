@@ -82,7 +82,7 @@ def test_migrate_unpacks_plans_and_splits_judgments_keeping_every_row(tmp_path, 
                          "game-1": ({"spy": "a", "villager": "b"}, None, []),
                          "uni-1": ({"model": "a"}, "a", ["a"])}
         assert con.sql("select protocol, count(*) from judgments group by all order by 1").fetchall() == [
-            ("botchat_arena", 2), ("botchat_gteval", 2), ("botchat_unieval", 2), ("mtbench101", 2)]
+            ("botchat_arena", 2), ("botchat_gteval", 2), ("botchat_unieval", 2), ("mtbench101_judge", 2)]
         assert con.sql("select distinct choice, ai_index, reason from unieval_judgments").fetchall() == [
             ("Yes", 5, "too formal")]
         assert con.sql("select distinct opponent, position, verdict, winner from gteval_judgments").fetchall() == [
@@ -90,8 +90,8 @@ def test_migrate_unpacks_plans_and_splits_judgments_keeping_every_row(tmp_path, 
         assert con.sql("select distinct score from mtbench101_judgments").fetchall() == [(7,)]
         assert "score" not in [d[0] for d in con.sql("select * from arena_judgments").description]
     assert migrate(lake) == {"from_format": FORMAT, "to_format": FORMAT, "plan_files_rewritten": 0,
-                             "judgment_files_split": 0, "files_adopted": 0,
-                             "files_quarantined": 0}  # a second migrate finds nothing to do
+                             "judgment_files_split": 0, "files_adopted": 0, "files_quarantined": 0,
+                             "stage_files_renamed": 0}  # a second migrate finds nothing to do
 
 
 def test_an_interrupted_migration_reruns_without_duplicates(tmp_path, monkeypatch):

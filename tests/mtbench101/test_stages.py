@@ -242,8 +242,8 @@ def test_views_read_lakes_written_before_the_score_and_task_columns(make_config,
     lake = open_lake(config.lake)
     old_ratings = pa.schema([f for f in RATINGS_TABLE.schema if f.name != "score"])
     old_plans = pa.schema([f for f in PLANS if f.name != "task"])
-    lake.write(RATINGS_TABLE.name, pa.Table.from_pylist([{"cell_key": "k", "protocol": "mtbench101", "parsed": True}],
-                                                        schema=old_ratings), partition={"judge": "j"})
+    old = [{"cell_key": "k", "protocol": "mtbench101_judge", "parsed": True}]
+    lake.write(RATINGS_TABLE.name, pa.Table.from_pylist(old, schema=old_ratings), partition={"judge": "j"})
     lake.write("plans", pa.Table.from_pylist([{"run_id": "r", "stage": "botchat_unieval", "cell_key": "k"}],
                                              schema=old_plans), partition={"stage": "botchat_unieval"})
     assert view(config, "mtbench101_turns") == [] and view(config, "mtbench101_leaderboard") == []
@@ -286,7 +286,7 @@ def test_opencompass_rules_beside_the_projects(mt_config):
     (row,) = view(config, "mtbench101_leaderboard")
     assert row["GR"] == pytest.approx(8.0) and row["opencompass_avg"] is None  # 1 of 13 tasks
     assert (row["opencompass_avg_scored"], row["opencompass_tasks_scored"]) == (pytest.approx(4.5), 1)
-    (reliability,) = view(config, "judge_reliability where protocol = 'mtbench101'")
+    (reliability,) = view(config, "judge_reliability where protocol = 'mtbench101_judge'")
     assert (reliability["judge"], reliability["comparisons"], reliability["unparsed"],
             reliability["opencompass_differs"], reliability["flips"]) == ("judge", 7, 1, 1, None)
     assert data_tests(open_lake(config.lake)) == {}
@@ -301,5 +301,5 @@ def test_opencompass_reads_out_of_range_and_unbracketed_ratings_otherwise(mt_con
     assert [(t["score"], t["opencompass_score"]) for t in turns] == [(None, 11), (6, None), (3, 3)]
     (task,) = view(config, "mtbench101_tasks")
     assert (task["score"], task["unparsed"], task["opencompass_score"]) == (None, 1, 3)
-    (reliability,) = view(config, "judge_reliability where protocol = 'mtbench101'")
+    (reliability,) = view(config, "judge_reliability where protocol = 'mtbench101_judge'")
     assert reliability["opencompass_differs"] == 2

@@ -54,5 +54,5 @@ def paper_lake(root: Path, models: list[str] = PAPER_MODELS) -> Lake:
     lake.write("runs", pa.Table.from_pylist([
         {"run_id": run, "stage": stage, "planned": 1, "cached": 0, "computed": 1, "failed": 0, "seconds": 1.0,
          "started_at": at(1), "finished_at": at(1), "config": "bench.yaml", "detail": "{}"}
-        for run, stage in (("r1", "mtbench101"), (NEW, "gameeval_askguess"))], schema=RUNS))
+        for run, stage in (("r1", "mtbench101_judge"), (NEW, "gameeval_askguess"))], schema=RUNS))
     return lake

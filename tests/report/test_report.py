@@ -306,11 +306,11 @@ def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -
             for d in range(2):
                 for turn in range(3):
                     key, item = f"mt-{k}-{task}-{d}-{turn}", f"{task}-{d}:{turn}"
-                    plans.append({"run_id": "r1", "stage": "mtbench101", "cell_key": key, "item_id": item,
+                    plans.append({"run_id": "r1", "stage": "mtbench101_judge", "cell_key": key, "item_id": item,
                                   "model": model, "judge": judge, "created_at": t0, "task": task,
                                   "roles": [("model", model)], "scope": [model]})
                     parsed = not (k == 1 and ti == 0 and d == 0 and turn == 1)
-                    judgments.append({"cell_key": key, "protocol": "mtbench101", "protocol_version": "v1",
+                    judgments.append({"cell_key": key, "protocol": "mtbench101_judge", "protocol_version": "v1",
                                       "item_id": item, "model": model, "judge": judge, "parsed": parsed,
                                       "score": min(10, max(1, 10 - 2 * k - turn * (1 + ti % 3) // 2 - (ti * 7) % 4 + d))
                                       if parsed else None,

@@ -6,7 +6,7 @@
 --     dialogue's longest row, since a dialogue extended to a larger N keeps its prefix; prompt tokens are null in
 --     rows written before generations.prompt_tokens) and MT-Bench-101 answers (protocol 'mtbench101', a call each);
 --   role 'judge': every verdict of every judge (`judgments`; protocol as stored: botchat_unieval, botchat_arena,
---     botchat_gteval, mtbench101, …), a call each;
+--     botchat_gteval, mtbench101_judge, …), a call each;
 --   role 'player': every GameEval move (protocol 'gameeval_<game>'; a call per transcript entry of a player, a failed
 --     move included) of every game row stored, so a game that ended in a backend error and was replayed counts both
 --     times (gameeval_games keeps only the newest row); counts per move are null in rows written before

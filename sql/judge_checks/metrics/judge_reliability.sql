@@ -2,7 +2,7 @@
 -- botchat_gteval), over the current plans: how many verdicts could not be parsed, and how often the two orders
 -- of the same comparison (same seed, N or L, and sides) disagree once mapped back to the same side ("flips":
 -- one order says A wins, the other says A loses or ties). Only comparisons with both orders parsed can flip.
--- MT-Bench-101 (protocol mtbench101) has a row too: its judged ratings (`comparisons`) and unparsed ones, no
+-- MT-Bench-101 (protocol mtbench101_judge) has a row too: its judged ratings (`comparisons`) and unparsed ones, no
 -- flips (one order only), and opencompass_differs: how many of those ratings OpenCompass's parser (the first
 -- [n], no range check) reads differently from the project's (the last [[n]] in 1..10), see mtbench101_turns.
 -- opencompass_differs is null for the pairwise protocols.
@@ -96,7 +96,7 @@ pairwise as (
 mtbench101 as (
     select
         judge,
-        'mtbench101' as protocol,
+        'mtbench101_judge' as protocol,
         count(*) as comparisons,
         count(*) filter (where not parsed) as unparsed,
         round(count(*) filter (where not parsed) / count(*), 4) as unparsed_rate,

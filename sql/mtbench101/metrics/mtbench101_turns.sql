@@ -9,7 +9,7 @@
 -- project's `score` reads the last [[n]] and checks 1..10 (dialogbench/mtbench101/rating.py).
 -- opencompass_differs: the two rules read this judged reply differently (one null and not the other, or unequal).
 with current_cells as (
-    select cell_key, item_id, model, judge, task from {{ current_cells('mtbench101') }}
+    select cell_key, item_id, model, judge, task from {{ current_cells('mtbench101_judge') }}
 ),
 
 judgments as (
