@@ -10,12 +10,14 @@ decoder, which recurses, and more than ``values`` values would build an object f
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from dialogbench.yamlbounds import megabytes
 
@@ -162,6 +164,29 @@ def raise_if_any(problems: list[str], *, path: str | Path, what: str) -> None:
     if problems:
         shown = "\n  ".join(problems[:20]) + (f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else "")
         raise DatasetError(f"{len(problems)} malformed {what} in {path}:\n  {shown}")
+
+
+T = TypeVar("T")
+
+
+def once_per_version(read: Callable[[str | Path], T]) -> Callable[[str | Path], T]:
+    """``read`` (a dataset reader: a pure function of the file's content) kept per file version: a second call on a
+    file with the same device, inode, size and modification time (ns) returns the first call's result, so the stages
+    and probes a run builds many times (a dozen plans, each building every family's stages) parse a dataset once. A
+    changed file is read again; a file that cannot be stat'ed, or reads with an error, is never kept. The last 8
+    versions are kept; ``read`` must return what its callers do not change (a tuple, an Arrow table)."""
+    kept = functools.lru_cache(maxsize=8)(lambda path, version: read(path))
+
+    @functools.wraps(read)
+    def cached(path: str | Path) -> T:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return read(path)  # it raises as it always did
+        return kept(str(path), (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns))
+
+    cached.cache_clear = kept.cache_clear  # type: ignore[attr-defined]
+    return cached
 
 
 _CHECKED: dict[tuple, tuple[str, ...]] = {}  # (reader, path, mtime, size) → problems: preflight runs twice per run

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from dialogbench.jsonl import DatasetError, raise_if_any, records
+from dialogbench.jsonl import DatasetError, once_per_version, raise_if_any, records
 from dialogbench.botchat.tables import SEEDS
 from dialogbench.keys import fingerprint
 
@@ -15,9 +15,11 @@ __all__ = ["DatasetError", "SEED_LENGTH", "read_seeds"]
 SEED_LENGTH = 2
 
 
+@once_per_version
 def read_seeds(path: str | Path) -> pa.Table:
     """Every row must have an ``index`` and a ``conv-GT`` list of >= 2 non-empty strings. All bad rows
-    are reported together; nothing is returned (so nothing is written) unless all are good."""
+    are reported together; nothing is returned (so nothing is written) unless all are good. Read once
+    per version of the file (the seed stage and the probes each ask)."""
     rows, problems, seen = [], [], set()
     for line_no, record in records(path, problems):
         seed_id, dialogue = record.get("index"), record.get("conv-GT")

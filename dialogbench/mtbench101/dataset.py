@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from dialogbench.jsonl import DatasetError, raise_if_any, records
+from dialogbench.jsonl import DatasetError, once_per_version, raise_if_any, records
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.taxonomy import TASK_BY_CODE, TASK_CODES
 
@@ -48,11 +48,13 @@ class TurnItem:
     judged: bool
 
 
-def read_dialogues(path: str | Path) -> list[Dialogue]:
+@once_per_version
+def read_dialogues(path: str | Path) -> tuple[Dialogue, ...]:
     """Every line must be an object with a known ``task``, an ``id`` and a non-empty ``history`` of
     ``{user, bot}`` non-blank string pairs. All problems are collected and raised together as one
     ``DatasetError`` whose lines name the file, line number and dialogue id, so a bad file is fixed
-    in one pass and nothing half-read reaches the pipeline."""
+    in one pass and nothing half-read reaches the pipeline. Read once per version of the file (the
+    answer stages, the judge stage and the probes each ask)."""
     dialogues, problems, seen = [], [], set()
     for line_no, record in records(path, problems):
         dialogue_id, code, history = record.get("id"), record.get("task"), record.get("history")
@@ -74,7 +76,7 @@ def read_dialogues(path: str | Path) -> list[Dialogue]:
                 turns = tuple(Turn(user=t["user"], bot=t["bot"]) for t in history)
                 dialogues.append(Dialogue(id=dialogue_id, task=code, line=line_no, turns=turns))
     raise_if_any(problems, path=path, what="dialogue(s)")
-    return dialogues
+    return tuple(dialogues)
 
 
 def _turn_problem(history: list) -> str | None:
