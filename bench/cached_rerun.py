@@ -4,8 +4,10 @@ trees (e.g. this checkout and an older commit's worktree), alternating so every 
     .venv/bin/python bench/cached_rerun.py --config CONFIG [--tree DIR ...] [--repeats 3] [--out FILE]
 
 Each tree fills its own lake once (a first `dialogbench run`), then runs `dialogbench run` ``--repeats`` times
-more, all cached; the median wall time of those is the tree's number. Use a scripted config (every model
-``backend: scripted``) to time orchestration alone. Prints the times and writes JSON.
+more, all cached; the median wall time of those is the tree's number, beside the median CPU time the run's
+process tree spent (user + system of the CLI and the Prefect server it starts: on a busy machine, what a run takes
+from the others). Use a scripted config (every model ``backend: scripted``) to time orchestration alone. Prints the
+times and writes JSON.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,17 +28,23 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 
+def children_cpu_s() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)  # every waited-for descendant: the CLI and its server
+    return used.ru_utime + used.ru_stime
+
+
 def run_once(tree: Path, config: Path, lake: Path, home: Path) -> tuple[float, dict]:
     out = lake.parent / f"{lake.name}-summary.json"
     env = {**os.environ, "PYTHONPATH": str(tree), "PREFECT_HOME": str(home)}
-    start = time.perf_counter()
+    cpu, start = children_cpu_s(), time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config), "--lake", str(lake),
                            "--json", str(out)], cwd=tree, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 4):  # 4: the run is complete, but failed cells or a judge check fail it
         raise SystemExit(f"{tree}: dialogbench run failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     summary = json.loads(out.read_text())
-    return seconds, {"computed": sum(s.get("computed", 0) for s in summary["stages"]), "stages": len(summary["stages"])}
+    return seconds, {"computed": sum(s.get("computed", 0) for s in summary["stages"]), "stages": len(summary["stages"]),
+                     "cpu_s": children_cpu_s() - cpu}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,22 +66,33 @@ def main(argv: list[str] | None = None) -> int:
         first_runs[tree] = seconds
         print(f"{tree}: first run {seconds:.1f}s, {counts['computed']} cells computed, {counts['stages']} stages")
     times: dict[Path, list[float]] = {t: [] for t in trees}
+    cpus: dict[Path, list[float]] = {t: [] for t in trees}
     for repeat in range(args.repeats):
         for tree in trees:
             seconds, counts = run_once(tree, args.config, lakes[tree], homes[tree])
             assert counts["computed"] == 0, f"{tree}: a cached rerun computed {counts['computed']} cells"
             times[tree].append(seconds)
-            print(f"{tree}: cached rerun {repeat + 1}/{args.repeats}: {seconds:.1f}s ({counts['stages']} stages)")
+            cpus[tree].append(counts["cpu_s"])
+            print(f"{tree}: cached rerun {repeat + 1}/{args.repeats}: {seconds:.1f}s, CPU {counts['cpu_s']:.1f}s "
+                  f"({counts['stages']} stages)")
     result = {"config": str(args.config), "models": [m.get("backend") for m in config.get("models", [])],
               "trees": {str(t): {"first_run_s": round(first_runs[t], 2), "seconds": [round(s, 2) for s in times[t]],
-                                 "median_s": round(statistics.median(times[t]), 2)} for t in trees}}
+                                 "median_s": round(statistics.median(times[t]), 2),
+                                 "cpu_s": [round(c, 2) for c in cpus[t]],
+                                 "median_cpu_s": round(statistics.median(cpus[t]), 2)} for t in trees}}
     if len(trees) > 1:
         first = statistics.median(times[trees[0]])
         result["ratio_to_first"] = {str(t): round(statistics.median(times[t]) / first, 3) for t in trees}
+        first_cpu = statistics.median(cpus[trees[0]])
+        result["cpu_ratio_to_first"] = {str(t): round(statistics.median(cpus[t]) / first_cpu, 3) for t in trees}
+        # each repeat's trees ran back to back: their ratio holds when the machine's speed drifts between repeats
+        result["paired_cpu_ratio_to_first"] = {
+            str(t): round(statistics.median(c / f for c, f in zip(cpus[t], cpus[trees[0]])), 3) for t in trees}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     for tree in trees:
-        print(f"median cached rerun {result['trees'][str(tree)]['median_s']:.1f}s  {tree}")
+        found = result["trees"][str(tree)]
+        print(f"median cached rerun {found['median_s']:.1f}s, CPU {found['median_cpu_s']:.1f}s  {tree}")
     print(f"written: {args.out}")
     return 0
 
