@@ -5,10 +5,11 @@ and its known-answer probes' stage ``judge_probe:mtbench101_judge``.
 ``rename_stages`` rewrites the old names wherever a lake stores them: the ``stage`` column of every table (plans,
 failures, runs, backend_calls, canary_judgments), the ``protocol`` column of the verdict and probe tables, the
 ``protocol=…`` part of ``metric_snapshots.slice``, the folders named by them (``plans/stage=…``,
-``failures/stage=…``, ``judge_probes/protocol=…``) and the ``runs`` files named by them. A file is rewritten whole
-and atomically (``Lake.write``, its record with it), under its own name in its new folder, and an old file that
-moved is removed after. The lake's marker says 5 only once every file is done, and no reader opens a format-4
-lake, so a migration killed half way and rerun rewrites what is left and duplicates nothing. Cell keys never held
+``failures/stage=…``, ``judge_probes/protocol=…``) and the ``runs`` files named by them. A good file is rewritten
+whole and atomically (``Lake.write``, its record with it), under its own name in its new folder, and an old file that
+moved is removed after; a file an interrupted ``repair`` superseded is removed (its rewrite holds its rows); a
+damaged one is left for ``dialogbench verify``. The lake's marker says 5 only once every file is done, and no reader
+opens a format-4 lake, so a migration killed half way and rerun rewrites what is left and duplicates nothing. Cell keys never held
 the names (the keys lead with ``mtbench101_judge`` and ``judge_probe:mtbench101`` as before): nothing is recomputed.
 """
 
@@ -39,7 +40,10 @@ def rename_stages(lake: Lake) -> int:
         columns = [c for c in (*RENAMED, "slice") if c in table.schema.names]
         if not columns:
             continue
-        for path in list(lake.files(name)):
+        files = lake.snapshot(name)
+        for path in files.superseded:  # an interrupted repair's: its rewrite holds the rows, and moves on its own
+            manifest.remove(path)
+        for path in files.good:  # a damaged file stays where it is, for `dialogbench verify` to quarantine
             if _rewrite(lake, name, path, columns):
                 rewritten += 1
     return rewritten
@@ -48,7 +52,7 @@ def rename_stages(lake: Lake) -> int:
 def _rewrite(lake: Lake, table: str, path: Path, columns: list[str]) -> bool:
     try:
         data = pq.read_table(path)
-    except (OSError, pa.ArrowException) as exc:  # a damaged file: the lake's checks quarantine it, as any other
+    except (OSError, pa.ArrowException) as exc:  # damaged inside: the lake's checks quarantine it, as any other
         log.warning("%s: not readable (%s): left for `dialogbench verify`", path, exc)
         return False
     renamed = data

@@ -14,7 +14,7 @@ import pytest
 from dialogbench.cli import main
 from dialogbench.lake import Lake, manifest
 from dialogbench.lake.catalog import connect
-from dialogbench.lake.schemas import BACKEND_CALLS, FAILURES, PLANS, RUNS
+from dialogbench.lake.schemas import PLANS
 from dialogbench.lake.version import FORMAT, LakeFormatError, ensure_current, lake_format, migrate, refuse_older
 from dialogbench.registry import open_lake
 
@@ -137,3 +137,23 @@ def test_a_run_renames_in_place_and_a_killed_migration_reruns_without_duplicates
     assert lake_format(lake) == 4  # not marked: readers still refuse the half-renamed lake
     ensure_current(lake)  # what a run does first, under the lake's lease
     assert lake_format(lake) == FORMAT and stored(lake) == expected
+
+
+def test_a_superseded_file_goes_and_a_damaged_one_stays_for_verify(tmp_path):
+    """An interrupted ``repair`` left an old plans file beside the rewrite that supersedes it, in the old stage's
+    folder; a verdict file was truncated. The rewrite moves alone (the rows once), the damaged file is not rewritten
+    (its record would bless it): ``verify`` quarantines it as before."""
+    lake = format_4_lake(tmp_path / "lake")
+    old = lake.write("plans", pa.Table.from_pylist([plan("r0", OLD, "mt-0")], schema=PLANS),
+                     partition={"stage": OLD, "run_id": "r1"})
+    lake.write("plans", pa.Table.from_pylist([plan("r0", OLD, "mt-0")], schema=PLANS),
+               partition={"stage": OLD, "run_id": "r1"}, supersedes=(old.name,))
+    (bad,) = lake.files("mtbench101_judgments")
+    with open(bad, "r+b") as handle:
+        handle.truncate(40)
+    migrate(lake)
+    plans = lake.read("plans").to_pylist()
+    assert [(r["stage"], r["cell_key"]) for r in plans if r["run_id"] == "r0"] == [("mtbench101_judge", "mt-0")]
+    assert not old.exists() and not old.parent.exists()
+    assert bad.exists() and lake.snapshot("mtbench101_judgments").damaged[0].path == bad
+    assert main(["verify", "--lake", str(lake.root)]) != 0 and not bad.exists()  # quarantined
