@@ -185,7 +185,6 @@ def once_per_version(read: Callable[[str | Path], T]) -> Callable[[str | Path], 
             return read(path)  # it raises as it always did
         return kept(str(path), (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns))
 
-    cached.cache_clear = kept.cache_clear  # type: ignore[attr-defined]
     return cached
 
 

@@ -9,8 +9,9 @@ failures, runs, backend_calls, canary_judgments), the ``protocol`` column of the
 whole and atomically (``Lake.write``, its record with it), under its own name in its new folder, and an old file that
 moved is removed after; a file an interrupted ``repair`` superseded is removed (its rewrite holds its rows); a
 damaged one is left for ``dialogbench verify``. The lake's marker says 5 only once every file is done, and no reader
-opens a format-4 lake, so a migration killed half way and rerun rewrites what is left and duplicates nothing. Cell keys never held
-the names (the keys lead with ``mtbench101_judge`` and ``judge_probe:mtbench101`` as before): nothing is recomputed.
+opens a format-4 lake, so a migration killed half way and rerun rewrites what is left and duplicates nothing. Cell
+keys never held the names (they lead with ``mtbench101_judge`` and ``judge_probe:mtbench101`` as before): nothing is
+recomputed.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ log = logging.getLogger("dialogbench.lake")
 STAGES = {"mtbench101": "mtbench101_judge", "judge_probe:mtbench101": "judge_probe:mtbench101_judge"}
 PROTOCOLS = {"mtbench101": "mtbench101_judge"}
 RENAMED = {"stage": STAGES, "protocol": PROTOCOLS}  # column -> old value -> new
-SLICE = re.compile(r"(^|, )protocol=mtbench101(, |$)")  # metric_snapshots.slice: "judge=j, protocol=mtbench101, …"
+# metric_snapshots.slice, "judge=j, protocol=mtbench101, …": each old protocol as a whole key=value part
+SLICES = [(rf"(^|, )protocol={re.escape(old)}(, |$)", rf"\1protocol={new}\2")
+          for old, new in PROTOCOLS.items()]
 
 
 def rename_stages(lake: Lake) -> int:
@@ -58,10 +61,11 @@ def _rewrite(lake: Lake, table: str, path: Path, columns: list[str]) -> bool:
     renamed = data
     for column in [c for c in columns if c in data.column_names]:
         values = data.column(column)
+        new = values
         if column == "slice":
-            new = pc.replace_substring_regex(values, SLICE.pattern, r"\1protocol=mtbench101_judge\2")
+            for pattern, replacement in SLICES:
+                new = pc.replace_substring_regex(new, pattern, replacement)
         else:
-            new = values
             for old, current in RENAMED[column].items():
                 new = pc.if_else(pc.equal(new, old), current, new)
         renamed = renamed.set_column(renamed.column_names.index(column), column, new.cast(values.type))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dialogbench.explorer.records import Part, Record, Source, text, turn, turns
 from dialogbench.mtbench101.dataset import DatasetError, Dialogue, read_dialogues
+from dialogbench.mtbench101.tables import JUDGE_STAGE
 from dialogbench.mtbench101.taxonomy import TASK_BY_CODE
 from dialogbench.yamlbounds import read_yaml_file
 
@@ -21,9 +22,9 @@ FAMILY, PROTOCOL = "mtbench101", "mtbench101"
 TITLES = {PROTOCOL: "MT-Bench-101"}
 REPO = Path(__file__).resolve().parents[2]
 VENDORED = REPO / "data_lake" / "raw" / "mtbench101" / "mtbench101.jsonl"
-TURNS_SQL = r"""
+TURNS_SQL = rf"""
     with cells as (
-        select cell_key, model, judge, task from current_cells where stage = 'mtbench101_judge'
+        select cell_key, model, judge, task from current_cells where stage = '{JUDGE_STAGE}'
     ),
     ratings as (
         select * from mtbench101_judgments
@@ -35,7 +36,7 @@ TURNS_SQL = r"""
     from cells c join ratings r using (cell_key)"""
 ANSWERS_SQL = ("select * from mtbench101_answers where dialogue_id in ({}) "  # `question` only in newer lakes
                "order by created_at, cell_key")
-RUN_CONFIG_SQL = ("select config from runs where stage = 'mtbench101_judge' and config is not null "
+RUN_CONFIG_SQL = (f"select config from runs where stage = '{JUDGE_STAGE}' and config is not null "
                   "order by started_at desc limit 1")
 
 
