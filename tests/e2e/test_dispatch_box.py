@@ -3,11 +3,13 @@ each model's unit runs as a process of its own on a GPU of the run's (``--device
 scripted models with a delay per call stand in for engines), both at once on two devices; the cells are the ones a
 run on one process computes, each once. A unit process killed (SIGKILL) mid-unit is started again and nothing is
 lost or doubled; the run itself killed mid-dispatch takes its units with it, and the next run completes the lake;
-the data tests pass after each."""
+the data tests pass after each. A unit's dialogues are judged while another unit (held by the test) has not
+finished."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -172,23 +174,61 @@ def test_a_game_s_groups_of_players_play_at_once_each_a_unit_and_its_plan_is_who
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-@pytest.mark.alone  # the order of two units' events: another test's load can delay the judging unit past it
+def _unit_of(run: subprocess.Popen, unit: str, *, within_s: float) -> psutil.Process:
+    """The unit process the run started for ``unit``: a ``flows.work`` child whose output goes to ``<unit>.1.log``."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        for child in psutil.Process(run.pid).children():
+            try:
+                if "flows.work" in " ".join(child.cmdline()) and \
+                        os.readlink(f"/proc/{child.pid}/fd/1").endswith(f"/{unit}.1.log"):
+                    return child
+            except (psutil.Error, OSError):  # it ended, or has not opened its log yet
+                continue
+        if run.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"no unit process for {unit} within {within_s} s")
+
+
+def _judged(lake: Path, model: str) -> bool:
+    files = list((lake / "unieval_judgments").glob("**/*.parquet"))
+    return bool(files) and duckdb.sql(f"select count(*) from read_parquet({[str(f) for f in files]}) "
+                                      f"where model = '{model}'").fetchall()[0][0] > 0
+
+
 def test_the_judge_judges_a_finished_unit_s_work_while_another_unit_still_generates(tmp_path):
-    path = _box_config(tmp_path, "judging", delay=0.0, limit=3)
+    path = _box_config(tmp_path, "judging", delay=0.1, limit=3)
     data = yaml.safe_load(path.read_text())
-    for model, delay in zip(data["models"], (0.1, 3.0)):  # bot-b's unit takes far longer
-        model["script_delay_s"] = delay
+    data["dispatch"]["dead_after_s"] = 600  # bot-b's unit is held below: its silence is not a death
     path.write_text(yaml.safe_dump(data))
-    run = _run(path, tmp_path)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-3000:]
-    lake = tmp_path / "lake-judging"
+    log_path = tmp_path / "judging.log"
+    run = _run(path, tmp_path, stdout=log_path.open("w"), stderr=subprocess.STDOUT)
+    lake, held = tmp_path / "lake-judging", None
+    try:
+        # bot-b's unit is held (SIGSTOP) as soon as it starts, whatever the machine's load, until the judge has
+        # judged bot-a's dialogues: the judge must not wait for every unit to finish
+        held = _unit_of(run, "bot-b", within_s=240)
+        held.suspend()
+        deadline = time.monotonic() + 300
+        while not _judged(lake, "bot-a") and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.5)
+        judged_while_held = _judged(lake, "bot-a")
+        assert held.status() == psutil.STATUS_STOPPED  # still held: its work is not done
+        held.resume()
+        assert judged_while_held, "bot-a's dialogues were not judged while bot-b's unit was unfinished\n" + \
+            log_path.read_text()[-3000:]
+        assert run.wait(timeout=420) == 0, log_path.read_text()[-4000:]
+    finally:
+        if held is not None and held.is_running():
+            held.resume()  # a stopped process takes no signal but SIGKILL: let it hear its parent die
+        if run.poll() is None:
+            run.kill()
     first = dict(duckdb.sql(f"select model, min(epoch(created_at)) from read_parquet("
                             f"'{lake}/unieval_judgments/**/*.parquet') group by model").fetchall())
     generated = dict(duckdb.sql(f"select model, max(epoch(created_at)) from read_parquet("
                                 f"'{lake}/generations/**/*.parquet') group by model").fetchall())
-    working = _windows(lake)["bot-b"][1]  # bot-b's unit's last chatbot call ended (its MT-Bench-101 answers too)
-    assert first["bot-a"] < working, (f"bot-a's dialogues were judged {first['bot-a'] - working:.1f} s after "
-                                      f"bot-b's unit made its last call")
+    assert first["bot-a"] < _windows(lake)["bot-b"][0]  # judged before bot-b's unit made its first call
     assert first["bot-b"] > generated["bot-b"]
     log = (lake / "_state" / "attempts" / "logs" / "judging_judge.1.log").read_text()
     assert "botchat_unieval" in log
