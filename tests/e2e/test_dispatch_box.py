@@ -192,9 +192,14 @@ def _unit_of(run: subprocess.Popen, unit: str, *, within_s: float) -> psutil.Pro
 
 
 def _judged(lake: Path, model: str) -> bool:
+    """Whether the lake holds a UniEval judgment of ``model``'s dialogues (a file gone between the listing and the
+    read, replaced by a rewrite, reads as not yet: the caller polls)."""
     files = list((lake / "unieval_judgments").glob("**/*.parquet"))
-    return bool(files) and duckdb.sql(f"select count(*) from read_parquet({[str(f) for f in files]}) "
-                                      f"where model = '{model}'").fetchall()[0][0] > 0
+    try:
+        return bool(files) and duckdb.sql(f"select count(*) from read_parquet({[str(f) for f in files]}) "
+                                          f"where model = '{model}'").fetchall()[0][0] > 0
+    except duckdb.IOException:
+        return False
 
 
 def test_the_judge_judges_a_finished_unit_s_work_while_another_unit_still_generates(tmp_path):
