@@ -169,6 +169,13 @@ def raise_if_any(problems: list[str], *, path: str | Path, what: str) -> None:
 T = TypeVar("T")
 
 
+def file_version(path: str | Path) -> tuple[int, int, int, int]:
+    """What tells one version of a file from another: device, inode, size, modification time (ns). Raises
+    ``OSError`` for a file that cannot be stat'ed."""
+    stat = os.stat(path)
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
 def once_per_version(read: Callable[[str | Path], T]) -> Callable[[str | Path], T]:
     """``read`` (a dataset reader: a pure function of the file's content) kept per file version: a second call on a
     file with the same device, inode, size and modification time (ns) returns the first call's result, so the stages
@@ -180,15 +187,15 @@ def once_per_version(read: Callable[[str | Path], T]) -> Callable[[str | Path], 
     @functools.wraps(read)
     def cached(path: str | Path) -> T:
         try:
-            stat = os.stat(path)
+            version = file_version(path)
         except OSError:
             return read(path)  # it raises as it always did
-        return kept(str(path), (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns))
+        return kept(str(path), version)
 
     return cached
 
 
-_CHECKED: dict[tuple, tuple[str, ...]] = {}  # (reader, path, mtime, size) → problems: preflight runs twice per run
+_CHECKED: dict[tuple, tuple[str, ...]] = {}  # (reader, path, file version) → problems: preflight runs twice per run
 
 
 def data_problems(field: str, read: Callable[[str | Path], object], path: str | Path) -> list[str]:
@@ -196,11 +203,10 @@ def data_problems(field: str, read: Callable[[str | Path], object], path: str | 
     each line prefixed with the config ``field`` ("botchat.dataset: …"); empty when it reads cleanly.
     A file is read once per version: the CLI's preflight and the flow's own (a deployment) share it."""
     try:
-        stat = Path(path).stat()
+        version = file_version(path)
     except OSError as exc:
         return [f"{field}: cannot read {path} ({exc.strerror or exc})"]
-    key = (getattr(read, "__module__", ""), getattr(read, "__qualname__", repr(read)), str(path),
-           stat.st_mtime_ns, stat.st_size)
+    key = (getattr(read, "__module__", ""), getattr(read, "__qualname__", repr(read)), str(path), version)
     if key not in _CHECKED:
         try:
             read(path)
