@@ -83,12 +83,15 @@ class PinnedLake(Lake):
         for attempt in range(PIN_TRIES):
             self._readable.pop(table, None)  # a fresh listing each time
             good, _ = self.readable(table)
-            try:
-                for path in good:
-                    if path not in opened:
-                        opened[path] = self._open(path)
-            except LakeChanged as exc:
-                changed = exc
+            changed: LakeChanged | None = None
+            for path in good:  # every file of the listing that is still there, not only those before a gone one:
+                if path in opened:  # a writer working through the files in the same order (repair) is never chased
+                    continue
+                try:
+                    opened[path] = self._open(path)
+                except LakeChanged as exc:
+                    changed = exc
+            if changed is not None:  # listed again: the replacements of the gone files are new, and stay
                 time.sleep(0.002 * attempt)
                 continue
             for path in opened.keys() - set(good):  # superseded since it was opened
