@@ -1,16 +1,19 @@
 """How long and how much memory an ad-hoc query (``dialogbench query`` / ``export``) may take, so none runs until it
-is killed. The time limit is wall-clock from the moment the query starts until its last row is written (a timer
-calls ``con.interrupt()``); the memory limit is DuckDB's ``memory_limit`` (with no temp directory to spill to, a query
-that needs more fails at once). Either one exceeded is a ``LimitExceeded``: exit 2, one line naming the limit and the
-flag that raises it. The defaults: ``DEFAULT_TIMEOUT_S`` and half of this machine's memory (its cgroup's limit when
-that is lower). DuckDB's limit bounds DuckDB's own memory; what Python holds stays small, as results stream."""
+is killed. Both hold whatever DuckDB does, as the query runs in a child process (``lake.confined``): the time limit is
+wall-clock from the moment that process starts until the last row is written, and at it the process is killed; the
+memory limit is DuckDB's ``memory_limit`` (with no temp directory to spill to, a query that needs more fails at once)
+and, for what DuckDB allocates outside its buffer manager (a ``repeat('a', 1000000000)``) and everything else, a cap
+on the process's data segment (``RLIMIT_DATA``): what it holds once the lake is open, plus the limit, plus the stacks
+of the threads Arrow may yet start (``cap_memory``). An allocation past it fails at once. Either limit exceeded is a
+``LimitExceeded``: exit 2, one line naming the limit and the flag that raises it. The defaults: ``DEFAULT_TIMEOUT_S``
+and half of this machine's memory (its cgroup's limit when that is lower)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import re
-import threading
+import resource
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +25,9 @@ DEFAULT_TIMEOUT_S = 300.0
 MEMORY_SHARE = 0.5
 _SIZE = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.I)
 CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+         "tib": 2**40}  # as DuckDB reads them
+DEFAULT_STACK = 8 * 2**20  # a thread's stack when RLIMIT_STACK is unlimited (glibc's default)
 
 
 class LimitExceeded(QueryRefused):
@@ -48,6 +54,14 @@ def memory_size(text: str) -> str:
     return text.strip()
 
 
+def memory_bytes(text: str) -> int:
+    """The bytes a memory size (``memory_size``) stands for, with DuckDB's units (KB = 1000 B, KiB = 1024 B)."""
+    size = _SIZE.fullmatch(text.strip())
+    if not size:
+        raise ValueError(f"expected a memory size such as 4GB, 512MB or 2GiB, got {text!r}")
+    return int(float(size["number"]) * UNITS[size["unit"].lower()])
+
+
 @dataclass(frozen=True)
 class Limits:
     """``timeout_s``: seconds (0: none); ``memory``: a DuckDB memory size."""
@@ -56,32 +70,48 @@ class Limits:
     memory: str = field(default_factory=default_memory_limit)
 
 
+def cap_memory(limits: Limits) -> None:
+    """Cap this process's data segment (``RLIMIT_DATA``: its private writable memory, thread stacks included) at
+    what it holds now plus ``limits.memory`` plus the stacks of the threads Arrow's pools may start during the
+    query; for the query's child process only, once it has opened what it reads. Where the size now is not known
+    (no ``/proc``), DuckDB's own limit is all there is."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        status = Path("/proc/self/status").read_text()
+        now = int(status.split("VmData:")[1].split()[0]) * 1024
+        cap = now + memory_bytes(limits.memory) + _thread_stacks()
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft == resource.RLIM_INFINITY or cap < soft:
+            resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+
+
+def _thread_stacks() -> int:
+    import pyarrow as pa
+
+    stack, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    stack = DEFAULT_STACK if stack == resource.RLIM_INFINITY else stack
+    return (pa.cpu_count() + pa.io_thread_count()) * stack
+
+
+def time_exceeded(limits: Limits) -> LimitExceeded:
+    return LimitExceeded(f"the query ran past its time limit of {limits.timeout_s:g} s and was stopped; raise it "
+                         "with --timeout SECONDS (0: no limit)")
+
+
+def memory_exceeded(limits: Limits) -> LimitExceeded:
+    return LimitExceeded(f"the query needed more memory than its limit of {limits.memory} and was stopped; raise it "
+                         "with --memory-limit SIZE (e.g. --memory-limit 16GB), or narrow the query (fewer columns, "
+                         "a WHERE, a LIMIT)")
+
+
 @contextlib.contextmanager
-def time_limit(con: duckdb.DuckDBPyConnection, limits: Limits):
-    """Interrupt ``con``'s query once ``limits.timeout_s`` have passed; the interrupt it caused, or DuckDB running
-    out of ``limits.memory``, leaves as ``LimitExceeded``."""
-    fired = threading.Event()
+def memory_errors(limits: Limits):
+    """Running out of ``limits.memory`` (DuckDB's limit, or the data segment's cap: DuckDB, Arrow or Python failing
+    to allocate) leaves as ``LimitExceeded``."""
+    import pyarrow as pa
 
-    def interrupt() -> None:
-        fired.set()
-        with contextlib.suppress(duckdb.Error):  # the query ended (and its connection closed) meanwhile
-            con.interrupt()
-
-    timer = threading.Timer(limits.timeout_s, interrupt) if limits.timeout_s else None
-    if timer:
-        timer.daemon = True
-        timer.start()
     try:
         yield
-    except duckdb.InterruptException:
-        if fired.is_set():
-            raise LimitExceeded(f"the query ran past its time limit of {limits.timeout_s:g} s and was stopped; "
-                                "raise it with --timeout SECONDS (0: no limit)") from None
-        raise
-    except duckdb.OutOfMemoryException:
-        raise LimitExceeded(f"the query needed more memory than its limit of {limits.memory} and was stopped; "
-                            "raise it with --memory-limit SIZE (e.g. --memory-limit 16GB), or narrow the query "
-                            "(fewer columns, a WHERE, a LIMIT)") from None
-    finally:
-        if timer:
-            timer.cancel()
+    except (duckdb.OutOfMemoryException, MemoryError, pa.ArrowMemoryError):
+        raise memory_exceeded(limits) from None

@@ -41,22 +41,30 @@ def escape(text: str, table: dict[int, str] = LINES) -> str:
     return text.translate(table)
 
 
-def print_csv(con: duckdb.DuckDBPyConnection, sql: str, out: TextIO) -> int:
-    """Run ``sql`` and write its result as csv (header first), ``BATCH`` rows at a time; returns the row count."""
+def print_csv(con: duckdb.DuckDBPyConnection, sql: str, out: TextIO, *, raw: bool = False) -> int:
+    """Run ``sql`` and write its result as csv (header first), ``BATCH`` rows at a time; returns the row count. A
+    text cell or column name a spreadsheet would run as a formula gets a leading apostrophe (``csvsafe``) unless
+    ``raw``; control characters are escaped either way (it is terminal output)."""
     cursor = con.execute(sql)
     writer = csv.writer(out)
-    writer.writerow([escape(d[0], CSV_VALUE) for d in cursor.description])
+    writer.writerow([_csv_text(d[0], raw=raw) for d in cursor.description])
     rows = 0
     while batch := cursor.fetchmany(BATCH):
-        writer.writerows([_csv_cell(v) for v in row] for row in batch)
+        writer.writerows([_csv_cell(v, raw=raw) for v in row] for row in batch)
         rows += len(batch)
     return rows
 
 
-def _csv_cell(value):
+def _csv_cell(value, *, raw: bool):
     if value is None or isinstance(value, (int, float)):
         return value  # what csv.writer writes for them, unchanged
-    return escape(str(value), CSV_VALUE)
+    return _csv_text(str(value), raw=raw)
+
+
+def _csv_text(text: str, *, raw: bool) -> str:
+    from dialogbench.csvsafe import guard
+
+    return escape(text if raw else guard(text), CSV_VALUE)
 
 
 def print_json(con: duckdb.DuckDBPyConnection, sql: str, out: TextIO) -> int:

@@ -114,10 +114,12 @@ def _csv(rows: list[dict], columns: tuple[str, ...]) -> str:
     import csv
     import io
 
+    from dialogbench.csvsafe import guard_cell
+
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: guard_cell(v) for k, v in row.items()} for row in rows)  # a model name runs no formula
     return buf.getvalue().rstrip("\n")
 
 

@@ -1,7 +1,8 @@
 """The ad-hoc query path (``dialogbench query`` / ``export``) can never write, never hang, never crash on a race:
 
 - its connection has no file access at all (the views read files opened beforehand), so no statement, whatever it
-  nests, writes a byte anywhere or reads a file outside the lake; and one statement that only reads is all it runs;
+  nests, writes a byte anywhere or reads a file outside the lake; and one statement that only reads is all it runs
+  (and it runs in a child process that may write no file: ``test_query_confined.py``);
 - a reader racing the lake's own rewrites (``repair``, a quarantine) reads the old files or the new ones, never fails;
 - a query has a time and a memory limit, and its result streams;
 - control characters in the lake's text are printed escaped, and kept raw in exports;
@@ -385,7 +386,8 @@ def test_a_file_removed_before_it_is_opened_makes_its_table_be_listed_again(tmp_
         return real_open(path, mode)
 
     monkeypatch.setattr(pinned.pa, "OSFile", open_after_a_rewrite)
-    assert run(lake, "SELECT count(*) FROM generations", lambda con, sql: con.execute(sql).fetchone()) == (6,)
+    with read_only_connection(lake) as con:  # in this process (a query's child could not write the rewrite)
+        assert con.execute("SELECT count(*) FROM generations").fetchone() == (6,)
     first, _, third = lake.files("generations")[0].name, old.name, lake.files("generations")[2].name
     assert opened[:2] == [first, old.name] and sorted(opened[2:]) == sorted([f"{old.stem}-dedup.parquet", third])
 
@@ -423,7 +425,8 @@ def test_bad_limit_flags_are_usage_errors(lake, capsys):
 
 
 def peak_rss(args: list[str], cwd: Path) -> tuple[int, int, int]:
-    """Run the CLI reading its stdout as it comes; returns (exit code, bytes printed, the child's peak RSS)."""
+    """Run the CLI reading its stdout as it comes; returns (exit code, bytes printed, the peak RSS of the CLI and of
+    the query's child process it forks: ``wait4`` counts the descendants a process has waited for)."""
     process = psutil.Popen([sys.executable, "-m", "dialogbench.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO)})
     peak, done = [0], threading.Event()
@@ -443,10 +446,10 @@ def peak_rss(args: list[str], cwd: Path) -> tuple[int, int, int]:
     printed = 0
     while chunk := process.stdout.read(1 << 20):
         printed += len(chunk)
-    code = process.wait()
+    _, status, usage = os.wait4(process.pid, 0)
     done.set()
     watcher.join()
-    return code, printed, peak[0]
+    return os.waitstatus_to_exitcode(status), printed, max(peak[0], usage.ru_maxrss * 1024)
 
 
 @pytest.mark.slow

@@ -156,3 +156,15 @@ def test_elo_command_bad_file_exit_2(tmp_path, capsys):
     assert run_elo_command(parse(["elo", str(path), "--rounds", "5", "--repeats", "1"])) == 2
     err = capsys.readouterr().err
     assert "bad.csv" in err and "row 0" in err and "'winner'" in err
+
+
+def test_elo_command_csv_runs_no_formula_a_model_name_holds(tmp_path, capsys):
+    rows = [("=HYPERLINK(\"http://evil.example\")", "llama", "model_a"), ("llama", "=HYPERLINK(\"http://evil.example\")", "tie")]
+    path = tmp_path / "c.csv"
+    path.write_text("model_a,model_b,winner\n" + "".join(f'"{a.replace(chr(34), chr(34) * 2)}",'
+                                                        f'"{b.replace(chr(34), chr(34) * 2)}",{w}\n' for a, b, w in rows * 3))
+    assert run_elo_command(parse(["elo", str(path), "--rounds", "5", "--repeats", "1", "--bt-rounds", "0",
+                                  "--format", "csv"])) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert not [line for line in lines if line.startswith(("=", '"='))], lines
+    assert any(line.startswith('"\'=HYPERLINK(') for line in lines), lines
