@@ -38,6 +38,21 @@ def models_in_use(config: Config) -> list[ModelConfig]:
     return Schedule(config, registry.stages(config)).models()
 
 
+def _not_a_lake(path: Path) -> str | None:
+    """``lake.version.NotALake``'s one line for a folder that is not a lake (a run would refuse it), else None: a
+    deployment's run and ``validate`` say it before the lease or a probe writes anything there."""
+    from dialogbench.lake.links import LakeLinkError
+    from dialogbench.lake.version import LakeFormatError, NotALake, refuse_foreign
+
+    try:
+        refuse_foreign(registry.open_lake(path))
+    except NotALake as exc:
+        return f"lake: {exc}"
+    except (LakeLinkError, LakeFormatError, OSError):  # said by the checks below, or by the run's own refusal
+        pass
+    return None
+
+
 def lake_problem(lake: str | os.PathLike) -> str | None:
     """Why the lake directory itself cannot be written (or holds a link it must not), or None (``lake_problems``)."""
     problems = lake_problems(lake)
@@ -69,6 +84,8 @@ def lake_problems(lake: str | os.PathLike, folders: list[str] = ()) -> list[str]
     from dialogbench.lake.links import FOLLOWED, LakeLinkError, check_tree
 
     path = Path(lake)
+    if (foreign := _not_a_lake(path)) is not None:  # before a probe is written into a folder that is not a lake
+        return [foreign]
     made: list[Path] = []
     try:
         parent = path
@@ -85,6 +102,11 @@ def lake_problems(lake: str | os.PathLike, folders: list[str] = ()) -> list[str]
         check_tree(path)
     except LakeLinkError as exc:
         problems.append(str(exc))
+    else:  # a catalog.duckdb the run's last step cannot replace (a folder) is said now, not after every cell
+        from dialogbench.lake.catalog import catalog_problem
+
+        if (catalog := catalog_problem(path)) is not None:
+            problems.append(str(catalog))
     probed: list[Path] = []
     for name in folders:
         folder = path / name
@@ -154,9 +176,12 @@ SECRET_NOTE = "looks like a secret written in the config"
 
 def _advice(field: SecretField, model: ModelConfig | None) -> str:
     """What to do instead of writing this secret in the config, by where it is and what it is."""
-    if field.kind == "url_password":
-        return ("keep the password out of the URL: a netrc entry (~/.netrc: machine <host> login <user> password …) "
-                "or a credential helper supplies it")
+    if field.kind in ("url_password", "url_user"):
+        return ("keep the password or token out of the URL: a netrc entry (~/.netrc: machine <host> login <user> "
+                "password …) or a credential helper supplies it")
+    if field.kind == "url_query":
+        return ("keep the key out of the URL's query: put it in an environment variable (for an endpoint, the one "
+                "api_key_env names) and let the client add it")
     if model is not None and model.backend == "openai":
         return ("put the endpoint's key in an environment variable and name it in api_key_env (e.g. api_key_env: "
                 "DIALOGBENCH_JUDGE_API_KEY); the backend sends it as the request's Bearer token")

@@ -5,6 +5,7 @@ exit code stays."""
 
 from __future__ import annotations
 
+import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ from dialogbench.config import ConfigError, FamilySection
 from dialogbench.family import Family
 from dialogbench.preflight import SECRET_NOTE, check, lake_problem, lake_problems, preflight, run_folders, \
     secret_notes
+from dialogbench.lake.version import FORMAT, MARKER
 from tests.conftest import REPO_ROOT, chatbot, config_dict
 from tests.disk import tmpfs
 from tests.e2e.conftest import run_cli
@@ -54,9 +56,10 @@ def test_missing_lake_is_tried_and_left_as_it_was(tmp_path):
 
 def test_existing_lake_keeps_its_files(tmp_path):
     (tmp_path / "lake").mkdir()
+    (tmp_path / "lake" / MARKER).write_text(json.dumps({"format": FORMAT}) + "\n")
     (tmp_path / "lake" / "kept.txt").write_text("x")
     assert lake_problem(tmp_path / "lake") is None
-    assert [p.name for p in (tmp_path / "lake").iterdir()] == ["kept.txt"]
+    assert sorted(p.name for p in (tmp_path / "lake").iterdir()) == ["kept.txt", MARKER]
 
 
 def test_every_table_folder_a_run_writes_is_tried_and_left_as_it_was(tmp_path, make_config, lake_dir):
@@ -66,20 +69,27 @@ def test_every_table_folder_a_run_writes_is_tried_and_left_as_it_was(tmp_path, m
                  "reports"):
         assert name in folders
     assert "mtbench101_answers" not in folders  # not a family this config enables
+    _marked(lake_dir)
     (lake_dir / "generations").mkdir(parents=True)
     (lake_dir / "generations" / "kept.txt").write_text("x")
     assert lake_problems(lake_dir, folders) == []
-    assert sorted(p.name for p in lake_dir.iterdir()) == ["generations"]  # the probes' folders are gone again
+    assert sorted(p.name for p in lake_dir.iterdir()) == ["generations", MARKER]  # the probes' folders are gone
     assert [p.name for p in (lake_dir / "generations").iterdir()] == ["kept.txt"]
 
 
 def test_a_table_folder_that_cannot_be_written_is_named(tmp_path, make_config, lake_dir):
-    lake_dir.mkdir()
+    _marked(lake_dir)
     (lake_dir / "runs").write_text("a file where the runs table's folder goes")
     with unwritable(lake_dir / "generations"):
         problems = lake_problems(lake_dir, run_folders(make_config()))
     assert problems == [f"lake: cannot write in the table folder {lake_dir / 'runs'} (File exists)",
                         f"lake: cannot write in the table folder {lake_dir / 'generations'} ({WHY})"]
+
+
+def _marked(lake_dir: Path) -> None:
+    """``lake_dir`` made a lake (its marker): a folder without one that holds anything is not a lake at all."""
+    lake_dir.mkdir(parents=True, exist_ok=True)
+    (lake_dir / MARKER).write_text(json.dumps({"format": FORMAT}) + "\n")
 
 
 def test_a_linked_table_folder_is_named(tmp_path, make_config, lake_dir):
@@ -246,6 +256,27 @@ def test_secret_notes_are_notes_of_check_and_preflight(make_config, lake_dir, ca
     assert caplog.text.count(SECRET_NOTE) == 7 and not [s for s in PLANTED if s in caplog.text]
 
 
+def test_secrets_under_the_common_names_and_in_odd_urls_are_noted(make_config, lake_dir):
+    """Issue 32: these were stored redacted by nothing and noted by nothing."""
+    odd = ("p/a#ss0042", "ghp_" + "PLANTEDuser0" * 3, "PLANTEDpwd42", "PLANTEDpg42", "PLANTEDocp42",
+           "glpat-" + "PLANTEDgl42" * 2, "PLANTEDkey42")
+    data = config_dict(lake_dir, models=[chatbot("bot-a", weights=f"postgresql://user:{odd[0]}@host/db",
+                                                 revision=odd[5],
+                                                 engine={"download": f"https://{odd[1]}@github.com/o/w.git",
+                                                         "pwd": odd[2], "env": {"PGPASSWORD": odd[3]},
+                                                         "headers": {"Ocp-Apim-Subscription-Key": odd[4]},
+                                                         "mirror": f"https://m.example/w?key={odd[6]}"}),
+                                         chatbot("bot-b")])
+    notes = secret_notes(make_config(data), source="c.yaml")
+    by_field = {note.split(": ")[1]: note for note in notes}
+    assert list(by_field) == ["models[0].weights", "models[0].revision", "models[0].engine.download",
+                              "models[0].engine.pwd", "models[0].engine.env.PGPASSWORD",
+                              "models[0].engine.headers.Ocp-Apim-Subscription-Key", "models[0].engine.mirror"]
+    assert "netrc" in by_field["models[0].weights"] and "netrc" in by_field["models[0].engine.download"]
+    assert "out of the URL's query" in by_field["models[0].engine.mirror"]
+    assert not [secret for secret in odd for note in notes if secret in note]
+
+
 # -- the CLI, in a subprocess: exit 2, the file and line, no traceback, Prefect never started ---------------------
 
 def _write(tmp_path: Path, data: dict) -> Path:
@@ -298,6 +329,8 @@ def test_cli_validate_still_says_valid_for_a_good_config(tmp_path):
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_cli_names_an_unwritable_table_folder(tmp_path, command):
     config = _write(tmp_path, _scripted(tmp_path))
+    (tmp_path / "lake").mkdir()  # a lake (its marker): a folder without one holding a table folder is refused sooner
+    (tmp_path / "lake" / MARKER).write_text(json.dumps({"format": FORMAT}) + "\n")
     with unwritable(tmp_path / "lake" / "unieval_judgments") as folder:
         result = run_cli([command, "--config", str(config)], tmp_path, timeout=120)
     _refused_before_prefect(result)
@@ -315,3 +348,15 @@ def test_cli_validate_notes_secrets_without_printing_them_and_keeps_its_exit_cod
     assert [line.split(": ")[2] for line in notes] == ["models[0].weights", "models[0].engine.hf_token"]
     assert all(line.startswith("note: ") for line in notes)
     assert not [s for s in PLANTED if s in result.stdout + result.stderr]
+
+
+def test_validate_and_preflight_name_a_folder_that_is_not_a_lake_and_write_nothing_in_it(tmp_path):
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / ".bashrc").write_text("alias ll='ls -l'\n")
+    (home / "notes" / "draft.parquet.tmp").write_bytes(b"mine")
+    before = sorted(p.relative_to(home) for p in home.rglob("*"))
+    problems = lake_problems(home)
+    assert len(problems) == 1 and "not a dialogbench lake" in problems[0] and ".bashrc" in problems[0], problems
+    assert sorted(p.relative_to(home) for p in home.rglob("*")) == before  # no probe, no marker, no lease
+    assert lake_problems(tmp_path / "new") == [] and lake_problems(home / "notes" / "missing") == []

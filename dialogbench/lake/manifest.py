@@ -29,6 +29,7 @@ TMP_SUFFIX = ".parquet.tmp"
 MAX_RECORD_BYTES = 64 * 1024  # a record is ~300 bytes; a huge one is not ours (and is not read whole)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TMP_TAIL = re.compile(r"-[0-9a-f]{8}" + re.escape(TMP_SUFFIX))
+_RECORD_TMP = re.compile(r"\.(?P<data>.+)" + re.escape(RECORD_SUFFIX) + r"\.[0-9a-f]{8}" + re.escape(RECORD_TMP_SUFFIX))
 
 
 class BadRecord(ValueError):
@@ -69,6 +70,17 @@ def final_name(temp: str) -> str | None:
         return None
     final = temp[1:match.start()] + DATA_SUFFIX
     return final if name_problem(final) is None else None
+
+
+def record_temp_name(final: str, tag: str | None = None) -> str:
+    """The name ``write`` gives the temp file of the record of ``final`` (``.<final>.json.<8 hex>.json.tmp``)."""
+    return f".{final}{RECORD_SUFFIX}.{tag or uuid.uuid4().hex[:8]}{RECORD_TMP_SUFFIX}"
+
+
+def is_record_temp(name: str) -> bool:
+    """Whether ``name`` is one ``record_temp_name`` makes: a record's temp file, which nothing but ``write`` names so."""
+    match = _RECORD_TMP.fullmatch(name)
+    return match is not None and name_problem(match["data"]) is None
 
 
 def name_problem(name: object) -> str | None:
@@ -141,7 +153,7 @@ def write(final: Path, record: Record) -> Path:
     (never a link written through) and is removed when the write fails (a full disk)."""
     validate(asdict(record), data_name=final.name, table=record.table)
     path = record_path(final)
-    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}{RECORD_TMP_SUFFIX}")
+    tmp = path.with_name(record_temp_name(final.name))
     try:
         with os.fdopen(links.create_new(tmp), "w") as handle:
             json.dump(asdict(record), handle)

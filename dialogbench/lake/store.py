@@ -20,6 +20,7 @@ from dialogbench.lake.layout import Layout, NoLayout
 
 TMP_SUFFIX = manifest.TMP_SUFFIX
 QUARANTINE = "_quarantine"  # damaged files moved aside by lake.verify (not a table)
+WORK = "_state"  # what writers keep besides the tables (checkpoints, dispatched attempts): the lake's too
 _LIST_TRIES = 5  # listings of a table whose folders another process is removing (Lake.files)
 log = logging.getLogger("dialogbench.lake")
 _warned: set[tuple[str, str]] = set()
@@ -27,17 +28,18 @@ _warned: set[tuple[str, str]] = set()
 
 class _Commits:
     """What every write of this process commits under: nothing, or a dispatched attempt's guard
-    (``guard_commits``: its unit's lock, and its token still current)."""
+    (``guard_commits``: its unit's lock, its token still current, and the commit noted for ``dispatch.settle``)."""
 
-    guard: Callable[[], ContextManager] = contextlib.nullcontext
+    guard: Callable[[Path], ContextManager] = contextlib.nullcontext
 
 
 _COMMITS = _Commits()
 
 
 @contextlib.contextmanager
-def guard_commits(guard: Callable[[], ContextManager]) -> Iterator[None]:
-    """Every ``Lake.write`` of this process runs under ``guard()`` (a context manager that raises to refuse it)."""
+def guard_commits(guard: Callable[[Path], ContextManager]) -> Iterator[None]:
+    """Every ``Lake.write`` of this process commits (both renames) under ``guard(tmp)``, ``tmp`` the temp file it
+    commits: a context manager that raises to refuse it."""
     before, _COMMITS.guard = _COMMITS.guard, guard
     try:
         yield
@@ -138,42 +140,62 @@ class Lake:
                 record = manifest.describe(tmp, table=table, rows=data.num_rows, tmp=tmp, name=final.name,
                                            supersedes=supersedes)
                 # from here to the rename: a dispatched attempt commits only while it is its unit's current one
-                commit.enter_context(_COMMITS.guard())
+                commit.enter_context(_COMMITS.guard(tmp))
                 manifest.write(final, record)  # the last step that can fail before the commit: it cleans up itself
             except Exception as exc:
                 tmp.unlink(missing_ok=True)
                 if space.is_disk_full(exc):
                     raise space.disk_full(final, self.root, exc) from exc
                 raise
-            os.replace(tmp, final)
+            try:
+                os.replace(tmp, final)
+            except OSError:  # not committed: a new file's record goes, then its temp file, so no later roll-forward
+                if not os.path.lexists(final):  # adds it beside the cells its caller computes again (a chunk retried)
+                    manifest.record_path(final).unlink(missing_ok=True)
+                    tmp.unlink(missing_ok=True)
+                raise
         fsync_path(directory)
         return final
 
+    def own_folders(self) -> list[Path]:
+        """The folders the lake's writers write in: each table of its layout, and ``WORK``. Only these are swept at
+        a run's start (``clean_temp_files``): never the lake's ``raw`` or ``reports``, nor anything else in its
+        folder, whose files no lake writer made."""
+        return [self.table_dir(name) for name in dict.fromkeys([*self.layout.tables, WORK])]
+
     def clean_temp_files(self) -> int:
-        """Finish or undo writers killed before their rename; returns how many temp files it handled. A temp file
-        whose record is in place (killed between the two renames) is renamed into place: it was committed.
-        Any other temp file is removed, and so is one that is a link (the link, never what it points at). Call it
-        only when no other process writes the lake (a run's start)."""
+        """Finish or undo writers killed before their rename; returns how many temp files it handled. Only the
+        lake's own folders (``own_folders``) are looked in, and only names the lake's writers give are touched: a
+        data file's temp (``manifest.temp_name``) and a record's (``manifest.record_temp_name``). A temp file its
+        record names (killed between the two renames) is renamed into place: it was committed. Any other such temp
+        file was never committed (its writer was killed before its record) and is removed, and so is one that is a
+        link (the link, never what it points at). A file named otherwise (``notes.parquet.tmp``) is not the lake's:
+        it stays. Call it only when no other process writes the lake (a run's start)."""
         handled = 0
-        if self.root.exists():
-            for tmp in _temp_files(self.root, manifest.RECORD_TMP_SUFFIX):
-                tmp.unlink(missing_ok=True)
-                handled += 1
-            for tmp in _temp_files(self.root, TMP_SUFFIX):
-                final_name = manifest.final_name(tmp.name)
-                record = manifest.of(tmp.with_name(final_name)) if final_name else None
-                st = tmp.lstat()
-                if (record is not None and record.tmp == tmp.name and stat.S_ISREG(st.st_mode)
-                        and st.st_size == record.size):
-                    os.replace(tmp, tmp.with_name(final_name))
-                    log.info("finished the interrupted write of %s", tmp.with_name(final_name))
-                else:
-                    if not stat.S_ISREG(st.st_mode):
-                        log.warning("removed %s: a temp file of the lake that is not a regular file (a link is "
-                                    "removed, never followed)", tmp)
+        for folder in self.own_folders():
+            for tmp in sorted(links.walk(folder)):
+                if manifest.is_record_temp(tmp.name):
                     tmp.unlink(missing_ok=True)
-                handled += 1
+                    handled += 1
+                elif (final_name := manifest.final_name(tmp.name)) is not None:
+                    self._finish(tmp, tmp.with_name(final_name))
+                    handled += 1
         return handled
+
+    @staticmethod
+    def _finish(tmp: Path, final: Path) -> None:
+        """Rename ``tmp`` over ``final`` when ``final``'s record names it and it is the size recorded; else remove
+        it (a link is removed, never followed)."""
+        record = manifest.of(final)
+        st = tmp.lstat()
+        if record is not None and record.tmp == tmp.name and stat.S_ISREG(st.st_mode) and st.st_size == record.size:
+            os.replace(tmp, final)
+            log.info("finished the interrupted write of %s", final)
+            return
+        if not stat.S_ISREG(st.st_mode):
+            log.warning("removed %s: a temp file of the lake that is not a regular file (a link is removed, never "
+                        "followed)", tmp)
+        tmp.unlink(missing_ok=True)
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         return duckdb.connect()
@@ -207,15 +229,6 @@ class Lake:
         with self.connect() as con:
             sql = f"SELECT * FROM {self.relation_sql(table, schema)} {('WHERE ' + where) if where else ''}"
             return con.sql(sql).to_arrow_table()
-
-
-def _temp_files(root: Path, suffix: str) -> list[Path]:
-    """The lake's temp files ending in ``suffix`` (under its tables, listed without following links)."""
-    found = []
-    for entry in sorted(os.scandir(root), key=lambda e: e.name):
-        if entry.name not in links.UNWALKED and entry.is_dir(follow_symlinks=False):
-            found += [p for p in links.walk(Path(entry.path)) if p.name.endswith(suffix)]
-    return sorted(found)
 
 
 def _quote(text: str) -> str:

@@ -20,6 +20,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import uuid
 from pathlib import Path
 
@@ -27,8 +28,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dialogbench.lake import links, manifest, space
+from dialogbench.lake.catalog import CATALOG
+from dialogbench.lake.lease import LEASE_FILE
 from dialogbench.lake.schemas import PLANS
-from dialogbench.lake.store import Lake
+from dialogbench.lake.store import QUARANTINE, WORK, Lake
 
 FORMAT = 5
 MARKER = "lake.json"
@@ -42,11 +45,22 @@ class LakeFormatError(RuntimeError):
     """The lake needs ``dialogbench migrate`` before this version can read or extend it."""
 
 
+class NotALake(LakeFormatError):
+    """A folder with no lake marker that holds what no dialogbench lake wrote: no command reads, writes, sweeps or
+    migrates it (a home folder given as ``--lake`` would otherwise be made a lake, its temp files removed and its
+    Parquet files adopted)."""
+
+
 def lake_format(lake: Lake) -> int | None:
-    """The lake's format: from its marker; 1 for a lake with tables and no marker; None for a new lake. Every
-    command asks this first, so it is also where a lake whose top-level entries are links is refused
-    (``links.LakeLinkError``: the marker is read without following one)."""
+    """The lake's format: from its marker; 1 for a folder with no marker that holds a format-1 lake and nothing else
+    (``_old_lake_problem``); None for a new lake (no folder, or one holding nothing but ``EMPTY_LAKE``). Any other
+    folder is not a lake (``NotALake``, naming what it holds). Every command asks this first, so it is also where a
+    lake whose top-level entries are links is refused (``links.LakeLinkError``: the marker is read without following
+    one)."""
     links.check_top(lake.root)
+    if os.path.lexists(lake.root) and not lake.root.is_dir():
+        raise NotALake(f"{lake.root}: not a dialogbench lake (not a folder); pass --lake with the lake's folder, or a "
+                       "new or empty one (default: data_lake)")
     marker = lake.root / MARKER
     try:
         text = links.read_regular(marker, 4096)
@@ -63,7 +77,14 @@ def lake_format(lake: Lake) -> int | None:
                                   f'read {{"format": {FORMAT}}}') from None
     if not lake.root.is_dir():
         return None
-    return 1 if any(lake.files(t) for t in [*lake.layout.tables, LEGACY_JUDGMENTS]) else None
+    others = sorted(p.name for p in lake.root.iterdir() if p.name not in EMPTY_LAKE)
+    if not others:
+        return None
+    if (problem := _old_lake_problem(lake, others)) is not None:
+        raise NotALake(f"{lake.root}: not a dialogbench lake (no {MARKER}, the marker every run writes first, and "
+                       f"{problem}); pass --lake with the lake's folder, or a new or empty one (default: "
+                       "data_lake)")
+    return 1
 
 
 def ensure_current(lake: Lake) -> None:
@@ -101,22 +122,100 @@ def refuse_older(lake: Lake) -> None:
         ensure_current(lake)
 
 
-EMPTY_LAKE = {"raw", ".lease"}  # what a lake no run has written yet may hold: a checkout's datasets, a lease
+EMPTY_LAKE = {"raw", LEASE_FILE}  # what a lake no run has written yet may hold: a checkout's datasets, a lease
+# What else a format-1 lake (no marker) held at its top, besides its tables: reports, the catalog, checkpoints; and a
+# migration of one cut short, its quarantine or a temp file of the marker or the catalog.
+OLD_LAKE = {"reports", CATALOG, f"{CATALOG}.wal", WORK, QUARANTINE}
+_OLD_LAKE_TEMP = re.compile(rf"\.(?:{re.escape(MARKER)}|{re.escape(CATALOG)})\.[0-9a-f]{{8}}\.tmp(?:\.wal|\.tmp)?")
 
 
 def refuse_not_a_lake(lake: Lake) -> None:
     """For readers of a lake's data (query, export): a folder is a lake when it holds ``lake.json`` (the format
     marker, the first thing a run writes), or holds nothing yet but ``EMPTY_LAKE`` (a lake before its first run, whose
-    views are all empty). Any other folder (the repository, a lake's ``reports``) is refused naming the path, rather
-    than answered with 0 rows."""
+    views are all empty). Any other folder (the repository, a lake's ``reports``, a format-1 lake) is refused naming
+    the path, rather than answered with 0 rows (``lake_format`` raises ``NotALake`` or names the migration)."""
     if (lake.root / MARKER).is_file():
         return
-    others = sorted(p.name for p in lake.root.iterdir() if p.name not in EMPTY_LAKE)
-    if others:
-        shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
-        raise LakeFormatError(f"{lake.root}: not a dialogbench lake (no {MARKER}, the marker every run writes first, "
-                              f"and it holds other things: {shown}); pass --lake with the lake's folder (default: "
-                              "data_lake)")
+    if lake_format(lake) is not None:  # a format-1 lake: refuse_older has named the migration already
+        raise LakeFormatError(f"{lake.root}: lake format 1, this dialogbench reads format {FORMAT}; run "
+                              f"`dialogbench migrate --lake {lake.root}`")
+
+
+def refuse_foreign(lake: Lake) -> None:
+    """For writers (``run``, ``migrate``), before they take the lease or write anything: a folder that is not a lake
+    and may not become one raises ``NotALake`` (``lake_format``), so nothing is written into it, nothing in it swept,
+    nothing adopted. A missing or empty folder (a new lake), a lake and a format-1 lake pass."""
+    lake_format(lake)
+
+
+def _old_lake_problem(lake: Lake, entries: list[str]) -> str | None:
+    """Why the folder ``lake.root`` (no marker; ``entries``: its top-level names besides ``EMPTY_LAKE``) is not a
+    format-1 lake, or None when it is one: every entry is a table of the layout, the old ``judgments`` table or one
+    of ``OLD_LAKE``, and every file in the tables is one a lake wrote (``_old_file_problem``). Decided by the old
+    lake's own signs, so ``migrate`` rewrites and adopts only a lake's files, never a folder's that happen to sit in
+    one named like a table (``runs``)."""
+    tables = [*lake.layout.tables, LEGACY_JUDGMENTS]
+    if others := [e for e in entries if e not in tables and e not in OLD_LAKE and not _OLD_LAKE_TEMP.fullmatch(e)]:
+        return f"it holds {_show(others)}, which no lake writes"
+    found = False
+    for name in [*tables, WORK]:
+        if name not in entries:
+            continue
+        if not lake.table_dir(name).is_dir():
+            return f"its {_show([name])} is not a folder"
+        for path, kind in sorted(links.walk(lake.table_dir(name)).items()):
+            if (problem := _old_file_problem(lake, name, path, kind)) is not None:
+                return f"{_show([str(path.relative_to(lake.root))])} {problem}"
+            found = found or name != WORK and path.name.endswith(manifest.DATA_SUFFIX)
+    if not found:
+        return f"it holds {_show(entries)} but no table's file"
+    return None
+
+
+def _old_file_problem(lake: Lake, table: str, path: Path, kind: str) -> str | None:
+    """Why ``path`` (under ``table``'s folder, of ``links.walk``'s ``kind``) is not a file a lake wrote: the lake
+    writes regular files only, its Parquet files in ``key=value`` folders (at least one for a partitioned table),
+    holding the table's partition columns and only the table's columns (format-1 tables have only gained columns
+    since; the old ``judgments``: the verdict tables' columns), and beside them only its records and temp files."""
+    name = path.name
+    if kind != "file":
+        return "is a symbolic link" if kind == "link" else "is not a regular file"
+    if manifest.is_record(path) or manifest.final_name(name) is not None or manifest.is_record_temp(name):
+        return None
+    if manifest.name_problem(name) is not None:
+        return "is not a file a lake writes"
+    folders = path.parent.relative_to(lake.table_dir(table)).parts
+    if not all(part.partition("=")[0] and "=" in part for part in folders):
+        return f"is not in {table}'s key=value partition folders"
+    if table == WORK:
+        return None
+    columns, partition = _old_columns(lake, table)
+    if partition and not folders:
+        return f"is not in {table}'s key=value partition folders"
+    try:
+        names = set(pq.read_schema(path).names)
+    except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
+        return f"does not read as Parquet ({type(exc).__name__})"
+    if extra := sorted(names - columns):
+        return f"has columns that are not the {table} table's: {_show(extra)}"
+    if missing := [c for c in partition if c not in names]:
+        return f"lacks the {table} table's partition columns {_show(missing)}"
+    return None
+
+
+def _old_columns(lake: Lake, table: str) -> tuple[set[str], tuple[str, ...]]:
+    """The columns a format-1 file of ``table`` may have, and the partition columns it must have."""
+    if table == LEGACY_JUDGMENTS:
+        return {n for t in lake.layout.tables.values() if t.verdicts for n in t.schema.names}, ("protocol", "judge")
+    found = lake.layout.tables[table]
+    return set(found.schema.names), tuple(found.partition)
+
+
+def _show(names: list[str], limit: int = 3) -> str:
+    """The first ``limit`` of a folder's ``names`` for a one-line message: a name with a control character quoted
+    (``repr``), so no name of a user's folder reaches the terminal raw."""
+    shown = [n if n.isprintable() else repr(n) for n in names[:limit]]
+    return ", ".join(shown) + (", …" if len(names) > limit else "")
 
 
 def migrate(lake: Lake) -> dict[str, int]:

@@ -17,11 +17,19 @@ from dialogbench import registry
 from dialogbench.botchat.tables import GENERATIONS, UNIEVAL_TABLE
 
 TABLES = {t.name: t.schema for t in registry.tables()}
-from dialogbench.lake.store import TMP_SUFFIX
+from dialogbench.lake.store import TMP_SUFFIX, Lake
+from dialogbench.lake.layout import Layout
+from dialogbench.cells.tables import Table
 
 
 def small(values: list[int], label: str = "x") -> pa.Table:
     return pa.table({"value": pa.array(values, pa.int64()), "label": [label] * len(values)})
+
+
+def with_things(root) -> Lake:
+    """A lake whose layout has the table ``things`` too: a run's start sweeps only its layout's table folders."""
+    tables = {**registry.layout().tables, "things": Table("things", small([]).schema)}
+    return Lake(root, layout=Layout(tables=tables))
 
 
 def test_write_is_readable_and_leaves_no_temp_file(lake_dir):
@@ -59,7 +67,7 @@ def test_empty_write_without_name_writes_nothing(lake_dir):
 def test_failed_write_keeps_the_old_file_and_removes_its_temp_file(lake_dir, monkeypatch):
     """A write that fails mid-write leaves the previous file intact and removes its partial temp file at once; one
     killed mid-write (nothing of it runs any more) leaves only a temp file, which the next run's start removes."""
-    lake = open_lake(lake_dir)
+    lake = with_things(lake_dir)
     lake.write("things", small([1, 2]), name="fixed.parquet")
 
     def crash(error):
@@ -86,14 +94,17 @@ def test_failed_write_keeps_the_old_file_and_removes_its_temp_file(lake_dir, mon
 
 
 def test_clean_temp_files(lake_dir):
-    lake = open_lake(lake_dir)
+    lake = with_things(lake_dir)
     assert lake.clean_temp_files() == 0  # no lake yet
     lake.write("things", small([1]), partition={"p": "1"})
-    (lake_dir / "things" / "p=1" / f".part-abc-1234{TMP_SUFFIX}").write_bytes(b"partial")
-    (lake_dir / "other" / "deep" / "er").mkdir(parents=True)
-    (lake_dir / "other" / "deep" / "er" / f".x-5678{TMP_SUFFIX}").write_bytes(b"partial")
+    (lake_dir / "things" / "p=1" / f".part-abc-1234abcd{TMP_SUFFIX}").write_bytes(b"partial")
+    (lake_dir / "runs" / "deep" / "er").mkdir(parents=True)
+    (lake_dir / "runs" / "deep" / "er" / f".x-5678abcd{TMP_SUFFIX}").write_bytes(b"partial")
+    (lake_dir / "other").mkdir()  # not a table of the lake: its temp files are not the lake's
+    (lake_dir / "other" / f".x-5678abcd{TMP_SUFFIX}").write_bytes(b"someone's")
     assert lake.clean_temp_files() == 2
-    assert not list(lake_dir.rglob(f"*{TMP_SUFFIX}"))
+    left = [p.relative_to(lake_dir) for p in lake_dir.rglob(f"*{TMP_SUFFIX}")]
+    assert left == [Path("other") / f".x-5678abcd{TMP_SUFFIX}"]
     assert lake.read("things").column("value").to_pylist() == [1]
 
 
