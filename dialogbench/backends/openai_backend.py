@@ -63,6 +63,17 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+MAX_TOKEN_COUNT = 2**31 - 1  # the lake's token columns are int32
+
+
+def _token_count(reported: Any, estimate: Callable[[], int]) -> int:
+    """A usage count as the endpoint reported it when it is an int in 0..MAX_TOKEN_COUNT, else ``estimate()``
+    (no usage at all, or a count no reply can have: negative, past int32, not an integer)."""
+    if isinstance(reported, int) and not isinstance(reported, bool) and 0 <= reported <= MAX_TOKEN_COUNT:
+        return reported
+    return min(estimate(), MAX_TOKEN_COUNT)
+
+
 class OpenAIBackend(TemplatedChat):
     abandonable = True  # at a stop's deadline the requests in flight are left to finish unread (dialogbench.stopping)
 
@@ -120,6 +131,8 @@ class OpenAIBackend(TemplatedChat):
             response = with_retries(attempt, max_retries=self.model.max_retries,
                                     base_s=self._backoff[0], cap_s=self._backoff[1])
             text = response.choices[0].message.content or ""
+            if not isinstance(text, str):  # the client library does not check a server's reply
+                raise TypeError(f"the reply's content is not text but {type(text).__name__}")
         except Exception as exc:  # one bad item never fails the batch
             suffix = f" (after {tries} attempts)" if tries > 1 else ""
             return Completion(text=None, error=describe_error(exc) + suffix)
@@ -127,11 +140,11 @@ class OpenAIBackend(TemplatedChat):
         served = " ".join(str(v) for v in (getattr(response, "model", None) or self.model.weights,
                                             getattr(response, "system_fingerprint", None)) if v)
         extra = {"engine": served, "constraint": format_.label if format_ else None}
-        if usage is not None:
-            return Completion(text=text, prompt_tokens=usage.prompt_tokens or 0,
-                              completion_tokens=usage.completion_tokens or 0, **extra)
-        return Completion(text=text, prompt_tokens=self.count_tokens(conversation),
-                          completion_tokens=count_cl100k(text), **extra)
+        # the endpoint's counts when it gives plausible ones, else our estimates: a server's usage is not checked
+        # by the client library, and a count past an int32 column (or a float, a string) would fail the whole chunk
+        prompt = _token_count(getattr(usage, "prompt_tokens", None), lambda: self.count_tokens(conversation))
+        completion = _token_count(getattr(usage, "completion_tokens", None), lambda: count_cl100k(text))
+        return Completion(text=text, prompt_tokens=prompt, completion_tokens=completion, **extra)
 
     def generate(self, conversations: Sequence[Conversation], *, sampling: Sampling,
                  seeds: Sequence[int] | None = None,

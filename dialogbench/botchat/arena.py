@@ -15,6 +15,7 @@ from dialogbench.backends.base import Conversation
 from dialogbench.backends.formats import OutputFormat, text_budget
 from dialogbench.botchat.unieval import render_dialogue
 from dialogbench.keys import fingerprint
+from dialogbench.reply_numbers import NUMBER, bounded_int
 
 Kind = Literal["arena", "gteval"]
 PARSER_VERSION = "arena-parser-v1"
@@ -81,7 +82,12 @@ class ArenaVerdict:
 
 _LABEL = re.compile(r"\b(?:choice|answer|verdict)\b", re.IGNORECASE)
 _END = re.compile(r"[\n;]|\breason\b", re.IGNORECASE)  # where a Choice value ends
-_CUT = re.compile(r"[.(]|\b(?:because|since|as|while|whereas)\b", re.IGNORECASE)  # prose after the value
+_CUT = re.compile(r"\.(?!\d)|\(|\b(?:because|since|as|while|whereas)\b", re.IGNORECASE)  # prose after the value
+# A number where an option's number goes (leading, after "Conversation", after "or" / "and"), read whole
+# (reply_numbers.NUMBER): "1.5", "-1", "1e30", 10**40 are no conversation, never conversation 1.
+_OPTION_NUMBER = re.compile(r"(?:^(?:-\s+)?|(?:conversation|conv|dialogue)\s*#?\s*|\b(?:or|and)\s+)(" + NUMBER + ")",
+                            re.IGNORECASE)
+_SIGNLESS_NOISE = "*_`\"'“”‘’[]{}<>:：=# \t"  # _NOISE without what may start a number (a sign, a decimal point)
 _LEADING = re.compile(r"([12])\b|(none)\b", re.IGNORECASE)  # "Choice: 2", "Choice: None"
 _NAMED = re.compile(r"(?:conversation|conv|dialogue)\s*#?\s*([12])\b|\b(both|neither)\b|\b(?:or|and)\s+([12])\b",
                     re.IGNORECASE)
@@ -91,7 +97,11 @@ _NOISE = "*_`\"'“”‘’[]{}<>:：-=#. \t"
 
 def _option(value: str) -> tuple[str | None, str | None]:
     """The verdict a ``Choice`` value names, or an error when it names two different ones
-    ("Conversation 1 or Conversation 2", an echo of the answer request)."""
+    ("Conversation 1 or Conversation 2", an echo of the answer request) or a number that is no conversation."""
+    for number in _OPTION_NUMBER.finditer(_CUT.split(value.lstrip(_SIGNLESS_NOISE), maxsplit=1)[0]):
+        error = bounded_int(number.group(1), low=1, high=2, name="Choice: conversation").error
+        if error:
+            return None, error
     value = _CUT.split(value.lstrip(_NOISE), maxsplit=1)[0]
     found = []
     leading = _LEADING.match(value)

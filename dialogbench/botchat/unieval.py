@@ -12,6 +12,7 @@ from dialogbench.backends.formats import OutputFormat, text_budget
 from dialogbench.botchat.prompts import UNIEVAL_PROMPT
 from dialogbench.jsonl import DatasetError, read_json
 from dialogbench.keys import fingerprint
+from dialogbench.reply_numbers import NUMBER, bounded_int
 
 PARSER_VERSION = "unieval-parser-v3"
 ANSWER_REQUEST = ("Now give your judgment of this conversation. Answer in the format:\n"
@@ -77,14 +78,18 @@ class Verdict:
 
 
 _CHOICE = re.compile(r"choice\W{0,4}\s*[:：\-]?\s*\W{0,2}\s*(yes|no)\b", re.IGNORECASE)
-_INDEX = re.compile(r"index\W{0,4}\s*[:：\-]?\s*\W{0,2}\s*(none|n/a|null|\d+)", re.IGNORECASE)
+# An Index's value is read whole (reply_numbers.NUMBER: "-1", "1e3", "3.5", 10**40 are numbers, not a 1 or a 3); the
+# markup before it may not eat a sign, and a dash separates only when a space follows ("Index - 3", not "Index -3").
+_INDEX = re.compile(r"index[^\w+\-.]{0,4}\s*(?:[:：]|-(?=\s))?\s*[^\w+\-.]{0,2}\s*(none|n/a|null|" + NUMBER + ")",
+                    re.IGNORECASE)
 _BARE = re.compile(r"^\W{0,3}(yes|no)\W{0,3}$", re.IGNORECASE)  # a first line that is only "No." / "**Yes**"
 _REASON = re.compile(r"reason\W{0,4}\s*[:：\-]\s*(?:\*{1,2}\s*)?(.*)", re.IGNORECASE | re.DOTALL)
 
 
 def parse_verdict(text: str | None, *, n_utterances: int) -> Verdict:
     """Tolerant of markdown (``**Choice:** Yes``), case, extra prose; strict about meaning: a
-    ``Yes`` needs an index in 1..n_utterances, else the verdict is recorded as unparseable."""
+    ``Yes`` needs an integer index in 1..n_utterances, else the verdict is recorded as unparseable (and its
+    index is not kept: a stored ``ai_index`` is always an utterance of the judged dialogue)."""
     if not text or not text.strip():
         return Verdict(parsed=False, error="empty judge output")
     choice_match = _CHOICE.search(text) or _BARE.match(text.strip().splitlines()[0].strip())
@@ -96,13 +101,13 @@ def parse_verdict(text: str | None, *, n_utterances: int) -> Verdict:
     if choice == "No":
         return Verdict(parsed=True, choice="No", reason=reason)
     index_match = _INDEX.search(text, choice_match.end())
-    if not index_match or not index_match.group(1).isdigit():
+    if not index_match or index_match.group(1).lower() in ("none", "n/a", "null"):
         return Verdict(parsed=False, choice="Yes", reason=reason, error="'Choice: Yes' without a numeric Index")
-    index = int(index_match.group(1))
-    if not 1 <= index <= n_utterances:
-        return Verdict(parsed=False, choice="Yes", index=index, reason=reason,
-                       error=f"Index {index} outside 1..{n_utterances}")
-    return Verdict(parsed=True, choice="Yes", index=index, reason=reason)
+    # an utterance of the judged dialogue (the authors' meaning of Index), else unparsed with no index stored
+    index = bounded_int(index_match.group(1), low=1, high=n_utterances, name="Index")
+    if index.error:
+        return Verdict(parsed=False, choice="Yes", reason=reason, error=index.error)
+    return Verdict(parsed=True, choice="Yes", index=index.value, reason=reason)
 
 
 def passes_at(verdict: Verdict, n: int) -> bool | None:

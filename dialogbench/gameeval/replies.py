@@ -55,7 +55,7 @@ def _load(span: str) -> dict | None:
     for attempt in (span, _TRAILING_COMMA.sub(r"\1", span)):
         try:
             value = json.loads(attempt)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[…" nested past the interpreter's limit
             try:
                 value = ast.literal_eval(attempt)
             except (ValueError, SyntaxError, MemoryError, RecursionError):

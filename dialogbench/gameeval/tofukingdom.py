@@ -35,6 +35,7 @@ from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
 from dialogbench.gameeval.placeholders import placeholders, repeated
 from dialogbench.gameeval.replies import ReplyError, heard, normalise_player, parse_reply, player_names, text_field
+from dialogbench.reply_numbers import NUMBER, bounded_int
 
 SEATED_ROLES = ("Princess", "Queen", "Minister", "Chef", "Guard", "Maid", "Spy")
 CAMPS = {"prince": ("Prince", "Princess", "Chef"), "queen": ("Queen", "Minister", "Guard"), "spy": ("Spy", "Maid")}
@@ -70,7 +71,8 @@ HOLDERS = {"question": placeholders(ASK), "extra": placeholders(EXTRA), "answer"
            "choose": placeholders(CHOOSE)}  # move → field → its placeholder in the prompt
 
 
-_NUMBER = re.compile(r"\s*(?:question\s*)?([123])\b.*", re.I | re.S)
+# a question's number, read whole (reply_numbers.NUMBER): "1.5" or "-1" is no question, never question 1
+_NUMBER = re.compile(r"\s*(?:question\s*)?(" + NUMBER + r")(?!\w).*", re.I | re.S)
 _SEAT = r"player\s*_?\d+"
 # The three questions as a question's text says them: ours (QUESTIONS), the authors' (tofukingdom/utils/prompt.py:
 # "Which player is the Princess?", "What is your identity?", "What is the identity of {player_name} ?") and close
@@ -90,8 +92,9 @@ def read_question(value, raw: str) -> tuple[int | None, str | None]:
     the text names, normalised, or None). A number wins; else the wording found first in the text."""
     for text in (str(value) if value is not None else "", raw or ""):
         number = _NUMBER.fullmatch(text)
-        if number:
-            return int(number.group(1)), None
+        read = bounded_int(number.group(1), low=1, high=3, name="question").value if number else None
+        if read is not None:
+            return read, None
         found = [(m.start(), n, m) for n, pattern in WORDINGS if (m := pattern.search(text))]
         if found:
             _, n, match = min(found, key=lambda f: f[0])

@@ -10,7 +10,9 @@ drift: markdown (``**Rating:** [[7]]``), a bare ``Rating: 7``, ``Rating: 7/10``.
   integer one, and the dialogue score is a minimum over turns; rounding 7.5 up or down would put a
   number the judge never gave into that minimum. A rejected reply shows up in the left-out count
   instead of silently moving a score.
-* Out of range (0, 11, -3) → unparsed, never clamped.
+* Out of range (0, 11, -3, ``1e30``, forty digits) or not a finite number (``nan``, ``inf``, ``1e999``) →
+  unparsed, never clamped. A number is read whole (``reply_numbers``): ``[[1e30]]`` is not a 1, and
+  ``[[7.00000000000000000001]]`` is not a 7.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import re
 from dataclasses import dataclass
 
 from dialogbench.backends.formats import OutputFormat, text_budget
+from dialogbench.reply_numbers import NUMBER, bounded_int
 
-_NUMBER = r"([-+]?\d+(?:\.\d+)?)"
+_NUMBER = f"({NUMBER})"
 _BRACKETED = re.compile(r"\[\[\s*" + _NUMBER + r"\s*\]\]")
 _LABELLED = re.compile(r"(?:rating|score)\s*[*_`]*\s*[:：]\s*[*_`\[\s]*" + _NUMBER, re.IGNORECASE)
 
@@ -48,14 +51,8 @@ def parse_rating(text: str | None) -> Rating:
         source = "'Rating:'"
     if not found:
         return Rating(None, "no 'Rating: [[score]]' in the judge reply")
-    raw = found[-1]
-    value = float(raw)
-    if value != int(value):
-        return Rating(None, f"non-integer rating {raw} in {source} (rejected, not rounded)")
-    score = int(value)
-    if not 1 <= score <= 10:
-        return Rating(None, f"rating {raw} in {source} is outside 1..10")
-    return Rating(score)
+    score = bounded_int(found[-1], low=1, high=10, name="rating", where=f" in {source}")
+    return Rating(score.value, score.error)
 
 
 def output_format(*, max_tokens: int) -> OutputFormat:

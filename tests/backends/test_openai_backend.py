@@ -355,3 +355,36 @@ def test_each_reply_records_the_served_model_and_its_fingerprint():
     assert result.engine == "gpt-4o-2024-08-06 fp_123" and backend.version == "gpt-4o-2024-08-06 fp_123"
     (plain,) = fake_backend(FakeClient(), weights="served-name").generate([conv(0)], sampling=Sampling())
     assert plain.engine == "served-name"  # no model in the response: the configured name
+
+
+class UsageClient(FakeClient):
+    """A server whose usage counts are whatever the test says (the client library checks none of them)."""
+
+    def __init__(self, prompt_tokens, completion_tokens, content="echo") -> None:
+        super().__init__()
+        self.counts, self.content = (prompt_tokens, completion_tokens), content
+
+    def create(self, **kwargs):
+        response = super().create(**kwargs)
+        response.usage = SimpleNamespace(prompt_tokens=self.counts[0], completion_tokens=self.counts[1])
+        response.choices[0].message.content = self.content
+        return response
+
+
+@pytest.mark.parametrize("reported", [2**31, 10**23, -5, 7.5, float("nan"), "12", True, None])
+def test_an_implausible_usage_count_is_replaced_by_the_estimate(reported):
+    """A count past the int32 token columns failed the whole chunk at the write, every night."""
+    (result,) = fake_backend(UsageClient(reported, reported)).generate([[{"role": "user", "content": "hello world"}]],
+                                                                      sampling=Sampling())
+    assert result.ok and (result.prompt_tokens, result.completion_tokens) == (2 + 4, 1)  # CL100K: "hello world", "echo"
+
+
+def test_a_plausible_usage_count_is_kept():
+    (result,) = fake_backend(UsageClient(0, 2**31 - 1)).generate([conv(0)], sampling=Sampling())
+    assert (result.prompt_tokens, result.completion_tokens) == (0, 2**31 - 1)
+
+
+def test_a_reply_whose_content_is_not_text_is_a_failed_item():
+    (result,) = fake_backend(UsageClient(1, 1, content=99999999999999999999999)).generate([conv(0)],
+                                                                                         sampling=Sampling())
+    assert not result.ok and result.error == "TypeError: the reply's content is not text but int"

@@ -111,3 +111,29 @@ def test_winner_mapping(verdict, winner):
 
 def test_every_verdict_has_a_winner():
     assert {winner_for(v) for v in arena.VERDICTS} == {"model_a", "model_b", "tie"}
+
+
+@pytest.mark.parametrize("text, error", [
+    ("Choice: 99999999999999999999999", "Choice: conversation 99999999999999999999999 is outside 1..2"),
+    ("Choice: Conversation 99999999999999999999999", "is outside 1..2"),
+    ("Choice: -1", "Choice: conversation -1 is outside 1..2"),  # was conversation_1
+    ("Choice: 1.5", "non-integer Choice: conversation 1.5"),  # was conversation_1
+    ("Choice: Conversation 1.5\nReason: x", "non-integer Choice: conversation 1.5"),  # was conversation_1
+    ("Choice: Conversation 1e30", "Choice: conversation 1e30 is outside 1..2"),
+    ("Choice: 0", "Choice: conversation 0 is outside 1..2"),
+    ("Choice: Conversation 3", "Choice: conversation 3 is outside 1..2"),
+    ("Choice: Conversation 1 or 3", "Choice: conversation 3 is outside 1..2"),
+    ("Choice: nan", "Choice: conversation nan is not a finite number"),
+])
+def test_a_conversation_number_out_of_bounds_is_unparsed_with_its_reason(text, error):
+    parsed = parse_arena_verdict(text)
+    assert not parsed.parsed and parsed.verdict is None and error in parsed.error
+
+
+@pytest.mark.parametrize("text, verdict", [
+    ("Choice: 2.0", "conversation_2"),
+    ("Choice: Conversation 2.", "conversation_2"),
+    ("Choice: Conversation 2, because conversation 1 has 3 turns and 5 questions.", "conversation_2"),
+])
+def test_a_whole_conversation_number_is_read(text, verdict):
+    assert parse_arena_verdict(text).verdict == verdict

@@ -164,3 +164,32 @@ def test_protocol_version_changes_with_the_prompt(examples, monkeypatch):
 def test_parse_verdict_bare_first_line_answer(text, choice, index):
     verdict = parse_verdict(text, n_utterances=4)
     assert verdict.parsed and (verdict.choice, verdict.index) == (choice, index)
+
+
+@pytest.mark.parametrize("index, error", [
+    ("99999999999999999999999", "Index 99999999999999999999999 is outside 1..8"),  # past int32 (the ai_index column)
+    ("9" * 5000, "Index 9999999999999999… (5000 characters) is too long to be a number in 1..8"),
+    ("-1", "Index -1 is outside 1..8"),  # was read as 1
+    ("0", "Index 0 is outside 1..8"),
+    ("9", "Index 9 is outside 1..8"),
+    ("1e3", "Index 1e3 is outside 1..8"),  # was read as 1
+    ("1e999", "Index 1e999 is outside 1..8"),
+    ("3.5", "non-integer Index 3.5 (rejected, not rounded)"),  # was read as 3
+    ("nan", "Index nan is not a finite number"),
+    ("inf", "Index inf is not a finite number"),
+    ("3,4", "Index 3,4 is not a number in 1..8"),
+])
+def test_an_index_out_of_the_dialogue_is_unparsed_and_not_kept(index, error):
+    verdict = parse_verdict(f"Choice: Yes\nIndex: {index}\nReason: x", n_utterances=8)
+    assert (verdict.parsed, verdict.choice, verdict.index, verdict.error) == (False, "Yes", None, error)
+
+
+@pytest.mark.parametrize("text, index", [
+    ("Choice: Yes\nIndex: 3.\nReason: x", 3),
+    ("Choice: Yes\nIndex: 3.0\nReason: x", 3),
+    ("Choice: Yes\nIndex - 3\nReason: x", 3),
+    ("Choice: Yes\nIndex: +8\nReason: x", 8),
+])
+def test_an_index_written_as_a_whole_number_in_range_is_read(text, index):
+    verdict = parse_verdict(text, n_utterances=8)
+    assert verdict.parsed and verdict.index == index

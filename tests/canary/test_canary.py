@@ -13,7 +13,7 @@ from dialogbench.config import ConfigError
 from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.lake.repair import repair
-from tests.conftest import VERDICT_NO, VERDICT_YES_5, config_dict
+from tests.conftest import VERDICT_NO, VERDICT_YES_3, config_dict
 from tests.stage_runner import run_all as night
 
 
@@ -60,7 +60,7 @@ def test_a_judge_that_answers_otherwise_is_flagged(make_config, lake_dir, monkey
         completions = real(self, conversations, **kwargs)
         if self.model.name == "judge":
             for c in completions:
-                object.__setattr__(c, "text", VERDICT_YES_5)
+                object.__setattr__(c, "text", VERDICT_YES_3)  # an AI at utterance 3 of the 4 judged
         return completions
 
     monkeypatch.setattr(ScriptedBackend, "generate", swapped)
@@ -70,7 +70,7 @@ def test_a_judge_that_answers_otherwise_is_flagged(make_config, lake_dir, monkey
     [problem] = drifted(make_config(data), open_lake(lake_dir), "r2")
     assert problem.startswith("judge canary: judge on botchat_unieval gave the first night's answer in 0 of 2")
     answers = rows(lake_dir, "select answer from canary_judgments where run_id = 'r2'")
-    assert {a["answer"] for a in answers} == {'{"ai_index": 5, "choice": "Yes"}'}
+    assert {a["answer"] for a in answers} == {'{"ai_index": 3, "choice": "Yes"}'}
     data["canary"]["min_agreement"] = 0.0  # a threshold of 0 never flags
     assert drifted(make_config(data), open_lake(lake_dir), "r3") == []
 

@@ -44,3 +44,12 @@ def test_player_names():
     assert normalise_player(2) == "player2"
     assert normalise_player("6") == "player6"
     assert normalise_player(None) is None
+
+
+@pytest.mark.parametrize("text", [
+    '{"thought": "t", "speak": ' + "[" * 100_000 + "]" * 100_000 + "}",  # json.loads raised RecursionError
+    '{"thought": "t", "speak": 1' + "0" * 5000 + "}",  # an int past Python's digit limit
+])
+def test_a_hostile_reply_is_unreadable_never_a_crash(text):
+    with pytest.raises(ReplyError):
+        parse_reply(text, required=("speak",))

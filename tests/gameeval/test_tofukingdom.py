@@ -150,3 +150,14 @@ def test_an_off_list_question_is_a_chat_error_that_says_what_was_asked_instead()
     first = next(e for e in g.transcript if e["kind"] == "question")
     assert first["error"] == ("no JSON object in the reply; question 'I would like to know everything.' is not one "
                               "of the three: asked question 1 (Who is the Princess?) in its place")
+
+
+@pytest.mark.parametrize("value", [1.5, "1.5", -1, "-1", 0, 99999999999999999999999, "99999999999999999999999",
+                                   float("inf"), float("nan"), "1e999", "1st"])
+def test_a_question_number_out_of_bounds_names_no_question(value):
+    assert read_question(value, "") == (None, None)  # 1.5 and -1 were read as question 1
+
+
+@pytest.mark.parametrize("value, number", [(2.0, 2), ("3.", 3), ("question 2", 2), ("+1", 1)])
+def test_a_whole_question_number_is_read(value, number):
+    assert read_question(value, "") == (number, None)

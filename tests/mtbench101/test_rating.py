@@ -47,3 +47,27 @@ def test_unparsed(reply, error):
     rating = parse_rating(reply)
     assert not rating.parsed and rating.score is None
     assert error in rating.error
+
+
+@pytest.mark.parametrize(("reply", "error"), [
+    ("Rating: [[99999999999999999999999]]", "rating 99999999999999999999999 in [[…]] is outside 1..10"),
+    ("Rating: [[" + "9" * 400 + "]]", "(400 characters) in [[…]] is too long to be a number in 1..10"),  # float: inf
+    ("Rating: [[1e30]]", "rating 1e30 in [[…]] is outside 1..10"),  # was read as 1
+    ("Rating: 1e999", "rating 1e999 in 'Rating:' is outside 1..10"),  # was read as 1
+    ("Rating: [[1e-999999999999999999999]]", "is not a number in 1..10"),
+    ("Rating: [[nan]]", "rating nan in [[…]] is not a finite number"),
+    ("Rating: -inf", "rating -inf in 'Rating:' is not a finite number"),
+    ("Rating: [[7.00000000000000000001]]", "non-integer rating 7.00000000000000000001"),  # was rounded to 7
+    ("Rating: [[0.99999999999999999999]]", "non-integer rating"),  # was rounded to 1
+    ("Rating: [[1,000]]", "rating 1,000 in [[…]] is not a number in 1..10"),
+    ("Rating: [[-0]]", "outside 1..10"),
+])
+def test_numbers_out_of_bounds_are_unparsed(reply, error):
+    rating = parse_rating(reply)
+    assert not rating.parsed and rating.score is None
+    assert error in rating.error
+
+
+@pytest.mark.parametrize(("reply", "score"), [("Rating: [[+7]]", 7), ("Rating: 7.", 7), ("Rating: [[10.00]]", 10)])
+def test_whole_numbers_in_range_are_read(reply, score):
+    assert parse_rating(reply).score == score
