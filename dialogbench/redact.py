@@ -7,9 +7,11 @@ here, in one place:
 
 - ``redact(text)``: the configured keys' values (each model's ``api_key_env``, read at call time, so a key exported
   after the config was loaded is still caught), the secret values of every config loaded in this process
-  (``register``, called by ``dialogbench.config``), URL passwords (``https://user:[REDACTED]@host``),
-  ``Authorization:`` values and ``Basic`` credentials, key-shaped tokens (``sk-…``, ``hf_…``, …) and
-  ``password=…``-style assignments are replaced by ``[REDACTED]``.
+  (``register``, called by ``dialogbench.config``), every URL's secrets, found by parsing each URL
+  (``dialogbench.urlsecrets``: a password holding ``/``, ``#``, ``?``, ``@`` or ``:``, a token as the user name, a
+  secret query value), ``Authorization:`` values and ``Basic`` credentials, key-shaped tokens (``sk-…``, ``hf_…``,
+  ``glpat-…``, JWTs, …) and ``name=value``-style assignments whose name is a key naming a secret
+  (``PGPASSWORD=…``, ``Ocp-Apim-Subscription-Key: …``) are replaced by ``[REDACTED]``.
 - ``redact_tree(data)``: a JSON-like structure (a config's dump, a flow's parameters) with the values of keys that
   name a secret (``hf_token``, ``password``, ``Authorization``, … at any depth, case-insensitive) replaced, and
   every string redacted as above.
@@ -24,12 +26,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import logging
 import os
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
 
 from dialogbench.textsafe import visible
+from dialogbench.urlsecrets import url_secrets
 
 if TYPE_CHECKING:
     from dialogbench.config import Config
@@ -54,39 +58,94 @@ def _basic(match: re.Match) -> str:
     return match.group(1) + REDACTED if ":" in decoded else match.group(0)
 
 
-# (kind, regex, replacement), in the order they apply. The kind says what was found (``secret_fields``).
-_RULES: list[tuple[str, re.Pattern, Any]] = [
-    # a URL's userinfo password: scheme://user:password@host (a password holding '@' is cut at the last one)
-    ("url_password", re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/?#@\[\]]*:)[^\s/?#]+(?=@)"), r"\1" + REDACTED),
-    # an Authorization header's value, whatever its scheme (Basic, Bearer, Token, Digest, …)
-    ("header", re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest|negotiate)"
-                          r"[ \t]+)?+)(?!\[REDACTED\])[^\s\"',;}]+"), r"\1" + REDACTED),
-    ("header", re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"), _basic),
-    # the key shapes of common providers
-    ("shaped", re.compile(_B + r"sk-[A-Za-z0-9_-]{16,}"), REDACTED),                      # OpenAI, sk-proj-…, sk-ant-…
-    ("shaped", re.compile(_B + r"hf_[A-Za-z0-9]{20,}"), REDACTED),                        # Hugging Face
-    ("shaped", re.compile(_B + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])"), REDACTED),   # AWS access key id
-    ("shaped", re.compile(_B + r"AIza[0-9A-Za-z_-]{35}"), REDACTED),                      # Google API key
-    ("shaped", re.compile(_B + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"), REDACTED),  # GitHub
-    ("shaped", re.compile(_B + r"xox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),              # Slack
-    ("header", re.compile(r"(\b(?:Bearer|BEARER|bearer)\s+)(?=[^\s]*[0-9])[A-Za-z0-9._~+/=-]{16,}"),
-     r"\1" + REDACTED),  # a token has digits
-    # name=value / name: value on one line, the name ending in a word naming a secret (OPENAI_API_KEY=…, "hf_token": "…")
-    ("assignment", re.compile(r"(?i)((?<![A-Za-z0-9])(?:api[_-]?key|apikey|access[_-]?key|private[_-]?key|secret[_-]?key"
-                              r"|secret|token|password|passwd|passphrase|credentials?|cookie|session[_-]?id|sessionid"
-                              r"|auth)[\"']?[ \t]*[=:][ \t]*[\"']?)(?!\[REDACTED\])[^\s\"',;&}]{6,}"), r"\1" + REDACTED),
+def _replace(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each span replaced by ``[REDACTED]``, overlapping ones as one."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    parts, done = [], 0
+    for start, end in merged:
+        parts += [text[done:start], REDACTED]
+        done = end
+    return "".join([*parts, text[done:]])
+
+
+def _urls(text: str) -> str:
+    """Every URL's password, token-shaped user name and secret query values (``dialogbench.urlsecrets``)."""
+    if "://" not in text:
+        return text
+    return _replace(text, (s[:2] for s in url_secrets(text, secret_name=secret_key)))
+
+
+# An Authorization value is its scheme's word and then the credential: the scheme alone is no secret.
+_SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate"})
+# name=value / name: value on one line, the name any word ``secret_key`` says names a secret (OPENAI_API_KEY=…,
+# "hf_token": "…", PGPASSWORD=…, Ocp-Apim-Subscription-Key: …, pwd=…); the value 6+ characters, so that prose
+# ("password: none") is left.
+_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]*)([\"']?[ \t]*[=:][ \t]*[\"']?)"
+                         r"(?!\[REDACTED\])([^\s\"',;&}]{6,})")
+
+
+def _assignment(match: re.Match) -> str:
+    if not secret_key(match.group(1)) or match.group(3).lower() in _SCHEMES:
+        return match.group(0)
+    return match.group(1) + match.group(2) + REDACTED
+
+
+def _sub(pattern: re.Pattern, replacement: Any) -> Callable[[str], str]:
+    return lambda text: pattern.sub(replacement, text)
+
+
+_SHAPES = [  # the key shapes of common providers
+    r"sk-[A-Za-z0-9_-]{16,}",                                     # OpenAI, sk-proj-…, sk-ant-…
+    r"hf_[A-Za-z0-9]{20,}",                                       # Hugging Face
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])",                  # AWS access key id
+    r"AIza[0-9A-Za-z_-]{35}",                                     # Google API key
+    r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,}",  # GitHub
+    r"gl(?:pat|dt|rt|ptt|ft|oas|soat|cbt)-[A-Za-z0-9_.-]{20,}",   # GitLab
+    r"xox[abposr]-[A-Za-z0-9-]{10,}",                             # Slack
+    r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",  # a JWT: header.payload.signature
 ]
 
-# A key names a secret when one of its words does (``hf_token``, ``Authorization``, ``clientSecret``, ``x-api-key``)
+# (kind, rule), in the order they apply. The kind says what was found (``secret_fields``); a URL's kind is its
+# secret's (``url_password``, ``url_user``, ``url_query``: ``secret_kind``).
+_RULES: list[tuple[str, Callable[[str], str]]] = [
+    ("url", _urls),
+    # an Authorization header's value, whatever its scheme (Basic, Bearer, Token, Digest, …)
+    ("header", _sub(re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+                               r"(?:(?:basic|bearer|token|digest|negotiate)[ \t]+)?+)(?!\[REDACTED\])[^\s\"',;}]+"),
+                    r"\1" + REDACTED)),
+    ("header", _sub(re.compile(r"(?i)(\bbasic\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"), _basic)),
+    ("shaped", _sub(re.compile(_B + "(?:" + "|".join(_SHAPES) + ")"), REDACTED)),
+    ("header", _sub(re.compile(r"(\b(?:Bearer|BEARER|bearer)\s+)(?=[^\s]*[0-9])[A-Za-z0-9._~+/=-]{16,}"),
+                    r"\1" + REDACTED)),  # a token has digits
+    ("assignment", lambda text: _ASSIGNMENT.sub(_assignment, text)),
+]
+
+# A key names a secret when one of its words does (``hf_token``, ``Authorization``, ``clientSecret``, ``x-api-key``,
+# ``pwd``), a word ends in one (``PGPASSWORD``, ``GHTOKEN``), it ends in ``pass`` or in ``key`` after a word that
+# is no kind of data key (``Ocp-Apim-Subscription-Key``, ``MY_SERVICE_KEY``; not ``cell_key``, ``public_key``),
 # and its last word does not say it holds something else: ``api_key_env`` names a variable, ``session_len`` is a
-# length, ``auth_type`` a kind; ``max_tokens`` counts tokens (``tokens`` is not ``token``).
-SECRET_WORDS = frozenset({"token", "secret", "secrets", "password", "passwd", "passphrase", "auth", "oauth",
+# length, ``auth_type`` a kind; ``max_tokens`` counts tokens (``tokens`` is not ``token``), ``eos_token`` is one of
+# a tokenizer's.
+SECRET_WORDS = frozenset({"token", "secret", "secrets", "password", "passwd", "pwd", "passphrase", "auth", "oauth",
                           "authorization", "credential", "credentials", "cookie", "cookies", "apikey", "session",
                           "sessionid", "bearer"})
+SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "pwd")
 SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("signing", "key")})
 NOT_A_SECRET = frozenset({"env", "var", "file", "path", "dir", "url", "uri", "endpoint", "type", "mode", "method",
                           "name", "len", "length", "size", "count", "limit", "max", "min", "timeout", "ttl",
-                          "enabled", "required"})
+                          "enabled", "required", "error", "errors", "exception", "warning"})  # TokenError: …
+DATA_KEYS = frozenset({"cell", "cache", "sort", "primary", "foreign", "partition", "hash", "row", "group", "join",
+                       "lookup", "unique", "dedup", "idempotency", "map", "dict", "item", "record", "column", "table",
+                       "stage", "model", "run", "judge", "config", "generation", "opponent", "earlier", "fingerprint",
+                       "fp", "order", "index", "shard", "object", "public", "dataset", "field", "sample", "turn",
+                       "prompt", "family", "board", "unit", "chunk", "task", "batch", "split", "result", "next",
+                       "last", "first", "composite", "natural", "routing", "hot", "short", "keyboard"})
+TOKENIZER_TOKENS = frozenset({"eos", "bos", "pad", "unk", "sep", "cls", "mask", "stop", "special", "start", "end"})
 
 
 def watch_env(*names: str) -> None:
@@ -118,27 +177,43 @@ def redact(text: str) -> str:
         return text
     for value in _known_values():
         text = text.replace(value, REDACTED)
-    for _, pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
+    for _, rule in _RULES:
+        text = rule(text)
     return text
 
 
 def secret_kind(text: str) -> str | None:
-    """What kind of secret ``text`` holds by its shape (``url_password``, ``header``, ``shaped``, ``assignment``),
-    the first rule that finds one; None when none does."""
-    for kind, pattern, replacement in _RULES:
-        if isinstance(text, str) and pattern.sub(replacement, text) != text:
+    """What kind of secret ``text`` holds by its shape (``url_password``, ``url_user``, ``url_query``, ``header``,
+    ``shaped``, ``assignment``), the first rule that finds one; None when none does."""
+    if not isinstance(text, str):
+        return None
+    if "://" in text:
+        for span in url_secrets(text, secret_name=secret_key):
+            return span.kind
+    for kind, rule in _RULES[1:]:
+        if rule(text) != text:
             return kind
     return None
 
 
 def secret_key(name: Any) -> bool:
     """Whether a mapping key names a secret (see ``SECRET_WORDS``), case-insensitive, any separator or camelCase."""
-    words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name)).lower())
+    return _secret_name(str(name))
+
+
+@functools.lru_cache(maxsize=4096)  # the same few names, over and over (every config dump, every log line)
+def _secret_name(name: str) -> bool:
+    words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
     words = [w for w in words if w]
     if not words or words[-1] in NOT_A_SECRET:
         return False
-    return any(w in SECRET_WORDS for w in words) or any(pair in SECRET_PAIRS for pair in zip(words, words[1:]))
+    last, before = words[-1], (words[-2] if len(words) > 1 else "")
+    if last == "token" and before in TOKENIZER_TOKENS:
+        return False
+    if (last == "key" and before and before not in DATA_KEYS) or last == "pass":
+        return True
+    return (any(w in SECRET_WORDS or w.endswith(SECRET_ENDINGS) for w in words)
+            or any(pair in SECRET_PAIRS for pair in zip(words, words[1:])))
 
 
 def _scalar_secret(value: Any) -> bool:
@@ -205,8 +280,7 @@ def secret_fields(data: Any) -> list[SecretField]:
     return list(_walk(data, "", ""))
 
 
-_CAPTURE = [  # the secret part of a string, for ``secret_values``
-    re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/?#@\[\]]*:([^\s/?#]+)@"),
+_CAPTURE = [  # the secret part of a string, for ``secret_values`` (a URL's: ``url_secrets``)
     re.compile(r"(?i)\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:basic|bearer|token|digest|negotiate)[ \t]+)?+"
                r"([^\s\"',;}]+)"),
     re.compile(r"(?i)\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])"),
@@ -214,10 +288,29 @@ _CAPTURE = [  # the secret part of a string, for ``secret_values``
 ]
 
 
+def _captured(text: str) -> Iterator[str]:
+    """The secret parts of one string: its URLs' secrets, Authorization values, ``name=value`` values."""
+    if "://" in text:
+        yield from (text[s.start:s.end] for s in url_secrets(text, secret_name=secret_key))
+    for pattern in _CAPTURE:
+        for match in pattern.finditer(text):
+            yield match.group(1)
+            try:
+                decoded = base64.b64decode(match.group(1), validate=True).decode("utf-8")
+            except (binascii.Error, ValueError):
+                continue
+            if ":" in decoded:
+                yield decoded.split(":", 1)[1]
+    for match in _ASSIGNMENT.finditer(text):
+        if secret_key(match.group(1)) and match.group(3).lower() not in _SCHEMES:
+            yield match.group(3)
+
+
 def secret_values(data: Any) -> list[str]:
     """The secret values a JSON-like structure holds: the scalars under keys naming a secret, URL passwords,
-    Authorization values and Basic credentials (with the password they encode). ``register`` them and ``redact``
-    replaces them wherever they turn up, in any shape (an engine's error quoting its token)."""
+    token-shaped URL user names and secret query values, Authorization values and Basic credentials (with the
+    password they encode), ``name=value`` values. ``register`` them and ``redact`` replaces them wherever they turn
+    up, in any shape (an engine's error quoting its token)."""
     found: set[str] = set()
 
     def visit(value: Any, secret: bool) -> None:
@@ -230,15 +323,7 @@ def secret_values(data: Any) -> list[str]:
         elif secret and _scalar_secret(value):
             found.add(str(value))
         elif isinstance(value, str):
-            for pattern in _CAPTURE:
-                for match in pattern.finditer(value):
-                    found.add(match.group(1))
-                    try:
-                        decoded = base64.b64decode(match.group(1), validate=True).decode("utf-8")
-                    except (binascii.Error, ValueError):
-                        continue
-                    if ":" in decoded:
-                        found.add(decoded.split(":", 1)[1])
+            found.update(_captured(value))
 
     visit(data, False)
     return sorted(v for v in found if v != REDACTED)

@@ -7,8 +7,8 @@ flow's state message (``str(exception)``: an engine failing to load can quote th
 and tasks of ``flows/`` and ``tasks/`` are made with these two decorators instead of Prefect's own:
 
 - ``flow``: the flow records a redacted copy of its parameters (``dialogbench.redact.redact_tree``: the values of
-  keys naming a secret, URL passwords, Authorization values, key shapes and the config's own secret values are
-  ``[REDACTED]``); the call itself gets the real objects. The subflow is created by the process that runs the
+  keys naming a secret, URL passwords and tokens, Authorization values, key shapes and the config's own secret values
+  are ``[REDACTED]``); the call itself gets the real objects. The subflow is created by the process that runs the
   parent flow, so this holds for a run from the CLI and from a deployment's worker alike. (Subflows loading the
   config from its path instead would give a run two configs when the file changes meanwhile, and preflight once
   per family.) Prefect's ``Flow.with_options`` makes a plain ``Flow``: call these flows as they are.

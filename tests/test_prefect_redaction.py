@@ -50,6 +50,31 @@ def test_the_family_subflow_records_a_redacted_config_and_runs_with_the_real_one
     assert called["config"] is config and config.models[0].engine["hf_token"] == PLANTED[0]
 
 
+# What issue 32's red team found stored word for word in flow_run.parameters: URL passwords holding '/' or '#', a
+# token as a URL's user name, secrets under pwd, PGPASSWORD and Ocp-Apim-Subscription-Key, a glpat- token.
+ODD = ("p/a#ss0042", "ghp_" + "PLANTEDuser0" * 3, "PLANTEDpwd42", "PLANTEDpg42", "PLANTEDocp42",
+       "glpat-" + "PLANTEDgl42" * 2, "PLANTEDsig42")
+
+
+def test_the_family_subflow_records_unusual_secrets_redacted(make_config, lake_dir):
+    bot = chatbot("bot-a", weights=f"postgresql://user:{ODD[0]}@host/db", revision=ODD[5],
+                  engine={"download": f"https://{ODD[1]}@github.com/org/weights.git", "pwd": ODD[2],
+                          "env": {"PGPASSWORD": ODD[3]}, "headers": {"Ocp-Apim-Subscription-Key": ODD[4]},
+                          "mirror": f"https://mirror.example/m.bin?sv=2022&sig={ODD[6]}"})
+    config = make_config(config_dict(lake_dir, models=[bot, chatbot("bot-b")]))
+    stored = family.serialize_parameters({"config": config, "run_id": "r1", "family": "botchat",
+                                          "stages": ["generate:bot-a"], "config_path": "night.yaml"})
+    assert not [s for s in ODD if s in repr(stored)]
+    shown = stored["config"]["models"][0]
+    assert shown["weights"] == "postgresql://user:[REDACTED]@host/db" and shown["revision"] == "[REDACTED]"
+    assert shown["engine"] == {"download": "https://[REDACTED]@github.com/org/weights.git", "pwd": "[REDACTED]",
+                               "env": {"PGPASSWORD": "[REDACTED]"},
+                               "headers": {"Ocp-Apim-Subscription-Key": "[REDACTED]"},
+                               "mirror": "https://mirror.example/m.bin?sv=2022&sig=[REDACTED]"}
+    assert family.validate_parameters({"config": config, "run_id": "r1", "family": "botchat", "stages": [],
+                                       "config_path": "c"})["config"].models[0].engine["pwd"] == ODD[2]
+
+
 def test_the_pipeline_flow_records_its_flags_as_given():
     parameters = {"config_path": "configs/demo.yaml", "limit": 4, "models": ["bot-a"], "n": [4, 8], "judge": None,
                   "lake": "data_lake", "board": None, "lease_wait_s": 0.0}

@@ -238,3 +238,153 @@ def test_an_exception_whose_text_is_not_its_args_gives_way_to_a_redacted_one():
     replaced = redact_exception(exc)
     assert isinstance(replaced, RedactedError) and replaced.__cause__ is exc
     assert OPENAI not in str(replaced) and str(replaced).startswith("FileNotFoundError: [Errno 2] No such file")
+
+
+# --- URLs read by parsing each one, not by a pattern: passwords holding / # ? @ :, tokens as the user name -------
+
+URL_SPELLINGS = [  # (text, the secret it holds, what redact makes of it)
+    ("postgresql://user:p/a#ss@host/db", "p/a#ss", "postgresql://user:[REDACTED]@host/db"),  # issue 32's spelling
+    ("https://alice:pa/ss@weights.example.com/m.gguf", "pa/ss", "https://alice:[REDACTED]@weights.example.com/m.gguf"),
+    ("https://alice:pa#ss@host/m", "pa#ss", "https://alice:[REDACTED]@host/m"),
+    ("https://alice:pa?ss@host/m?rev=main", "pa?ss", "https://alice:[REDACTED]@host/m?rev=main"),
+    ("https://alice:pa@ss@host/m", "pa@ss", "https://alice:[REDACTED]@host/m"),
+    ("https://alice:pa:ss@host:8443/m", "pa:ss", "https://alice:[REDACTED]@host:8443/m"),
+    ("mysql://root:/#?@:x@db.internal:3306/", "/#?@:x", "mysql://root:[REDACTED]@db.internal:3306/"),
+    ("https://u:pw/x@[2001:db8::1]:8080/m", "pw/x", "https://u:[REDACTED]@[2001:db8::1]:8080/m"),
+    ("redis://:only/pass@cache:6379/0", "only/pass", "redis://:[REDACTED]@cache:6379/0"),
+    ("postgresql+psycopg2://svc:p/w@db/x", "p/w", "postgresql+psycopg2://svc:[REDACTED]@db/x"),
+    ("https://ghp_" + "T0k" * 12 + "@github.com/org/repo.git", "ghp_" + "T0k" * 12,
+     "https://[REDACTED]@github.com/org/repo.git"),  # a token as the user name, no password
+    ("https://ghp_xxx@host/", "ghp_xxx", "https://[REDACTED]@host/"),
+    ("https://glpat-Abc123def456ghi789jk@gitlab.com/g/p.git", "glpat-Abc123def456ghi789jk",
+     "https://[REDACTED]@gitlab.com/g/p.git"),
+    ("https://0123456789abcdef0123456789abcdef01234567:x-oauth-basic@github.com/o/r",
+     "0123456789abcdef0123456789abcdef01234567", "https://[REDACTED]:[REDACTED]@github.com/o/r"),
+    ("https://api.example.com/v1/m?api_key=s3cr3t&page=2", "s3cr3t", "https://api.example.com/v1/m?api_key=[REDACTED]&page=2"),
+    ("https://acct.blob.core.windows.net/c/m.bin?sv=2022&sig=AbC%2Fd", "AbC%2Fd",
+     "https://acct.blob.core.windows.net/c/m.bin?sv=2022&sig=[REDACTED]"),
+    ("https://b.s3.amazonaws.com/m?X-Amz-Signature=f00d&X-Amz-Date=20240101", "f00d",
+     "https://b.s3.amazonaws.com/m?X-Amz-Signature=[REDACTED]&X-Amz-Date=20240101"),
+    ("https://maps.example.com/x?key=AbCd12&token=t0k&pwd=pw1", "t0k",
+     "https://maps.example.com/x?key=[REDACTED]&token=[REDACTED]&pwd=[REDACTED]"),
+    ("https://app.example/cb#access_token=q1w2e3&token_type=bearer", "q1w2e3",
+     "https://app.example/cb#access_token=[REDACTED]&token_type=bearer"),
+    ("clone of https://u:p/a#ss@host/r.git failed, retrying", "p/a#ss",
+     "clone of https://u:[REDACTED]@host/r.git failed, retrying"),
+    ("{'weights': 'postgresql://user:p/a#ss@host/db'}", "p/a#ss", "{'weights': 'postgresql://user:[REDACTED]@host/db'}"),
+    ('"https://u:p\\"q@host/m"', 'p\\"q', '"https://u:[REDACTED]@host/m"'),  # a quote in the password
+    ("a https://u:pw/1@h/m and https://v:pw#2@k/n", "pw#2", "a https://u:[REDACTED]@h/m and https://v:[REDACTED]@k/n"),
+    ("(see https://u:pw/1@h)", "pw/1", "(see https://u:[REDACTED]@h)"),
+]
+
+
+@pytest.mark.parametrize("text, secret, expected", URL_SPELLINGS)
+def test_a_url_is_parsed_for_its_password_token_user_and_secret_query_values(text, secret, expected):
+    assert redact(text) == expected and secret not in expected
+    assert redact(expected) == expected  # redacting twice changes nothing
+
+
+@pytest.mark.parametrize("text", [
+    "https://registry.npmjs.org/@types/node", "https://mastodon.social/@alice", "ssh://git@host:22/repo",
+    "https://alice@host/x", "https://x-access-token@host/x", "http://127.0.0.1:8765/runs/x/report.html?tab=2#top",
+    "https://api.example.com/v1?model=m&max_tokens=64&token_type=bearer", "mailto:me@example.com",
+    "https://example.com/a:b@c/d",  # a ':' in the path: not a user name
+])
+def test_urls_without_a_secret_are_untouched(text):
+    assert redact(text) == text
+
+
+def test_every_password_spelling_is_cut_from_every_url_shape():
+    """Passwords made of the characters that end a URL's parts, in every position, in URLs of several shapes:
+    none survives, and the host and path after it do."""
+    import itertools
+
+    specials = "/#?@:"
+    passwords = {"".join(p) + "Zz9" for n in (1, 2) for p in itertools.product(specials, repeat=n)}
+    passwords |= {f"Zz{c}9{d}" for c in specials for d in specials} | {f"{c}Zz9" for c in specials}
+    shapes = ["https://user:{}@host.example/path/m.gguf", "postgresql://user:{}@db:5432/name?sslmode=require",
+              "s3://KEYID:{}@bucket/key", "https://user:{}@[::1]/x#frag", "note: fetch https://user:{}@h/x, then"]
+    for password, shape in itertools.product(sorted(passwords), shapes):
+        text = shape.format(password)
+        out = redact(text)
+        assert out == shape.format(REDACTED), (text, out)
+
+
+@pytest.mark.parametrize("key", ["pwd", "PWD", "pass", "db_pass", "PGPASSWORD", "MYSQL_PWD", "REDIS_PASSWORD",
+                                 "Ocp-Apim-Subscription-Key", "X-Api-Key", "subscriptionKey", "MY_SERVICE_KEY",
+                                 "my.service.key", "GITLAB_TOKEN", "ghtoken", "AWS_SECRET_ACCESS_KEY", "db.password",
+                                 "encryption_key", "PRIVATE-TOKEN"])
+def test_more_keys_naming_a_secret(key):
+    assert secret_key(key)
+
+
+@pytest.mark.parametrize("key", ["cell_key", "cache_key", "sort_key", "public_key", "generation_key", "key",
+                                 "eos_token", "pad_token", "pass_rate", "passes", "bypass", "PGPASSFILE_path"])
+def test_more_keys_that_only_mention_one(key):
+    assert not secret_key(key)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("PGPASSWORD=hunter2hunter2 psql -h db", "PGPASSWORD=[REDACTED] psql -h db"),
+    ("Ocp-Apim-Subscription-Key: 0123456789abcdef", "Ocp-Apim-Subscription-Key: [REDACTED]"),
+    ('{"X-Api-Key": "abcdef012345"}', '{"X-Api-Key": "[REDACTED]"}'),
+    ("Driver=x;Server=db;UID=sa;PWD=hunter2hunter2;", "Driver=x;Server=db;UID=sa;PWD=[REDACTED];"),
+    ("export GITLAB_TOKEN=plainvalue42", "export GITLAB_TOKEN=[REDACTED]"),
+    ("token glpat-" + "Ab1" * 7 + " expired", "token [REDACTED] expired"),
+    ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0 was rejected",
+     "jwt [REDACTED] was rejected"),
+    ("slack xoxb-123456789012-abcdefABCDEF sent", "slack [REDACTED] sent"),
+    ("Authorization: Bearer [REDACTED]", "Authorization: Bearer [REDACTED]"),  # the scheme's word is no secret
+])
+def test_secrets_under_the_common_names_and_prefixes_are_redacted_in_text(text, expected):
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", ["cell_key: 0123456789abcdef", "eos_token: <|endoftext|>", "sort_key=created_at",
+                                  "PWD is the working folder", "tokenize.TokenError: unterminated string literal",
+                                  "KeyError: 'bot-a-long-name'"])
+def test_data_keys_in_text_are_untouched(text):
+    assert redact(text) == text
+
+
+# What the red team of issue 32 found stored word for word: each is redacted in a config's tree, noted, registered.
+ISSUE_32 = {"weights": "postgresql://user:p/a#ss@host/db", "revision": "glpat-" + "Xy9" * 7,
+            "engine": {"pwd": "hunter2x", "env": {"PGPASSWORD": "pgPLANTED42"},
+                       "headers": {"Ocp-Apim-Subscription-Key": "ocpPLANTED42"},
+                       "download": "https://ghp_" + "PLANTED0" * 5 + "@github.com/o/r.git"}}
+
+
+def test_the_issue_spellings_are_redacted_noted_and_registered():
+    tree = redact_tree(ISSUE_32)
+    assert tree == {"weights": "postgresql://user:[REDACTED]@host/db", "revision": REDACTED,
+                    "engine": {"pwd": REDACTED, "env": {"PGPASSWORD": REDACTED},
+                               "headers": {"Ocp-Apim-Subscription-Key": REDACTED},
+                               "download": "https://[REDACTED]@github.com/o/r.git"}}
+    assert secret_fields(ISSUE_32) == [
+        SecretField("weights", "url_password", "weights"), SecretField("revision", "shaped", "revision"),
+        SecretField("engine.pwd", "named", "pwd"), SecretField("engine.env.PGPASSWORD", "named", "PGPASSWORD"),
+        SecretField("engine.headers.Ocp-Apim-Subscription-Key", "named", "Ocp-Apim-Subscription-Key"),
+        SecretField("engine.download", "url_user", "download")]
+    assert secret_values(ISSUE_32) == sorted({"p/a#ss", "hunter2x", "pgPLANTED42", "ocpPLANTED42",
+                                              "ghp_" + "PLANTED0" * 5})
+    assert secret_fields({"url": "https://x/?api_key=abc"}) == [SecretField("url", "url_query", "url")]
+
+
+def test_run_configs_holds_the_issue_spellings_redacted(tmp_path, make_config):
+    from dialogbench.history.snapshot import record_config
+    from dialogbench.registry import open_lake
+
+    config = make_config(models=[{"name": "bot", "backend": "scripted", "script": ["x"], **ISSUE_32}])
+    record_config(open_lake(tmp_path / "lake"), config, run_id="r1", config_path="c.yaml")
+    (path,) = (tmp_path / "lake" / "run_configs").rglob("*.parquet")
+    stored = json.dumps(pq.read_table(path).to_pylist(), default=str)
+    assert not [s for s in secret_values(ISSUE_32) if s in stored] and "user:[REDACTED]@host/db" in stored
+
+
+def test_a_long_text_of_at_signs_is_read_in_linear_time():
+    import time
+
+    text = "https://h/" + "a@b/" * 50_000 + " https://u:" + "@" * 50_000
+    started = time.monotonic()
+    redact(text)
+    assert time.monotonic() - started < 2

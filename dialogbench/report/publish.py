@@ -19,6 +19,7 @@ from dialogbench.boards import folder_name, is_adhoc
 from dialogbench.config import ReportConfig
 from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
+from dialogbench.redact import redact
 from dialogbench.report.build import _atomic_write, write_report
 from dialogbench.runs import now
 
@@ -44,7 +45,7 @@ def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, st
     written = write_report(lake, folder, settings=settings, board=board, judge_checks=judge_checks)
     paths = {kind: str(path) for kind, path in written.items()}
     paths["explorer"] = str(write_explorer(lake, folder, board=board))
-    note = {"run_id": run_id, "board": board, "adhoc": is_adhoc(board), "config": config_path,
+    note = {"run_id": run_id, "board": board, "adhoc": is_adhoc(board), "config": redact(config_path),
             "started_at": started_at.isoformat() if started_at else None, "rendered_at": now().isoformat(),
             "failed": failed}
     _atomic_write(folder / RUN_NOTE, json.dumps(note, indent=2) + "\n")
