@@ -8,28 +8,43 @@ before them (the seeds) and everything after (judging, data tests, report).
 No lost or doubled cell, whatever dies. Each unit has an attempt token in the lake (``_state/attempts``); the
 dispatching run writes a new one for every attempt, and a worker commits a file only while its token is current,
 checked under a lock (``commit_guard``, POSIX record locks: the lake's file system must honour them across machines,
-as NFSv4 does). A worker writes a heartbeat beside it; an attempt whose beat stops is presumed dead and sent again
-with a new token, so a worker that comes back late can write nothing more. The cells it committed stay (the next
-attempt finds them cached); the cell in flight is computed again."""
+as NFSv4 does). A worker writes a heartbeat beside it from its first moment (``heartbeat``, before its imports, its
+flow run and its engines, however slow); an attempt whose beat stops is presumed dead and sent again with a new
+token, so a worker that comes back late can write nothing more. The cells it committed stay (the next attempt finds
+them cached); the cell in flight is computed again.
+
+A commit is two renames (``Lake.write``: the record, then the file). Each attempt notes the commit it is making
+beside its token (``<unit>.commit``, under the same lock), so one killed between the two renames leaves a note
+naming it, and whoever takes the unit's lock next with the attempt over (``settle``: when the attempt ends, and
+before every new attempt or revocation) finishes it: the file renamed into place when its record is, its temp file
+removed when it is not. A retry therefore finds the killed attempt's last cells committed and computes them no
+more, and the next run's roll-forward (``Lake.clean_temp_files``) finds nothing of it to replay into a duplicate."""
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import json
+import logging
 import os
+import stat
 import threading
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterator
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Iterator
 
-from dialogbench import registry
-from dialogbench.config import Config
-from dialogbench.lake.store import safe_name
+from dialogbench.lake import links, manifest
+from dialogbench.lake.store import fsync_path, safe_name
+
+if TYPE_CHECKING:  # (imported where used: a unit's process imports this module before anything slow, to beat)
+    from dialogbench.config import Config
 
 WORK_ROLES = ("chatbot", "player")
+BEAT_S = 5.0  # how often a unit's heartbeat file is touched
+MAX_NOTE_BYTES = 4096  # a commit note is ~100 bytes; a larger one is not ours
+log = logging.getLogger("dialogbench.dispatch")
 
 
 class Superseded(RuntimeError):
@@ -55,6 +70,8 @@ def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, lis
     is one set of models loaded together: a model's own (its BotChat dialogues, MT-Bench-101 answers, Ask-Guess
     games), or a group of players (a SpyFall pair, TofuKingdom's three camps), so a stage of several groups goes out
     as several units that run at the same time."""
+    from dialogbench import registry
+
     before: dict[str, list[str]] = {}
     after: dict[str, list[str]] = {}
     units: dict[tuple[str, ...], list[str]] = {}
@@ -85,6 +102,8 @@ def judging(config: Config, after: dict[str, list[str]]) -> Unit | None:
     early. Its name, ``judging:<judges>``, is no model's (a model's name has no ``:``)."""
     if not config.dispatch or not config.dispatch.judge_while_generating:
         return None
+    from dialogbench import registry
+
     stages, models = [], {}
     for family, names in after.items():
         for stage in registry.family_stages(config, family):
@@ -100,10 +119,23 @@ def _folder(lake: str | os.PathLike) -> Path:
     return folder
 
 
+_THREADS: dict[str, threading.Lock] = {}  # unit lock file -> this process's lock of it (``_locked``)
+_BEATING: set[str] = set()  # beat files this process touches (``heartbeat``)
+_MINE = threading.Lock()  # guards the two above
+
+
+def _thread_lock(path: Path) -> threading.Lock:
+    """This process's lock for a unit: a POSIX record lock is held by the process, not the thread, so two threads of
+    one unit (its chunks commit at once) would hold it together, and the first to close its descriptor would release
+    it under the other, mid-commit."""
+    with _MINE:
+        return _THREADS.setdefault(os.path.abspath(path), threading.Lock())
+
+
 @contextlib.contextmanager
 def _locked(lake: str | os.PathLike, unit: str) -> Iterator[Path]:
     path = _folder(lake) / f"{safe_name(unit)}.json"
-    with open(path.with_suffix(".lock"), "a+") as lock:
+    with _thread_lock(path), open(path.with_suffix(".lock"), "a+") as lock:
         fcntl.lockf(lock, fcntl.LOCK_EX)
         try:
             yield path
@@ -112,9 +144,11 @@ def _locked(lake: str | os.PathLike, unit: str) -> Iterator[Path]:
 
 
 def grant(lake: str | os.PathLike, unit: str, run_id: str) -> str:
-    """A new attempt of ``unit`` for ``run_id``: its token, from now the only one that may commit."""
+    """A new attempt of ``unit`` for ``run_id``: its token, from now the only one that may commit. A commit an earlier
+    attempt left between its two renames is finished first (``settle``), so the new one finds its cells."""
     token = uuid.uuid4().hex
     with _locked(lake, unit) as path:
+        _settle(lake, unit)
         path.write_text(json.dumps({"run_id": run_id, "token": token, "granted": time.time()}))
     return token
 
@@ -138,15 +172,133 @@ def check(path: Path, token: str) -> None:
 
 
 def commit_guard(lake: str | os.PathLike, unit: str, token: str):
-    """What ``Lake.write`` commits under (``store.guard_commits``): the unit's lock, and the token still current."""
+    """What ``Lake.write`` commits under (``store.guard_commits``): the unit's lock, the token still current, and the
+    commit (its temp file ``tmp``) noted until both its renames are done (``settle``)."""
 
     @contextlib.contextmanager
-    def guard() -> Iterator[None]:
+    def guard(tmp: Path) -> Iterator[None]:
         with _locked(lake, unit) as path:
             check(path, token)
-            yield
+            note = _note_path(lake, unit)
+            _write_note(note, lake, tmp)
+            try:
+                yield
+            finally:
+                _clear_note(note)
 
     return guard
+
+
+def settle(lake: str | os.PathLike, unit: str) -> str | None:
+    """Finish the commit an attempt of ``unit`` was killed in, between its two renames: its file renamed into place
+    when its record is (it was committed), its temp file removed when its record never landed. Call it once the
+    attempt is over (ended, killed or revoked); under the unit's lock no live attempt is mid-commit, so a noted
+    commit is a dead one's. Returns what it did (logged), None when nothing was pending."""
+    with _locked(lake, unit):
+        return _settle(lake, unit)
+
+
+def _note_path(lake: str | os.PathLike, unit: str) -> Path:
+    return _folder(lake) / f"{safe_name(unit)}.commit"
+
+
+def _write_note(note: Path, lake: str | os.PathLike, tmp: Path) -> None:
+    """Note ``tmp``'s folder (inside the lake) and name, on disk before the commit's first rename. A write outside
+    the lake (none is) is not noted: the next run's start finishes it."""
+    folder = os.path.relpath(os.path.abspath(tmp.parent), os.path.abspath(lake))
+    if folder == os.curdir or folder.split(os.sep)[0] == os.pardir:
+        return
+    created = not os.path.lexists(note)
+    fd = links.open_regular(note, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        os.write(fd, json.dumps({"folder": PurePosixPath(*Path(folder).parts).as_posix(), "tmp": tmp.name}).encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_path(note.parent)
+
+
+def _clear_note(note: Path) -> None:
+    """Nothing pending any more: the note emptied (kept, so the next one needs no new folder entry)."""
+    try:
+        os.close(links.open_regular(note, os.O_WRONLY | os.O_TRUNC))
+    except links.LakeLinkError:  # not ours to write through: the link itself goes
+        note.unlink(missing_ok=True)
+    except FileNotFoundError:
+        pass
+
+
+def _settle(lake: str | os.PathLike, unit: str) -> str | None:
+    note = _note_path(lake, unit)
+    try:
+        text = links.read_regular(note, MAX_NOTE_BYTES)
+    except FileNotFoundError:
+        return None
+    except (OSError, links.LakeLinkError) as exc:
+        log.warning("dispatch: %s: its commit note %s is unreadable (%s): the next run's start finishes what it "
+                    "names", unit, note, exc)
+        _clear_note(note)
+        return None
+    if not text.strip():
+        return None
+    try:
+        tmp = _noted(lake, text)
+        done = _finish(tmp) if tmp is not None else None
+    except ValueError as exc:
+        log.warning("dispatch: %s: %s: %s; left for the next run's start", unit, note, exc)
+        done = None
+    _clear_note(note)
+    if done:
+        log.info("dispatch: %s: a killed attempt's commit: %s", unit, done)
+    return done
+
+
+def _noted(lake: str | os.PathLike, text: bytes) -> Path | None:
+    """The temp file a note names, checked as input: a temp name of the lake (``manifest.temp_name``) in a folder of
+    one of its tables, reached without following a link. None when that folder is gone; ``ValueError`` why not."""
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError("not a commit note (not JSON)") from None
+    if not isinstance(raw, dict) or set(raw) != {"folder", "tmp"} or not all(isinstance(v, str) for v in raw.values()):
+        raise ValueError("not a commit note (an object of two strings, folder and tmp)")
+    if manifest.final_name(raw["tmp"]) is None:
+        raise ValueError(f"{raw['tmp'][:80]!r} is not a temp name of the lake")
+    folder = PurePosixPath(raw["folder"])
+    if (folder.is_absolute() or not folder.parts or any(p == ".." or "\0" in p for p in folder.parts)
+            or folder.parts[0].startswith(("_", ".")) or folder.parts[0] in links.UNWALKED):
+        raise ValueError(f"{raw['folder'][:80]!r} is not a table's folder of the lake")
+    here = Path(lake)
+    for part in folder.parts:
+        here = here / part
+        try:
+            mode = os.lstat(here).st_mode
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISDIR(mode):
+            raise ValueError(f"{here} is not a folder (a link is never followed)")
+    return here / raw["tmp"]
+
+
+def _finish(tmp: Path) -> str | None:
+    """``tmp`` renamed over its file when the file's record names it and it is the size recorded (the first rename
+    was done: it was committed); removed when no record names it (it never was). None when it is gone (both renames
+    were done) or is not what its record says (left for ``dialogbench verify``)."""
+    try:
+        st = os.lstat(tmp)
+    except FileNotFoundError:
+        return None
+    final = tmp.with_name(manifest.final_name(tmp.name))
+    record = manifest.of(final)
+    if record is not None and record.tmp == tmp.name:
+        if not stat.S_ISREG(st.st_mode) or st.st_size != record.size:
+            return None
+        os.replace(tmp, final)
+        fsync_path(tmp.parent)
+        return f"finished {final}"
+    tmp.unlink(missing_ok=True)  # a link: the link itself
+    return f"removed {tmp} (never committed)"
 
 
 def beat_path(lake: str | os.PathLike, unit: str, token: str) -> Path:
@@ -154,14 +306,23 @@ def beat_path(lake: str | os.PathLike, unit: str, token: str) -> Path:
 
 
 @contextlib.contextmanager
-def heartbeat(lake: str | os.PathLike, unit: str, token: str, every_s: float = 5.0) -> Iterator[None]:
-    """Touch the attempt's beat file every ``every_s`` while the work runs."""
+def heartbeat(lake: str | os.PathLike, unit: str, token: str, every_s: float | None = None) -> Iterator[None]:
+    """Touch the attempt's beat file at once and every ``every_s`` (``BEAT_S``) while the work runs. A unit's process
+    beats from its first moment (``flows/work.py``); a heartbeat of the same file inside it (nested) adds nothing."""
     path, stop = beat_path(lake, unit, token), threading.Event()
+    key = os.path.abspath(path)
+    with _MINE:
+        outer = key not in _BEATING
+        _BEATING.add(key)
+    if not outer:
+        yield
+        return
+    every = BEAT_S if every_s is None else every_s
 
     def beat() -> None:
         while not stop.is_set():
             path.write_text(str(time.time()))
-            stop.wait(every_s)
+            stop.wait(every)
 
     thread = threading.Thread(target=beat, name=f"heartbeat {unit}", daemon=True)
     thread.start()
@@ -170,6 +331,8 @@ def heartbeat(lake: str | os.PathLike, unit: str, token: str, every_s: float = 5
     finally:
         stop.set()
         thread.join()
+        with _MINE:
+            _BEATING.discard(key)
 
 
 @dataclass

@@ -2,16 +2,38 @@
 lake under the dispatching run's id, while this attempt is the unit's current one. On a worker of the dispatch work
 pool (deployed as ``dialogbench-work``, prefect.yaml) its GPUs are the worker's (CUDA_VISIBLE_DEVICES in its
 environment, else every GPU it sees); on this box (``python -m flows.work``, ``dialogbench/box.py``) the ones the
-run gave it. Wiring only."""
+run gave it. Wiring only.
+
+A unit beats (``dispatch.heartbeat``) from its first moment: what comes before its work (Prefect imported, its flow
+run made, the config loaded and checked, the family's modules imported, its engines loaded) can take longer than
+``dispatch.dead_after_s``, and a unit silent that long is presumed dead, every attempt of it alike. So this module
+imports nothing slow before the beat starts: on this box, before Prefect itself."""
 
 from __future__ import annotations
 
-from prefect.states import Failed
+import json
+import sys
 
-from flows.family import family
-from tasks.dispatch import attempt_guard, load_unit_config
-from tasks.redacted import flow
-from tasks.returned import result_of
+from dialogbench import dispatch  # the lake's names and the beat: nothing slow
+
+
+def _on_this_box() -> None:
+    """A unit on this box (``dialogbench/box.py``): its parameters on stdin, its beat started before anything else."""
+    parameters = json.load(sys.stdin)
+    with dispatch.heartbeat(parameters["overrides"]["lake"], parameters["unit"], parameters["token"]):
+        from dialogbench.box import die_with_parent
+
+        die_with_parent(parameters.pop("parent_pid"))
+        from flows.work import work as flow  # this file as a module: the flow a worker of the pool runs too
+
+        flow(**parameters)
+
+
+if __name__ == "__main__":
+    _on_this_box()
+    sys.exit(0)
+
+from tasks.redacted import flow  # noqa: E402  (Prefect: after the box's beat started)
 
 
 @flow(name="dialogbench-work", flow_run_name="{unit}", log_prints=True)
@@ -19,24 +41,21 @@ def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stage
          token: str, groups: dict[str, list[str]] | None = None):
     """The unit's stages, family by family, as the dispatching run would have run them (``groups``: the stages it
     runs only for its group of models); Failed when a family's subflow is, or when the unit was sent again (this
-    attempt then commits nothing more)."""
-    config = load_unit_config(config_path, overrides, run_id)
-    done = []
-    with attempt_guard(config, unit, token):
-        for name, stages in family_stages.items():
-            state = family(config, run_id, name, stages, config_path, groups, return_state=True)
-            if not state.is_completed():
-                return Failed(message=f"{unit}: {name}: {state.message}")
-            done += result_of(state)
-    return done
+    attempt then commits nothing more). ``overrides`` holds the lake (the dispatching run puts it there): the beat
+    starts before the config is loaded."""
+    with dispatch.heartbeat(overrides["lake"], unit, token):  # on this box: beating already
+        from prefect.states import Failed
 
+        from flows.family import family
+        from tasks.dispatch import attempt_guard, load_unit_config
+        from tasks.returned import result_of
 
-if __name__ == "__main__":  # a unit on this box (dialogbench/box.py): its parameters as JSON on stdin
-    import json
-    import sys
-
-    from dialogbench.box import die_with_parent
-
-    parameters = json.load(sys.stdin)
-    die_with_parent(parameters.pop("parent_pid"))
-    work(**parameters)
+        config = load_unit_config(config_path, overrides, run_id)
+        done = []
+        with attempt_guard(config, unit, token):
+            for name, stages in family_stages.items():
+                state = family(config, run_id, name, stages, config_path, groups, return_state=True)
+                if not state.is_completed():
+                    return Failed(message=f"{unit}: {name}: {state.message}")
+                done += result_of(state)
+        return done

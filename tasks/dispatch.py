@@ -48,9 +48,9 @@ def load_unit_config(config_path: str, overrides: dict, run_id: str) -> Config:
 
 @contextlib.contextmanager
 def attempt_guard(config: Config, unit: str, token: str) -> Iterator[None]:
-    """Every write of this process commits only while ``token`` is the unit's current attempt; a heartbeat says the
-    worker is alive."""
-    with dispatch.heartbeat(config.lake, unit, token), guard_commits(dispatch.commit_guard(config.lake, unit, token)):
+    """Every write of this process commits only while ``token`` is the unit's current attempt (its heartbeat, that
+    says the worker is alive, runs from the unit's first moment: ``flows/work.py``)."""
+    with guard_commits(dispatch.commit_guard(config.lake, unit, token)):
         yield
 
 
@@ -113,6 +113,7 @@ def send_units(config: Config, config_path: str, overrides: dict, run_id: str, u
                     if not dead and kind not in FINAL:
                         continue
                     del live[unit]
+                    dispatch.settle(config.lake, unit)  # a commit it was killed in: finished before anyone recomputes
                     kind = StateType.CRASHED if dead else kind
                     if kind != StateType.COMPLETED:
                         launcher.explain(unit, attempt, kind)

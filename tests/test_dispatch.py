@@ -3,6 +3,13 @@ pool is tests/e2e/test_dispatch.py."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
 import pyarrow as pa
 import pytest
 
@@ -10,7 +17,7 @@ from dialogbench import dispatch, registry
 from dialogbench.lake.lease import held_by, lake_lease
 from dialogbench.lake.store import Lake, guard_commits
 from dialogbench.registry import open_lake
-from tests.conftest import chatbot, config_dict
+from tests.conftest import REPO_ROOT, chatbot, config_dict
 
 
 def test_each_model_s_work_is_one_unit_between_what_comes_before_and_after(make_config, lake_dir):
@@ -176,3 +183,101 @@ def test_a_worker_that_never_beats_is_presumed_dead_after_the_bound():
     watch = dispatch.Watch(15.0)
     assert not watch.dead(picked_up=True, beat=None, now=100.0)
     assert watch.dead(picked_up=True, beat=None, now=115.5)
+
+
+def test_two_threads_of_one_unit_commit_one_at_a_time(tmp_path):
+    """A POSIX record lock is the process's, not the thread's: without a lock of its own, a second chunk of the unit
+    committing at once would enter the guard beside the first, and its end would release the lock under the first,
+    mid-commit (then a new attempt's grant could settle that commit while it is being made)."""
+    token = dispatch.grant(tmp_path, "bot-a", "r1")
+    guard = dispatch.commit_guard(tmp_path, "bot-a", token)
+    tmp = tmp_path / "runs" / ".part-x-0123abcd.parquet.tmp"
+    inside, leave, second = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> None:
+        with guard(tmp):
+            inside.set()
+            leave.wait(10)
+
+    def other() -> None:
+        inside.wait(10)
+        with guard(tmp):
+            second.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=other)]
+    for thread in threads:
+        thread.start()
+    assert inside.wait(10)
+    assert not second.wait(0.3)  # the second waits for the first's commit
+    leave.set()
+    assert second.wait(10)
+    for thread in threads:
+        thread.join()
+
+
+def test_a_unit_slower_to_start_than_dead_after_s_beats_all_along(tmp_path, monkeypatch):
+    """Before its work a unit's flow loads its config, imports its family and loads its engines: slower than
+    ``dead_after_s`` here (1 s against 0.3 s), it is still not presumed dead, as it beats from its first moment."""
+    import tasks.dispatch
+    from flows.work import work
+
+    monkeypatch.setattr(dispatch, "BEAT_S", 0.05)
+    token = dispatch.grant(tmp_path, "bot-a", "r1")
+
+    def slow_start(*args):
+        time.sleep(1.0)
+        raise RuntimeError("started, at last")
+
+    monkeypatch.setattr(tasks.dispatch, "load_unit_config", slow_start)
+    monkeypatch.setattr("flows.work.load_unit_config", slow_start, raising=False)  # (where it was imported once)
+    watch, dead, stop = dispatch.Watch(0.3), [], threading.Event()
+
+    def dispatching_run() -> None:  # as tasks.dispatch.send_units watches it: picked up from now
+        while not stop.is_set():
+            if watch.dead(picked_up=True, beat=dispatch.last_beat(tmp_path, "bot-a", token), now=time.time()):
+                dead.append(time.time())
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=dispatching_run)
+    watcher.start()
+    try:
+        with pytest.raises(RuntimeError, match="started, at last"):
+            work.fn(config_path="c.yaml", overrides={"lake": str(tmp_path)}, run_id="r1", unit="bot-a",
+                    family_stages={}, token=token)
+    finally:
+        stop.set()
+        watcher.join()
+    assert not dead
+
+
+def test_a_unit_on_this_box_beats_before_it_imports_anything_slow(tmp_path):
+    """``python -m flows.work`` (dialogbench/box.py) beats before Prefect is imported and its flow run made: here
+    that flow run never comes (no server answers), yet the beat is there."""
+    token = dispatch.grant(tmp_path, "bot-a", "r1")
+    parameters = {"config_path": "c.yaml", "overrides": {"lake": str(tmp_path)}, "run_id": "r1", "unit": "bot-a",
+                  "family_stages": {}, "token": token, "groups": {}, "parent_pid": os.getpid()}
+    env = {**os.environ, "PREFECT_API_URL": "http://127.0.0.1:9/api"}  # nothing listens there
+    process = subprocess.Popen([sys.executable, "-m", "flows.work"], stdin=subprocess.PIPE, cwd=REPO_ROOT, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+    process.stdin.write(json.dumps(parameters))
+    process.stdin.close()
+    try:
+        deadline = time.monotonic() + 60
+        while dispatch.last_beat(tmp_path, "bot-a", token) is None and process.poll() is None:
+            assert time.monotonic() < deadline, "no beat in 60 s"
+            time.sleep(0.05)
+        assert dispatch.last_beat(tmp_path, "bot-a", token) is not None, "it ended without a beat"
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_dead_after_s_below_three_heartbeats_is_refused_naming_the_field():
+    from pydantic import ValidationError
+
+    from dialogbench.config import DEAD_AFTER_MIN_S, DispatchConfig
+
+    assert DEAD_AFTER_MIN_S >= 3 * dispatch.BEAT_S  # a healthy unit beats at least three times within the bound
+    with pytest.raises(ValidationError, match="dead_after_s"):
+        DispatchConfig(dead_after_s=dispatch.BEAT_S)
+    assert DispatchConfig(dead_after_s=DEAD_AFTER_MIN_S).dead_after_s == DEAD_AFTER_MIN_S
