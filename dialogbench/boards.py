@@ -33,13 +33,20 @@ def _value(value: Any) -> str:
 
 def run_board(*, config_path: str | Path, declared: str | None, overrides: dict[str, Any] | None) -> str:
     """The board a run publishes to: ``overrides["board"]``, else the config's board (``declared``, else the file's
-    stem), followed by ``+flag=value`` for each CLI override given (in ``OVERRIDE_FLAGS`` order)."""
+    stem), followed by ``+flag=value`` for each CLI override given (in ``OVERRIDE_FLAGS`` order). Every source is held
+    to ``check_name`` (it reaches Prefect's tags, the lake's rows and folder names): a name that fails is a
+    ValueError naming where it came from."""
     overrides = overrides or {}
     if overrides.get("board"):
         return check_name(overrides["board"], what="--board")
-    base = check_name(declared, what="board") if declared else Path(config_path).stem
+    if declared:
+        base = check_name(declared, what="board")
+    else:  # a file's name is whatever the file system allows (ESC, BEL, spaces): held to the same rule
+        base = check_name(Path(config_path).stem, what="board (the config file's name; set board: in the config, "
+                          "or pass --board)")
     used = [(flag, overrides[flag]) for flag in OVERRIDE_FLAGS if overrides.get(flag) is not None]
-    return base + "".join(f"{ADHOC_MARK}{flag}={_value(value)}" for flag, value in used)
+    board = base + "".join(f"{ADHOC_MARK}{flag}={_value(value)}" for flag, value in used)
+    return check_name(board, what="board (named from the CLI overrides; pass --board)", adhoc=True)
 
 
 def is_adhoc(board: str) -> bool:

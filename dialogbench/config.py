@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 from pathlib import Path
@@ -27,9 +28,11 @@ class ConfigError(ValueError):
 
 
 class Strict(BaseModel):
-    """A config mapping that refuses unknown keys and is immutable once loaded."""
+    """A config mapping that refuses unknown keys and is immutable once loaded. Every number in it is finite: YAML
+    reads ``.inf`` and ``.nan`` as floats, and a price, a timeout or a share of infinity passes ``ge=0`` bounds
+    (a cost of ``inf``, a sleep that overflows)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class FamilySection(Strict):
@@ -83,12 +86,15 @@ class SamplingConfig(Strict):
     seed: int | None = 0
 
 
+MAX_PRICE = 1_000_000.0  # per million tokens: far above any list price, low enough that a run's cost stays finite
+
+
 class PricesConfig(Strict):
     """What a model's tokens cost, per million (an endpoint's list price, or what a GPU hour buys): ``usage`` gives
     each run's cost per model and role from them."""
 
-    prompt_per_million: float = Field(ge=0.0)
-    completion_per_million: float = Field(ge=0.0)
+    prompt_per_million: float = Field(ge=0.0, le=MAX_PRICE)
+    completion_per_million: float = Field(ge=0.0, le=MAX_PRICE)
 
 
 class ModelConfig(Strict):
@@ -123,6 +129,24 @@ class ModelConfig(Strict):
     script: list[str] | None = None
     script_delay_s: float = Field(0.0, ge=0.0)
     script_delay_per_conversation_s: float = Field(0.0, ge=0.0)
+
+    @field_validator("engine")
+    @classmethod
+    def _finite_engine_numbers(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """The engine's settings pass through untyped, so the finite rule of ``Strict`` is checked here, at any
+        depth (``.inf`` or ``.nan`` for a memory share would reach vLLM, the fingerprint and Prefect's JSON)."""
+        def walk(node: Any, where: str) -> None:
+            if isinstance(node, float) and not math.isfinite(node):
+                raise ValueError(f"{where.lstrip('.')}: {node} is not a finite number")
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    walk(child, f"{where}.{key}")
+            elif isinstance(node, list):
+                for index, child in enumerate(node):
+                    walk(child, f"{where}[{index}]")
+
+        walk(value, "")
+        return value
 
     @field_validator("backend")
     @classmethod
@@ -181,6 +205,9 @@ class FailOn(Strict):
         return self
 
 
+DEAD_AFTER_MIN_S = 15.0  # three heartbeats (dialogbench.dispatch.BEAT_S)
+
+
 class DispatchConfig(Strict):
     """``dispatch:``: a run spreads its model work (dialogbench/dispatch.py, flows/work.py): each model's generation,
     answers and Ask-Guess games, and each group of a game's players, become a flow run of ``deployment`` that a worker of its work pool picks up; without
@@ -189,7 +216,9 @@ class DispatchConfig(Strict):
     # "<flow>/<deployment>": prefect.yaml's dialogbench-work/gpu; none: units run on this box's GPUs
     deployment: str | None = Field(None, pattern=r"^[^/]+/[^/]+$")
     retries: int = Field(2, ge=0, le=20)  # a unit whose worker (or process) died or crashed is sent again
-    dead_after_s: float = Field(120.0, gt=0)  # no heartbeat this long after a worker took it: presumed dead
+    # no heartbeat this long after a worker took it: presumed dead. At least three of a unit's beats (every
+    # dispatch.BEAT_S = 5 s), so a healthy unit is never presumed dead between two of them.
+    dead_after_s: float = Field(120.0, ge=DEAD_AFTER_MIN_S)
     poll_s: float = Field(2.0, gt=0)  # how often the dispatching run looks at its units
     # judge what the units finished while others still run: a "judging" unit on the judges' GPUs (dialogbench/dispatch.py)
     judge_while_generating: bool = True

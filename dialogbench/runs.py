@@ -201,4 +201,6 @@ def family_tags(config: "Config", config_path: str, family: str, stages: Iterabl
 
 
 def _run_tags(config: "Config", config_path: str) -> list[str]:
-    return [f"config:{Path(config_path).stem}", *([f"board:{config.board}"] if config.board else [])]
+    from dialogbench.boards import folder_name  # a file's name may hold ESC or BEL: the tag keeps its safe characters
+
+    return [f"config:{folder_name(Path(config_path).stem)}", *([f"board:{config.board}"] if config.board else [])]

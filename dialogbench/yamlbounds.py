@@ -119,13 +119,28 @@ def yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str]:
     return None, " ".join(str(exc).split())
 
 
+def _unprintable(text: str, exc: yaml.reader.ReaderError, source: str) -> str:
+    """One line naming the file, line and character PyYAML's reader refused: a control character YAML does not allow
+    written raw (NUL, ESC, BEL, ...). Its code point is written out, never the character itself (an ESC would run in
+    the terminal that prints the line)."""
+    line = text.count("\n", 0, exc.position) + 1
+    code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+    what, escape = (f"the byte {code:#04x} (a control character)", f"\\x{code:02x}") if code < 0x100 else \
+        (f"the character U+{code:04X}", f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return (f"{source}:{line}: {what} is not allowed in YAML; remove it, or write it as an escape in a "
+            f'double-quoted string ("{escape}")')
+
+
 def load_yaml_text(text: str, source: str, limits: YAMLLimits = LIMITS) -> Any:
     """The one document in ``text``, read within ``limits``; every problem is a ``ValueError`` whose message is
     one line: ``<source>:<line>: what`` (``YAMLBoundsError`` for a bound, else "not valid YAML")."""
     if len(text) > limits.file_bytes:
         raise YAMLBoundsError(None, f"{source}: {len(text):,} characters, over the limit of {limits.file_bytes:,} "
                                     "for a config")
-    loader = BoundedLoader(text)
+    try:
+        loader = BoundedLoader(text)  # PyYAML's reader refuses a control character (NUL, ESC, BEL) here
+    except yaml.reader.ReaderError as exc:
+        raise ValueError(_unprintable(text, exc, source)) from None
     loader.limits = limits
     try:
         return loader.get_single_data()

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import shutil
+import stat
 import threading
 import uuid
 from collections import OrderedDict
@@ -24,7 +25,7 @@ from typing import Callable, Sequence, Union
 import duckdb
 import pyarrow as pa
 
-from dialogbench.lake import space
+from dialogbench.lake import links, space
 from dialogbench.lake.schemas import VERDICTS
 from dialogbench.lake.store import Lake, _duck_type, fsync_path
 
@@ -390,6 +391,25 @@ END"""
 STORAGE_VERSION = "v1.4.0"
 
 
+def catalog_problem(root: Path) -> "links.LakeLinkError | None":
+    """Why ``<root>/catalog.duckdb`` (or its write-ahead log) cannot be replaced by a new catalog: something in its
+    place that is not a file (a folder: the rename over it would fail, after the whole run computed), or a link (the
+    lake follows none); None when it is a file or absent. A run's preflight and ``build_catalog`` ask before any
+    work."""
+    for path in (root / CATALOG, root / f"{CATALOG}.wal"):
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError:  # unreadable folder, a name too long...: the build says what is wrong
+            continue
+        if stat.S_ISLNK(mode):
+            return links.linked(path)
+        if not stat.S_ISREG(mode):
+            return links.not_plain(path, mode)
+    return None
+
+
 def build_catalog(lake: Lake) -> Path:
     """Write ``<lake>/catalog.duckdb`` so plain ``duckdb data_lake/catalog.duckdb`` sees the views. The views name the
     lake's files relative to the catalog file (``LAKE_ROOT_MACRO``), so the file is the same whatever path the lake
@@ -399,8 +419,12 @@ def build_catalog(lake: Lake) -> Path:
     catalog's) and renamed over the old one, so a reader never sees half a catalog, a damaged or unreadable catalog is
     simply replaced, and one held open by a reader is replaced too (the reader keeps the old file until it closes
     it). Any stale write-ahead log of the old file is removed first: DuckDB would refuse the new file with it. Raises
-    ``CatalogError`` for a broken view and ``space.DiskFull`` when the disk is full; the temp file never stays."""
+    ``CatalogError`` for a broken view, ``links.LakeLinkError`` (before any work) when ``catalog.duckdb`` is a folder or
+    anything but a file (``catalog_problem``) and ``space.DiskFull`` when the disk is full; the temp file never stays."""
     path = lake.root / CATALOG
+    problem = catalog_problem(lake.root)
+    if problem is not None:
+        raise problem
     lake.root.mkdir(parents=True, exist_ok=True)
     tmp = lake.root / f".{CATALOG}.{uuid.uuid4().hex[:8]}.tmp"
     leftovers = [tmp, Path(f"{tmp}.wal")]

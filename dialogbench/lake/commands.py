@@ -39,6 +39,7 @@ def run_verify_command(args, lake: Lake) -> int:
 
     with _lease(lake):  # it moves files: not while a run writes
         refuse_older(lake)
+        _refuse_unreplaceable_catalog(lake)
         found = verify(lake, adopt=args.adopt)
         moved = [d for d in found if d.problem != "unrecorded"]
         if moved:
@@ -62,6 +63,7 @@ def run_repair_command(args, lake: Lake) -> int:
 
     with _lease(lake):
         refuse_older(lake)
+        _refuse_unreplaceable_catalog(lake)
         results = repair(lake, dry_run=args.dry_run)
         total = sum(r.rows_removed for r in results)
         if total and not args.dry_run:
@@ -77,8 +79,20 @@ def run_repair_command(args, lake: Lake) -> int:
 def _lease(lake: Lake):
     """The lake's one-writer lease (``lake.lease``): a run writing the lake makes these commands refuse."""
     from dialogbench.lake.lease import lake_lease
+    from dialogbench.lake.version import refuse_foreign
 
+    refuse_foreign(lake)  # a folder that is not a lake: one line, and no .lease file left in it
     return lake_lease(lake.root, create=False)
+
+
+def _refuse_unreplaceable_catalog(lake: Lake) -> None:
+    """Before anything moves: a catalog that could not be rebuilt afterwards (a folder in its place) stops the
+    command now, with one line, rather than after the lake changed."""
+    from dialogbench.lake.catalog import catalog_problem
+
+    problem = catalog_problem(lake.root)
+    if problem is not None:
+        raise problem
 
 
 def _rebuild_catalog(lake: Lake) -> None:

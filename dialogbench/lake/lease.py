@@ -10,15 +10,19 @@ again when run from a deployment).
 
 ``.lease`` is opened without following a link (``O_NOFOLLOW``) and must be a regular file with no other hard link:
 otherwise the holder note would be written into whatever file it leads to. Such a lake is refused
-(``links.LakeLinkError``, exit 2 naming it), the file it leads to left as it was."""
+(``links.LakeLinkError``, exit 2 naming it), the file it leads to left as it was; so is a ``.lease`` that is a
+folder, a FIFO or a socket. A lake whose lease cannot be written (a read-only mount, no write permission) is refused
+the same way (``LakeNotWritable``): every command that takes the lease writes the lake."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
 import os
 import socket
+import stat
 import sys
 import threading
 import time
@@ -38,6 +42,30 @@ _lock = threading.Lock()
 
 class LeaseHeld(RuntimeError):
     """Another process writes to the lake (the message names it)."""
+
+
+class LakeNotWritable(RuntimeError):
+    """The lake cannot be written (its lease file is refused: a read-only file system, no permission), so a command
+    that writes it (run, migrate, verify, repair, catalog, report, explore) cannot start; the message names the file
+    and why."""
+
+
+NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+IN_THE_WAY = (errno.ENOTDIR, errno.EISDIR)  # a file where the lake makes a folder (``_quarantine``), or the reverse
+
+
+def not_writable(exc: BaseException) -> str | None:
+    """The one line for an ``OSError`` that a file could not be opened, written or moved for want of permission, on a
+    read-only file system or for something else in its place (naming the file and why), else None: what the CLI
+    prints for one met after the lease was taken (a table folder mounted read-only under a writable lake, a file
+    named ``_quarantine``)."""
+    if not isinstance(exc, OSError) or exc.errno not in (*NOT_WRITABLE, *IN_THE_WAY) or not exc.filename:
+        return None
+    other = f" -> {exc.filename2}" if exc.filename2 else ""
+    return (f"cannot write {exc.filename}{other} ({exc.strerror}); the command stopped there, and what it wrote "
+            "before is kept")
 
 
 def holder(root: Path) -> dict:
@@ -119,8 +147,25 @@ def lake_lease(root: str | os.PathLike, *, wait_s: float = 0.0, run_id: str | No
 
 
 def _open_lease(path: Path) -> int:
-    """The lease file, created if missing; never through a link, and only a regular file with one name."""
-    fd = links.open_regular(path, os.O_RDWR | os.O_CREAT, 0o644)
+    """The lease file, created if missing; never through a link, and only a regular file with one name. Something
+    else in its place (a folder, a socket) or a lake that cannot be written is one ``LakeLinkError`` /
+    ``LakeNotWritable`` naming it, never a bare ``OSError``."""
+    try:
+        fd = links.open_regular(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except links.LakeLinkError:
+        raise
+    except OSError as exc:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):  # a folder (EISDIR), a socket (ENXIO): not a lease file
+            raise links.not_plain(path, mode) from None
+        if exc.errno in NOT_WRITABLE:
+            raise LakeNotWritable(f"lake: cannot write its lease file {path} ({exc.strerror}); this command takes "
+                                  "the lake's lease (one writer at a time), so it needs a lake it may write (query "
+                                  "and export read a read-only one)") from None
+        raise
     links_to_it = os.fstat(fd).st_nlink
     if links_to_it != 1:
         os.close(fd)
