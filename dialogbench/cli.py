@@ -86,8 +86,10 @@ def cmd_run(args) -> int:
 
 def _run(args, config) -> int:
     from dialogbench import registry, stopping
+    from dialogbench.lake.version import refuse_foreign
     from dialogbench.preflight import preflight
 
+    refuse_foreign(registry.open_lake(config.lake))  # a folder that is not a lake: one line, before anything in it
     preflight(config, source=args.config)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
@@ -161,15 +163,17 @@ def _stopped(args, state) -> NoReturn:
 
 
 def cmd_query(args) -> int:
-    from functools import partial
-
     from dialogbench.lake.query import query, run
     from dialogbench.lake.terminal import print_csv, print_json, print_table
 
+    # The printers run in the query's child process and print to its sys.stdout (a pipe to this one's): looked up
+    # when they run, not now.
     if args.format == "csv":
-        printer = partial(print_csv, out=sys.stdout)
+        def printer(con, sql):
+            print_csv(con, sql, out=sys.stdout, raw=args.raw)
     elif args.format == "json":
-        printer = partial(print_json, out=sys.stdout)
+        def printer(con, sql):
+            print_json(con, sql, out=sys.stdout)
     else:
         def printer(con, sql):
             relation = query(con, sql)
@@ -186,7 +190,7 @@ def cmd_export(args) -> int:
     from dialogbench.lake.query import export
 
     rows = export(_data_lake(args.lake), args.sql, Path(args.out), fmt=args.format, board=args.board,
-                  limits=_limits(args))
+                  limits=_limits(args), raw=args.raw)
     print(f"{rows} row(s) written to {args.out}")
     return 0
 
@@ -258,15 +262,18 @@ def _existing_lake(lake: str | None) -> Path:
 def _lease(args):
     """The lake's lease for a command that writes in it (a run writing the lake is waited for or refused)."""
     from dialogbench.lake.lease import lake_lease
+    from dialogbench.lake.version import refuse_foreign
+    from dialogbench.registry import open_lake
 
+    refuse_foreign(open_lake(args.lake or "data_lake"))  # a folder that is not a lake gets no .lease file either
     return lake_lease(args.lake or "data_lake", wait_s=args.wait, create=False)
 
 
 def cmd_migrate(args) -> int:
     from dialogbench.registry import open_lake
-    from dialogbench.lake.version import migrate
+    from dialogbench.lake.version import migrate, refuse_foreign
 
-    with _lease(args):
+    with _lease(args):  # refuses a folder that is not a lake before the lease writes its file there
         result = migrate(open_lake(args.lake or "data_lake"))
     print(f"lake format {result['from_format']} -> {result['to_format']}: "
           f"{result['plan_files_rewritten']} plan file(s) rewritten, {result['judgment_files_split']} judgments "
@@ -328,7 +335,8 @@ def cmd_serve(args) -> int:
     from dialogbench.serve import make_server, serve_until_stopped, url
 
     reports = _existing_lake(args.lake) / "reports"
-    server = make_server(reports=reports, host=args.host, port=args.port, verbose=args.verbose)
+    server = make_server(reports=reports, host=args.host, port=args.port, verbose=args.verbose,
+                         allow_hosts=args.allow_host, workers=args.max_connections, timeout_s=args.timeout)
     print(f"serving {reports} at {url(server)}  (read-only; Ctrl-C stops)", flush=True)
     stopped_by = serve_until_stopped(server)
     print(f"stopped ({stopped_by})", flush=True)
@@ -342,6 +350,26 @@ def _port(value: str) -> int:
         number = -1
     if not 0 <= number <= 65535:
         raise argparse.ArgumentTypeError(f"expected a port number 0-65535 (0: any free port), got {value!r}")
+    return number
+
+
+def _allowed_host(value: str) -> str:
+    from dialogbench.serve.hosts import allowed_name
+
+    try:
+        return allowed_name(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a host name or address (no scheme, port or path), got {value!r}") from None
+
+
+def _serve_seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not 0 < number <= 3600:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected seconds, more than 0 and at most 3600, got {value!r}")
     return number
 
 
@@ -399,6 +427,12 @@ def _board_flag(parser: argparse.ArgumentParser) -> None:
                         "the latest run's made without CLI overrides); `select * from boards` lists them")
 
 
+def _raw_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--raw", action="store_true", help="csv: write text exactly as stored (by default a cell "
+                        "starting with = + - @, a tab or a carriage return gets a leading apostrophe, so a "
+                        "spreadsheet shows it rather than running it as a formula)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from dialogbench.lake.commands import add_repair_parser, add_verify_parser
     from dialogbench.ratings.command import add_elo_parser
@@ -441,7 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("sql")
     q.add_argument("--lake", help="lake directory (default: data_lake)")
     q.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    q.add_argument("--max-rows", type=int, default=100, help="rows the table format shows (default 100)")
+    q.add_argument("--max-rows", type=_positive, default=100, help="rows the table format shows (default 100)")
+    _raw_flag(q)
     _board_flag(q)
     _limit_flags(q)
     e = sub.add_parser("export", help="write a query's result to a file outside the lake (parquet, csv, json)")
@@ -449,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="the file to write (its suffix picks the format)")
     e.add_argument("--format", choices=("parquet", "csv", "json"), help="override the format the suffix implies")
     e.add_argument("--lake", help="lake directory (default: data_lake)")
+    _raw_flag(e)
     _board_flag(e)
     _limit_flags(e)
     c = sub.add_parser("catalog", help="rebuild <lake>/catalog.duckdb (views for plain `duckdb`)")
@@ -479,6 +515,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="address to listen on (default 127.0.0.1; 0.0.0.0: every interface, behind a firewall)")
     s.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0: any free port)")
     s.add_argument("--verbose", action="store_true", help="log one line per request (to stderr)")
+    s.add_argument("--allow-host", action="append", default=[], type=_allowed_host, metavar="NAME",
+                   help="also answer requests whose Host header is NAME (repeatable; answered without: localhost, "
+                        "loopback addresses, the --host address and, bound to 0.0.0.0, this machine's name and "
+                        "addresses)")
+    s.add_argument("--max-connections", type=_positive, default=64, metavar="N",
+                   help="requests answered at once (default 64; 4 times as many connections may wait for theirs)")
+    s.add_argument("--timeout", type=_serve_seconds, default=5.0, metavar="SECONDS",
+                   help="a connection that has not sent its request within SECONDS is closed, and so is one that "
+                        "reads none of the answer for as long (default 5)")
     add_elo_parser(sub)
     add_verify_parser(sub)
     add_repair_parser(sub)
@@ -488,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
     from dialogbench.config import ConfigError
-    from dialogbench.lake.lease import LeaseHeld
+    from dialogbench.lake.lease import LakeNotWritable, LeaseHeld, not_writable
     from dialogbench.lake.links import LakeLinkError
     from dialogbench.lake.query import QueryRefused
     from dialogbench.lake.space import as_disk_full
@@ -520,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
 
         _say(f"error: {escape(redact(str(exc)), ONE_LINE)}", file=sys.stderr)
         return 2
-    except (ConfigError, DatasetError, LakeFormatError, NoLake, ServeError, LakeLinkError) as exc:
+    except (ConfigError, DatasetError, LakeFormatError, NoLake, ServeError, LakeLinkError, LakeNotWritable) as exc:
         _say(f"error: {redact(str(exc))}", file=sys.stderr)  # a weights URL's password, a token the config holds
         return 2
     except LeaseHeld as exc:  # a distinct code, so a scheduler can tell "busy" from "broken"
@@ -531,10 +576,14 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGINT
     except Exception as exc:  # a full disk anywhere (a lake write says which file; a report or DuckDB file may not)
         full = as_disk_full(exc, Path(getattr(args, "lake", None) or "data_lake"))
-        if full is None:
+        if full is not None:
+            _say(f"error: {full}", file=sys.stderr)
+            return DISK_FULL
+        refused = not_writable(exc)  # a read-only file or folder met past the lease: one line naming it
+        if refused is None:
             raise
-        _say(f"error: {full}", file=sys.stderr)
-        return DISK_FULL
+        _say(f"error: {redact(refused)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
