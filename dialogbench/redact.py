@@ -85,7 +85,7 @@ _SCHEMES = frozenset({"basic", "bearer", "token", "digest", "negotiate"})
 # name=value / name: value on one line, the name any word ``secret_key`` says names a secret (OPENAI_API_KEY=…,
 # "hf_token": "…", PGPASSWORD=…, Ocp-Apim-Subscription-Key: …, pwd=…); the value 6+ characters, so that prose
 # ("password: none") is left.
-_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]*)([\"']?[ \t]*[=:][ \t]*[\"']?)"
+_ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_./\\-])([A-Za-z_][A-Za-z0-9_.-]*)([\"']?[ \t]*[=:][ \t]*[\"']?)"
                          r"(?!\[REDACTED\])([^\s\"',;&}]{6,})")
 
 
@@ -138,7 +138,9 @@ SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey
 SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("signing", "key")})
 NOT_A_SECRET = frozenset({"env", "var", "file", "path", "dir", "url", "uri", "endpoint", "type", "mode", "method",
                           "name", "len", "length", "size", "count", "limit", "max", "min", "timeout", "ttl",
-                          "enabled", "required", "error", "errors", "exception", "warning"})  # TokenError: …
+                          "enabled", "required", "error", "errors", "exception", "warning",  # TokenError: …
+                          # a file's name (secrets.yaml: …, a path's last part, as a log line starts): not a key
+                          "yaml", "yml", "json", "jsonl", "toml", "ini", "cfg", "conf", "txt", "log", "csv", "py"})
 DATA_KEYS = frozenset({"cell", "cache", "sort", "primary", "foreign", "partition", "hash", "row", "group", "join",
                        "lookup", "unique", "dedup", "idempotency", "map", "dict", "item", "record", "column", "table",
                        "stage", "model", "run", "judge", "config", "generation", "opponent", "earlier", "fingerprint",
