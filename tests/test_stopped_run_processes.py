@@ -74,5 +74,6 @@ def test_a_process_started_while_the_exit_kills_is_killed_too():
 
 def test_a_stopped_run_starts_no_temporary_server_again(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    out = _run(SERVER_STOPPED, {**env, "PREFECT_HOME": str(tmp_path), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"})
+    out = _run(SERVER_STOPPED, {**env, "PREFECT_HOME": str(tmp_path), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+                                "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180"})  # as the CLI sets it
     assert "refused: the run is stopping" in out and "servers 0" in out, out
