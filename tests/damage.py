@@ -3,10 +3,12 @@ reads but holds other values (the silent kind: only a checksum sees it)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 
 def truncate(path: Path, keep: float = 0.5) -> None:
@@ -36,3 +38,22 @@ def flip_keeping_readable(path: Path) -> int:
 
 def same_mtime(path: Path, stat: os.stat_result) -> None:
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+@contextlib.contextmanager
+def killed_before_the_data_rename(monkeypatch, why: str = "killed"):
+    """A lake writer killed between its commit's two renames: its record is in place, its Parquet file's rename
+    raises ``KeyboardInterrupt`` (raised out of the block, then ``os.replace`` is itself again)."""
+    real = os.replace
+
+    def killed(src, dst):
+        if str(dst).endswith(".parquet"):
+            raise KeyboardInterrupt(why)
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", killed)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            yield
+    finally:
+        monkeypatch.undo()

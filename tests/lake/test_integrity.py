@@ -23,7 +23,7 @@ from dialogbench.lake.catalog import connect
 from dialogbench.lake.quarantine import NOTE, notes
 from dialogbench.lake.verify import quick_check, verify
 from dialogbench.lake.version import FORMAT, LakeFormatError, ensure_current, lake_format, refuse_older
-from tests.damage import flip_keeping_readable, same_mtime, truncate
+from tests.damage import flip_keeping_readable, killed_before_the_data_rename, same_mtime, truncate
 
 
 def small(values: list[int], label: str = "x") -> pa.Table:
@@ -54,17 +54,8 @@ def test_every_write_records_checksum_size_and_rows(tmp_path):
 def test_a_writer_killed_between_its_two_renames_is_rolled_forward(tmp_path, monkeypatch):
     lake = Lake(tmp_path / "lake", layout=Layout(tables={"things": Table("things", small([]).schema)}))  # swept
     lake.write("things", small([1]))
-    real = os.replace
-
-    def killed(src, dst):
-        if str(dst).endswith(".parquet"):
-            raise KeyboardInterrupt("killed after the record, before the data's rename")
-        return real(src, dst)
-
-    monkeypatch.setattr(os, "replace", killed)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_before_the_data_rename(monkeypatch, "killed after the record, before the data's rename"):
         lake.write("things", small([2, 3]))
-    monkeypatch.undo()
     assert values(lake) == [1]  # in flight: left out, not damage
     assert quick_check(lake) == [] and not (lake.root / "_quarantine").exists()
     assert lake.clean_temp_files() == 1  # the run's start finishes the rename: the record says it was committed

@@ -15,6 +15,7 @@ from dialogbench.cli import main
 from dialogbench.lake import manifest
 from dialogbench.lake.version import MARKER, NotALake, ensure_current, lake_format, migrate, refuse_foreign
 from dialogbench.registry import open_lake
+from tests.damage import killed_before_the_data_rename
 from tests.lake.test_version import old_lake
 
 
@@ -139,17 +140,8 @@ def test_the_run_start_sweep_touches_only_temp_files_the_lakes_writers_made(tmp_
     named_tmp = manifest.of(committed).tmp  # the temp name its record holds: a stale copy of that name is the lake's
     (folder / named_tmp).write_bytes(b"not the committed size")
 
-    real = os.replace  # a writer killed between its two renames: its record names its temp file, which is complete
-
-    def killed(src, dst):
-        if str(dst).endswith(".parquet"):
-            raise KeyboardInterrupt("killed")
-        return real(src, dst)
-
-    monkeypatch.setattr(os, "replace", killed)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_before_the_data_rename(monkeypatch):  # its record names its temp file, which is complete
         lake.write("failures", rows, partition={"stage": "s"}, name="second.parquet")
-    monkeypatch.undo()
     killed_early = folder / manifest.temp_name("third.parquet")  # killed mid-write: the lake's name, no record yet
     killed_early.write_bytes(b"PAR1 half")
     record_tmp = folder / manifest.record_temp_name("third.parquet")
