@@ -30,7 +30,7 @@ from dialogbench.lake.schemas import VERDICTS
 from dialogbench.lake.store import Lake, _duck_type, fsync_path
 
 log = logging.getLogger("dialogbench.catalog")
-SQL_DIR = Path(os.environ.get("DIALOGBENCH_SQL_DIR", Path(__file__).resolve().parents[2] / "sql"))
+SQL_DIR = Path(os.environ.get("DIALOGBENCH_SQL_DIR", Path(__file__).resolve().parents[2] / "sql")).absolute()  # the query's child changes folder
 VIEW_DIRS = ("views", "metrics", "report")  # every file of these is a view named after the file
 MACROS_DIR = "macros"                       # SQL macros (CREATE MACRO statements), created before the views
 TESTS_DIR = "tests"                         # data tests: each must return zero rows

@@ -118,6 +118,7 @@ def _confined(lake: Lake, sql: str, consume: Callable[[duckdb.DuckDBPyConnection
     """``consume(con, sql, out)`` in the confined child, ``drain`` reading ``out`` here; the limits' failures and
     DuckDB's as one line."""
     check_reads_only(sql)
+    lake = lake.absolute()  # the child works in a private empty folder: a relative root would read nothing there
 
     def work(out: BinaryIO) -> T:
         try:

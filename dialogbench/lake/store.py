@@ -73,6 +73,11 @@ class Lake:
         """This lake, its file paths written against ``root_sql`` (see ``__init__``)."""
         return Lake(self.root, layout=self._layout, root_sql=root_sql)
 
+    def absolute(self) -> "Lake":
+        """This lake by its absolute path: what a process that changes its working folder (``lake.confined``'s child)
+        must be given, or a relative root names a folder that is not there and every table reads empty."""
+        return Lake(self.root.absolute(), layout=self._layout, root_sql=self.root_sql)
+
     def pinned(self) -> "Lake":
         """This lake with each table's file list taken once and kept: building every view in one go checks
         each file once instead of once per view that reads its table."""

@@ -164,6 +164,8 @@ def read_comparisons(path: str | os.PathLike, *, models: Sequence[str] | None = 
             frame = frame.with_columns(pl.col(column).cast(pl.String))
         if frame.schema[column] != pl.String:
             raise ComparisonsError(f"{p}: column {column!r} must hold strings, not {frame.schema[column]}")
+    if frame.height == 0:
+        raise ComparisonsError(f"{p}: no comparisons (the file has its columns but no rows): nothing to rate")
     return Games.from_records(frame["model_a"].to_list(), frame["model_b"].to_list(),
                               frame["winner"].to_list(), models=models, source=str(p))
 

@@ -269,3 +269,15 @@ def test_query_csv_guards_formulas_unless_raw(lake, capsys):
     assert capsys.readouterr().out.splitlines() == ["a,b,n", "'=1+1,'+cmd,3"]
     assert main(["query", sql, "--lake", str(lake.root), "--format", "csv", "--raw"]) == 0
     assert capsys.readouterr().out.splitlines() == ["a,b,n", "=1+1,+cmd,3"]
+
+
+def test_a_lake_named_by_a_relative_path_reads_its_rows(lake, monkeypatch, tmp_path, capsys):
+    """The child works in a private empty folder: a lake given as ``data_lake`` (the CLI's default) must still be
+    read there, not as empty tables (the README's ``export`` found no rows and ``elo`` failed on the empty file)."""
+    seeds = len(lake.read("seeds"))
+    assert seeds > 0
+    monkeypatch.chdir(lake.root.parent)
+    assert main(["query", "SELECT count(*) AS n FROM seeds", "--lake", lake.root.name, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["n", str(seeds)]
+    relative = type(lake)(Path(lake.root.name), layout=lake.layout)
+    assert export(relative, "SELECT seed_id FROM seeds", tmp_path / "seeds.csv") == seeds

@@ -158,6 +158,13 @@ def test_elo_command_bad_file_exit_2(tmp_path, capsys):
     assert "bad.csv" in err and "row 0" in err and "'winner'" in err
 
 
+def test_elo_command_on_a_header_only_file_says_there_is_nothing_to_rate(tmp_path, capsys):
+    path = write_csv(tmp_path / "empty.csv", [])
+    assert run_elo_command(parse(["elo", str(path), "--rounds", "5", "--repeats", "1"])) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {path}: no comparisons (the file has its columns but no rows): nothing to rate\n"
+
+
 def test_elo_command_csv_runs_no_formula_a_model_name_holds(tmp_path, capsys):
     rows = [("=HYPERLINK(\"http://evil.example\")", "llama", "model_a"), ("llama", "=HYPERLINK(\"http://evil.example\")", "tie")]
     path = tmp_path / "c.csv"
