@@ -436,6 +436,7 @@ def _raw_flag(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from dialogbench.lake.commands import add_repair_parser, add_verify_parser
     from dialogbench.ratings.command import add_elo_parser
+    from dialogbench.stats.command import add_compare_parser
 
     parser = argparse.ArgumentParser(prog="dialogbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -525,6 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a connection that has not sent its request within SECONDS is closed, and so is one that "
                         "reads none of the answer for as long (default 5)")
     add_elo_parser(sub)
+    add_compare_parser(sub)
     add_verify_parser(sub)
     add_repair_parser(sub)
     return parser
@@ -541,6 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     from dialogbench.lake.commands import run_repair_command, run_verify_command
     from dialogbench.ratings.command import run_elo_command
     from dialogbench.registry import open_lake
+    from dialogbench.stats.command import run_compare_command
     from dialogbench.serve import ServeError
 
     args = build_parser().parse_args(argv)
@@ -557,7 +560,7 @@ def main(argv: list[str] | None = None) -> int:
                 "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export,
                 "elo": run_elo_command, "verify": lambda a: run_verify_command(a, open_lake(a.lake or "data_lake")),
                 "repair": lambda a: run_repair_command(a, open_lake(a.lake or "data_lake")),
-                "serve": cmd_serve}
+                "serve": cmd_serve, "compare": lambda a: run_compare_command(a, open_lake(a.lake or "data_lake"))}
     try:
         return handlers[args.command](args)
     except QueryRefused as exc:  # its message may quote the lake's text: one line, no control character

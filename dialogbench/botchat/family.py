@@ -45,9 +45,9 @@ def prompts(config) -> dict:
 
 METRICS = (
     Metric(view="botchat_unieval", name="pass_rate", keys=("judge", "n"), low="pass_ci_low", high="pass_ci_high",
-           n="dialogues", stages=("generate:", "botchat_unieval"), protocol="botchat_unieval"),
+           n="dialogues", stages=("generate:", "botchat_unieval"), protocol="botchat_unieval", units="botchat_units"),
     Metric(view="botchat_gteval", name="win_tie_rate", keys=("judge",), low="win_tie_ci_low", high="win_tie_ci_high",
-           n="comparisons", stages=("generate:", "botchat_gteval"), protocol="botchat_gteval"),
+           n="comparisons", stages=("generate:", "botchat_gteval"), protocol="botchat_gteval", units="botchat_units"),
     Metric(view="botchat_elo", name="elo", keys=("judge", "n"), low="ci_low", high="ci_high", n="games",
            stages=("generate:", "botchat_arena"), protocol="botchat_arena"),
     Metric(view="botchat_elo", name="bt", keys=("judge", "n"), low="bt_ci_low", high="bt_ci_high", n="games",

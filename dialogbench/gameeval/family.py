@@ -31,14 +31,16 @@ def prompts(config) -> dict:
 
 
 METRICS = (
-    Metric(view="gameeval_askguess", name="st", keys=("setting",), n="trials", stages=("gameeval_askguess",)),
-    Metric(view="gameeval_askguess", name="mean_rounds", keys=("setting",), n="trials", stages=("gameeval_askguess",)),
+    Metric(view="gameeval_askguess", name="st", keys=("setting",), n="trials", stages=("gameeval_askguess",),
+           units="gameeval_units"),
+    Metric(view="gameeval_askguess", name="mean_rounds", keys=("setting",), n="trials", stages=("gameeval_askguess",),
+           units="gameeval_units", higher_is_better=False),
     Metric(view="gameeval_spyfall", name="spy_win_rate", model="spy_model", keys=("villager_model",), n="games",
-           stages=("gameeval_spyfall",)),
+           stages=("gameeval_spyfall",), units="gameeval_units"),
     Metric(view="gameeval_spyfall", name="spy_living_rounds", model="spy_model", keys=("villager_model",), n="games",
-           stages=("gameeval_spyfall",)),
+           stages=("gameeval_spyfall",), units="gameeval_units"),
     Metric(view="gameeval_tofukingdom", name="win_rate", value="points / nullif(games, 0)", keys=("camp",),
-           n="games", stages=("gameeval_tofukingdom",)),
+           n="games", stages=("gameeval_tofukingdom",), units="gameeval_units"),
 )
 
 FAMILY = Family(name="gameeval", title="GameEval", section=GameEvalConfig, stages=stages, tables=TABLES,

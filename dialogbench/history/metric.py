@@ -13,7 +13,11 @@ class Metric:
     / ``high`` its 95% interval's columns (none: no interval) and ``n`` the column counting the cells it rests on.
     ``stages``: the stages (names or prefixes such as ``generate:``) whose cells the value rests on: a row whose
     models miss cells of one (failed, blocked, not computed yet) is incomplete. ``protocol``: the judge stage whose
-    verdicts make the value (none: no judge); a (judge, protocol) that fails its judge checks is not measured."""
+    verdicts make the value (none: no judge); a (judge, protocol) that fails its judge checks is not measured.
+    ``units``: the family's units view (``<family>_units``: the independent units the value is a mean of, see
+    dialogbench/stats), whose bootstrap gives the value's interval (then ``low`` / ``high`` are not read) and whose
+    shared units pair two models in ``dialogbench compare``; none: the view's own interval, if any.
+    ``higher_is_better``: the direction a rank and a verdict read the value in."""
 
     view: str
     name: str
@@ -25,6 +29,8 @@ class Metric:
     n: str | None = None
     stages: tuple[str, ...] = ()
     protocol: str | None = None
+    units: str | None = None
+    higher_is_better: bool = True
 
     def select_sql(self) -> str:
         """One row per view row: model, the key columns (as text), value, interval, n."""

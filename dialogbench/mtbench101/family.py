@@ -33,9 +33,9 @@ def prompts(config) -> dict:
 
 METRICS = (
     Metric(view="mtbench101_leaderboard", name="avg", keys=("judge",), n="tasks_scored",
-           stages=(ANSWER_STAGE, JUDGE_STAGE), protocol=JUDGE_STAGE),
+           stages=(ANSWER_STAGE, JUDGE_STAGE), protocol=JUDGE_STAGE, units="mtbench101_units"),
     Metric(view="mtbench101_tasks", name="score", keys=("judge", "task"), n="dialogues",
-           stages=(ANSWER_STAGE, JUDGE_STAGE), protocol=JUDGE_STAGE),
+           stages=(ANSWER_STAGE, JUDGE_STAGE), protocol=JUDGE_STAGE, units="mtbench101_units"),
 )
 
 FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Config, stages=stages, tables=TABLES,

@@ -27,23 +27,7 @@ with games as (
 ),
 
 words as (
-    select
-        model,
-        setting,
-        item,
-        count(*) as trials,
-        count(*) filter (where outcome = 'ST') / count(*) as st,
-        count(*) filter (where outcome = 'EE') / count(*) as ee,
-        count(*) filter (where outcome = 'RLE') / count(*) as rle,
-        count(*) filter (where outcome = 'AME') / count(*) as ame,
-        count(*) filter (where outcome = 'CE') / count(*) as ce,
-        coalesce(
-            avg(rounds - case when setting = 'without_description' then 1 else 0 end) filter (where outcome = 'ST'),
-            30
-        ) as round
-    from games
-    where played
-    group by model, setting, item
+    select * from {{ ref('gameeval_askguess_words') }}
 ),
 
 matchers as (

@@ -1,0 +1,101 @@
+"""Intervals and paired comparisons on a real (scripted) night of every family: each units view gives its
+leaderboard's numbers (so the interval is the number's), the snapshot carries the bootstrap interval, the run writes
+its pairs (the `pairwise` view) and `dialogbench compare` reads the board."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dialogbench import registry
+from dialogbench.cli import main
+from dialogbench.lake.catalog import connect
+from dialogbench.registry import open_lake
+from dialogbench.stats.units import checked_interval, read_units
+from tests.conftest import VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, VERDICT_YES_5, config_dict
+from tests.stage_runner import night
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    """One scripted night of BotChat (8 seeds), MT-Bench-101 (two tasks, 6 dialogues each) and GameEval Ask-Guess."""
+    from dialogbench.registry import load_config
+    import yaml
+
+    tmp = tmp_path_factory.mktemp("board")
+    script = [VERDICT_YES_5 + "\nRating: [[7]]", VERDICT_NO + "\nRating: [[3]]", VERDICT_YES_3 + "\nRating: [[5]]",
+              VERDICT_NO + "\nRating: [[9]]", VERDICT_GARBAGE]  # UniEval's and MT-Bench-101's formats in one reply
+    data = config_dict(tmp / "lake", n=[4], limit=8, judge_script=script, gteval={"enabled": True},
+                       arena={"enabled": True})
+    data["mtbench101"] = {"tasks": ["CM", "SI"], "limit": 6}
+    data["gameeval"] = {"enabled": True, "askguess": {"limit": 6, "max_rounds": 1}, "spyfall": {"enabled": False},
+                        "tofukingdom": {"enabled": False}}
+    path = tmp / "config.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    config = load_config(path)
+    assert night(config, "r1") > 0
+    return open_lake(tmp / "lake")
+
+
+def test_every_units_view_gives_its_leaderboards_numbers(board):
+    checked = 0
+    with connect(board) as con:
+        for family in registry.families():
+            for metric in family.metrics:
+                if metric.units is None:
+                    continue
+                units = read_units(con, metric)
+                for model, key_values, value, *_ in con.execute(metric.select_sql()).fetchall():
+                    if value is None:
+                        continue
+                    found = checked_interval(units.get((model, tuple(key_values))), value)
+                    assert not (found.reason or "").startswith(("its units give", "no units")), (metric, model, found)
+                    checked += 1
+    assert checked >= 10
+
+
+def test_the_snapshot_carries_the_cluster_bootstrap_and_the_run_its_pairs(board):
+    with connect(board) as con:
+        gteval = con.execute("select value, ci_low, ci_high, n from metric_history "
+                             "where leaderboard = 'botchat_gteval'").fetchall()
+        wilson = con.execute("select win_tie_ci_low, win_tie_ci_high from botchat_gteval").fetchall()
+        tasks = con.execute("select value, ci_low, ci_high from metric_history where leaderboard = 'mtbench101_tasks'"
+                            " and ci_low is not null").fetchall()
+        pairs = con.execute("select metric, model_a, model_b, verdict, shared, p, p_holm from pairwise").fetchall()
+    assert gteval and all(low <= value <= high for value, low, high, _ in gteval if low is not None)
+    # both orders of a seed are one unit: the interval is not the Wilson band of 2 x 8 independent comparisons
+    assert {(low, high) for _, low, high, _ in gteval} != set(wilson)
+    assert all(low <= value <= high for value, low, high in tasks)
+    assert {p[0] for p in pairs} >= {"pass_rate", "win_tie_rate", "score", "avg"}
+    assert all(p[1] < p[2] and p[4] > 0 for p in pairs)
+    assert all(p[6] is None or p[6] >= p[5] for p in pairs)  # Holm never lowers a p
+
+
+def test_compare_names_two_models_and_refuses_an_unknown_one(board, capsys):
+    assert main(["compare", "bot-a", "bot-b", "--lake", str(board.root), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["family"] for r in rows} >= {"botchat", "mtbench101"}
+    assert all({r["model_a"], r["model_b"]} == {"bot-a", "bot-b"} and r["verdict"] for r in rows)
+    assert main(["compare", "bot-a", "bot-z", "--lake", str(board.root)]) == 2
+    assert "has no numbers for 'bot-z'" in capsys.readouterr().err
+    assert main(["compare", "bot-a", "--lake", str(board.root)]) == 2
+    assert main(["compare", "--all", "--lake", str(board.root), "--family", "mtbench101"]) == 0
+    out = capsys.readouterr().out
+    assert "MT-Bench-101" in out and "BotChat" not in out
+
+
+def test_a_second_night_keeps_its_units_and_tests_each_series_against_the_first(board, tmp_path):
+    """The same config again: every cell cached, so each series is tested on all its units and nothing moved."""
+    from dialogbench.registry import load_config
+
+    config = load_config(board.root.parent / "config.yaml")
+    night(config, "r2")
+    with connect(board) as con:
+        kept = con.execute("select run_id, count(*) from metric_units group by run_id order by run_id").fetchall()
+        tested = con.execute("select count(*), min(shared), max(abs(shared_delta)) from metric_changes "
+                             "where run_id = 'r2'").fetchone()
+        statuses = {r[0] for r in con.execute("select distinct status from changes").fetchall()}
+    assert [r[0] for r in kept] == ["r1", "r2"] and kept[0][1] == kept[1][1] > 0
+    assert tested[0] > 0 and tested[1] > 0 and tested[2] == 0
+    assert "same" in statuses and statuses <= {"same", "not measured"}  # nothing moved, nothing within noise
