@@ -243,11 +243,14 @@ def publish_changes(run_id: str, changes: list[dict]) -> None:
     with _publishing("changes"):
         rows = [{"family": c["family"], "board": c["board"], "metric": c["metric"], "model": c["model"],
                  "slice": c["slice"], "status": c["status"], "previous": c["previous"], "value": c["value"],
-                 "delta": c["delta"], "outside_interval": c["outside_interval"], "cause": c["cause"],
-                 "previous_run_id": c["previous_run_id"]} for c in changes[:CHANGES_ROWS_MAX]]
+                 "delta": c["delta"], "outside_interval": c["outside_interval"],
+                 "change_ci_low": c.get("change_ci_low"), "change_ci_high": c.get("change_ci_high"),
+                 "cause": c["cause"], "previous_run_id": c["previous_run_id"]} for c in changes[:CHANGES_ROWS_MAX]]
         outside = sum(bool(c["outside_interval"]) for c in changes)
+        noise = sum(c["status"] == "within noise" for c in changes)
         more = f" (the first {CHANGES_ROWS_MAX} shown)" if len(changes) > CHANGES_ROWS_MAX else ""
         _create(create_table_artifact, table=_jsonable(rows), key=key("changes"),
-                description=f"Run `{run_id}`: {len(changes)} metric value(s) moved or new since the previous run"
-                            f"{more}, {outside} outside their 95% interval (`dialogbench query \"select * from "
-                            "changes\"`).")
+                description=f"Run `{run_id}`: {len(changes)} metric value(s) changed or new since the previous run"
+                            f"{more}, {noise} of them within noise (the paired 95% interval of the change on the "
+                            f"items both runs share holds 0), {outside} outside their 95% interval "
+                            "(`dialogbench query \"select * from changes\"`).")

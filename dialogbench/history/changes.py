@@ -1,5 +1,5 @@
-"""Reading the ``changes`` view: the series of the latest run that moved or are new, most notable first (what the
-run's changes artifact and the report's opening section list)."""
+"""Reading the ``changes`` view: the series of the latest run that moved, are new or changed within noise, most
+notable first and those within noise last (what the run's changes artifact and the report's opening section list)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import duckdb
 CHANGED_SQL = """
 select * from changes
 where status <> 'same'
-order by outside_interval desc nulls last, status = 'new', abs(delta) desc nulls last, family, board, metric, model,
+order by status = 'within noise', outside_interval desc nulls last, status = 'new', abs(delta) desc nulls last, family, board, metric, model,
          slice
 """
 

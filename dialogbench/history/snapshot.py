@@ -1,5 +1,6 @@
 """A run's snapshot: its effective config (``run_configs``) when it starts, and every metric of every enabled
-family's leaderboards (``metric_snapshots``) once its stages are done, each row with the fingerprints a change
+family's leaderboards (``metric_snapshots``, with each headline number's bootstrap interval) and every pair of
+models on each of them (``metric_pairs``: who is really ahead) once its stages are done, each row with the fingerprints a change
 can be traced to (the row's models' configs, the judge's, the family's prompts and config section)."""
 
 from __future__ import annotations
@@ -12,11 +13,16 @@ import pyarrow as pa
 import yaml
 
 from dialogbench import registry
-from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE, RUN_CONFIGS_TABLE
+from dialogbench.history.noise import change_rows, previous_units, tonight_units, unit_rows
+from dialogbench.history.tables import (METRIC_CHANGES_TABLE, METRIC_PAIRS_TABLE, METRIC_SNAPSHOTS_TABLE,
+                                        METRIC_UNITS_TABLE, RUN_CONFIGS_TABLE)
 from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 from dialogbench.redact import redact, redact_tree
 from dialogbench.runs import now
+from dialogbench.stats.bootstrap import ROUNDS
+from dialogbench.stats.compare import compare
+from dialogbench.stats.units import checked_interval, read_units
 
 if TYPE_CHECKING:
     from dialogbench.config import Config
@@ -72,10 +78,11 @@ def short_of(coverage: list[dict], stages: tuple[str, ...], models: list[str], j
 
 def family_rows(con: duckdb.DuckDBPyConnection, config: "Config", family: "Family", *, run_id: str,
                 created_at, config_fp: str, unmeasured: dict | None = None,
-                coverage: list[dict] | None = None) -> list[dict]:
+                coverage: list[dict] | None = None, rounds: int = ROUNDS) -> list[dict]:
     """The snapshot rows of one family's metrics (a view that does not exist yet gives none). ``unmeasured``: the
     (judge, protocol) pairs whose judge failed a judge check (their values are not measured); ``coverage``:
-    report_plan_coverage's rows with missing cells (a value resting on them is not complete)."""
+    report_plan_coverage's rows with missing cells (a value resting on them is not complete). A metric with units
+    (``Metric.units``) gets its interval from the cluster bootstrap of ``rounds`` resamples; others keep the view's."""
     unmeasured, coverage = unmeasured or {}, coverage or []
     prompt_fp = fingerprint(family.prompts(config)) if family.prompts else None
     section = family.settings(config)
@@ -88,7 +95,11 @@ def family_rows(con: duckdb.DuckDBPyConnection, config: "Config", family: "Famil
         except duckdb.CatalogException:
             log.warning("history: view %s is not defined; metric %s left out", metric.view, metric.name)
             continue
+        units = read_units(con, metric) if metric.units else None
         for model, key_values, value, low, high, n in found:
+            if units is not None:  # the one bootstrap over the metric's independent units (dialogbench/stats)
+                found_interval = checked_interval(units.get((model, tuple(key_values))), value, rounds=rounds)
+                low, high = found_interval.low, found_interval.high
             keys = dict(zip(metric.keys, key_values))
             judge = keys.get("judge")
             players = [model, *(v for k, v in keys.items() if k != "judge" and v in known)]
@@ -114,10 +125,20 @@ def snapshot_metrics(con: duckdb.DuckDBPyConnection, lake: Lake, config: "Config
 
     created_at, config_fp = now(), config_fingerprint(config)
     unmeasured, coverage = not_measured(board_findings(con, settings_of(config))), coverage_rows(con)
-    rows = [row for family in registry.families() if family.enabled(config) and family.metrics
+    families = [family for family in registry.families() if family.enabled(config) and family.metrics]
+    rows = [row for family in families
             for row in family_rows(con, config, family, run_id=run_id, created_at=created_at, config_fp=config_fp,
                                    unmeasured=unmeasured, coverage=coverage)]
+    pairs = [{"run_id": run_id, "created_at": created_at, "board": config.board, **found.row()}
+             for found in compare(con, families, unmeasured=unmeasured)]
+    units = tonight_units(con, families)
+    changed = change_rows(units, previous_units(con, board=config.board, run_id=run_id), run_id=run_id)
+    for table, found, name in ((METRIC_PAIRS_TABLE, pairs, "pairs"), (METRIC_UNITS_TABLE, unit_rows(
+            units, run_id=run_id, board=config.board), "units"), (METRIC_CHANGES_TABLE, changed, "changes")):
+        lake.write(table.name, pa.Table.from_pylist(found, schema=table.schema), partition={"run_id": run_id},
+                   name=f"{name}.parquet")
     lake.write(METRIC_SNAPSHOTS_TABLE.name, pa.Table.from_pylist(rows, schema=METRIC_SNAPSHOTS_TABLE.schema),
                partition={"run_id": run_id}, name="metrics.parquet")
-    log.info("history: %d metric value(s) of run %s recorded", len(rows), run_id)
+    log.info("history: %d metric value(s) and %d paired comparison(s) of run %s recorded", len(rows), len(pairs),
+             run_id)
     return len(rows)

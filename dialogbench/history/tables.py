@@ -40,6 +40,65 @@ RUN_CONFIGS = pa.schema([  # what a run ran with: the effective config (override
     ("board", pa.string()),       # the board the run published to (null in files written before boards existed)
 ])
 
+METRIC_PAIRS = pa.schema([  # who is really ahead: every pair of models on every metric with units (dialogbench/stats)
+    ("run_id", pa.string()),
+    ("created_at", TS),
+    ("board", pa.string()),
+    ("family", pa.string()),
+    ("leaderboard", pa.string()),
+    ("metric", pa.string()),
+    ("slice", pa.string()),       # the other key columns, "judge=j, n=8", as metric_snapshots.slice
+    ("model_a", pa.string()),
+    ("model_b", pa.string()),
+    ("value_a", pa.float64()),    # each model's number on the units both have (not the leaderboard's, on all of its)
+    ("value_b", pa.float64()),
+    ("difference", pa.float64()), # value_a - value_b
+    ("ci_low", pa.float64()),     # its 95% paired-bootstrap interval (null: too few shared units)
+    ("ci_high", pa.float64()),
+    ("p", pa.float64()),          # two-sided bootstrap p of no difference
+    ("p_holm", pa.float64()),     # p, Holm-adjusted over the pairs of this (metric, slice)
+    ("shared", pa.int64()),       # the units (seeds, dialogues, words, games) both have
+    ("rounds", pa.int64()),
+    ("verdict", pa.string()),     # "<model> ahead", "within noise", "cannot tell (...)", "not measured (...)"
+    ("higher_is_better", pa.bool_()),
+])
+
+METRIC_UNITS = pa.schema([  # the units each series' number was a mean of, as the run read them (dialogbench/stats)
+    ("run_id", pa.string()),
+    ("board", pa.string()),
+    ("family", pa.string()),
+    ("leaderboard", pa.string()),
+    ("metric", pa.string()),
+    ("model", pa.string()),
+    ("slice", pa.string()),
+    ("stratum", pa.string()),     # MT-Bench-101's task for its average ('' when the number has one stratum)
+    ("cluster", pa.string()),     # the unit: a seed, a dialogue, a word, a word pair, a game
+    ("value", pa.float64()),
+    ("weight", pa.float64()),
+])
+
+METRIC_CHANGES = pa.schema([  # each series against its previous value on the units both nights have
+    ("run_id", pa.string()),
+    ("family", pa.string()),
+    ("leaderboard", pa.string()),
+    ("metric", pa.string()),
+    ("model", pa.string()),
+    ("slice", pa.string()),
+    ("previous_run_id", pa.string()),
+    ("shared", pa.int64()),       # the units both nights have
+    ("shared_value", pa.float64()),     # tonight's number on them
+    ("shared_previous", pa.float64()),  # the previous night's
+    ("shared_delta", pa.float64()),     # shared_value - shared_previous
+    ("ci_low", pa.float64()),     # its 95% paired-bootstrap interval (null: too few shared units)
+    ("ci_high", pa.float64()),
+    ("p", pa.float64()),          # two-sided bootstrap p of no change
+    ("note", pa.string()),        # why there is no interval
+])
+
 METRIC_SNAPSHOTS_TABLE = Table("metric_snapshots", METRIC_SNAPSHOTS, partition=("run_id",))
 RUN_CONFIGS_TABLE = Table("run_configs", RUN_CONFIGS, partition=("run_id",))
-HISTORY_TABLES = (METRIC_SNAPSHOTS_TABLE, RUN_CONFIGS_TABLE)
+METRIC_PAIRS_TABLE = Table("metric_pairs", METRIC_PAIRS, partition=("run_id",))
+METRIC_UNITS_TABLE = Table("metric_units", METRIC_UNITS, partition=("run_id",))
+METRIC_CHANGES_TABLE = Table("metric_changes", METRIC_CHANGES, partition=("run_id",))
+HISTORY_TABLES = (METRIC_SNAPSHOTS_TABLE, RUN_CONFIGS_TABLE, METRIC_PAIRS_TABLE, METRIC_UNITS_TABLE,
+                  METRIC_CHANGES_TABLE)

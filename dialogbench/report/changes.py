@@ -10,6 +10,7 @@ ROWS_MAX = 50  # rows of the table; the rest are counted in the intro (all are i
 SUMMARY_SQL = """
 select count(*) as series, count(*) filter (where status = 'moved') as moved,
        count(*) filter (where status = 'new') as new, count(*) filter (where outside_interval) as outside,
+       count(*) filter (where status = 'within noise') as within_noise,
        count(*) filter (where status = 'not measured') as not_measured,
        count(*) filter (where status = 'incomplete') as incomplete,
        min(run_id) as run_id, count(distinct previous_run_id) as previous_runs, min(previous_run_id) as previous_run_id
@@ -24,6 +25,9 @@ def _value(v) -> str:
 def delta_cell(r: dict) -> str:
     if r["status"] in ("not measured", "incomplete"):
         return r["status"]
+    if r["status"] == "within noise":
+        return (f"{_value(r['delta'])} within noise (paired 95% [{_value(r.get('change_ci_low'))}, "
+                f"{_value(r.get('change_ci_high'))}] on {r.get('shared') or 0:,} shared)")
     return "new" if r["status"] == "new" else _value(r["delta"])
 
 
@@ -42,6 +46,8 @@ def section(summary: list[dict] | None, rows: list[dict] | None) -> Section:
                                                                     "check)"), ("incomplete", "incomplete (cells "
                                                                     "missing): not compared")) if s.get(k)]
     intro = (f"Run {run} against {against}: {s['series']:,} metric series, {s['moved']:,} moved, {s['new']:,} new, "
+             f"{s.get('within_noise') or 0:,} changed within noise (the 95% interval of the paired change, on the "
+             f"items both runs share, holds 0: not called a movement), "
              f"{s['outside']:,} outside their 95% interval (marked {FLAG})"
              + "".join(f", {u}" for u in unknown) + ". A cause is listed where the model's "
              "config, the judge's, the family's prompts or config section, or the number of cells differ; a move with "

@@ -3,6 +3,10 @@
 -- against that series' most recent earlier value on the same board (metric_history): a run on another board (an
 -- ad-hoc run with CLI overrides) never moves these series nor is compared with them.
 --   status: 'new' (no earlier value), 'moved' (the value differs by more than 1e-9, or one side is null), 'same';
+--     'within noise' when it differs but the night-over-night paired test (metric_changes: tonight - the previous
+--     night on the units both have, dialogbench/history/noise.py) has a 95% interval that holds 0: what moved is
+--     what a rerun of the same models would move by chance (change_ci_low / change_ci_high / change_p / shared say
+--     so); a series without that test (Elo, or a previous run that kept no units) moves by the rule above;
 --     'not measured' when either value was not measured (its judge's verdicts could not be read, or it tells nothing
 --     apart: judge_health; such a value is never reported as a movement) and 'incomplete' when either rests on part
 --     of its cells (some failed or are missing: the comparison would mix coverage with change); both with a null
@@ -16,7 +20,11 @@
 --     number of cells the value rests on). Null when nothing recorded differs: a move with no cause is the judge or the engine answering differently (see the
 --     judge canary), or cells recomputed after a failure. config_changed: the run's whole effective config differs
 --     (run_configs has both).
-with history as (
+with paired_changes as (
+    select * from {{ ref('metric_changes') }}
+),
+
+history as (
     select * from {{ ref('metric_history') }}
     where board is not distinct from (select board from {{ ref('current_board') }})
 ),
@@ -67,9 +75,17 @@ compared as (
         e.judge_fp <> t.judge_fp as judge_changed,
         e.prompt_fp <> t.prompt_fp as prompts_changed,
         e.section_fp <> t.section_fp as section_changed,
-        e.config_fp <> t.config_fp as config_changed
+        e.config_fp <> t.config_fp as config_changed,
+        c.ci_low as change_ci_low,
+        c.ci_high as change_ci_high,
+        c.p as change_p,
+        c.shared,
+        c.shared_delta
     from tonight t
     left join earlier e using (family, leaderboard, metric, model, slice)
+    left join paired_changes c
+        on c.run_id = t.run_id and c.previous_run_id = e.run_id and c.family = t.family
+        and c.leaderboard = t.leaderboard and c.metric = t.metric and c.model = t.model and c.slice = t.slice
 ),
 
 final as (
@@ -91,8 +107,10 @@ final as (
             when not complete then 'incomplete'
             when previous_run_id is null then 'new'
             when previous is null and value is null then 'same'
-            when previous is null or value is null or abs(delta) > 1e-9 then 'moved'
-            else 'same'
+            when previous is null or value is null then 'moved'
+            when abs(delta) <= 1e-9 then 'same'
+            when change_ci_low <= 0 and change_ci_high >= 0 and abs(shared_delta) > 1e-12 then 'within noise'
+            else 'moved'
         end as status,
         case
             when delta is null or not measured or not complete or (ci_low is null and previous_ci_low is null) then null
@@ -103,6 +121,10 @@ final as (
         previous_ci_high,
         ci_low,
         ci_high,
+        change_ci_low,
+        change_ci_high,
+        change_p,
+        shared,
         previous_n,
         n,
         nullif(concat_ws('; ',
