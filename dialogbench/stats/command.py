@@ -3,7 +3,8 @@
 One table per family: per metric and slice, A's and B's numbers on the units both have, A − B, its 95% paired-
 bootstrap interval, the p-value (Holm-adjusted over the board's pairs of that metric and slice, so comparing two
 models among many does not inflate the false alarms) and the verdict. With ``--all`` every pair of the board's
-models; ``--standings`` adds each model's interval and rank range."""
+models; ``--standings`` prints instead each model's number, its interval and its rank range (the ranks its interval
+allows: Chatbot Arena's rule)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import sys
 from dialogbench.stats.bootstrap import ROUNDS
 from dialogbench.textsafe import visible
 
+STANDING_COLUMNS = ("metric", "slice", "model", "value", "ci_low", "ci_high", "clusters", "rank", "rank_low",
+                    "rank_high", "note")
 COLUMNS = ("metric", "slice", "model_a", "model_b", "value_a", "value_b", "difference", "ci_low", "ci_high", "p_holm",
            "shared", "verdict")
 
@@ -35,6 +38,9 @@ def add_compare_parser(subparsers) -> argparse.ArgumentParser:
                     "Holm-adjusted over the pairs of each metric, and a verdict.")
     p.add_argument("models", nargs="*", metavar="MODEL", help="the two models to compare (none with --all)")
     p.add_argument("--all", action="store_true", help="every pair of the board's models")
+    p.add_argument("--standings", action="store_true",
+                   help="each model's number with its 95%% interval, rank and rank range (the ranks its interval "
+                        "allows) instead of the pairs")
     p.add_argument("--lake", help="lake directory (default: data_lake)")
     p.add_argument("--board", help="the board to read (default: the lake's default board)")
     p.add_argument("--family", action="append", default=[], help="only this family (repeatable)")
@@ -52,11 +58,11 @@ def _fmt(value, digits: int = 3) -> str:
     return str(value)
 
 
-def _table(rows: list[dict]) -> str:
-    cells = [[_fmt(r[c]) for c in COLUMNS] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(COLUMNS)]
+def _table(rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> str:
+    cells = [[_fmt(r[c]) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
     line = lambda values: "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(COLUMNS), line(["-" * w for w in widths]), *(line(row) for row in cells)])
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *(line(row) for row in cells)])
 
 
 def run_compare_command(args, lake) -> int:
@@ -65,10 +71,11 @@ def run_compare_command(args, lake) -> int:
     from dialogbench.judge_checks.check import board_findings, settings_from_yaml
     from dialogbench.judge_checks.health import not_measured
     from dialogbench.lake.catalog import connect
-    from dialogbench.stats.compare import compare, models_on
+    from dialogbench.stats.compare import compare, models_on, standings
 
-    if args.all == bool(args.models) or (args.models and len(args.models) != 2):
-        print("error: compare: name two models (dialogbench compare A B) or say --all", file=sys.stderr)
+    if not args.standings and (args.all == bool(args.models) or (args.models and len(args.models) != 2)):
+        print("error: compare: name two models (dialogbench compare A B) or say --all (or --standings)",
+              file=sys.stderr)
         return 2
     known = {f.name for f in registry.families() if f.metrics}
     unknown = [name for name in args.family if name not in known]
@@ -80,8 +87,9 @@ def run_compare_command(args, lake) -> int:
         recorded = con.execute("select config from run_configs where board is not distinct from "
                                "(select board from current_board) order by created_at desc limit 1").fetchone()
         unmeasured = not_measured(board_findings(con, settings_from_yaml(recorded[0] if recorded else None)))
-        found = compare(con, families, models=args.models or None, unmeasured=unmeasured, rounds=args.rounds,
-                        seed=args.seed)
+        found = [] if args.standings else compare(con, families, models=args.models or None, unmeasured=unmeasured,
+                                                  rounds=args.rounds, seed=args.seed)
+        ranked = standings(con, families, rounds=args.rounds, seed=args.seed) if args.standings else []
         board = con.execute("select board from current_board").fetchone()[0]
         present = models_on(con, families)
     missing = [m for m in args.models if m not in present]
@@ -89,6 +97,9 @@ def run_compare_command(args, lake) -> int:
         print(visible(f"error: compare: board {board!r} has no numbers for {', '.join(map(repr, missing))} (it has "
                       f"{', '.join(sorted(present)) or 'none'}; --board picks another)"), file=sys.stderr)
         return 2
+    if args.standings:
+        return _print_standings(args, board, families, [s.row() for s in ranked
+                                                         if not args.models or s.model in args.models])
     rows = [c.row() | {"family": c.family} for c in found]
     if args.format == "json":
         print(json.dumps(rows, indent=2))
@@ -101,4 +112,19 @@ def run_compare_command(args, lake) -> int:
         if mine:
             print(f"\n{family.title}")
             print(visible(_table(mine)))
+    return 0
+
+
+def _print_standings(args, board: str, families, rows: list[dict]) -> int:
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"board {board}: each number with its 95% cluster-bootstrap interval ({args.rounds} resamples, seed "
+          f"{args.seed}); rank_low-rank_high: the ranks its interval allows (1 + the models wholly above it, to the "
+          "count less those wholly below)")
+    for family in families:
+        mine = [r for r in rows if r["family"] == family.name]
+        if mine:
+            print(f"\n{family.title}")
+            print(visible(_table(mine, STANDING_COLUMNS)))
     return 0

@@ -127,7 +127,10 @@ def standings(con: duckdb.DuckDBPyConnection, families: Sequence["Family"], *, r
                 ranges = rank_ranges(found, higher_is_better=metric.higher_is_better)
                 sign = -1 if metric.higher_is_better else 1
                 order = sorted(found, key=lambda m: (found[m].value is None, sign * (found[m].value or 0), m))
-                for rank, model in enumerate(order, start=1):
+                for model in order:  # a tie shares the better rank: 1 + the models with a strictly better value
+                    value = found[model].value
+                    rank = 1 + sum(1 for other in order if value is not None and found[other].value is not None
+                                   and sign * found[other].value < sign * value)
                     out.append(Standing(family=family.name, leaderboard=metric.view, metric=metric.name,
                                         slice=_slice(metric, key_values), model=model, interval=found[model],
                                         rank=rank, rank_low=ranges[model][0], rank_high=ranges[model][1]))

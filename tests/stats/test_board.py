@@ -99,3 +99,13 @@ def test_a_second_night_keeps_its_units_and_tests_each_series_against_the_first(
     assert [r[0] for r in kept] == ["r1", "r2"] and kept[0][1] == kept[1][1] > 0
     assert tested[0] > 0 and tested[1] > 0 and tested[2] == 0
     assert "same" in statuses and statuses <= {"same", "not measured"}  # nothing moved, nothing within noise
+
+
+def test_compare_standings_give_each_model_an_interval_and_a_rank_range(board, capsys):
+    assert main(["compare", "--standings", "--lake", str(board.root), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["model"] for r in rows} == {"bot-a", "bot-b"}
+    for r in rows:
+        assert 1 <= r["rank_low"] <= r["rank"] <= r["rank_high"] <= 2
+        assert (r["ci_low"] is None) == (r["note"] is not None)
+        assert r["ci_low"] is None or r["ci_low"] <= r["value"] <= r["ci_high"]
