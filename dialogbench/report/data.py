@@ -18,12 +18,13 @@ from dialogbench.lake.catalog import connect
 from dialogbench.history.changes import CHANGED_SQL
 from dialogbench.judge_checks.check import board_findings, settings_from_yaml
 from dialogbench.judge_checks.health import not_measured
-from dialogbench.report import changes
+from dialogbench.report import ahead, changes, trends
 from dialogbench.report.checks import settings_from_run
 from dialogbench.report.section import Context, Rows
 
-# What no family owns: every judge's output formats and reliability, the latest run (sql/core/report/report_*.sql), and
-# what changed since the previous run (sql/core/metrics/changes.sql)
+# What no family owns: every judge's output formats and reliability, the latest run (sql/core/report/report_*.sql),
+# what changed since the previous run (sql/core/metrics/changes.sql), who is really ahead (report_pairwise and
+# report_pairwise_tally, over pairwise) and the board's trends (report_trends, over metric_history)
 QUERIES = {
     "reliability": "select * from judge_reliability order by judge, protocol",
     "judge_outputs": "select * from judge_outputs order by judge, protocol, backend, backend_version, output_format",
@@ -33,6 +34,9 @@ QUERIES = {
     "coverage": "select * from report_plan_coverage order by stage, judge, model",
     "changes_summary": changes.SUMMARY_SQL,
     "changes": CHANGED_SQL,
+    "pairwise": ahead.SQL,
+    "pairwise_tally": ahead.TALLY_SQL,
+    "trends": trends.SQL,
 }
 
 

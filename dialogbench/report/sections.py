@@ -1,19 +1,27 @@
-"""The report's sections in page order: what changed since the previous run, each reporting family's (registry
-order), then the judge-wide reliability and the latest run: all but the families' are owned by no family."""
+"""The report's sections in page order: what changed since the previous run, each reporting protocol family's
+(registry order), who is really ahead and the trends (every protocol's, read from the history), the checks' families
+(the canary, the judge checks), then the judge-wide reliability, the cost and the latest run: all but the families'
+are owned by no family."""
 
 from __future__ import annotations
 
 import json
 
 from dialogbench import registry
-from dialogbench.report import changes
+from dialogbench.report import ahead, changes, trends
 from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
 
 
 def all_sections(data: dict) -> list[Section]:
-    """``data`` from ``data.collect``: the changes, its families' sections, then the reliability and the run."""
-    own = [s for name, found in data["families"].items() for s in registry.family(name).report.sections(found)]
-    return [changes.section(data.get("changes_summary"), data.get("changes")), *own, reliability(data), cost(data),
+    """``data`` from ``data.collect``: the changes, the protocol families' sections, who is really ahead, the trends,
+    the other families' (checks on the protocols), then the reliability, the cost and the run."""
+    families = [registry.family(name) for name in data["families"]]
+    own = {f.name: f.report.sections(data["families"][f.name]) for f in families}
+    protocols = [s for f in families if f.protocol for s in own[f.name]]
+    checks = [s for f in families if not f.protocol for s in own[f.name]]
+    return [changes.section(data.get("changes_summary"), data.get("changes")), *protocols,
+            ahead.section(data.get("pairwise"), data.get("pairwise_tally"), judge=data.get("judge")),
+            trends.section(data.get("trends"), judge=data.get("judge")), *checks, reliability(data), cost(data),
             runs(data)]
 
 

@@ -59,6 +59,103 @@ def line_chart(series: dict[str, list[tuple[float, float]]], *, label: str, x_la
     return _svg(w, max(h, top + 18 * len(series) + 8), body, label)
 
 
+def _nice_step(span: float, ticks: int = 4) -> float:
+    """A round step (1, 2, 2.5 or 5 times a power of ten) giving about ``ticks`` intervals over ``span``."""
+    raw = span / ticks if span > 0 else 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+
+
+def _runs(points: list[tuple], keep) -> list[list[tuple]]:
+    """``points`` (sorted by x, x consecutive integers) cut into maximal runs of consecutive x where ``keep(point)``."""
+    out: list[list[tuple]] = []
+    for p in points:
+        if not keep(p):
+            continue
+        if out and out[-1][-1][0] == p[0] - 1:
+            out[-1].append(p)
+        else:
+            out.append([p])
+    return out
+
+
+def band_chart(series: dict[str, list[tuple[int, float | None, float | None, float | None]]], *, x_labels: list[str],
+               label: str, y_label: str = "value", percent: bool = False,
+               notes: dict[str, dict[int, str]] | None = None, hollow: dict[str, set[int]] | None = None,
+               colors: dict[str, str] | None = None) -> str:
+    """One line per series over runs 0..len(x_labels)-1 (name -> [(x, y, low, high)]), its 95% interval a shaded band;
+    legend on the right in the given order. A point whose y is None, or an x the series has no point at, is a gap:
+    the line breaks there (one ``<polyline class="seg">`` per run of consecutive points; a lone point is a dot), and
+    the band too (a lone interval is a bar). ``notes[name][x]``: a point's note (its tooltip; at a gap, a grey tick on
+    the axis says why); ``hollow[name]``: the x whose point is drawn hollow (e.g. a value resting on part of its
+    cells); ``colors[name]``: a series' colour (default: the palette in series order), to keep a model's across charts.
+    y is a plain number on an axis fitted to the values and intervals, or a percentage with ``percent``."""
+    notes, hollow, colors = notes or {}, hollow or {}, colors or {}
+    w, h, left, right, top, bottom = 860, 300, 64, 220, 16, 44
+    pw, ph = w - left - right, h - top - bottom
+    found = [v for pts in series.values() for _, *vs in pts for v in vs if v is not None and math.isfinite(v)]
+    lo, hi = (min(found), max(found)) if found else (0.0, 1.0)
+    if hi - lo < 1e-12:
+        pad = abs(hi) * 0.05 or (0.05 if percent else 1.0)
+        lo, hi = lo - pad, hi + pad
+    step = _nice_step(hi - lo)
+    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    count = max(len(x_labels), 1)
+    px = lambda x: left + (x + 0.5) / count * pw  # noqa: E731
+    py = lambda y: top + (hi - y) / (hi - lo) * ph  # noqa: E731
+    scaled = step * (100 if percent else 1)
+    digits = next((d for d in range(8) if abs(round(scaled, d) - scaled) <= scaled * 1e-6), 8)  # what shows the step
+    tick = (lambda y: f"{y * 100:.{digits}f}%") if percent else (lambda y: f"{y:.{digits}f}")  # noqa: E731
+    fmt = (lambda y: f"{y:.1%}") if percent else (lambda y: f"{y:.4g}")  # noqa: E731
+    body = []
+    k = 0
+    while lo + k * step <= hi + step * 1e-9:
+        t = lo + k * step
+        body.append(f'<line x1="{left}" x2="{left + pw}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#ddd"/>')
+        body.append(_text(left - 6, py(t) + 4, tick(t), "end"))
+        k += 1
+    every = max(1, math.ceil(len(x_labels) / 12))
+    for x, name in enumerate(x_labels):
+        if x % every == 0 or x == len(x_labels) - 1:
+            body.append(_text(px(x), top + ph + 16, name, "middle"))
+    body.append(_text(left + pw / 2, h - 6, "run", "middle", 'font-weight="600"'))
+    body.append(_text(14, top + ph / 2, y_label, "middle",
+                      f'font-weight="600" transform="rotate(-90 14 {top + ph / 2:.1f})"'))
+    for i, (name, pts) in enumerate(series.items()):
+        c, said, open_ = colors.get(name) or color(i), notes.get(name, {}), hollow.get(name, set())
+        pts = sorted(pts, key=lambda p: p[0])
+        for part in _runs(pts, lambda p: p[1] is not None and p[2] is not None and p[3] is not None):
+            if len(part) == 1:
+                x, _, low, high = part[0]
+                body.append(f'<line class="band" x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{py(low):.1f}" '
+                            f'y2="{py(high):.1f}" stroke="{c}" stroke-opacity=".35" stroke-width="6"/>')
+            else:
+                ring = [(px(x), py(high)) for x, _, _, high in part] + [(px(x), py(low)) for x, _, low, _ in part[::-1]]
+                body.append(f'<polygon class="band" points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in ring)}" '
+                            f'fill="{c}" fill-opacity=".15" stroke="none"/>')
+        for part in _runs(pts, lambda p: p[1] is not None):
+            if len(part) > 1:
+                path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y, _, _ in part)
+                body.append(f'<polyline class="seg" points="{path}" fill="none" stroke="{c}" stroke-width="2"/>')
+        for x, y, low, high in pts:
+            note = f"; {said[x]}" if said.get(x) else ""
+            where = x_labels[x] if 0 <= x < len(x_labels) else f"{x}"
+            if y is None:
+                if note:
+                    body.append(f'<line class="gap" x1="{px(x):.1f}" x2="{px(x):.1f}" y1="{top + ph - 6}" '
+                                f'y2="{top + ph}" stroke="#999" stroke-width="2"><title>{escape(name)} @{escape(where)}'
+                                f': not drawn{escape(note)}</title></line>')
+                continue
+            band = "" if low is None or high is None else f" [{fmt(low)}, {fmt(high)}]"
+            fill = 'fill="#fff" stroke="' + c + '" stroke-width="1.5"' if x in open_ else f'fill="{c}"'
+            body.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" {fill}><title>{escape(name)} @{escape(where)}'
+                        f": {fmt(y)}{band}{escape(note)}</title></circle>")
+        ly = top + 8 + i * 18
+        body.append(f'<rect x="{w - right + 16}" y="{ly - 9}" width="14" height="4" fill="{c}"/>')
+        body.append(_text(w - right + 36, ly - 3, name))
+    return _svg(w, max(h, top + 18 * len(series) + 8), body, label)
+
+
 def _diverging(v: float) -> str:
     """0 -> red, 0.5 -> near white, 1 -> blue."""
     lo, mid, hi = (215, 48, 39), (247, 247, 247), (69, 117, 180)

@@ -78,7 +78,8 @@ def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
     assert default_title() == "dialogbench — BotChat, MT-Bench-101, GameEval and Toy echo report"
     assert f"<title>{default_title()}</title>" in html and md.startswith(f"# {default_title()}\n")
     assert html.index('id="gameeval"') < html.index('<section id="toy">') < html.index('id="judge"')
-    assert ('<a href="#gameeval">GameEval</a><a href="#toy">Toy echo</a><a href="#canary">Judge canary</a>'
+    assert ('<a href="#gameeval">GameEval</a><a href="#toy">Toy echo</a><a href="#ahead">Who is really ahead</a>'
+            '<a href="#trends">Trends</a><a href="#canary">Judge canary</a>'
             '<a href="#judge-checks">Can the judge tell?</a><a href="#judge">') in html
     block = md.split("## Toy echo\n\n")[1].split("\n## ")[0]
     assert block.startswith("| Stage | planned |") and block.endswith("|\n\nJudge: gpt-4-0613.\n")  # table, then text
