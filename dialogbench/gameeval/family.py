@@ -40,7 +40,7 @@ METRICS = (
     Metric(view="gameeval_spyfall", name="spy_living_rounds", model="spy_model", keys=("villager_model",), n="games",
            stages=("gameeval_spyfall",), units="gameeval_units"),
     Metric(view="gameeval_tofukingdom", name="win_rate", value="points / nullif(games, 0)", keys=("camp",),
-           n="games", stages=("gameeval_tofukingdom",), units="gameeval_units"),
+           n="games", stages=("gameeval_tofukingdom",), units="gameeval_units", paired=False),
 )
 
 FAMILY = Family(name="gameeval", title="GameEval", section=GameEvalConfig, stages=stages, tables=TABLES,

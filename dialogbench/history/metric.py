@@ -17,7 +17,9 @@ class Metric:
     ``units``: the family's units view (``<family>_units``: the independent units the value is a mean of, see
     dialogbench/stats), whose bootstrap gives the value's interval (then ``low`` / ``high`` are not read) and whose
     shared units pair two models in ``dialogbench compare``; none: the view's own interval, if any.
-    ``higher_is_better``: the direction a rank and a verdict read the value in."""
+    ``higher_is_better``: the direction a rank and a verdict read the value in. ``paired``: two models share units
+    (the same seeds, dialogues, words); False where they never do (TofuKingdom: two models in one camp never play the
+    same game), so ``compare`` resamples each side on its own."""
 
     view: str
     name: str
@@ -31,6 +33,7 @@ class Metric:
     protocol: str | None = None
     units: str | None = None
     higher_is_better: bool = True
+    paired: bool = True
 
     def select_sql(self) -> str:
         """One row per view row: model, the key columns (as text), value, interval, n."""

@@ -20,6 +20,7 @@ is none."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -129,22 +130,33 @@ def _too_few(units: Units, *, constant: bool = True) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=16)
+def _counts(seed: int, rounds: int, sizes: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """Per stratum of ``sizes`` clusters, a rounds x clusters matrix: how often each cluster is drawn in each resample
+    (size draws with replacement; one bincount over all rounds at once). Every call with the same seed, rounds and
+    strata draws the same matrices, so they are drawn once and shared read-only (a board's 91 pairs of one slice)."""
+    rng = np.random.default_rng(seed)
+    found = []
+    for size in sizes:
+        drawn = rng.integers(0, size, size=(rounds, size)) + (np.arange(rounds) * size)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=rounds * size).reshape(rounds, size).astype(float)
+        counts.setflags(write=False)
+        found.append(counts)
+    return tuple(found)
+
+
 def replicates(unit_sets: Sequence[Units], *, rounds: int, seed: int) -> list[np.ndarray]:
     """The statistic of each of ``unit_sets`` (same strata and clusters, in the same order: a paired design) over
     ``rounds`` resamples of the clusters, the same draws for every set: one array of ``rounds`` values per set."""
-    rng = np.random.default_rng(seed)
     groups = unit_sets[0].groups()
-    totals = [np.zeros(rounds) for _ in unit_sets]
-    for rows in groups.values():
-        size = len(rows)
-        # rounds x clusters: how often each cluster is drawn in each resample (size draws with replacement); one
-        # bincount over all rounds at once is several times faster than rng.multinomial row by row
-        drawn = rng.integers(0, size, size=(rounds, size)) + (np.arange(rounds) * size)[:, None]
-        counts = np.bincount(drawn.ravel(), minlength=rounds * size).reshape(rounds, size).astype(float)
-        for total, units in zip(totals, unit_sets):
-            w = units.weights[rows]
-            total += (counts @ (units.values[rows] * w)) / (counts @ w)
-    return [total / len(groups) for total in totals]
+    k = len(unit_sets)
+    totals = np.zeros((k, rounds))
+    for counts, rows in zip(_counts(seed, rounds, tuple(len(r) for r in groups.values())), groups.values()):
+        # one product for every set's numerator and denominator: rounds x 2k
+        sums = counts @ np.column_stack([*(u.values[rows] * u.weights[rows] for u in unit_sets),
+                                         *(u.weights[rows] for u in unit_sets)])
+        totals += (sums[:, :k] / sums[:, k:]).T
+    return list(totals / len(groups))
 
 
 def _percentiles(samples: np.ndarray) -> tuple[float, float]:
@@ -169,8 +181,11 @@ def paired(a: Units, b: Units, *, rounds: int = ROUNDS, seed: int = 0) -> Paired
     """A − B on the (stratum, cluster) units both have, with the same resamples for both sides."""
     if rounds < 100:
         raise ValueError(f"rounds must be at least 100 for a 95% interval, not {rounds}")
-    shared = sorted(set(zip(a.strata, a.clusters)) & set(zip(b.strata, b.clusters)))
-    a, b = a.select(shared), b.select(shared)
+    if a.strata == b.strata and a.clusters == b.clusters:  # the usual case: both scored on the same units
+        shared = list(zip(a.strata, a.clusters))
+    else:
+        shared = sorted(set(zip(a.strata, a.clusters)) & set(zip(b.strata, b.clusters)))
+        a, b = a.select(shared), b.select(shared)
     va, vb = statistic(a), statistic(b)
     if va is None or vb is None:
         return Paired(a=va, b=vb, difference=None, low=None, high=None, p=None, shared=0, rounds=rounds,
@@ -188,14 +203,37 @@ def paired(a: Units, b: Units, *, rounds: int = ROUNDS, seed: int = 0) -> Paired
                       p=1.0 if abs(difference) < 1e-12 else None, shared=len(shared), rounds=rounds,
                       reason="every shared item differs by the same amount: a resample cannot vary, no interval")
     ra, rb = replicates([a, b], rounds=rounds, seed=seed)
-    samples = ra - rb
+    return _tested(va, vb, difference, ra - rb, shared=len(shared), rounds=rounds)
+
+
+def independent(a: Units, b: Units, *, rounds: int = ROUNDS, seed: int = 0) -> Paired:
+    """A − B when the two never share a unit (TofuKingdom: two models in one camp never play the same game): each side
+    resampled on its own, the difference's interval and the two-sided p as ``paired``'s; ``shared`` is 0."""
+    if rounds < 100:
+        raise ValueError(f"rounds must be at least 100 for a 95% interval, not {rounds}")
+    va, vb = statistic(a), statistic(b)
+    if va is None or vb is None:
+        return Paired(a=va, b=vb, difference=None, low=None, high=None, p=None, shared=0, rounds=rounds,
+                      reason="one side has no units")
+    difference = va - vb
+    reason = _too_few(a, constant=False) or _too_few(b, constant=False)
+    if reason is None and _too_few(a) is not None and _too_few(b) is not None:
+        reason = "both sides score the same on every unit: a resample cannot vary, no interval"
+    if reason is not None:
+        return Paired(a=va, b=vb, difference=difference, low=None, high=None,
+                      p=1.0 if abs(difference) < 1e-12 else None, shared=0, rounds=rounds, reason=reason)
+    samples = replicates([a], rounds=rounds, seed=seed)[0] - replicates([b], rounds=rounds, seed=seed + 1)[0]
+    return _tested(va, vb, difference, samples, shared=0, rounds=rounds)
+
+
+def _tested(va: float, vb: float, difference: float, samples: np.ndarray, *, shared: int, rounds: int) -> Paired:
     low, high = _percentiles(samples)
     if abs(difference) < 1e-12:
         p = 1.0
     else:  # how often a resample lands as far from the observed difference as the observed is from zero
         extreme = int(np.count_nonzero(np.abs(samples - difference) >= abs(difference) - 1e-12))
         p = min(1.0, (extreme + 1) / (rounds + 1))
-    return Paired(a=va, b=vb, difference=difference, low=low, high=high, p=p, shared=len(shared), rounds=rounds)
+    return Paired(a=va, b=vb, difference=difference, low=low, high=high, p=p, shared=shared, rounds=rounds)
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:

@@ -1,7 +1,8 @@
 """Who is really ahead: every pair of models on every headline number of a board, on the items both have.
 
 For each metric a family declares with a units view (``Metric.units``) and each of its slices (judge, N, task,
-setting, opponent…), every pair of models in the slice is compared by ``bootstrap.paired``; the p-values of one
+setting, opponent…), every pair of models in the slice is compared by ``bootstrap.paired`` (``bootstrap.independent``
+for a metric whose models share no unit, ``Metric.paired``); the p-values of one
 (metric, slice) are Holm-adjusted together, and the verdict reads the adjusted p and the interval. A value whose
 judge failed its judge checks is compared all the same but its verdict says "not measured": the report refuses that
 number, and so does the comparison."""
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import duckdb
 
-from dialogbench.stats.bootstrap import ROUNDS, Interval, Paired, holm, interval, paired, rank_ranges, verdict
+from dialogbench.stats.bootstrap import (ROUNDS, Interval, Paired, holm, independent, interval, paired, rank_ranges,
+                                         verdict)
 from dialogbench.stats.units import read_units
 
 if TYPE_CHECKING:
@@ -94,7 +96,8 @@ def compare(con: duckdb.DuckDBPyConnection, families: Sequence["Family"], *, mod
                 present = by_slice[key_values]
                 names = [m for m in models if m in present] if models else sorted(present)
                 pairs = list(itertools.combinations(names, 2))
-                results = [paired(present[a], present[b], rounds=rounds, seed=seed) for a, b in pairs]
+                test = paired if metric.paired else independent
+                results = [test(present[a], present[b], rounds=rounds, seed=seed) for a, b in pairs]
                 adjusted = holm([r.p for r in results])
                 finding = unmeasured.get((_judge(metric, key_values), metric.protocol)) if metric.protocol else None
                 for (a, b), result, p_adjusted in zip(pairs, results, adjusted):

@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pytest
 
-from dialogbench.stats.bootstrap import (MIN_CLUSTERS, Interval, Paired, Units, holm, interval, paired,
+from dialogbench.stats.bootstrap import (MIN_CLUSTERS, Interval, Paired, Units, holm, independent, interval, paired,
                                          rank_ranges, statistic, verdict)
 
 
@@ -458,3 +458,24 @@ def test_paired_ten_points_apart_mostly_called_different():
     """p = 0.6 + d_i against 0.5 + d_i on 300 shared items (about 2.7 standard errors apart): called different in
     most repeats. Measured: 71.0% of 100 repeats (71.25% of 400 repeats in a longer run)."""
     assert called_different(0.6, 0.5, items=300, repeats=100, seed=11) > 0.5
+
+
+def test_independent_compares_sides_that_share_no_unit():
+    """TofuKingdom: two models in one camp never play the same game; each side is resampled on its own."""
+    rng = np.random.default_rng(9)
+    a = flat((rng.random(200) < 0.7).astype(float), prefix="a")
+    b = flat((rng.random(200) < 0.3).astype(float), prefix="b")
+    assert paired(a, b, rounds=300).reason == "no items both were scored on"
+    res = independent(a, b, rounds=300, seed=0)
+    assert res.shared == 0 and res.low > 0 and res.p < 0.01
+    assert verdict(res, res.p, a="a", b="b") == "a ahead"
+    same = independent(a, flat(a.values, prefix="c"), rounds=300, seed=0)
+    assert same.difference == 0 and same.p == 1.0 and same.low < 0 < same.high
+
+
+def test_the_resample_counts_are_drawn_once_per_seed_and_shape():
+    from dialogbench.stats.bootstrap import _counts
+
+    first = _counts(0, 200, (30,))
+    assert _counts(0, 200, (30,)) is first and not first[0].flags.writeable
+    assert (first[0].sum(axis=1) == 30).all()  # each resample draws as many clusters as there are
