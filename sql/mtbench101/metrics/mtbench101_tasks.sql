@@ -10,26 +10,12 @@
 -- dialogue scores the minimum over the turns that parser reads, so a dialogue with an unreadable turn keeps a
 -- score from the others. A dialogue counts once all its turns are judged and at least one was read
 -- (opencompass_dialogues).
-with turns as (
-    select * from {{ ref('mtbench101_turns') }}
+with dialogues as (
+    select * from {{ ref('mtbench101_dialogues') }}
 ),
 
 taxonomy as (
     select * from {{ ref('mtbench101_taxonomy') }}
-),
-
-dialogues as (
-    select
-        model,
-        judge,
-        task,
-        dialogue_id,
-        min(score) as score,
-        bool_and(parsed) as complete,
-        min(opencompass_score) as opencompass_score,
-        bool_and(judged) as judged
-    from turns
-    group by model, judge, task, dialogue_id
 ),
 
 scores as (

@@ -6,20 +6,8 @@
 --   the 13 task means, so each resample draws each task's dialogues from that task).
 -- Columns, as every family's *_units view: leaderboard, metric, model, key_values (the metric's keys, as text, in its
 -- Metric's order), stratum, cluster, value, weight (a number is the mean over strata of sum(value*weight)/sum(weight)).
-with turns as (
-    select * from {{ ref('mtbench101_turns') }}
-),
-
-dialogues as (
-    select
-        model,
-        judge,
-        task,
-        dialogue_id,
-        min(score) as score,
-        bool_and(parsed) as complete
-    from turns
-    group by model, judge, task, dialogue_id
+with dialogues as (
+    select * from {{ ref('mtbench101_dialogues') }}
 ),
 
 scored as (
