@@ -310,6 +310,31 @@ def test_the_wilson_macros_match_the_formula_and_persist_in_the_catalog_file(tmp
         assert con.execute("select wilson_low(2, 4)").fetchone() == (0.15,)
 
 
+def test_the_clustered_wilson_counts_a_seeds_two_agreeing_orders_once():
+    """Two orders per seed: when they always agree, 40 comparisons are 20 seeds' worth (the design effect is 2: Wilson's
+    interval on 20); when no seed's orders are more alike than two seeds are, and when every seed gave one comparison,
+    it is Wilson's own."""
+    def sums(per_seed):  # (y, m) per seed -> k, n, syy, sym, smm, c
+        return (sum(y for y, _ in per_seed), sum(m for _, m in per_seed), sum(y * y for y, _ in per_seed),
+                sum(y * m for y, m in per_seed), sum(m * m for _, m in per_seed), len(per_seed))
+
+    agreeing = sums([(2, 2)] * 12 + [(0, 2)] * 8)   # 24 of 40, every seed both or neither
+    mixed = sums([(1, 2)] * 20)                      # 20 of 40, every seed one of two: no more alike than seeds
+    single = sums([(1, 1)] * 7 + [(0, 1)] * 43)      # one comparison per seed: independent trials
+    with duckdb.connect() as con:
+        create_macros(con, registry.layout().sql)
+        clustered = con.execute("select clustered_wilson_low(?, ?, ?, ?, ?, ?), clustered_wilson_high(?, ?, ?, ?, ?, ?)",
+                                [*agreeing, *agreeing]).fetchone()
+        assert clustered == con.execute("select wilson_low(12, 20), wilson_high(12, 20)").fetchone()
+        assert clustered != con.execute("select wilson_low(24, 40), wilson_high(24, 40)").fetchone()
+        assert con.execute("select clustered_wilson_low(?, ?, ?, ?, ?, ?), clustered_wilson_high(?, ?, ?, ?, ?, ?)",
+                           [*mixed, *mixed]).fetchone() == con.execute(
+            "select wilson_low(20, 40), wilson_high(20, 40)").fetchone()
+        assert con.execute("select clustered_wilson_low(?, ?, ?, ?, ?, ?), clustered_wilson_high(?, ?, ?, ?, ?, ?)",
+                           [*single, *single]).fetchone() == con.execute(
+            "select wilson_low(7, 50), wilson_high(7, 50)").fetchone()
+
+
 # --- tags that read a view: source_with_board('table'), current_cells('stage') ---------------------------------
 
 def stage_row(run: str, stage: str, *, board: str | None, config: str = "configs/nightly.yaml") -> dict:
