@@ -14,8 +14,8 @@ import yaml
 
 from dialogbench import registry
 from dialogbench.history.noise import change_rows, previous_units, tonight_units, unit_rows
-from dialogbench.history.tables import (METRIC_CHANGES_TABLE, METRIC_PAIRS_TABLE, METRIC_SNAPSHOTS_TABLE,
-                                        METRIC_UNITS_TABLE, RUN_CONFIGS_TABLE)
+from dialogbench.history.tables import (JUDGE_FINDINGS_TABLE, METRIC_CHANGES_TABLE, METRIC_PAIRS_TABLE,
+                                        METRIC_SNAPSHOTS_TABLE, METRIC_UNITS_TABLE, RUN_CONFIGS_TABLE)
 from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 from dialogbench.redact import redact, redact_tree
@@ -133,8 +133,11 @@ def snapshot_metrics(con: duckdb.DuckDBPyConnection, lake: Lake, config: "Config
              for found in compare(con, families, unmeasured=unmeasured)]
     units = tonight_units(con, families)
     changed = change_rows(units, previous_units(con, board=config.board, run_id=run_id), run_id=run_id)
+    findings = [{"run_id": run_id, "created_at": created_at, "board": config.board, "judge": f.judge,
+                 "protocol": f.protocol, "check": f.check, "reason": f.why} for f in unmeasured.values()]
     for table, found, name in ((METRIC_PAIRS_TABLE, pairs, "pairs"), (METRIC_UNITS_TABLE, unit_rows(
-            units, run_id=run_id, board=config.board), "units"), (METRIC_CHANGES_TABLE, changed, "changes")):
+            units, run_id=run_id, board=config.board), "units"), (METRIC_CHANGES_TABLE, changed, "changes"),
+            (JUDGE_FINDINGS_TABLE, findings, "findings")):
         lake.write(table.name, pa.Table.from_pylist(found, schema=table.schema), partition={"run_id": run_id},
                    name=f"{name}.parquet")
     lake.write(METRIC_SNAPSHOTS_TABLE.name, pa.Table.from_pylist(rows, schema=METRIC_SNAPSHOTS_TABLE.schema),

@@ -95,10 +95,21 @@ METRIC_CHANGES = pa.schema([  # each series against its previous value on the un
     ("note", pa.string()),        # why there is no interval
 ])
 
+JUDGE_FINDINGS = pa.schema([  # the (judge, protocol) pairs whose numbers the run refused: its judge checks' findings
+    ("run_id", pa.string()),
+    ("created_at", TS),
+    ("board", pa.string()),
+    ("judge", pa.string()),
+    ("protocol", pa.string()),    # the judge stage: botchat_unieval, botchat_arena, botchat_gteval, mtbench101_judge
+    ("check", pa.string()),       # unparsed, discrimination, probes (dialogbench/judge_checks/health.py)
+    ("reason", pa.string()),      # the sentence the report shows
+])
+
 METRIC_SNAPSHOTS_TABLE = Table("metric_snapshots", METRIC_SNAPSHOTS, partition=("run_id",))
 RUN_CONFIGS_TABLE = Table("run_configs", RUN_CONFIGS, partition=("run_id",))
 METRIC_PAIRS_TABLE = Table("metric_pairs", METRIC_PAIRS, partition=("run_id",))
 METRIC_UNITS_TABLE = Table("metric_units", METRIC_UNITS, partition=("run_id",))
 METRIC_CHANGES_TABLE = Table("metric_changes", METRIC_CHANGES, partition=("run_id",))
+JUDGE_FINDINGS_TABLE = Table("judge_findings", JUDGE_FINDINGS, partition=("run_id",))
 HISTORY_TABLES = (METRIC_SNAPSHOTS_TABLE, RUN_CONFIGS_TABLE, METRIC_PAIRS_TABLE, METRIC_UNITS_TABLE,
-                  METRIC_CHANGES_TABLE)
+                  METRIC_CHANGES_TABLE, JUDGE_FINDINGS_TABLE)

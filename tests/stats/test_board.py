@@ -109,3 +109,24 @@ def test_compare_standings_give_each_model_an_interval_and_a_rank_range(board, c
         assert 1 <= r["rank_low"] <= r["rank"] <= r["rank_high"] <= 2
         assert (r["ci_low"] is None) == (r["note"] is not None)
         assert r["ci_low"] is None or r["ci_low"] <= r["value"] <= r["ci_high"]
+
+
+def test_the_views_refuse_what_the_report_refuses(board):
+    """A judge that fails its checks: `headline` nulls its numbers (raw_value kept), and the family's own views say
+    `measured = false` with the report's reason (the issue's botchat_unieval with a pass_rate and no word of it)."""
+    with connect(board) as con:
+        refused = con.execute("select judge, protocol, reason from not_measured").fetchall()
+        headline = con.execute("select leaderboard, model, slice, value, raw_value, ci_low, measured, note "
+                               "from headline").fetchall()
+        views = {view: con.execute(f"select distinct measured, not_measured from {view}").fetchall()
+                 for view in ("botchat_unieval", "botchat_gteval", "mtbench101_tasks", "mtbench101_leaderboard")}
+    assert refused, "the scripted judge fails a check on some protocol"
+    unmeasured = [h for h in headline if not h[6]]
+    assert unmeasured and all(h[3] is None and h[5] is None and h[4] is not None and h[7] for h in unmeasured)
+    assert all(h[3] == h[4] for h in headline if h[6])
+    protocol_of = {"botchat_unieval": "botchat_unieval", "botchat_gteval": "botchat_gteval",
+                   "mtbench101_tasks": "mtbench101_judge", "mtbench101_leaderboard": "mtbench101_judge"}
+    reasons = {protocol: reason for _, protocol, reason in refused}
+    for view, found in views.items():
+        expected = [(False, reasons[protocol_of[view]])] if protocol_of[view] in reasons else [(True, None)]
+        assert found == expected, (view, found)

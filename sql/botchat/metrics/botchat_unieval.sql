@@ -11,12 +11,20 @@
 -- pass_ci_low / pass_ci_high: the Wilson score 95% interval of pass_rate (passed of dialogues) (the wilson_low / wilson_high macros, sql/core/macros/wilson.sql), null when
 -- there is nothing to count.
 -- The counts and rates are botchat_unieval_pass_rates' pass@N rows (pass_at 'n'), counted as botchat_unieval_gt's.
+-- measured / not_measured: false and the reason when the board's latest run refused this judge's numbers on botchat_unieval
+-- (not_measured: its judge checks' findings), as the report does; the numbers stay here as computed (`headline`
+-- nulls them).
 with rates as (
     select * from {{ ref('botchat_unieval_pass_rates') }} where pass_at = 'n'
 ),
 
+refused as (
+    select * from {{ ref('not_measured') }} where protocol = 'botchat_unieval'
+),
+
 final as (
-    select * exclude (pass_at) from rates
+    select rates.* exclude (pass_at), refused.reason is null as measured, refused.reason as not_measured
+    from rates left join refused using (judge)
 )
 
 select * from final

@@ -9,12 +9,20 @@
 -- there is nothing to count.
 -- The counts and rates are botchat_unieval_pass_rates' pass@L rows (pass_at 'human_length'), counted as
 -- botchat_unieval's.
+-- measured / not_measured: false and the reason when the board's latest run refused this judge's numbers on botchat_unieval
+-- (not_measured: its judge checks' findings), as the report does; the numbers stay here as computed (`headline`
+-- nulls them).
 with rates as (
     select * from {{ ref('botchat_unieval_pass_rates') }} where pass_at = 'human_length'
 ),
 
+refused as (
+    select * from {{ ref('not_measured') }} where protocol = 'botchat_unieval'
+),
+
 final as (
-    select * exclude (pass_at, n, parseable) from rates
+    select rates.* exclude (pass_at, n, parseable), refused.reason is null as measured, refused.reason as not_measured
+    from rates left join refused using (judge)
 )
 
 select * from final

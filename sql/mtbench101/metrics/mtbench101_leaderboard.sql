@@ -7,6 +7,7 @@
 -- with an unreadable turn scored by the minimum over its other turns), null unless all 13 tasks have one;
 -- opencompass_avg_scored / opencompass_tasks_scored: its mean over the tasks that have one (what OpenCompass's
 -- summarizer reports when tasks are missing), and how many.
+-- measured / not_measured: as mtbench101_tasks (the board's latest run refused this judge's numbers: not_measured).
 with tasks as (
     select * from {{ ref('mtbench101_tasks') }}
 ),
@@ -29,7 +30,9 @@ means as (
         sum(missing)::bigint as missing,
         case when count(opencompass_score) = 13 then avg(opencompass_score) end as opencompass_avg,
         count(opencompass_score) as opencompass_tasks_scored,
-        avg(opencompass_score) as opencompass_avg_scored
+        avg(opencompass_score) as opencompass_avg_scored,
+        bool_and(measured) as measured,
+        any_value(not_measured) as not_measured
     from tasks
     group by model, judge
 ),

@@ -10,6 +10,9 @@
 -- dialogue scores the minimum over the turns that parser reads, so a dialogue with an unreadable turn keeps a
 -- score from the others. A dialogue counts once all its turns are judged and at least one was read
 -- (opencompass_dialogues).
+-- measured / not_measured: false and the reason when the board's latest run refused this judge's numbers on mtbench101_judge
+-- (not_measured: its judge checks' findings), as the report does; the numbers stay here as computed (`headline`
+-- nulls them).
 with dialogues as (
     select * from {{ ref('mtbench101_dialogues') }}
 ),
@@ -33,8 +36,13 @@ scores as (
     group by model, judge, task
 ),
 
+refused as (
+    select * from {{ ref('not_measured') }} where protocol = 'mtbench101_judge'
+),
+
 final as (  -- the taxonomy's tasks, in Table 3's order
-    select scores.*, taxonomy.position from scores join taxonomy using (task)
+    select scores.*, refused.reason is null as measured, refused.reason as not_measured, taxonomy.position
+    from scores join taxonomy using (task) left join refused using (judge)
 )
 
 select * exclude (position) from final

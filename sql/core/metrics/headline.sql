@@ -1,0 +1,41 @@
+-- headline: every headline number of the board as its latest run recorded it (metric_history), the numbers the report
+-- refuses refused here too: `value`, `ci_low` and `ci_high` are null when the value is not measured (its judge failed
+-- a judge check: `note` says which) and kept as `raw_value`, `raw_ci_low`, `raw_ci_high`. The interval is the cluster
+-- bootstrap's for every number with units (dialogbench/stats; README "Error bars"), the view's own for the others
+-- (Elo's spread, Bradley-Terry's bootstrap); null with too few units. `complete`: false when the value rests on part
+-- of its cells. This is the view to pass on: `dialogbench export "select * from headline" --out numbers.csv`.
+with history as (
+    select * from {{ ref('metric_history') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
+),
+
+latest_run as (
+    select arg_max(run_id, created_at) as run_id from history
+),
+
+final as (
+    select
+        board,
+        run_id,
+        created_at,
+        family,
+        leaderboard,
+        metric,
+        model,
+        slice,
+        judge,
+        case when measured is not false then value end as value,
+        case when measured is not false then ci_low end as ci_low,
+        case when measured is not false then ci_high end as ci_high,
+        n,
+        measured is not false as measured,
+        complete is not false as complete,
+        note,
+        value as raw_value,
+        ci_low as raw_ci_low,
+        ci_high as raw_ci_high
+    from history semi join latest_run using (run_id)
+)
+
+select * from final
+order by family, leaderboard, metric, slice, value desc nulls last, model
