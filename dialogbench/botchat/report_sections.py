@@ -1,12 +1,15 @@
 """BotChat's report sections beside the flagged dialogues: the leaderboard, UniEval pass rate vs N, the Arena
-(Elo, Bradley–Terry, pairwise win rates), win / tie / lose against the ground truth, utterance lengths."""
+(Elo, Bradley–Terry, pairwise win rates), win / tie / lose against the ground truth, utterance lengths. Each number
+resting on verdicts links to the explorer showing them (``items``: the model's verdicts of the protocol by the
+report's judge; the Arena's at the number's N)."""
 
 from __future__ import annotations
 
+from dialogbench.explorer.links import explorer_href
 from dialogbench.report import svg
 from dialogbench.report.checks import FLAG, coverage, few, few_warning, flag, interval as rate_interval, \
     judge_warnings, not_measured_cell, plural, rate_cell, unmeasured
-from dialogbench.report.tables import NO_DATA, Section, Table, column_chunks, num, pct
+from dialogbench.report.tables import NO_DATA, Section, Table, column_chunks, link, num, pct
 
 STAGES = ("generate:", "botchat_")  # BotChat's stages in plans (report_plan_coverage)
 PAPER_NS = (4, 8, 12, 16)  # the N the BotChat paper reports pass@N at: the UniEval table's open columns
@@ -32,6 +35,14 @@ BT_WHAT = ("BT@N: Bradley–Terry maximum-likelihood rating on the Elo scale, wi
 ELO_HEAD = "mean ± std over repeats"
 SPREAD_HEAD = "2.5–97.5% over shuffles"
 BT_HEAD = "bootstrap 95% CI"
+
+
+def items(data: dict, protocol: str, *models: str, n: int | None = None, with_: tuple[str, ...] = (),
+          unparsed: bool = False) -> str:
+    """The explorer showing the verdicts of ``protocol`` (botchat_unieval, botchat_arena, botchat_gteval) of any of
+    ``models`` by the report's judge (the Arena's at ``n``, against ``with_``; unparseable only when ``unparsed``)."""
+    return explorer_href(protocol=protocol, models=models, judge=data.get("judge"), n=n, with_=with_,
+                         unparsed=unparsed)
 
 
 def rating(v) -> str:
@@ -106,28 +117,31 @@ def leaderboard(data: dict) -> Section:
     for i, e in enumerate(lb["rows"], 1):
         gt = e.get("gt_row") or {}
         row = [str(i), model_cell(e["model"], marks)]
+        gt_items, pass_items = items(data, "botchat_gteval", e["model"]), items(data, "botchat_unieval", e["model"])
         parsed.append([str(i), e["model"]]
-                      + ([not_measured_cell(no_gt) if no_gt else pct(e.get("parsed_win_tie"))] if lb["has_gt"] else [])
-                      + [not_measured_cell(no_pass) if no_pass else pct(e.get(f"parsed_pass@{n}"))
+                      + ([link(not_measured_cell(no_gt) if no_gt else pct(e.get("parsed_win_tie")), gt_items)]
+                         if lb["has_gt"] else [])
+                      + [link(not_measured_cell(no_pass) if no_pass else pct(e.get(f"parsed_pass@{n}")), pass_items)
                          for n in lb["pass_ns"]])
         if lb["has_gt"]:
-            row.append(not_measured_cell(no_gt) if no_gt else
-                       rate_cell(e.get("win_tie"), gt.get("win_tie_ci_low"), gt.get("win_tie_ci_high"),
-                                 gt.get("comparisons"), min_cells=lowest))
+            row.append(link(not_measured_cell(no_gt) if no_gt else
+                            rate_cell(e.get("win_tie"), gt.get("win_tie_ci_low"), gt.get("win_tie_ci_high"),
+                                      gt.get("comparisons"), min_cells=lowest), gt_items))
         for n in lb["pass_ns"]:
             p = e.get(f"pass_row@{n}") or {}
-            row.append(not_measured_cell(no_pass) if no_pass else
-                       rate_cell(e.get(f"pass@{n}"), p.get("pass_ci_low"), p.get("pass_ci_high"), p.get("dialogues"),
-                                 min_cells=lowest))
+            row.append(link(not_measured_cell(no_pass) if no_pass else
+                            rate_cell(e.get(f"pass@{n}"), p.get("pass_ci_low"), p.get("pass_ci_high"),
+                                      p.get("dialogues"), min_cells=lowest), pass_items))
         for n in lb["elo_ns"]:
             r = e.get(f"elo@{n}") or {}
             bt = f"\nBT {rating(r['bt'])} {interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}" if r.get("bt") is not None else ""
             games = f"\n{r['games']:,} games" if r.get("games") is not None else ""
-            row.append(not_measured_cell(no_elo) if no_elo else
-                       flag(elo_pm(r) + bt + games, bool(r) and degenerate(r, marks)))
+            row.append(link(not_measured_cell(no_elo) if no_elo else
+                            flag(elo_pm(r) + bt + games, bool(r) and degenerate(r, marks)),
+                            items(data, "botchat_arena", e["model"], n=n)))
         unparsed = [e.get("unparsed"), e.get("gt_unparsed")]
         capped = e["model"] in marks["capped"]
-        row += [flag(num(e.get("mean_tokens")), capped), num(e.get("dialogues"), 0),
+        row += [flag(num(e.get("mean_tokens")), capped), link(num(e.get("dialogues"), 0), pass_items),
                 "–" if all(u is None for u in unparsed) else f"{sum(u or 0 for u in unparsed):,}"]
         rows.append(row)
     rates = (["Win + Tie vs GT"] if lb["has_gt"] else []) + [f"pass@{n}" for n in lb["pass_ns"]]
@@ -148,6 +162,8 @@ def leaderboard(data: dict) -> Section:
                  "unparsed: verdicts the parser could not read (UniEval + GT comparisons).")
     notes.append("Below each rate: its Wilson 95% interval and n, the cells it is a share of (dialogues for pass@N, "
                  f"comparisons for Win + Tie); below each rating the games it rests on. {FLAG}: see Warnings.")
+    notes.append("Each number links to the dialogue explorer showing the verdicts it rests on (the model's, by the "
+                 "report's judge; an Elo's at its N).")
     lead = Table(headers, rows, numeric_from=2, unbroken=(1,))
     return Section("leaderboard", "Leaderboard", "\n".join(notes), [lead, strict],
                    lead=True, warnings=marks["lines"])
@@ -173,17 +189,19 @@ def unieval(data: dict) -> Section:
     models = [m for m in order if any((m, n) in by for n in ns)]
     series = {m: [(n, by[(m, n)]) for n in ns if (m, n) in by] for m in models}
     most = lambda m: max((unparsed.get((m, n)) or 0 for n in ns), default=0)  # noqa: E731  (the same at every N)
-    cell = lambda m, n: rate_cell(by.get((m, n)), (full.get((m, n)) or {}).get("pass_ci_low"),  # noqa: E731
+    rate = lambda m, n: rate_cell(by.get((m, n)), (full.get((m, n)) or {}).get("pass_ci_low"),  # noqa: E731
                                   (full.get((m, n)) or {}).get("pass_ci_high"), (full.get((m, n)) or {}).get("dialogues"),
                                   min_cells=lowest)
     finding = unmeasured(data, "botchat_unieval")
     if finding is not None:
-        cell = lambda m, n: not_measured_cell(finding)  # noqa: E731
+        rate = lambda m, n: not_measured_cell(finding)  # noqa: E731
+    cell = lambda m, n: link(rate(m, n), items(data, "botchat_unieval", m))  # noqa: E731  (every N: the same verdicts)
     shown = [n for n in ns if n in PAPER_NS] or ns
     rule = ("Pass rate by the authors' rule (below); under each rate, its Wilson 95% interval and n, the dialogues it "
             "is a share of")
+    unparsed_cell = lambda m: link(num(most(m), 0), items(data, "botchat_unieval", m, unparsed=True))  # noqa: E731
     rates = lambda cols, tail: Table(["Model"] + [f"N={n}" for n in cols] + ["unparsed"] * tail,  # noqa: E731
-                                     [[m] + [cell(m, n) for n in cols] + [num(most(m), 0)] * tail for m in models],
+                                     [[m] + [cell(m, n) for n in cols] + [unparsed_cell(m)] * tail for m in models],
                                      numeric_from=1)
     table = rates(shown, 1)
     table.caption = (f"{rule}; N = {', '.join(map(str, shown))}, the N the paper reports" if shown != ns
@@ -193,9 +211,10 @@ def unieval(data: dict) -> Section:
         every = column_chunks(rates(ns, 0), 1, EVERY_N_COLUMNS)
         for t in every:
             t.caption, t.collapsed = f"Pass rate at every N, authors' rule: {t.caption}", True
-    strict_cell = (lambda m, n: not_measured_cell(finding)) if finding else (lambda m, n: pct(parsed.get((m, n))))
+    strict_rate = (lambda m, n: not_measured_cell(finding)) if finding else (lambda m, n: pct(parsed.get((m, n))))
+    strict_cell = lambda m, n: link(strict_rate(m, n), items(data, "botchat_unieval", m))  # noqa: E731
     strict = Table(["Model"] + [f"N={n}" for n in ns] + ["unparsed"],
-                   [[m] + [strict_cell(m, n) for n in ns] + [num(most(m), 0)] for m in models],
+                   [[m] + [strict_cell(m, n) for n in ns] + [unparsed_cell(m)] for m in models],
                    "The same pass rates at every N with unparseable verdicts left out (parsed verdicts only).",
                    numeric_from=1, collapsed=True)
     charts = [] if finding else [("Pass rate vs N (authors' rule)",
@@ -224,13 +243,13 @@ def arena(data: dict) -> Section:
         for n in ns:
             r = by.get((m, n)) or {}
             bad = bool(r) and degenerate(r, marks)
-            row += [not_measured_cell(finding) if finding else
-                    flag(elo_pm(r) + (f"\n{interval(r.get('ci_low'), r.get('ci_high'))}" if r.get("ci_low") is not None else ""),
-                         bad),
-                    not_measured_cell(finding) if finding else
-                    flag(rating(r.get("bt")) + (f"\n{interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}"
-                                                if r.get("bt_ci_low") is not None else ""), bad),
-                    flag(num(r.get("games"), 0), few(r.get("games"), marks["min_cells"]))]
+            games = items(data, "botchat_arena", m, n=n)
+            spread = f"\n{interval(r.get('ci_low'), r.get('ci_high'))}" if r.get("ci_low") is not None else ""
+            row += [link(not_measured_cell(finding) if finding else flag(elo_pm(r) + spread, bad), games),
+                    link(not_measured_cell(finding) if finding else
+                         flag(rating(r.get("bt")) + (f"\n{interval(r.get('bt_ci_low'), r.get('bt_ci_high'))}"
+                                                     if r.get("bt_ci_low") is not None else ""), bad), games),
+                    link(flag(num(r.get("games"), 0), few(r.get("games"), marks["min_cells"])), games)]
         rows.append(row)
     tables = [Table(headers, rows, f"Elo@N: {ELO_HEAD}; below it, [{SPREAD_HEAD}]: a spread over orderings of the "
                                    f"same games, not a confidence interval. BT@N: below it, [{BT_HEAD}].")
@@ -249,13 +268,17 @@ def arena(data: dict) -> Section:
             charts.append((f"N={n}: share of games the row model won against the column model (ties count for "
                            "neither)", svg.heatmap(names, cells, label=f"Pairwise win rate at N={n}")))
         unparsed = sum(r["unparsed"] or 0 for r in group)
+        head_to_head = lambda r, **kw: items(data, "botchat_arena", r["model_a"], n=r["n"],  # noqa: E731
+                                             with_=(r["model_b"],), **kw)
         tables.append(Table(["Model A", "Model B", "games", "A wins", "B wins", "ties", "unparsed"],
-                            [[r["model_a"], r["model_b"], flag(num(r["games"], 0), few(r["games"], marks["min_cells"])),
-                              *(pct(r.get(k)) + f"\n{rate_interval(r.get(lo), r.get(hi))}" if r.get(k) is not None else "–"
+                            [[r["model_a"], r["model_b"],
+                              link(flag(num(r["games"], 0), few(r["games"], marks["min_cells"])), head_to_head(r)),
+                              *(link(pct(r.get(k)) + f"\n{rate_interval(r.get(lo), r.get(hi))}", head_to_head(r))
+                                if r.get(k) is not None else "–"
                                 for k, lo, hi in (("win_rate_a", "win_a_ci_low", "win_a_ci_high"),
                                                   ("win_rate_b", "win_b_ci_low", "win_b_ci_high"),
                                                   ("tie_rate", "tie_ci_low", "tie_ci_high"))),
-                              num(r["unparsed"], 0)] for r in group],
+                              link(num(r["unparsed"], 0), head_to_head(r, unparsed=True))] for r in group],
                             caption=f"All pairs at N={n} ({unparsed:,} unparseable verdicts); each share of the "
                                     "games, with its Wilson 95% interval", numeric_from=2,
                             collapsed=True))
@@ -288,8 +311,11 @@ def ground_truth(data: dict) -> Section:
                      pct(g.get("win_tie_rate_parsed"))])
         pass_cells = [not_measured_cell(no_pass)] * 2 if no_pass else [pct(u.get("pass_rate")),
                                                                        pct(u.get("pass_rate_parsed"))]
-        rows.append([m, num(g.get("comparisons"), 0), *gt_cells, num(g.get("unparsed"), 0), *pass_cells,
-                     num(u.get("unparsed"), 0)])
+        gt_items, pass_items = items(data, "botchat_gteval", m), items(data, "botchat_unieval", m)
+        rows.append([m, link(num(g.get("comparisons"), 0), gt_items), *(link(c, gt_items) for c in gt_cells),
+                     link(num(g.get("unparsed"), 0), items(data, "botchat_gteval", m, unparsed=True)),
+                     *(link(c, pass_items) for c in pass_cells),
+                     link(num(u.get("unparsed"), 0), items(data, "botchat_unieval", m, unparsed=True))])
     headers = ["Model", "comparisons", "win", "tie", "lose", "Win + Tie", "Win + Tie\nunparsed left out", "unparsed",
                "UniEval pass @ GT length", "UniEval pass\nunparsed left out", "UniEval unparsed"]
     charts = [("Win / tie / lose against the human dialogue", svg.stacked_bars(

@@ -25,6 +25,8 @@ form.filters select, form.filters input[type=search] { font: inherit; font-size:
 form.filters input[type=search] { min-width: 18em; }
 form.filters button { font: inherit; font-size: 13px; padding: 3px 10px; }
 .counts { font-size: 14px; margin: 6px 0; }
+p.pinned { font-size: 13.5px; margin: 4px 0; padding: 4px 10px; background: #ddf4ff; border-radius: 6px; }
+p.pinned button { font: inherit; font-size: 12.5px; padding: 1px 8px; margin-left: 6px; }
 .pager { display: flex; gap: 10px; align-items: center; font-size: 14px; margin: 8px 0; }
 .pager button { font: inherit; font-size: 13px; padding: 2px 10px; }
 table.caps td, table.caps th { white-space: normal; }
@@ -79,12 +81,15 @@ def render(data: dict, *, title: str, report_link: str | None = None) -> str:
             f'<form class="filters" id="filters" role="search">'
             f'<label>Family / protocol<select id="f-protocol"></select></label>'
             f'<label>Model<select id="f-model"></select></label>'
+            f'<label>or model<select id="f-model2"></select></label>'
             f'<label>Judge<select id="f-judge"></select></label>'
             f'<label>Verdict / outcome<select id="f-verdict"></select></label>'
             f'<label class="check"><input type="checkbox" id="f-unparsed"> unparseable only '
             f'<span id="unparsed-count"></span></label>'
             f'<label>Search<input type="search" id="f-q" placeholder="words in the text, a seed, a key…"></label>'
             f'<button type="button" id="f-reset">clear</button></form>'
+            f'<p class="pinned" id="pinned" hidden>Also, from the link: <span id="pinned-what"></span> '
+            f'<button type="button" id="pinned-drop">drop these</button></p>'
             f'<p class="counts" id="count" role="status"></p>{PAGER}<div id="records"></div>{PAGER}</main>'
             f'<script type="application/json" id="explorer-data">{script_json(visible_tree(data))}</script>'
             f"<script>{SCRIPT.replace('__PAGE_SIZE__', str(PAGE_SIZE))}</script></body></html>\n")

@@ -1,14 +1,108 @@
 """The explorer page's script (inline, no library): read the embedded data, fill the filters and the counts, render
 the records that match a page at a time. Every text from the data goes into the page as ``textContent``, never as
-markup. The filters are kept in the address's ``#`` part (``#model=bot-a&unparsed=1``), so a view can be linked.
-``__PAGE_SIZE__`` is replaced by the records shown per page."""
+markup. ``__PAGE_SIZE__`` is replaced by the records shown per page.
+
+The filters are kept in the address's ``#`` part, so a view can be linked (the report links each of its numbers to
+the records behind it: dialogbench/explorer/links.py writes those addresses). ``FILTERS`` reads and writes that part
+and says whether a record matches; it touches no page, so the tests run it under Node. The ``#`` part's names:
+
+- ``protocol``: a protocol (``botchat_unieval``, ``mtbench101``, ``gameeval_spyfall``, …) or ``family:NAME``;
+- ``model``, once or more: the records of any of them (the two sides of a comparison);
+- ``judge``; ``verdict`` (``PROTOCOL`` NUL ``VERDICT``); ``unparsed`` (``1``); ``q``: words the record's text holds;
+- ``role``: the ``model`` models in this role (a name / value pair of the record's ``fields`` blocks: a game's
+  Players), e.g. ``model=A&model=B&role=spy``: the games A or B played as the spy;
+- ``with``, once or more: models the record has as well (``model=A&with=B``: A's games against B);
+- ``seat``, once or more, ``ROLE:MODEL``: that pair among the record's fields (``seat=villager:B``);
+- ``key``, once or more: an exact word of the record's keys (its ``search`` text cut at spaces and ``/``: an
+  MT-Bench-101 task code, an Ask-Guess word or setting, a seed);
+- ``n``: the utterances the judge read (the record's dialogues are shown up to the n-th): BotChat's N;
+- ``page``: the page of records shown (1 first).
+
+The form has a field for ``protocol``, two models, ``judge``, ``verdict``, ``unparsed`` and ``q``; the rest, when a
+link sets them, are listed under the form and can be dropped."""
+
+FILTERS = r"""
+const Filters = (() => {
+  const NO_JUDGE = "(none: a game)";
+  const ONE = ["protocol", "judge", "verdict", "q", "role", "n"], MANY = ["model", "with", "seat", "key"];
+  const ORDER = ["protocol", "model", "judge", "verdict", "unparsed", "q", "role", "with", "seat", "key", "n", "page"];
+  const pair = (name, value) => `${name}\u0000${value}`;
+  const seat = (text) => {  // ROLE:MODEL (a model's name may hold a colon, a role's does not)
+    const at = text.indexOf(":");
+    return at < 0 ? pair(text, "") : pair(text.slice(0, at), text.slice(at + 1));
+  };
+  function empty() {
+    return {protocol: "", model: [], judge: "", verdict: "", unparsed: false, q: "", role: "", with: [], seat: [],
+            key: [], n: "", page: 1};
+  }
+  // the filters an address's # part (without the #) sets
+  function parse(text) {
+    const found = new URLSearchParams(text), f = empty();
+    for (const k of ONE) f[k] = found.get(k) || "";
+    for (const k of MANY) f[k] = [...new Set(found.getAll(k).filter((v) => v !== ""))];
+    f.unparsed = found.get("unparsed") === "1";
+    f.page = Math.max(1, parseInt(found.get("page") || "1", 10) || 1);
+    return f;
+  }
+  // the # part (without the #) of filters, in one order; what is not set is left out
+  function format(f) {
+    const out = new URLSearchParams();
+    for (const k of ORDER) {
+      const v = f[k];
+      if (Array.isArray(v)) for (const x of v) out.append(k, x);
+      else if (k === "unparsed") { if (v) out.set(k, "1"); }
+      else if (k === "page") { if (v > 1) out.set(k, String(v)); }
+      else if (v) out.set(k, v);
+    }
+    return out.toString();
+  }
+  // what a record is matched on beyond its own fields: the text the search reads (the shared dialogues' lines
+  // included), its keys, its fields' pairs (a game's role -> model) and the utterances its dialogues show
+  function prepare(r, data) {
+    const title = (p) => (data.protocols[p] && data.protocols[p].title) || p;
+    const lines = (b) => ((data.texts[b.ref] || {}).lines || []).slice(0, b.upto || undefined);
+    r.refs = r.blocks.filter((b) => b.kind === "dialogue").map((b) => b.ref);
+    const bodies = r.blocks.map((b) => b.kind === "dialogue" ? lines(b).join("\n") : JSON.stringify(b));
+    r.hay = [r.id, r.title, title(r.protocol), r.models.join(" "), r.judge || "", r.verdict, r.raw || "", r.search,
+             r.refs.join(" "), JSON.stringify(r.result), ...bodies].join("\n").toLowerCase();
+    r.keys = new Set(String(r.search || "").split(/[\s/]+/).filter(Boolean));
+    r.seats = new Set(r.blocks.filter((b) => b.kind === "fields")
+                       .flatMap((b) => (b.pairs || []).map(([k, v]) => pair(k, v))));
+    r.ns = new Set(r.blocks.filter((b) => b.kind === "dialogue").map((b) => String(b.upto)));
+    return r;
+  }
+  function inScope(r, f) {
+    if (!f.protocol) return true;
+    return f.protocol.startsWith("family:") ? r.family === f.protocol.slice(7) : r.protocol === f.protocol;
+  }
+  function matches(r, f) {
+    if (!inScope(r, f)) return false;
+    if (f.model.length && !f.model.some((m) => f.role ? r.seats.has(pair(f.role, m)) : r.models.includes(m))) {
+      return false;
+    }
+    if (f.role && !f.model.length && ![...r.seats].some((s) => s.startsWith(pair(f.role, "")))) return false;
+    if (f.with.some((m) => !r.models.includes(m))) return false;
+    if (f.seat.some((s) => !r.seats.has(seat(s)))) return false;
+    if (f.key.some((k) => !r.keys.has(k))) return false;
+    if (f.n && !(r.ns.size === 1 && r.ns.has(f.n))) return false;
+    if (f.judge && (r.judge || NO_JUDGE) !== f.judge) return false;
+    if (f.verdict && `${r.protocol}\u0000${r.verdict}` !== f.verdict) return false;
+    if (f.unparsed && r.parsed) return false;
+    const q = f.q.trim().toLowerCase();
+    if (q && !q.split(/\s+/).every((word) => r.hay.includes(word))) return false;
+    return true;
+  }
+  return {NO_JUDGE, empty, parse, format, prepare, inScope, matches};
+})();
+"""
 
 SCRIPT = r"""
 (() => {
 "use strict";
+__FILTERS__
 const DATA = JSON.parse(document.getElementById("explorer-data").textContent);
 const PAGE = __PAGE_SIZE__;
-const NO_JUDGE = "(none: a game)";
+const NO_JUDGE = Filters.NO_JUDGE;
 const $ = (id) => document.getElementById(id);
 const el = (tag, attrs, ...children) => {
   const node = document.createElement(tag);
@@ -28,14 +122,11 @@ const title = (p) => (protocols[p] && protocols[p].title) || p;
 const familyTitle = (f) => DATA.families[f] || f;
 const lines = (b) => ((DATA.texts[b.ref] || {}).lines || []).slice(0, b.upto || undefined);
 
-// what the free-text search reads, and how many records show each shared dialogue
+// what the filters read of each record, and how many records show each shared dialogue
 const uses = {};
 for (const r of records) {
-  r.refs = r.blocks.filter((b) => b.kind === "dialogue").map((b) => b.ref);
+  Filters.prepare(r, DATA);
   for (const ref of new Set(r.refs)) uses[ref] = (uses[ref] || 0) + 1;
-  const bodies = r.blocks.map((b) => b.kind === "dialogue" ? lines(b).join("\n") : JSON.stringify(b));
-  r.hay = [r.id, r.title, title(r.protocol), r.models.join(" "), r.judge || "", r.verdict, r.raw || "", r.search,
-           r.refs.join(" "), JSON.stringify(r.result), ...bodies].join("\n").toLowerCase();
 }
 
 function summary() {
@@ -82,41 +173,39 @@ function filterOptions() {
     }
   }
   options($("f-protocol"), entries, `all (${fmt(records.length)})`);
-  options($("f-model"), [...tally(records, (r) => r.models)].sort(byKey).map(([m, n]) => [m, `${m} (${fmt(n)})`]),
-          "all models");
+  const models = [...tally(records, (r) => r.models)].sort(byKey).map(([m, n]) => [m, `${m} (${fmt(n)})`]);
+  options($("f-model"), models, "all models");
+  options($("f-model2"), models, "no other");
   options($("f-judge"), [...tally(records, (r) => r.judge || NO_JUDGE)].sort(byKey)
           .map(([j, n]) => [j, `${j} (${fmt(n)})`]), "all judges");
   verdictOptions();
 }
 
-function inScope(r, f) {
-  if (!f.protocol) return true;
-  return f.protocol.startsWith("family:") ? r.family === f.protocol.slice(7) : r.protocol === f.protocol;
-}
-
 // a verdict is a protocol's ("score 7" of MT-Bench-101): offered for the protocols in scope
 function verdictOptions() {
   const f = state();
-  const counts = tally(records.filter((r) => inScope(r, f)), (r) => `${r.protocol}\u0000${r.verdict}`);
+  const counts = tally(records.filter((r) => Filters.inScope(r, f)), (r) => `${r.protocol}\u0000${r.verdict}`);
   options($("f-verdict"), [...counts].sort(byKey).map(([k, n]) => {
     const [p, v] = k.split("\u0000");
     return [k, `${v} (${fmt(n)})`, title(p)];
   }), "any verdict");
 }
 
+// the filters a link set that the form has no field for (role, with, seat, key, n, models past two)
+let pinned = Filters.empty();
+
 function state() {
-  return {protocol: $("f-protocol").value, model: $("f-model").value, judge: $("f-judge").value,
-          verdict: $("f-verdict").value, unparsed: $("f-unparsed").checked, q: $("f-q").value.trim().toLowerCase()};
+  const models = [$("f-model").value, $("f-model2").value, ...pinned.model].filter(Boolean);
+  return {...pinned, protocol: $("f-protocol").value, model: [...new Set(models)], judge: $("f-judge").value,
+          verdict: $("f-verdict").value, unparsed: $("f-unparsed").checked, q: $("f-q").value.trim(), page: 1};
 }
 
-function matches(r, f) {
-  if (!inScope(r, f)) return false;
-  if (f.model && !r.models.includes(f.model)) return false;
-  if (f.judge && (r.judge || NO_JUDGE) !== f.judge) return false;
-  if (f.verdict && `${r.protocol}\u0000${r.verdict}` !== f.verdict) return false;
-  if (f.unparsed && r.parsed) return false;
-  if (f.q && !f.q.split(/\s+/).every((word) => r.hay.includes(word))) return false;
-  return true;
+function showPinned() {
+  const said = [...pinned.model.map((m) => `or model ${m}`), pinned.role ? `the model playing ${pinned.role}` : "",
+                ...pinned.with.map((m) => `with ${m}`), ...pinned.seat.map((s) => s.replace(":", ": ")),
+                ...pinned.key.map((k) => `key ${k}`), pinned.n ? `N = ${pinned.n}` : ""].filter(Boolean);
+  $("pinned-what").textContent = said.join("; ");
+  $("pinned").hidden = !said.length;
 }
 
 // the blocks
@@ -222,35 +311,49 @@ function render() {
 
 function update(keepPage) {
   const f = state();
-  shown = records.filter((r) => matches(r, f));
+  shown = records.filter((r) => Filters.matches(r, f));
   if (!keepPage) page = 0;
   // what "unparseable only" would show with the other filters as they are
-  const unparsed = records.filter((r) => !r.parsed && matches(r, {...f, unparsed: false})).length;
+  const unparsed = records.filter((r) => !r.parsed && Filters.matches(r, {...f, unparsed: false})).length;
   $("unparsed-count").textContent = `(${fmt(unparsed)})`;
   render();
-  const hash = new URLSearchParams();
-  for (const [k, v] of Object.entries(f)) if (v) hash.set(k, v === true ? "1" : v);
-  if (page) hash.set("page", String(page + 1));
-  const text = hash.toString();
+  const text = Filters.format({...f, page: page + 1});
   if (location.hash.slice(1) !== text) {
     history.replaceState(null, "", text ? "#" + text : location.pathname + location.search);
   }
 }
 
 function reset() {
-  for (const id of ["f-protocol", "f-model", "f-judge", "f-verdict", "f-q"]) $(id).value = "";
+  for (const id of ["f-protocol", "f-model", "f-model2", "f-judge", "f-verdict", "f-q"]) $(id).value = "";
   $("f-unparsed").checked = false;
+  pinned = Filters.empty();
+  showPinned();
   verdictOptions();
 }
 
+// a value a link names that the select does not offer (nothing on this page has it) is offered, so the filter holds
+// and shows no record rather than every record
+function offer(select, value) {
+  if (value && ![...select.options].some((o) => o.value === value)) {
+    select.append(el("option", {value, text: `${value.replace("\u0000", ": ")} (none on this page)`}));
+  }
+  select.value = value;
+}
+
 function restore() {
-  const saved = new URLSearchParams(location.hash.slice(1));
-  const set = (id, v) => { if (v !== null) $(id).value = v; };
-  set("f-protocol", saved.get("protocol"));
+  const f = Filters.parse(location.hash.slice(1));
+  offer($("f-protocol"), f.protocol);
   verdictOptions();
-  for (const k of ["model", "judge", "verdict", "q"]) set(`f-${k}`, saved.get(k));
-  $("f-unparsed").checked = saved.get("unparsed") === "1";
-  page = Math.max(0, (parseInt(saved.get("page") || "1", 10) || 1) - 1);
+  const [first = "", second = "", ...more] = f.model;
+  offer($("f-model"), first);
+  offer($("f-model2"), second);
+  offer($("f-judge"), f.judge);
+  offer($("f-verdict"), f.verdict);
+  $("f-q").value = f.q;
+  $("f-unparsed").checked = f.unparsed;
+  pinned = {...Filters.empty(), model: more, role: f.role, with: f.with, seat: f.seat, key: f.key, n: f.n};
+  showPinned();
+  page = f.page - 1;
 }
 
 summary();
@@ -258,7 +361,11 @@ filterOptions();
 restore();
 let timer = null;
 $("f-protocol").addEventListener("change", () => { verdictOptions(); update(); });
-for (const id of ["f-model", "f-judge", "f-verdict", "f-unparsed"]) $(id).addEventListener("change", () => update());
+for (const id of ["f-model", "f-model2", "f-judge", "f-verdict", "f-unparsed"]) {
+  $(id).addEventListener("change", () => { showPinned(); update(); });
+}
+$("pinned-drop").addEventListener("click", () => { pinned = Filters.empty(); showPinned(); update(); });
+window.addEventListener("hashchange", () => { restore(); update(true); });
 $("f-q").addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => update(), 150); });
 $("filters").addEventListener("submit", (e) => { e.preventDefault(); update(); });
 $("f-reset").addEventListener("click", () => { reset(); update(); });
@@ -270,4 +377,4 @@ for (const pager of document.querySelectorAll(".pager")) {
 update(true);
 document.body.dataset.ready = "1";
 })();
-"""
+""".replace("__FILTERS__", FILTERS)

@@ -2,13 +2,16 @@
 model pair (Table 3) and per word pair (Figure 6), TofuKingdom points per camp permutation and per model (Table 4),
 and one example transcript per game. Ask-Guess counts every trial (CE included); SpyFall and TofuKingdom count only
 finished games, as the paper counts only successful trials; SpyFall games the authors' rules discard (the most-voted
-name was no living player) are counted apart."""
+name was no living player) are counted apart. Each number links to the explorer showing the games behind it
+(``games``: of the game, the model or the seats, the setting or word pair); the explorer lists every played game,
+unfinished ones too, each with its outcome."""
 
 from __future__ import annotations
 
+from dialogbench.explorer.links import explorer_href
 from dialogbench.report.checks import coverage, few, few_warning, flag
 from dialogbench.report.section import Context, ReportSection, Rows
-from dialogbench.report.tables import Section, Table, num
+from dialogbench.report.tables import Section, Table, link, num
 
 QUERIES = {
     "status": "select * from report_gameeval_status order by game",
@@ -57,6 +60,12 @@ def example_games(games: list[dict], events: list[dict]) -> list[dict]:
                               | {"assignment": dict(e["assignment"] or {}), "events": []})
         game["events"].append(e)
     return sorted(out.values(), key=lambda g: (g["game"], g["item_id"]))
+
+
+def games(game: str, *models: str, seats: dict[str, str] | None = None, keys: tuple[str, ...] = ()) -> str:
+    """The explorer showing the played games of ``game`` (askguess, spyfall, tofukingdom) of any of ``models``, with
+    each role of ``seats`` played by its model and each of ``keys`` (a setting, a word pair) among their keys."""
+    return explorer_href(protocol=f"gameeval_{game}", models=models, seats=seats or {}, keys=keys)
 
 
 def two(v) -> str:
@@ -115,8 +124,11 @@ def askguess_tables(rows: list[dict], status: dict | None, lowest: int = 10) -> 
                    f"words; gameeval_askguess_matchers)")
         if unassigned.get(setting):
             caption += f" (+{unassigned[setting]:,} of models with no game yet, not listed)"
-        body = [[r["model"], two(r["mean_rounds"]), *(two(r[k]) for k in OUTCOMES), num(r["words"], 0),
-                 flag(num(r["trials"], 0), few(r["trials"], lowest)), num(r["missing"], 0)] for r in block]
+        played = lambda r: games("askguess", r["model"], keys=(setting,))  # noqa: E731
+        body = [[r["model"], *(link(text, played(r)) for text in
+                               (two(r["mean_rounds"]), *(two(r[k]) for k in OUTCOMES), num(r["words"], 0),
+                                flag(num(r["trials"], 0), few(r["trials"], lowest)))),
+                 num(r["missing"], 0)] for r in block]
         tables.append(Table(["Model", "Round", "ST", "EE", "RLE", "AME", "CE", "words", "trials", "missing"],
                             body, caption, unbroken=(0,)))
     return tables
@@ -139,9 +151,10 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, low
                 w_line.append(NOT_PLAYED)
                 l_line.append(NOT_PLAYED)
                 continue
-            w_line.append(flag(f"{two(r[SPYFALL_TRUE[0]])}\n({two(r[SPYFALL_PUBLISHED[0]])})\nn={r['games']:,}",
-                               few(r["games"], lowest)))
-            l_line.append(f"{two(r[SPYFALL_TRUE[1]])}\n({two(r[SPYFALL_PUBLISHED[1]])})")
+            seated = games("spyfall", seats={"spy": spy, "villager": villager})
+            w_line.append(link(flag(f"{two(r[SPYFALL_TRUE[0]])}\n({two(r[SPYFALL_PUBLISHED[0]])})\nn={r['games']:,}",
+                                    few(r["games"], lowest)), seated))
+            l_line.append(link(f"{two(r[SPYFALL_TRUE[1]])}\n({two(r[SPYFALL_PUBLISHED[1]])})", seated))
         w_rows.append(w_line)
         l_rows.append(l_line)
     unfinished, missing, discarded = status["unfinished"], status["missing"], status.get("discarded") or 0
@@ -167,8 +180,9 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, low
             line = [spy, villager]
             for item in items:
                 p = cell.get((item, spy, villager))
-                line.append(f"{two(p['spy_win_rate'])}\n{p['spy_wins']:,} / {p['games']:,}" if p and p["games"]
-                            else NOT_PLAYED)
+                line.append(link(f"{two(p['spy_win_rate'])}\n{p['spy_wins']:,} / {p['games']:,}",
+                                 games("spyfall", seats={"spy": spy, "villager": villager}, keys=(item,)))
+                            if p and p["games"] else NOT_PLAYED)
             fig.append(line)
         words = [f"{spy_word} / {common}" if common else spy_word
                  for spy_word, _, common in (item.partition(",") for item in items)]
@@ -177,9 +191,12 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, low
                             "villager model (below: spy wins / finished games; finished games only; Table 3's w "
                             "averages these over the word pairs)", numeric_from=2, collapsed=True,
                             groups=[[("", 2), ("Word pairs", len(words))]]))
-    detail = [[r["spy_model"], r["villager_model"], num(r["games"], 0), num(r["spy_wins"], 0),
-               num(r["word_pairs"], 0), *(two(r[k]) for k in (*SPYFALL_TRUE, *SPYFALL_PUBLISHED)),
-               num(r["unfinished"], 0), num(r["discarded"], 0), num(r["chat_errors"], 0), num(r["missing"], 0)]
+    detail = [[r["spy_model"], r["villager_model"],
+               *(link(text, games("spyfall", seats={"spy": r["spy_model"], "villager": r["villager_model"]}))
+                 for text in (num(r["games"], 0), num(r["spy_wins"], 0), num(r["word_pairs"], 0),
+                              *(two(r[k]) for k in (*SPYFALL_TRUE, *SPYFALL_PUBLISHED)), num(r["unfinished"], 0),
+                              num(r["discarded"], 0), num(r["chat_errors"], 0))),
+               num(r["missing"], 0)]
               for r in rows]
     tables.append(Table(["Spy", "Villagers", "finished games", "spy wins", "word pairs", "spy win rate",
                          "spy living rounds", "spy win rate pub.", "spy living rounds pub.", "unfinished",
@@ -203,8 +220,11 @@ def tofukingdom_table(perms: list[dict], status: dict | None, lowest: int = 10) 
     for p in perms:
         for m in models:
             totals[m] += sum(p[f"{c}_wins"] for c in CAMPS if p[f"{c}_model"] == m)
-        body.append([*(p[f"{c}_model"] for c in CAMPS), flag(num(p["games"], 0), few(p["games"], lowest)),
-                     num(p["unfinished"], 0), *(num(p[f"{c}_wins"], 0) for c in CAMPS)])
+        seated = games("tofukingdom", seats={c: p[f"{c}_model"] for c in CAMPS})
+        body.append([*(p[f"{c}_model"] for c in CAMPS),
+                     *(link(text, seated) for text in (flag(num(p["games"], 0), few(p["games"], lowest)),
+                                                        num(p["unfinished"], 0),
+                                                        *(num(p[f"{c}_wins"], 0) for c in CAMPS)))])
     body.append(["Total", "", "", num(sum(p["games"] for p in perms), 0),
                  num(sum(p["unfinished"] for p in perms), 0), "", "", ""])
     unfinished, missing = status["unfinished"], status["missing"]
@@ -213,7 +233,7 @@ def tofukingdom_table(perms: list[dict], status: dict | None, lowest: int = 10) 
     ranked = sorted(models, key=lambda m: (-totals[m], m))
     return [Table(["Prince", "Spy", "Queen", "games", "unfinished", *(c.capitalize() for c in CAMPS)], body, caption,
                   numeric_from=3, groups=[[("Camps", 3), ("", 2), ("Points", len(CAMPS))]]),
-            Table(["Model", "Total Points"], [[m, num(totals[m], 0)] for m in ranked],
+            Table(["Model", "Total Points"], [[m, link(num(totals[m], 0), games("tofukingdom", m))] for m in ranked],
                   "Table 4, TofuKingdom Total Points: each model's points over every permutation it played, most "
                   "first")]
 

@@ -1,18 +1,20 @@
 """MT-Bench-101's report section: Table 3 (tier → ability → task over the 13 task columns, plus Avg), a radar
-of the seven abilities (Figure 3) and the mean rating per turn (Figure 4), for one judge."""
+of the seven abilities (Figure 3) and the mean rating per turn (Figure 4), for one judge. Table 3's numbers link to
+the explorer showing the judged turns behind them (the model's, by the judge shown; a task score's of its task)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from itertools import groupby
 
+from dialogbench.explorer.links import explorer_href
 from dialogbench.mtbench101.leaderboard import average_text
 from dialogbench.mtbench101.tables import JUDGE_STAGE as PROTOCOL  # judge_checks' findings name it
 from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
 from dialogbench.report import svg
 from dialogbench.report.checks import coverage, few, few_warning, flag, judge_warnings, not_measured_cell, unmeasured
 from dialogbench.report.section import Context, ReportSection, Rows
-from dialogbench.report.tables import NO_DATA, Section, Table, num
+from dialogbench.report.tables import NO_DATA, Section, Table, link, num
 
 QUERIES = {
     "leaderboard": "select * from mtbench101_leaderboard order by judge, model",
@@ -23,6 +25,7 @@ QUERIES = {
 TITLE = "MT-Bench-101"
 LEAD = ["#", "Model", "Avg"]
 TAIL = ["tasks scored", "unparsed", "missing", "Avg (OpenCompass rule)"]
+EXPLORER_PROTOCOL = "mtbench101"  # the explorer's name for the judged turns (dialogbench/mtbench101/explorer.py)
 
 
 def shown_judge(rows: dict[str, Rows], report_judge: str | None) -> str | None:
@@ -58,6 +61,12 @@ def ranked(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["avg"] is None, -(r["avg"] or 0), r["model"]))
 
 
+def turns(model: str, judge: str | None, task: str | None = None, unparsed: bool = False) -> str:
+    """The explorer showing ``model``'s judged turns by ``judge`` (of ``task``; unparseable only when ``unparsed``)."""
+    return explorer_href(protocol=EXPLORER_PROTOCOL, models=[model], judge=judge, keys=[task] if task else [],
+                         unparsed=unparsed)
+
+
 def task_cell(r: dict, code: str, n: dict, lowest: int) -> str:
     """A task score with the dialogues it averages below it; marked when fewer than ``lowest``."""
     value, count = r.get(code), n.get((r["model"], code))
@@ -67,14 +76,20 @@ def task_cell(r: dict, code: str, n: dict, lowest: int) -> str:
 
 
 def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10, short: set = frozenset(),
-                      finding=None) -> Table:
-    """Table 3; with ``finding`` (its judge failed a judge check) every score shows 'not measured' instead."""
+                      finding=None, judge: str | None = None) -> Table:
+    """Table 3; with ``finding`` (its judge failed a judge check) every score shows 'not measured' instead. Each
+    score links to the explorer showing ``judge``'s ratings of the model's turns behind it (a task's: where the model
+    has a score or judged dialogues of the task)."""
     n = n or {}
     scored = (lambda r, text: not_measured_cell(finding)) if finding else (lambda r, text: text)
-    body = [[str(i), flag(r["model"], r["model"] in short), scored(r, average_text(r, sep="\n")),
-             *(scored(r, task_cell(r, t.code, n, lowest)) for t in TASKS),
-             f"{num(r['tasks_scored'], 0)} / {len(TASKS)}", num(r["unparsed"], 0), num(r.get("missing"), 0),
-             scored(r, average_text(r, "opencompass_", sep="\n"))]
+    body = [[str(i), flag(r["model"], r["model"] in short),
+             link(scored(r, average_text(r, sep="\n")), turns(r["model"], judge)),
+             *(link(scored(r, task_cell(r, t.code, n, lowest)),
+                    turns(r["model"], judge, t.code) if r.get(t.code) is not None or (r["model"], t.code) in n
+                    else None) for t in TASKS),
+             f"{num(r['tasks_scored'], 0)} / {len(TASKS)}",
+             link(num(r["unparsed"], 0), turns(r["model"], judge, unparsed=True)), num(r.get("missing"), 0),
+             link(scored(r, average_text(r, "opencompass_", sep="\n")), turns(r["model"], judge))]
             for i, r in enumerate(rows, 1)]
     caption = ("Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + ". Below each task score: n, the "
                "dialogues it averages.")
@@ -147,7 +162,8 @@ def mtbench101(data: dict) -> Section:
              "Rating: [[n]], 1 to 10). Avg (OpenCompass rule): the same average as OpenCompass's summarizer "
              "computes it from the same judge replies (the first [n] of a reply, no range check; a dialogue "
              "with an unreadable turn scores the minimum of its other turns), for comparison with the paper; "
-             "the Judge reliability section counts the ratings the two rules read differently.")
+             "the Judge reliability section counts the ratings the two rules read differently. Each score links "
+             "to the dialogue explorer showing the judged turns behind it.")
     charts = [c for c in [radar_chart(order, data.get("abilities") or [])] if c and not finding]
     curve_charts, curve_tables = turn_curves(order, data.get("curves") or []) if not finding else ([], [])
     lowest = data.get("min_cells", 10)
@@ -155,7 +171,8 @@ def mtbench101(data: dict) -> Section:
     small = [f"{r['task']} of {r['model']} (n={r['dialogues']})" for r in data.get("tasks") or []
              if few(r["dialogues"], lowest)]
     cover, short = coverage(data.get("coverage"), ("mtbench101",))
-    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short, finding), *curve_tables],
+    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short, finding, data.get("judge")),
+                                                *curve_tables],
                    charts + curve_charts, tables_first=True,
                    warnings=judge_warnings(data) + few_warning(small, lowest, "scored dialogues") + cover)
 

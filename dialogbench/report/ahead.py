@@ -2,6 +2,9 @@
 run compared pairwise (``report_pairwise``, over the ``pairwise`` view): the cell (row A, column B) holds A − B on
 the units both have with its 95% paired-bootstrap interval, ▲ where A is ahead, ▼ where B is, plain within noise,
 greyed where the comparison cannot tell or the number is not measured (the reason in its tooltip and a footnote).
+In the HTML page each cell, and the number under each row's name, links to the explorer showing the items behind it
+(``explorer.links.metric_href``: both models' verdicts or games of the metric's protocol, judge and slice); the
+Markdown shows the text alone.
 
 One judge per metric (the report's, else the metric's most frequent) and, of a metric with many N (BotChat pass@N),
 the largest; a metric with more than ``SLICES_OPEN`` slices left (MT-Bench-101's tasks, SpyFall's villagers) gets
@@ -16,6 +19,7 @@ from collections.abc import Iterable
 from html import escape
 
 from dialogbench import registry
+from dialogbench.explorer.links import metric_href
 from dialogbench.report.markdown import esc
 from dialogbench.report.tables import Block, Section
 
@@ -127,6 +131,14 @@ class Grid:
     def cell(self, row: str, col: str) -> tuple[str, str, str, str]:
         raise NotImplementedError
 
+    def href(self, row: str, col: str) -> str | None:
+        """The explorer showing the items behind the cell (each model's side of the comparison); None: no link."""
+        return None
+
+    def label_href(self, model: str) -> str | None:
+        """The explorer showing the items behind the number under a row's name; None: no link."""
+        return None
+
     def footnotes(self) -> list[str]:
         return [f"{str(i).translate(SUPERSCRIPT)} {mark}: {reason or 'no reason recorded'}"
                 for (mark, reason), i in self.notes.items()]
@@ -136,13 +148,13 @@ class Grid:
         body = []
         for m in self.models:
             label = self.label(m)
-            tds = [f'<td class="model">{escape(m)}' + (f'<br><span class="more">{escape(label)}</span>' if label
-                                                       else "") + "</td>"]
+            below = f'<br><span class="more">{_a(escape(label), self.label_href(m))}</span>' if label else ""
+            tds = [f'<td class="model">{escape(m)}{below}</td>']
             for c in self.models:
                 kind, text, more, tip = self.cell(m, c)
                 title = f' title="{escape(tip)}"' if tip else ""
                 below = f'<br><span class="more">{escape(more)}</span>' if more else ""
-                tds.append(f'<td class="num {kind}"{title}>{escape(text)}{below}</td>')
+                tds.append(f'<td class="num {kind}"{title}>{_a(escape(text) + below, self.href(m, c))}</td>')
             body.append("<tr>" + "".join(tds) + "</tr>")
         notes = "".join(f'<div class="more">{escape(n)}</div>' for n in self.footnotes())
         return (f'<div class="scroll"><table class="ahead"><caption>{escape(caption)}</caption>'
@@ -163,6 +175,11 @@ class Grid:
             lines.append("| " + " | ".join(cells) + " |")
         notes = self.footnotes()
         return "\n".join(lines) + (f"\n\n*{esc('; '.join(notes))}*" if notes else "")
+
+
+def _a(inner: str, href: str | None) -> str:
+    """``inner`` (HTML) as a link to ``href`` (percent-encoded by ``explorer.links``, escaped here), or as it is."""
+    return f'<a class="ex" href="{escape(href)}">{inner}</a>' if href else inner
 
 
 def _order(rows: list[dict]) -> list[str]:
@@ -207,6 +224,14 @@ class Matrix(Grid):
     def label(self, model: str) -> str:
         return _plain(self.values.get(model), self.rate)
 
+    def label_href(self, model: str) -> str | None:
+        return metric_href(self.family, self.leaderboard, self.metric, self.slice, [model])
+
+    def href(self, row: str, col: str) -> str | None:
+        if row == col or (row, col) not in self.cells:
+            return None
+        return metric_href(self.family, self.leaderboard, self.metric, self.slice, [row, col])
+
     def cell(self, row: str, col: str) -> tuple[str, str, str, str]:
         if row == col:
             return "none", "·", "", ""
@@ -250,6 +275,17 @@ class Tally(Grid):
     def label(self, model: str) -> str:
         net = self.net.get(model)
         return "" if net is None else f"net {net:+d}".replace("-", "−")
+
+    def _href(self, models: list[str]) -> str | None:
+        """Every slice of the metric (each task, each villager) of the tally's judge."""
+        return metric_href(self.family, self.leaderboard, self.metric, f"judge={self.judge}" if self.judge else "",
+                           models)
+
+    def label_href(self, model: str) -> str | None:
+        return self._href([model])
+
+    def href(self, row: str, col: str) -> str | None:
+        return None if row == col or (row, col) not in self.cells else self._href([row, col])
 
     def cell(self, row: str, col: str) -> tuple[str, str, str, str]:
         if row == col:

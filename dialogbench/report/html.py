@@ -1,6 +1,8 @@
 """The report as one self-contained HTML page: inline CSS and SVG, no scripts, no external resources. Text is
 HTML-escaped where it is put in; the finished page then has its control characters made visible (``textsafe``), so
-model output cannot act on a terminal that prints the file or reorder what a browser shows."""
+model output cannot act on a terminal that prints the file or reorder what a browser shows. A number links to the
+explorer filtered to the items behind it (a ``tables.Linked`` cell: dialogbench/explorer/links.py), a relative
+address, since the explorer is written beside the report."""
 
 from __future__ import annotations
 
@@ -53,6 +55,8 @@ dl.meta dd { margin: 0; }
 .warnings { background: #fff1e6; border-left: 4px solid #d9822b; border-radius: 4px; padding: 6px 12px; margin: 8px 0 12px; }
 .warnings ul { margin: 4px 0; padding-left: 20px; font-size: 13.5px; max-width: 110ch; }
 td.warn { background: #fff1e6; }
+a.ex { color: inherit; text-decoration: underline dotted #8c959f; text-underline-offset: 3px; }
+a.ex:hover, a.ex:focus { color: #0969da; text-decoration: underline solid; }
 """
 
 
@@ -75,10 +79,19 @@ def cell(text: str) -> str:
     return unbroken(first) + "".join(f'<br><span class="more">{unbroken(line)}</span>' for line in rest)
 
 
+def linked(text: str, inner: str) -> str:
+    """``inner`` (the cell's HTML) as a link to ``text.href`` when ``text`` is ``tables.Linked``: the explorer
+    filtered to the items behind the number (the address is escaped here, its values were percent-encoded)."""
+    href = getattr(text, "href", None)
+    return f'<a class="ex" href="{escape(href)}">{inner}</a>' if href else inner
+
+
 def td(text: str, numeric: bool, unbroken: bool = False) -> str:
-    """A body cell: right-aligned from ``numeric_from``, tinted when marked (checks.FLAG), on one line if asked."""
+    """A body cell: right-aligned from ``numeric_from``, tinted when marked (checks.FLAG), on one line if asked, a
+    link when its text is ``Linked``."""
     classes = " ".join(c for c, on in (("num", numeric), ("warn", FLAG in text), ("nw", unbroken)) if on)
-    return f'<td class="{classes}">{cell(text)}</td>' if classes else f"<td>{cell(text)}</td>"
+    inner = linked(text, cell(text))
+    return f'<td class="{classes}">{inner}</td>' if classes else f"<td>{inner}</td>"
 
 
 def warnings(items: list[str]) -> str:

@@ -8,6 +8,27 @@ from dataclasses import dataclass, field
 NO_DATA = "No data yet."
 
 
+class Linked(str):
+    """A cell's text that links somewhere (``href``, unescaped): the HTML page wraps the cell in a link, Markdown shows
+    the text alone. A ``str`` in every other way, so rows compare and format as before; text made from it (joined,
+    flagged) is a plain ``str`` again, so ``link`` what is finished."""
+
+    href: str
+
+    def __new__(cls, text: str, href: str) -> "Linked":
+        made = super().__new__(cls, text)
+        made.href = href
+        return made
+
+    def __reduce__(self):
+        return Linked, (str(self), self.href)
+
+
+def link(text: str, href: str | None) -> str:
+    """``text`` linking to ``href``; as it is without one, or when it is no number ("–")."""
+    return Linked(text, href) if href and text != "–" else text
+
+
 @dataclass
 class Table:
     headers: list[str]

@@ -1,0 +1,119 @@
+"""Addresses of the explorer filtered to the items behind a number: ``explorer_href`` writes the ``#`` part the page's
+script reads (``script.FILTERS`` says what each name selects), ``metric_href`` the one of a headline metric's slice
+(the report's "Who is really ahead" cells and its model labels).
+
+The address is relative (``explorer.html#…``): the report and the explorer are written to the same folder (each
+run's, each board's and the top of ``<lake>/reports``: report/publish.py), so the link works from a file and over
+``dialogbench serve`` alike. Every value is percent-encoded (a model's name may hold ``&``, ``#``, quotes or markup:
+none of it survives as syntax) and has its control characters made visible first, as the explorer's data has them
+(``textsafe``), so that the name in the link is the name the page holds. HTML-escaping the address where it is put
+in an attribute stays the renderer's concern (``report.html``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from urllib.parse import quote
+
+from dialogbench.textsafe import visible
+
+PAGE = "explorer.html"
+
+# The explorer's protocol of each leaderboard view's numbers (the records a family's ``explorer`` gives the page:
+# dialogbench/<family>/explorer.py), for the metrics the report compares (``Family.metrics``).
+PROTOCOLS = {
+    ("botchat", "botchat_unieval"): "botchat_unieval",
+    ("botchat", "botchat_gteval"): "botchat_gteval",
+    ("botchat", "botchat_elo"): "botchat_arena",
+    ("botchat", "botchat_pair_rates"): "botchat_arena",
+    ("mtbench101", "mtbench101_leaderboard"): "mtbench101",
+    ("mtbench101", "mtbench101_tasks"): "mtbench101",
+    ("gameeval", "gameeval_askguess"): "gameeval_askguess",
+    ("gameeval", "gameeval_spyfall"): "gameeval_spyfall",
+    ("gameeval", "gameeval_tofukingdom"): "gameeval_tofukingdom",
+}
+# The protocols with a verdict per N (the Arena judges each pair again at each N): a slice's n= selects them. UniEval
+# judges a dialogue once (pass@N reads where it found the first AI utterance), so every N has the same records.
+PER_N = frozenset({"botchat_arena"})
+# A metric's model column ``<role>_model`` (SpyFall's spy_model): the model plays that role in the game.
+ROLE_SUFFIX = "_model"
+
+
+def explorer_href(*, protocol: str | None = None, family: str | None = None, models: Iterable[str] = (),
+                  judge: str | None = None, unparsed: bool = False, role: str | None = None,
+                  with_: Iterable[str] = (), seats: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+                  keys: Iterable[str] = (), n: int | str | None = None) -> str:
+    """``explorer.html#…`` showing the records of ``protocol`` (else all of ``family``'s, else all), of any of
+    ``models`` (in ``role`` when given), judged by ``judge``, having ``with_`` models too, each (role, model) of
+    ``seats`` among their players, each of ``keys`` among their keys, read up to ``n`` utterances, unparseable only
+    when ``unparsed``. The names are in the page's order (``script.FILTERS``' ``format``)."""
+    pairs: list[tuple[str, str]] = []
+    scope = protocol or (f"family:{family}" if family else None)
+    if scope:
+        pairs.append(("protocol", scope))
+    pairs += [("model", m) for m in dict.fromkeys(models) if m]
+    if judge:
+        pairs.append(("judge", judge))
+    if unparsed:
+        pairs.append(("unparsed", "1"))
+    if role:
+        pairs.append(("role", role))
+    pairs += [("with", m) for m in dict.fromkeys(with_) if m]
+    seated = seats.items() if isinstance(seats, Mapping) else seats
+    pairs += [("seat", f"{r}:{m}") for r, m in seated]
+    pairs += [("key", k) for k in dict.fromkeys(keys) if k]
+    if n is not None and n != "":
+        pairs.append(("n", str(n)))
+    fragment = "&".join(f"{name}={quote(visible(str(value)), safe='')}" for name, value in pairs)
+    return f"{PAGE}#{fragment}" if fragment else PAGE
+
+
+def slice_parts(slice_: str | None) -> dict[str, str]:
+    """A metric slice's ``key=value`` parts (``judge=j, n=16`` -> {"judge": "j", "n": "16"}); the values are judges,
+    N, task codes, settings, model names and camps, none of which holds ", "."""
+    parts = {}
+    for part in (slice_ or "").split(", "):
+        name, eq, value = part.partition("=")
+        if eq:
+            parts[name] = value
+    return parts
+
+
+def metric_href(family: str, leaderboard: str, metric: str, slice_: str | None, models: Iterable[str]) -> str | None:
+    """The explorer showing the records behind ``metric``'s numbers of ``models`` in ``slice_`` (the
+    ``metric_history`` / ``pairwise`` slice: ``judge=j, n=16``, ``judge=j, task=CM``, ``villager_model=B``,
+    ``camp=prince``, ``setting=with_description``; a slice left out selects every slice, e.g. every task). None
+    where the explorer has no records for the leaderboard, or the slice names a key it cannot filter on (a link to
+    more than the number's items would mislead)."""
+    protocol = PROTOCOLS.get((family, leaderboard))
+    if protocol is None:
+        return None
+    role = _metric_role(family, leaderboard, metric)
+    judge, n, keys, seats = None, None, [], []
+    for name, value in slice_parts(slice_).items():
+        if name == "judge":
+            judge = value
+        elif name == "n":
+            n = value if protocol in PER_N else None
+        elif name in ("task", "setting"):  # an exact word of the records' keys (MT-Bench-101, Ask-Guess)
+            keys.append(value)
+        elif name == "camp" and role is None:  # TofuKingdom: the model plays every role of the camp
+            role = value
+        elif name.endswith(ROLE_SUFFIX):  # SpyFall's villager_model=B: B in the villagers' seats
+            seats.append((name.removesuffix(ROLE_SUFFIX), value))
+        else:
+            return None
+    return explorer_href(protocol=protocol, models=models, judge=judge, role=role, seats=seats, keys=keys, n=n)
+
+
+def _metric_role(family: str, leaderboard: str, metric: str) -> str | None:
+    """The role a metric's model plays (its model column ``spy_model``: the spy), None for a plain ``model``."""
+    from dialogbench import registry  # here: the registry imports the families, whose reports import this module
+
+    try:
+        found = registry.family(family)
+    except KeyError:
+        return None
+    for m in found.metrics:
+        if m.view == leaderboard and m.name == metric and m.model.endswith(ROLE_SUFFIX):
+            return m.model.removesuffix(ROLE_SUFFIX)
+    return None
