@@ -45,12 +45,18 @@ def failing(config, lake: Lake, run_id: str) -> list[str]:
 def unmeasured_rows(rows: list[dict], con: duckdb.DuckDBPyConnection, config, *, protocol: str,
                     columns: list[str]) -> list[dict]:
     """A leaderboard's ``rows`` with the ``columns`` of a judge that fails a judge check on ``protocol`` blanked
-    (never a score) and ``not_measured`` saying why (the CLI prints it, the artifacts carry it)."""
+    (never a score) and ``not_measured`` saying why (the CLI prints it, the artifacts carry it). ``measured`` and
+    ``not_measured`` are this check's, on the lake as it is now, whatever the view's columns of the same names say
+    (those are the board's latest recorded run's: ``not_measured`` view)."""
     found = {(f.judge, f.protocol): f for f in board_findings(con, settings_of(config))}
     out = []
     for row in rows:
         finding = found.get((row.get("judge"), protocol))
-        out.append({**row, **{c: None for c in columns if c in row}, "not_measured": finding.why} if finding else row)
+        if finding:
+            out.append({**row, **{c: None for c in columns if c in row}, "measured": False,
+                        "not_measured": finding.why})
+        else:
+            out.append({**row, "measured": True, "not_measured": None})
     return out
 
 

@@ -84,6 +84,20 @@ def test_a_judge_that_does_its_job_passes(make_config, lake_dir):
     assert {r["measured"] for r in rows(config, "select measured from metric_history")} == {True}
 
 
+def test_the_views_say_what_the_last_run_refused_and_the_leaderboard_what_the_checks_say_now(make_config, lake_dir):
+    """The run records its findings: botchat_unieval says measured = false with the reason, `headline` nulls the number.
+    A leaderboard read later under other settings (the checks off) follows its own check, not the recorded one."""
+    config = make(make_config, lake_dir, [VERDICT_NO], limit=12)  # does not discriminate
+    night(config, "r1")
+    view = rows(config, "select distinct measured, not_measured from botchat_unieval")
+    assert [(r["measured"], "does not discriminate" in r["not_measured"]) for r in view] == [(False, True)]
+    headline = rows(config, "select value, raw_value, measured from headline where leaderboard = 'botchat_unieval'")
+    assert headline and all(r["value"] is None and r["raw_value"] == 1.0 and not r["measured"] for r in headline)
+    relaxed = make(make_config, lake_dir, [VERDICT_NO], limit=12, checks={"enabled": False})
+    board = registry.leaderboards(relaxed)["botchat"]
+    assert board and all(r.get("not_measured") is None and r["pass@4"] == 1.0 for r in board)
+
+
 def test_too_few_verdicts_are_not_judged_for_discrimination(make_config, lake_dir):
     config = make(make_config, lake_dir, [VERDICT_NO], limit=3)  # 6 verdicts < min_verdicts 20
     night(config, "r1")
