@@ -21,6 +21,9 @@ QUERIES = {
     "abilities": "select * from mtbench101_abilities order by judge, model",
     "curves": "select * from mtbench101_turn_curves order by judge, model, task, turn",
     "tasks": "select model, judge, task, dialogues from mtbench101_tasks order by judge, model, task",
+    # the average's 95% interval: the board's latest run's cluster bootstrap (dialogues resampled within tasks)
+    "intervals": "select model, judge, raw_value, raw_ci_low, raw_ci_high from headline "
+                 "where leaderboard = 'mtbench101_leaderboard' and metric = 'avg' order by judge, model",
 }
 TITLE = "MT-Bench-101"
 LEAD = ["#", "Model", "Avg"]
@@ -76,14 +79,22 @@ def task_cell(r: dict, code: str, n: dict, lowest: int) -> str:
 
 
 def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10, short: set = frozenset(),
-                      finding=None, judge: str | None = None) -> Table:
+                      finding=None, judge: str | None = None, intervals: dict | None = None) -> Table:
     """Table 3; with ``finding`` (its judge failed a judge check) every score shows 'not measured' instead. Each
     score links to the explorer showing ``judge``'s ratings of the model's turns behind it (a task's: where the model
     has a score or judged dialogues of the task)."""
-    n = n or {}
+    n, intervals = n or {}, intervals or {}
     scored = (lambda r, text: not_measured_cell(finding)) if finding else (lambda r, text: text)
+
+    def average_cell(r: dict) -> str:  # the average and, when the latest run's bootstrap gave one, its interval
+        found = intervals.get(r["model"])
+        same = found is not None and found["raw_ci_low"] is not None and r.get("avg") is not None \
+            and abs(found["raw_value"] - r["avg"]) < 1e-6  # an interval of the number shown, not of an older one
+        return average_text(r, sep="\n") + (f"\n[{found['raw_ci_low']:.2f}, {found['raw_ci_high']:.2f}]"
+                                             if same else "")
+
     body = [[str(i), flag(r["model"], r["model"] in short),
-             link(scored(r, average_text(r, sep="\n")), turns(r["model"], judge)),
+             link(scored(r, average_cell(r)), turns(r["model"], judge)),
              *(link(scored(r, task_cell(r, t.code, n, lowest)),
                     turns(r["model"], judge, t.code) if r.get(t.code) is not None or (r["model"], t.code) in n
                     else None) for t in TASKS),
@@ -92,7 +103,8 @@ def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10,
              link(scored(r, average_text(r, "opencompass_", sep="\n")), turns(r["model"], judge))]
             for i, r in enumerate(rows, 1)]
     caption = ("Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + ". Below each task score: n, the "
-               "dialogues it averages.")
+               "dialogues it averages. Below Avg: its 95% interval, a bootstrap over the dialogues within each task "
+               "(the board's latest run's; none with fewer than 5 dialogues in a task).")
     return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups(),
                  unbroken=(1,))
 
@@ -171,7 +183,9 @@ def mtbench101(data: dict) -> Section:
     small = [f"{r['task']} of {r['model']} (n={r['dialogues']})" for r in data.get("tasks") or []
              if few(r["dialogues"], lowest)]
     cover, short = coverage(data.get("coverage"), ("mtbench101",))
-    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short, finding, data.get("judge")),
+    intervals = {r["model"]: r for r in data.get("intervals") or []}
+    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short, finding, data.get("judge"),
+                                                                  intervals),
                                                 *curve_tables],
                    charts + curve_charts, tables_first=True,
                    warnings=judge_warnings(data) + few_warning(small, lowest, "scored dialogues") + cover)

@@ -425,3 +425,24 @@ def test_radar_escapes_and_handles_missing_values():
     assert "<x>" not in chart and "<a>" not in chart and "<l>" not in chart
     assert chart.count('<polygon class="series"') == 2 and chart.count("<circle") == 2
     assert chart.startswith("<svg") and chart.endswith("</svg>")
+
+
+def test_mtbench101_average_shows_the_latest_runs_interval_of_the_number_shown(tmp_path):
+    """Below Avg, the cluster bootstrap's 95% interval the board's latest run recorded (headline), when it is the
+    interval of the number the table shows; none for a model whose recorded average is another number."""
+    import datetime as dt
+
+    from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE
+
+    lake = mt_lake(tmp_path / "lake", models=["full", "other"])
+    avg = {r["model"]: r["avg"] for r in view(lake, "select model, avg from mtbench101_leaderboard")}
+    at = dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc)
+    METRIC_SNAPSHOTS_TABLE.write(lake, [
+        {"run_id": "r1", "created_at": at, "family": "mtbench101", "board": None, "leaderboard": "mtbench101_leaderboard",
+         "metric": "avg", "model": model, "slice": "judge=gpt-4", "judge": "gpt-4", "value": value, "ci_low": value - 0.4,
+         "ci_high": value + 0.3, "n": 13, "measured": True, "complete": True}
+        for model, value in (("full", avg["full"]), ("other", avg["other"] + 1.0))])
+    block = mt_block(write_report(lake, tmp_path / "out")["html"].read_text())
+    full = block[block.index("<tr><td>1</td>"):block.index("<tr><td>2</td>")]
+    assert f"{avg['full']:.2f}<br>" in full and f"[{avg['full'] - 0.4:.2f}, {avg['full'] + 0.3:.2f}]" in full
+    assert f"[{avg['other'] + 0.6:.2f}," not in block and "Below Avg: its 95% interval" in block
