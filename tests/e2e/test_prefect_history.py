@@ -62,8 +62,10 @@ def test_a_changed_model_config_is_the_cause_of_its_changes(tmp_path, server):  
     for r in rows:
         assert r["cause"] == ("model config" if r["model"] == "bot-a" else None), r
         assert (r["status"] == "same") == (abs(r["value"] - r["previous"]) < 1e-9)
-        assert r["outside_interval"] == (not r["previous_ci_low"] <= r["value"] <= r["previous_ci_high"]
-                                         or not r["ci_low"] <= r["previous"] <= r["ci_high"])
+        # an interval is the cluster bootstrap's, none when every seed scores the same: outside either, null with none
+        outside = [None if low is None else not low <= v <= high for v, low, high in (
+            (r["value"], r["previous_ci_low"], r["previous_ci_high"]), (r["previous"], r["ci_low"], r["ci_high"]))]
+        assert r["outside_interval"] == (None if outside == [None, None] else any(outside)), r
     history = query(lake, "select * from metric_history where family = 'botchat'", env)
     assert {h["run_id"] for h in history} == {first["run_id"], second["run_id"]} and len(history) == 2 * len(rows)
     configs = query(lake, "select * from run_configs order by created_at", env)
@@ -75,7 +77,8 @@ def test_a_changed_model_config_is_the_cause_of_its_changes(tmp_path, server):  
     moved = [r for r in rows if r["status"] != "same"]
     assert [(p["model"], p["slice"], p["cause"]) for p in published] == \
         [(m["model"], m["slice"], m["cause"]) for m in sorted(moved, key=lambda m: (
-            not m["outside_interval"], m["status"] == "new", -abs(m["delta"] or 0), m["model"], m["slice"]))]
+            m["status"] == "within noise", {True: 0, False: 1, None: 2}[m["outside_interval"]], m["status"] == "new",
+            -abs(m["delta"] or 0), m["model"], m["slice"]))]
     report = Path(second["report"]["md"]).read_text()
     assert report.index("## Since the previous run") < report.index("## Leaderboard")
     assert f"Run {second['run_id']} against run {first['run_id']}: 4 metric series" in report
