@@ -91,12 +91,14 @@ def _run(config_path: str, overrides: dict, lease_wait_s: float):
             stopping.check()
             check_lake(config)  # a lake that fails its data tests publishes nothing: no catalog, no report
             catalog(config)
+            # the snapshot first: the leaderboards and the report read its intervals and rank ranges (headline),
+            # and the report opens with what changed
+            history = snapshot(config, run_id)
             boards = leaderboard(config)
             publish_leaderboards(run_id, boards)
             publish_judges(run_id, judge_summary(config))
-            stopping.check()
-            history = snapshot(config, run_id)  # before the report, which opens with what changed
             publish_changes(run_id, history["changes"])
+            stopping.check()
             problem_lines = failure_lines(stages, config.fail_on, problems)
             failed = "; ".join(problem_lines) or None
             stopping.check()

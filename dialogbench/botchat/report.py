@@ -6,6 +6,8 @@ from __future__ import annotations
 from dialogbench.botchat.report_examples import examples
 from dialogbench.botchat.report_sections import arena, ground_truth, lengths, unieval
 from dialogbench.botchat.report_sections import leaderboard as leaderboard_section
+from dialogbench.stats import shown
+from dialogbench.stats.shown import Shown
 from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import Section
 
@@ -18,6 +20,8 @@ QUERIES = {
     "lengths": "select * from botchat_lengths order by model",
     "length_boxes": "select * from report_length_boxes order by model",
     "truncation": "select * from botchat_truncation order by model",
+    # the 95% intervals and rank ranges of the board's latest run (cluster bootstrap over seeds; Bradley-Terry's)
+    "headline": f"{shown.SQL} where family = 'botchat'",
 }
 JUDGED = ("unieval", "elo", "pair_rates", "gteval", "unieval_gt")  # the report's judge is picked from these
 PROTOCOLS = ("botchat_unieval", "botchat_arena", "botchat_gteval")  # its judge stages (judge_checks findings)
@@ -69,16 +73,28 @@ def leaderboard(data: dict) -> dict:
     for r in data["lengths"] or []:
         entry(r["model"])["mean_tokens"] = r["mean_tokens"]
     measured = lambda protocol: protocol not in (data.get("not_measured") or {})  # noqa: E731  (never sort by those)
+    # what sorts the board, and the headline number whose interval gives each position's rank range: (leaderboard,
+    # metric, slice, the row's value of it); an Elo-sorted board takes Bradley-Terry's (Elo's band is no CI)
+    judge = f"judge={data.get('judge')}"
     if any(e.get("win_tie") is not None for e in rows.values()) and measured("botchat_gteval"):
         key, sort_by = (lambda e: e.get("win_tie")), "Win + Tie vs GT"
+        ranked_by = ("botchat_gteval", "win_tie_rate", judge, key)
     elif elo_ns and measured("botchat_arena"):
         key, sort_by = (lambda e: (e.get(f"elo@{elo_ns[-1]}") or {}).get("elo")), f"Elo@{elo_ns[-1]}"
+        ranked_by = ("botchat_elo", "bt", f"{judge}, n={elo_ns[-1]}",
+                     lambda e: (e.get(f"elo@{elo_ns[-1]}") or {}).get("bt"))
     elif pass_ns and measured("botchat_unieval"):
         key, sort_by = (lambda e: e.get(f"pass@{pass_ns[-1]}")), f"pass@{pass_ns[-1]}"
+        ranked_by = ("botchat_unieval", "pass_rate", f"{judge}, n={pass_ns[-1]}", key)
     else:
-        key, sort_by = (lambda e: None), "model"
+        key, sort_by, ranked_by = (lambda e: None), "model", None
     ordered = sorted(rows.values(), key=lambda e: (key(e) is None, -(key(e) or 0), e["model"]))
+    if ranked_by:
+        found, (view, metric, slice_, value) = Shown.from_rows(data.get("headline")), ranked_by
+        for e in ordered:
+            e["ranks"] = found.rank_text(view, metric, e["model"], slice_, value(e))
     return {"rows": ordered, "pass_ns": pass_ns, "elo_ns": elo_ns, "sort_by": sort_by,
+            "ranked_by": ranked_by and ranked_by[1],
             "has_gt": data["gteval"] is not None and bool(data["gteval"])}
 
 

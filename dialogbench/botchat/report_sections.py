@@ -116,7 +116,8 @@ def leaderboard(data: dict) -> Section:
     no_gt, no_pass, no_elo = (unmeasured(data, p) for p in ("botchat_gteval", "botchat_unieval", "botchat_arena"))
     for i, e in enumerate(lb["rows"], 1):
         gt = e.get("gt_row") or {}
-        row = [str(i), model_cell(e["model"], marks)]
+        ranks = e.get("ranks")
+        row = [str(i) + (f"\n({ranks})" if ranks and ranks != str(i) else ""), model_cell(e["model"], marks)]
         gt_items, pass_items = items(data, "botchat_gteval", e["model"]), items(data, "botchat_unieval", e["model"])
         parsed.append([str(i), e["model"]]
                       + ([link(not_measured_cell(no_gt) if no_gt else pct(e.get("parsed_win_tie")), gt_items)]
@@ -149,6 +150,14 @@ def leaderboard(data: dict) -> Section:
                    parsed, "The same rates with unparseable verdicts left out (parsed verdicts only), in the "
                    "leaderboard's order", numeric_from=2, collapsed=True)
     notes = [f"Sorted by {lb['sort_by']}, best first. Judge: {data['judge'] or '–'}."]
+    if lb.get("ranked_by"):
+        by = {"win_tie_rate": "Win + Tie vs GT's 95% interval (a bootstrap over the seeds, both orders of a seed "
+                              "one unit)",
+              "bt": "the Bradley–Terry rating's bootstrap 95% interval (Elo's band is no confidence interval)",
+              "pass_rate": "pass@N's 95% interval (a bootstrap over the seeds)"}[lb["ranked_by"]]
+        notes.append(f"Below # in brackets: the ranks {by} allows, from the board's latest run (Chatbot Arena's "
+                     "rule: best 1 + the models whose interval lies wholly above, worst the count - those wholly "
+                     "below), when it allows more than the position.")
     if lb["has_gt"]:
         notes.append("Win + Tie vs GT: share of comparisons with the human (ground-truth) dialogue, trimmed "
                      f"to the same length, where the judge did not find the model's dialogue more AI-like; "

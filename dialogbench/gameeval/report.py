@@ -11,6 +11,8 @@ from __future__ import annotations
 from dialogbench.explorer.links import explorer_href
 from dialogbench.report.checks import coverage, few, few_warning, flag
 from dialogbench.report.section import Context, ReportSection, Rows
+from dialogbench.stats import shown
+from dialogbench.stats.shown import Shown, slice_text
 from dialogbench.report.tables import Section, Table, link, num
 
 QUERIES = {
@@ -20,6 +22,9 @@ QUERIES = {
     "spyfall_pairs": "select * from gameeval_spyfall_pairs order by item, spy_model, villager_model",
     "tofukingdom_permutations": ("select * from gameeval_tofukingdom_permutations "
                                  "order by prince_model, spy_model, queen_model"),
+    "tofukingdom": "select * from gameeval_tofukingdom order by model, camp",
+    # the 95% intervals and rank ranges of the board's latest run (cluster bootstrap over words, word pairs, games)
+    "headline": f"{shown.SQL} where family = 'gameeval'",
 }
 # The example games (one per game), then their transcripts by key (a filter DuckDB pushes below the transcript
 # unnest; a join would unnest every game)
@@ -97,8 +102,19 @@ def status_line(status: dict[str, dict]) -> str:
     return "; ".join(parts) + "."
 
 
-def askguess_tables(rows: list[dict], status: dict | None, lowest: int = 10) -> list[Table]:
-    """Table 2: a block per setting (w/ prior description first), best ST first, then fewer rounds."""
+def banded(text: str, band: str) -> str:
+    """A number with its 95% interval below it (none recorded: the number alone)."""
+    return f"{text}\n{band}" if band else text
+
+
+def position(i: int, ranks: str) -> str:
+    """A leaderboard position and, below it in brackets, the ranks its number's interval allows (when more)."""
+    return str(i) + (f"\n({ranks})" if ranks and ranks != str(i) else "")
+
+
+def askguess_tables(rows: list[dict], status: dict | None, lowest: int = 10, found: Shown = Shown()) -> list[Table]:
+    """Table 2: a block per setting (w/ prior description first), best ST first, then fewer rounds; ST and Round
+    with their 95% intervals and # with the ranks ST's interval allows (``found``: the latest run's)."""
     if not status:
         return []
     unassigned = {}  # planned trials of a model with no game of the plan played yet: counted per setting only
@@ -124,19 +140,29 @@ def askguess_tables(rows: list[dict], status: dict | None, lowest: int = 10) -> 
                    f"words; gameeval_askguess_matchers)")
         if unassigned.get(setting):
             caption += f" (+{unassigned[setting]:,} of models with no game yet, not listed)"
+        caption += ("; below ST and Round: their 95% intervals, a bootstrap over the words (the board's latest "
+                    "run's); below # in brackets: the ranks ST's interval allows, when more than the position")
         played = lambda r: games("askguess", r["model"], keys=(setting,))  # noqa: E731
-        body = [[r["model"], *(link(text, played(r)) for text in
-                               (two(r["mean_rounds"]), *(two(r[k]) for k in OUTCOMES), num(r["words"], 0),
-                                flag(num(r["trials"], 0), few(r["trials"], lowest)))),
-                 num(r["missing"], 0)] for r in block]
-        tables.append(Table(["Model", "Round", "ST", "EE", "RLE", "AME", "CE", "words", "trials", "missing"],
-                            body, caption, unbroken=(0,)))
+        key = slice_text(setting=setting)
+        band = lambda r, metric: found.interval_text("gameeval_askguess", metric, r["model"], key,  # noqa: E731
+                                                     r[metric])
+        body = [[position(i, found.rank_text("gameeval_askguess", "st", r["model"], key, r["st"]))
+                 if r["st"] is not None else "–", r["model"],
+                 *(link(text, played(r)) for text in
+                   (banded(two(r["mean_rounds"]), band(r, "mean_rounds")), banded(two(r["st"]), band(r, "st")),
+                    *(two(r[k]) for k in OUTCOMES[1:]), num(r["words"], 0),
+                    flag(num(r["trials"], 0), few(r["trials"], lowest)))),
+                 num(r["missing"], 0)] for i, r in enumerate(block, 1)]
+        tables.append(Table(["#", "Model", "Round", "ST", "EE", "RLE", "AME", "CE", "words", "trials", "missing"],
+                            body, caption, unbroken=(1,)))
     return tables
 
 
-def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, lowest: int = 10) -> list[Table]:
+def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, lowest: int = 10,
+                   found: Shown = Shown()) -> list[Table]:
     """Table 3 as two spy model x villager model matrices (w, then l; each cell with its value by the paper's
-    formula below it), Figure 6 as a table (win rate per word pair, a row per ordered model pair), all pairs."""
+    formula and its 95% interval below it), Figure 6 as a table (win rate per word pair, a row per ordered model
+    pair), all pairs."""
     rows = [r for r in rows if r["spy_model"] is not None and r["villager_model"] is not None]
     if not status or not rows:
         return []
@@ -152,9 +178,13 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, low
                 l_line.append(NOT_PLAYED)
                 continue
             seated = games("spyfall", seats={"spy": spy, "villager": villager})
-            w_line.append(link(flag(f"{two(r[SPYFALL_TRUE[0]])}\n({two(r[SPYFALL_PUBLISHED[0]])})\nn={r['games']:,}",
+            band = lambda metric: found.interval_text("gameeval_spyfall", metric, spy,  # noqa: E731
+                                                      slice_text(villager_model=villager), r[metric])
+            w_line.append(link(flag(banded(f"{two(r[SPYFALL_TRUE[0]])}\n({two(r[SPYFALL_PUBLISHED[0]])})"
+                                           f"\nn={r['games']:,}", band(SPYFALL_TRUE[0])),
                                     few(r["games"], lowest)), seated))
-            l_line.append(link(f"{two(r[SPYFALL_TRUE[1]])}\n({two(r[SPYFALL_PUBLISHED[1]])})", seated))
+            l_line.append(link(banded(f"{two(r[SPYFALL_TRUE[1]])}\n({two(r[SPYFALL_PUBLISHED[1]])})",
+                                      band(SPYFALL_TRUE[1])), seated))
         w_rows.append(w_line)
         l_rows.append(l_line)
     unfinished, missing, discarded = status["unfinished"], status["missing"], status.get("discarded") or 0
@@ -166,10 +196,12 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, low
                     "Table 3, SpyFall, w: spy win rate, row model as spy against the column model's villagers, per "
                     "word pair then the mean over the word pairs; below it, in parentheses, pub.: the same by the "
                     "paper's Table 3 formula, sum over word pairs / (word pairs - 1) ('–' below two word pairs), "
-                    f"then n, its finished games; {counted}", groups=villagers),
+                    f"then n, its finished games, and the 95% interval of w, a bootstrap over the word pairs and the "
+                    f"games within them (the board's latest run's); {counted}", groups=villagers),
               Table(["Spy", *models], l_rows,
                     "Table 3, SpyFall, l: spy living rounds, per word pair then the mean over the word pairs; below "
-                    f"it, in parentheses, pub.: the same by the paper's formula; {counted}", groups=villagers)]
+                    f"it, in parentheses, pub.: the same by the paper's formula, then its 95% interval; {counted}",
+                    groups=villagers)]
     pairs = [p for p in pairs if p["spy_model"] is not None and p["villager_model"] is not None]
     if pairs:
         matchups = sorted({(p["spy_model"], p["villager_model"]) for p in pairs})
@@ -209,7 +241,8 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, low
     return tables
 
 
-def tofukingdom_table(perms: list[dict], status: dict | None, lowest: int = 10) -> list[Table]:
+def tofukingdom_table(perms: list[dict], status: dict | None, lowest: int = 10, camps: list[dict] | None = None,
+                      found: Shown = Shown()) -> list[Table]:
     """Table 4: a row per camp permutation, the points of each camp (its wins: a point to the model playing it), then
     each model's Total Points in a table of their own (a column per model would not fit the page at 14 models)."""
     perms = [p for p in perms if all(p[f"{c}_model"] is not None for c in CAMPS)]
@@ -231,11 +264,27 @@ def tofukingdom_table(perms: list[dict], status: dict | None, lowest: int = 10) 
     caption = (f"Table 4, TofuKingdom: points per camp permutation, a point to the model of a camp per finished game "
                f"the camp won; finished games only, {unfinished:,} unfinished left out, {missing:,} missing")
     ranked = sorted(models, key=lambda m: (-totals[m], m))
+    by_camp = {(r["model"], r["camp"]): r for r in camps or [] if r["model"] is not None}
+
+    def rate(m: str, camp: str) -> str:  # the camp's win rate (points / finished games), its interval and ranks
+        r = by_camp.get((m, camp))
+        if not r or not r["games"]:
+            return NOT_PLAYED
+        value, key = r["points"] / r["games"], slice_text(camp=camp)
+        ranks = found.rank_text("gameeval_tofukingdom", "win_rate", m, key, value)
+        return link(banded(f"{two(value)}\n{r['points']:,} / {r['games']:,}",
+                           found.interval_text("gameeval_tofukingdom", "win_rate", m, key, value))
+                    + (f"\nrank {ranks}" if ranks else ""), games("tofukingdom", m, seats={camp: m}))
+
     return [Table(["Prince", "Spy", "Queen", "games", "unfinished", *(c.capitalize() for c in CAMPS)], body, caption,
                   numeric_from=3, groups=[[("Camps", 3), ("", 2), ("Points", len(CAMPS))]]),
-            Table(["Model", "Total Points"], [[m, link(num(totals[m], 0), games("tofukingdom", m))] for m in ranked],
+            Table(["Model", "Total Points", *(f"{c.capitalize()} win rate" for c in CAMPS)],
+                  [[m, link(num(totals[m], 0), games("tofukingdom", m)), *(rate(m, c) for c in CAMPS)]
+                   for m in ranked],
                   "Table 4, TofuKingdom Total Points: each model's points over every permutation it played, most "
-                  "first")]
+                  "first; then its win rate in each camp (points / finished games), with its 95% interval, a "
+                  "bootstrap over the games (the board's latest run's), and the ranks that interval allows among "
+                  "the models of that camp")]
 
 
 def example_table(g: dict) -> Table:
@@ -302,11 +351,12 @@ def gameeval(data: dict) -> Section:
              "then each model's Total Points. Example transcripts: 'said' is what the other "
              "players heard, 'thought' the speaker's private reasoning (in no other player's history), both shortened "
              "(in full: the gameeval_transcripts view).")
-    lowest = data.get("min_cells", 10)
-    tables = [*askguess_tables(data.get("askguess") or [], status.get("askguess"), lowest),
+    lowest, found = data.get("min_cells", 10), Shown.from_rows(data.get("headline"))
+    tables = [*askguess_tables(data.get("askguess") or [], status.get("askguess"), lowest, found),
               *spyfall_tables(data.get("spyfall") or [], data.get("spyfall_pairs") or [],
-                              status.get("spyfall"), lowest),
-              *tofukingdom_table(data.get("tofukingdom_permutations") or [], status.get("tofukingdom"), lowest),
+                              status.get("spyfall"), lowest, found),
+              *tofukingdom_table(data.get("tofukingdom_permutations") or [], status.get("tofukingdom"), lowest,
+                                 data.get("tofukingdom"), found),
               *map(example_table, data.get("examples") or [])]
     return Section("gameeval", TITLE, intro, tables, tables_first=True, warnings=warnings(data, status, lowest))
 

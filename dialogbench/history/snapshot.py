@@ -20,7 +20,7 @@ from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 from dialogbench.redact import redact, redact_tree
 from dialogbench.runs import now
-from dialogbench.stats.bootstrap import ROUNDS
+from dialogbench.stats.bootstrap import ROUNDS, Interval, rank_ranges
 from dialogbench.stats.compare import compare
 from dialogbench.stats.units import checked_interval, read_units
 
@@ -90,6 +90,7 @@ def family_rows(con: duckdb.DuckDBPyConnection, config: "Config", family: "Famil
     known = set(config.model_names())
     rows = []
     for metric in family.metrics:
+        start = len(rows)
         try:
             found = con.execute(metric.select_sql()).fetchall()
         except duckdb.CatalogException:
@@ -113,7 +114,29 @@ def family_rows(con: duckdb.DuckDBPyConnection, config: "Config", family: "Famil
                          "ci_low": low, "ci_high": high, "n": n, "model_fp": _models_fp(config, players),
                          "judge_fp": _models_fp(config, [judge]) if judge else None, "prompt_fp": prompt_fp,
                          "section_fp": section_fp, "config_fp": config_fp})
+        ranked(rows[start:], higher_is_better=metric.higher_is_better)
     return rows
+
+
+def ranked(rows: list[dict], *, higher_is_better: bool) -> None:
+    """Set each row's ``rank``, ``rank_low`` and ``rank_high`` within its slice (one metric's rows): the rank among the
+    slice's measured values (1 = best; a tie shares the better rank) and the ranks its interval allows
+    (``rank_ranges``: best 1 + the models wholly above, worst the count - those wholly below). A value not measured,
+    or none, has no rank and is not counted."""
+    sign = -1 if higher_is_better else 1
+    by_slice: dict[str, list[dict]] = {}
+    for row in rows:
+        row.update(rank=None, rank_low=None, rank_high=None)
+        if row["measured"] and row["value"] is not None:
+            by_slice.setdefault(row["slice"], []).append(row)
+    for found in by_slice.values():
+        intervals = {i: Interval(value=r["value"], low=r["ci_low"], high=r["ci_high"], clusters=0, rounds=0)
+                     for i, r in enumerate(found)}
+        ranges = rank_ranges(intervals, higher_is_better=higher_is_better)
+        for i, row in enumerate(found):
+            row["rank"] = 1 + sum(sign * other["value"] < sign * row["value"] for other in found)
+            low, high = ranges[i]  # a percentile interval can miss its own value: the range holds the rank
+            row["rank_low"], row["rank_high"] = min(low, row["rank"]), max(high, row["rank"])
 
 
 def snapshot_metrics(con: duckdb.DuckDBPyConnection, lake: Lake, config: "Config", *, run_id: str) -> int:

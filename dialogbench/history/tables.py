@@ -29,6 +29,11 @@ METRIC_SNAPSHOTS = pa.schema([  # every metric of every leaderboard row, as a ru
     ("measured", pa.bool_()),     # false: its judge's verdicts could not be read or tell nothing apart (judge_health)
     ("complete", pa.bool_()),     # false: the value rests on part of its cells (some failed, are blocked or missing)
     ("note", pa.string()),        # why a value is not measured or not complete
+    # its rank among the measured values of its (leaderboard, metric, slice) (1 = best; a tie shares the better
+    # rank) and its rank range: the ranks its 95% interval allows (Chatbot Arena's rule, stats.bootstrap.rank_ranges)
+    ("rank", pa.int64()),
+    ("rank_low", pa.int64()),
+    ("rank_high", pa.int64()),
 ])
 
 RUN_CONFIGS = pa.schema([  # what a run ran with: the effective config (overrides applied), redacted

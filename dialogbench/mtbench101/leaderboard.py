@@ -10,11 +10,13 @@ from dialogbench.mtbench101.config import answerers
 from dialogbench.mtbench101.config import judge as mtbench101_judge
 from dialogbench.mtbench101.tables import JUDGE_STAGE
 from dialogbench.mtbench101.taxonomy import TASK_CODES
+from dialogbench.stats.shown import read_shown, slice_text, with_intervals
 
 
 def mtbench101_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> list[dict]:
     """One row per configured model for the run's judge (``con``: the catalog on the config's board; empty when the
-    protocol is off)."""
+    protocol is off), with the average's 95% interval and the ranks it allows when the board's latest run recorded
+    them (``avg_ci_low``, ``avg_ci_high``, ``avg_ranks``)."""
     if not config.mtbench101.enabled:
         return []
     models = [m.name for m in answerers(config)]
@@ -23,6 +25,9 @@ def mtbench101_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> li
     columns = [d[0] for d in relation.description]
     rows = unmeasured_rows([dict(zip(columns, r)) for r in relation.fetchall()], con, config, protocol=JUDGE_STAGE,
                            columns=[*TASK_CODES, "avg", "avg_scored", "opencompass_avg", "opencompass_avg_scored"])
+    found = read_shown(con, ("mtbench101_leaderboard",))
+    rows = [with_intervals(r, found, leaderboard="mtbench101_leaderboard", metric="avg", model=r["model"],
+                           slice=slice_text(judge=r["judge"]), column="avg") for r in rows]
     return sorted(rows, key=lambda r: (-(r.get("avg") or -1), r["model"]))
 
 
@@ -47,15 +52,18 @@ def average_text(row: dict, rule: str = "", *, blank: str = "–", sep: str = " 
 def format_mtbench101(rows: list[dict]) -> str:
     if not rows:
         return "(no MT-Bench-101 judgments yet)"
-    header = ["model", *TASK_CODES, "avg", "unparsed", "missing"]
-    lines = [header] + [[r["model"], *[_score(r.get(t)) for t in TASK_CODES],
+    header = ["model", "ranks", *TASK_CODES, "avg", "avg 95% CI", "unparsed", "missing"]
+    lines = [header] + [[r["model"], r.get("avg_ranks") or "-", *[_score(r.get(t)) for t in TASK_CODES],
                          "not measured" if r.get("not_measured") else average_text(r, blank="-"),
+                         "-" if r.get("avg_ci_low") is None else f"[{r['avg_ci_low']:.2f}, {r['avg_ci_high']:.2f}]",
                          str(r.get("unparsed") or 0), str(r.get("missing") or 0)] for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
            for line in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
-    note = ("\navg: the mean of the 13 task scores; 'partial': the mean over the tasks scored so far, not comparable "
+    note = ("\navg 95% CI: a bootstrap over the dialogues within each task; ranks: those it allows (Chatbot "
+            "Arena's rule)" if any(r.get("avg_ci_low") is not None for r in rows) else "")
+    note += ("\navg: the mean of the 13 task scores; 'partial': the mean over the tasks scored so far, not comparable "
             "with a full average" if any(average(r)[1] is not None for r in rows) else "")
     why = next((r["not_measured"] for r in rows if r.get("not_measured")), None)
     note += f"\nnot measured: {why}" if why else ""

@@ -15,15 +15,16 @@ from dialogbench.report import svg
 from dialogbench.report.checks import coverage, few, few_warning, flag, judge_warnings, not_measured_cell, unmeasured
 from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import NO_DATA, Section, Table, link, num
+from dialogbench.stats import shown
+from dialogbench.stats.shown import Shown, slice_text
 
 QUERIES = {
     "leaderboard": "select * from mtbench101_leaderboard order by judge, model",
     "abilities": "select * from mtbench101_abilities order by judge, model",
     "curves": "select * from mtbench101_turn_curves order by judge, model, task, turn",
     "tasks": "select model, judge, task, dialogues from mtbench101_tasks order by judge, model, task",
-    # the average's 95% interval: the board's latest run's cluster bootstrap (dialogues resampled within tasks)
-    "intervals": "select model, judge, raw_value, raw_ci_low, raw_ci_high from headline "
-                 "where leaderboard = 'mtbench101_leaderboard' and metric = 'avg' order by judge, model",
+    # the 95% intervals and rank ranges of the board's latest run (cluster bootstrap over dialogues, within tasks)
+    "headline": f"{shown.SQL} where family = 'mtbench101'",
 }
 TITLE = "MT-Bench-101"
 LEAD = ["#", "Model", "Avg"]
@@ -40,9 +41,10 @@ def shown_judge(rows: dict[str, Rows], report_judge: str | None) -> str | None:
 def derive(rows: dict[str, Rows], context: Context) -> dict:
     """The rows of the judge shown (``shown_judge``), and that judge."""
     judge = shown_judge(rows, context.judge)
-    shown = {key: None if found is None else [r for r in found if r["judge"] == judge] for key, found in rows.items()}
+    kept = {key: None if found is None else [r for r in found if r["judge"] == judge] for key, found in rows.items()
+            if key != "headline"}
     found = context.not_measured.get((judge, PROTOCOL))
-    return {**shown, "judge": judge, "not_measured": {PROTOCOL: found} if found else {}}
+    return {**kept, "headline": rows.get("headline"), "judge": judge, "not_measured": {PROTOCOL: found} if found else {}}
 
 
 def score(v) -> str:
@@ -70,32 +72,37 @@ def turns(model: str, judge: str | None, task: str | None = None, unparsed: bool
                          unparsed=unparsed)
 
 
-def task_cell(r: dict, code: str, n: dict, lowest: int) -> str:
-    """A task score with the dialogues it averages below it; marked when fewer than ``lowest``."""
+def task_cell(r: dict, code: str, n: dict, lowest: int, found: Shown = Shown()) -> str:
+    """A task score with the dialogues it averages and its 95% interval below it (when the latest run recorded one
+    for this score); marked when fewer than ``lowest``."""
     value, count = r.get(code), n.get((r["model"], code))
     if value is None:
         return score(value)
-    return flag(f"{score(value)}\nn={count or 0:,}", few(count, lowest))
+    band = found.interval_text("mtbench101_tasks", "score", r["model"], slice_text(judge=r["judge"], task=code), value)
+    return flag(f"{score(value)}\nn={count or 0:,}" + (f"\n{band}" if band else ""), few(count, lowest))
 
 
 def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10, short: set = frozenset(),
-                      finding=None, judge: str | None = None, intervals: dict | None = None) -> Table:
+                      finding=None, judge: str | None = None, found: Shown = Shown()) -> Table:
     """Table 3; with ``finding`` (its judge failed a judge check) every score shows 'not measured' instead. Each
     score links to the explorer showing ``judge``'s ratings of the model's turns behind it (a task's: where the model
-    has a score or judged dialogues of the task)."""
-    n, intervals = n or {}, intervals or {}
+    has a score or judged dialogues of the task). ``found``: the latest run's intervals and rank ranges."""
+    n = n or {}
     scored = (lambda r, text: not_measured_cell(finding)) if finding else (lambda r, text: text)
 
     def average_cell(r: dict) -> str:  # the average and, when the latest run's bootstrap gave one, its interval
-        found = intervals.get(r["model"])
-        same = found is not None and found["raw_ci_low"] is not None and r.get("avg") is not None \
-            and abs(found["raw_value"] - r["avg"]) < 1e-6  # an interval of the number shown, not of an older one
-        return average_text(r, sep="\n") + (f"\n[{found['raw_ci_low']:.2f}, {found['raw_ci_high']:.2f}]"
-                                             if same else "")
+        band = found.interval_text("mtbench101_leaderboard", "avg", r["model"], slice_text(judge=r["judge"]),
+                                   r.get("avg"))
+        return average_text(r, sep="\n") + (f"\n{band}" if band else "")
 
-    body = [[str(i), flag(r["model"], r["model"] in short),
+    def rank_cell(i: int, r: dict) -> str:  # the position and, below it, the ranks the average's interval allows
+        ranks = "" if finding else found.rank_text("mtbench101_leaderboard", "avg", r["model"],
+                                                   slice_text(judge=r["judge"]), r.get("avg"))
+        return str(i) + (f"\n({ranks})" if ranks and ranks != str(i) else "")
+
+    body = [[rank_cell(i, r), flag(r["model"], r["model"] in short),
              link(scored(r, average_cell(r)), turns(r["model"], judge)),
-             *(link(scored(r, task_cell(r, t.code, n, lowest)),
+             *(link(scored(r, task_cell(r, t.code, n, lowest, found)),
                     turns(r["model"], judge, t.code) if r.get(t.code) is not None or (r["model"], t.code) in n
                     else None) for t in TASKS),
              f"{num(r['tasks_scored'], 0)} / {len(TASKS)}",
@@ -103,8 +110,11 @@ def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10,
              link(scored(r, average_text(r, "opencompass_", sep="\n")), turns(r["model"], judge))]
             for i, r in enumerate(rows, 1)]
     caption = ("Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + ". Below each task score: n, the "
-               "dialogues it averages. Below Avg: its 95% interval, a bootstrap over the dialogues within each task "
-               "(the board's latest run's; none with fewer than 5 dialogues in a task).")
+               "dialogues it averages, and its 95% interval, a bootstrap over those dialogues; below Avg: its 95% "
+               "interval, a bootstrap over the dialogues within each task (the board's latest run's; none with "
+               "fewer than 5 dialogues). Below # in brackets: the ranks the Avg's interval allows (Chatbot Arena's "
+               "rule: best 1 + the models whose interval lies wholly above, worst the count - those wholly "
+               "below), when it allows more than the position.")
     return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups(),
                  unbroken=(1,))
 
@@ -183,9 +193,8 @@ def mtbench101(data: dict) -> Section:
     small = [f"{r['task']} of {r['model']} (n={r['dialogues']})" for r in data.get("tasks") or []
              if few(r["dialogues"], lowest)]
     cover, short = coverage(data.get("coverage"), ("mtbench101",))
-    intervals = {r["model"]: r for r in data.get("intervals") or []}
     return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short, finding, data.get("judge"),
-                                                                  intervals),
+                                                                  Shown.from_rows(data.get("headline"))),
                                                 *curve_tables],
                    charts + curve_charts, tables_first=True,
                    warnings=judge_warnings(data) + few_warning(small, lowest, "scored dialogues") + cover)

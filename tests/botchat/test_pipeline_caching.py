@@ -328,8 +328,23 @@ def test_view_matches_a_hand_count_one_model(make_config, pipeline, lake_dir):
         assert row["pass_rate"] == pytest.approx(round(passed / 4, 4))
         assert row["pass_rate_parsed"] == pytest.approx(round(parsed_passed / 3, 4))
     board = registry.leaderboards(config)["botchat"]
-    assert board == [{"model": "bot-a", "judge": "judge", "dialogues": 4, "unparsed": 1,
-                      "pass@4": pytest.approx(0.75), "passed@4": 3, "pass@8": pytest.approx(0.5), "passed@8": 2}]
+    shown = {"model": "bot-a", "judge": "judge", "dialogues": 4, "unparsed": 1, "pass@4": pytest.approx(0.75),
+             "passed@4": 3, "pass@8": pytest.approx(0.5), "passed@8": 2}
+    assert len(board) == 1 and {k: board[0][k] for k in shown} == shown
+    # no run recorded its snapshot yet: no interval, no ranks; once one has, the rows carry the snapshot's
+    assert set(board[0]) - set(shown) == {f"pass@{n}_{k}" for n in (4, 8) for k in ("ci_low", "ci_high", "ranks")}
+    assert board[0]["pass@8_ci_low"] is None and board[0]["pass@8_ranks"] is None
+    from dialogbench.history.snapshot import snapshot_metrics
+    from dialogbench.lake.catalog import connect
+
+    with connect(open_lake(config.lake), board=config.board) as con:
+        snapshot_metrics(con, open_lake(config.lake), config, run_id="r1")
+    with connect(open_lake(config.lake), board=config.board) as con:
+        recorded = con.execute("select raw_ci_low, raw_ci_high from headline where leaderboard = 'botchat_unieval' "
+                               "and slice like '%n=8'").fetchone()
+    board = registry.leaderboards(config)["botchat"]
+    assert (board[0]["pass@8_ci_low"], board[0]["pass@8_ci_high"]) == recorded
+    assert board[0]["pass@8_ranks"] == "1"  # one model
     text = format_leaderboard(board, [4, 8])
     assert "bot-a" in text and "0.750" in text and "0.500" in text
     assert data_tests(open_lake(config.lake)) == {}

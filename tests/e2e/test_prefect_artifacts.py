@@ -131,6 +131,10 @@ def test_a_run_publishes_its_results_and_is_tagged(tmp_path, server):
         assert {r["model"] for r in rows} == {"bot-a", "bot-b"}
     botchat = {r["model"]: r for r in json.loads(found["dialogbench-leaderboard-botchat"]["data"])}
     assert all(botchat[r["model"]]["pass@4"] == r["pass@4"] for r in summary["leaderboard"]["botchat"])
+    # the leaderboards are read after the run's snapshot: a measured number carries the ranks its interval allows
+    assert all(r["pass@4_ranks"] in ("1", "2", "1-2") for r in botchat.values() if r["pass@4"] is not None)
+    assert all("avg_ci_low" in r and "avg_ranks" in r
+               for r in json.loads(found["dialogbench-leaderboard-mtbench101"]["data"]))
 
     # no report.url: the report artifact says where the file is and how to serve it (a file:// link opens nowhere)
     note = found["dialogbench-report"]

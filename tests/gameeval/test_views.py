@@ -507,7 +507,7 @@ def test_cli_leaderboard_reads_the_three_views(lake):
     text = format_gameeval(rows)
     lines = text.splitlines()
     ask = next(line.split() for line in lines if line.startswith("alpha") and "w/o" in line)
-    assert ask == ["alpha", "w/o", "description", "1", "2", "50.00", "0.00", "50.00", "0.00", "0.00", "6.00", "2",
+    assert ask == ["alpha", "w/o", "description", "-", "1", "2", "50.00", "0.00", "50.00", "0.00", "0.00", "6.00", "2",
                    "0"]
     spy = next(line.split() for line in lines if line.startswith("alpha") and "beta" in line)
     # 2 word pairs; the true means over them (2/3 and 0; 10/3 and 1), then the published sum / (pairs - 1)

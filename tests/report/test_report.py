@@ -445,4 +445,4 @@ def test_mtbench101_average_shows_the_latest_runs_interval_of_the_number_shown(t
     block = mt_block(write_report(lake, tmp_path / "out")["html"].read_text())
     full = block[block.index("<tr><td>1</td>"):block.index("<tr><td>2</td>")]
     assert f"{avg['full']:.2f}<br>" in full and f"[{avg['full'] - 0.4:.2f}, {avg['full'] + 0.3:.2f}]" in full
-    assert f"[{avg['other'] + 0.6:.2f}," not in block and "Below Avg: its 95% interval" in block
+    assert f"[{avg['other'] + 0.6:.2f}," not in block and "below Avg: its 95% interval" in block

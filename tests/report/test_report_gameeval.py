@@ -48,12 +48,12 @@ def test_table2_blocks_per_setting(pages):
     with_desc = md_table(md, "*Table 2, Ask-Guess w/ prior description")
     # beta (ST 100) first; alpha: apple 3/4 ST + 1/4 EE, bus 1/2 ST + 1/2 AME, averaged over the two words;
     # Round as the authors' compute.py: apple (2+3+4)/3, bus 5, then over the words: 4
-    assert with_desc == [["beta", "1.00", "100.00", "0.00", "0.00", "0.00", "0.00", "1", "1", "0"],
-                         ["alpha", "4.00", "62.50", "12.50", "0.00", "25.00", "0.00", "2", "6", "0"],
-                         ["delta", "–", "–", "–", "–", "–", "–", "0", "0", "1"]]  # planned, no game yet
+    assert with_desc == [["1", "beta", "1.00", "100.00", "0.00", "0.00", "0.00", "0.00", "1", "1", "0"],
+                         ["2", "alpha", "4.00", "62.50", "12.50", "0.00", "25.00", "0.00", "2", "6", "0"],
+                         ["–", "delta", "–", "–", "–", "–", "–", "–", "0", "0", "1"]]  # planned, no game yet
     without = md_table(md, "*Table 2, Ask-Guess w/o prior description")
     # trial 3 failed on backend errors: missing (with trial 4), never a CE
-    assert without == [["alpha", "6.00", "50.00", "0.00", "50.00", "0.00", "0.00", "1", "2", "2"]]
+    assert without == [["1", "alpha", "6.00", "50.00", "0.00", "50.00", "0.00", "0.00", "1", "2", "2"]]
     assert md.index("w/ prior description") < md.index("w/o prior description")
     assert md.count("then the mean over the words; 1 missing; matchers: 0 of ") == 1
     assert md.count("then the mean over the words; 2 missing; matchers: 0 of ") == 1
@@ -101,7 +101,10 @@ def test_table4_points_per_permutation_and_total(pages):
                     ["beta", "gamma", "alpha", "3", "0", "1", "1", "1"],
                     ["gamma", "alpha", "beta", "2", "0", "1", "1", "0"],
                     ["Total", "", "", "8", "0", "", "", ""]]
-    assert md_table(pages["md"], "*Table 4, TofuKingdom Total Points") == [["alpha", "4"], ["gamma", "3"], ["beta", "1"]]
+    # then each camp's win rate, points / finished games (no snapshot here: no interval below it)
+    assert md_table(pages["md"], "*Table 4, TofuKingdom Total Points") == [
+        ["alpha", "4", "0.67 2 / 3", "0.50 1 / 2", "0.33 1 / 3"], ["gamma", "3", "0.50 1 / 2", "0.33 1 / 3", "0.33 1 / 3"],
+        ["beta", "1", "0.33 1 / 3", "0.00 0 / 3", "0.00 0 / 2"]]
     section = html_section(pages["html"])
     rows, caption = html_table(section, "Table 4, TofuKingdom:")
     assert rows[:2] == [["Camps", "", "Points"], ["Prince", "Spy", "Queen", "games", "unfinished", "Prince", "Spy", "Queen"]]
@@ -156,7 +159,7 @@ def test_planned_but_unplayed_games_render(tmp_path):
     section = gameeval(collect(lake)["families"]["gameeval"])
     assert section.empty is None
     table2 = next(t for t in section.tables if t.caption.startswith("Table 2, Ask-Guess w/ prior"))
-    assert [(r[0], r[-2], r[-1]) for r in table2.rows] == [("alpha", "0", "6"), ("beta", "0", "1"), ("delta", "0", "1")]
+    assert [(r[1], r[-2], r[-1]) for r in table2.rows] == [("alpha", "0", "6"), ("beta", "0", "1"), ("delta", "0", "1")]
     assert "Ask-Guess: 12 games planned, 0 played (0 finished, 0 unfinished), 12 missing" in section.intro
 
 

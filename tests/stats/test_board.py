@@ -72,6 +72,18 @@ def test_the_snapshot_carries_the_cluster_bootstrap_and_the_run_its_pairs(board)
     assert all(p[6] is None or p[6] >= p[5] for p in pairs)  # Holm never lowers a p
 
 
+def test_headline_ranks_each_measured_number_within_its_slice(board):
+    """The snapshot's rank and rank range (Chatbot Arena's rule over the recorded intervals) reach `headline`: every
+    measured number of a slice of two models ranks 1 or 2 and its range holds its rank; none for a refused one."""
+    with connect(board) as con:
+        rows = con.execute("select leaderboard, metric, slice, model, value, measured, rank, rank_low, rank_high, "
+                           "count(*) over (partition by leaderboard, metric, slice) from headline").fetchall()
+    ranked = [r for r in rows if r[5] and r[4] is not None]
+    assert ranked and all(1 <= r[7] <= r[6] <= r[8] <= r[9] for r in ranked)
+    assert all(r[6] is None for r in rows if not r[5])
+    assert any(r[6] == 2 for r in ranked)  # two models somewhere apart
+
+
 def test_compare_names_two_models_and_refuses_an_unknown_one(board, capsys):
     assert main(["compare", "bot-a", "bot-b", "--lake", str(board.root), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)

@@ -3,7 +3,10 @@
 -- a judge check: `note` says which) and kept as `raw_value`, `raw_ci_low`, `raw_ci_high`. The interval is the cluster
 -- bootstrap's for every number with units (dialogbench/stats; README "Error bars"), the view's own for the others
 -- (Elo's spread, Bradley-Terry's bootstrap); null with too few units. `complete`: false when the value rests on part
--- of its cells. This is the view to pass on: `dialogbench export "select * from headline" --out numbers.csv`.
+-- of its cells. `rank`: the value's rank among the measured values of its (leaderboard, metric, slice), 1 the best (a
+-- tie shares the better rank); `rank_low` - `rank_high`: the ranks its interval allows (Chatbot Arena's rule: best
+-- 1 + the models whose interval lies wholly above, worst the count - those wholly below; 1 - count without an
+-- interval); null when not measured, and in runs recorded before ranks were. This is the view to pass on: `dialogbench export "select * from headline" --out numbers.csv`.
 with history as (
     select * from {{ ref('metric_history') }}
     where board is not distinct from (select board from {{ ref('current_board') }})
@@ -28,6 +31,9 @@ final as (
         case when measured is not false then ci_low end as ci_low,
         case when measured is not false then ci_high end as ci_high,
         n,
+        rank,
+        rank_low,
+        rank_high,
         measured is not false as measured,
         complete is not false as complete,
         note,
