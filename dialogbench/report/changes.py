@@ -50,8 +50,11 @@ def section(summary: list[dict] | None, rows: list[dict] | None) -> Section:
              f"items both runs share, holds 0: not called a movement), "
              f"{s['outside']:,} outside their 95% interval (marked {FLAG})"
              + "".join(f", {u}" for u in unknown) + ". A cause is listed where the model's "
-             "config, the judge's, the family's prompts or config section, or the number of cells differ; a move with "
-             "none is the judge or engine answering differently. Every series: "
+             "config, the judge's, the family's prompts or config section, the number of cells, or the engine that "
+             "served the model or the judge (its recorded version) differ, or where the judge's canary was flagged in "
+             "either run (it answered its repeated judgments otherwise than the first night); a move with none is the "
+             "judge or an engine answering differently by less than the canary catches, or behind an unchanged "
+             "engine record. Every series: "
              "`dialogbench query \"select * from changes\"`; history: `metric_history`.")
     rows = rows or []
     if not rows:
@@ -63,7 +66,8 @@ def section(summary: list[dict] | None, rows: list[dict] | None) -> Section:
                     _value(r["value"]) + (f" {FLAG}" if r["outside_interval"] else ""), delta_cell(r),
                     r["cause"] or "–", r["previous_run_id"] or "–"] for r in rows[:ROWS_MAX]],
                   "previous / now: the metric's value; Δ: now − previous (none for a value not measured or resting on "
-                  "part of its cells: never a movement); cause: what differs between the two runs for this series.",
+                  "part of its cells: never a movement); cause: what differs between the two runs for this series "
+                  "(configs, cells, the engines' recorded versions) and a flagged judge canary.",
                   numeric_from=4)
     warnings = ([f"{s['outside']:,} value(s) moved outside their 95% interval since the previous run ({FLAG})"]
                 if s["outside"] else [])

@@ -17,11 +17,32 @@
 --   cause: what differs between the two runs for this series, '; '-separated: 'model config' (the configs of the
 --     row's models: weights, sampling, max_tokens, template, ...), 'judge config', 'prompts' (the family's prompts,
 --     examples or parser versions), '<family> config' (its config section: limit, N, games, ...), 'cells a -> b' (the
---     number of cells the value rests on). Null when nothing recorded differs: a move with no cause is the judge or the engine answering differently (see the
---     judge canary), or cells recomputed after a failure. config_changed: the run's whole effective config differs
---     (run_configs has both).
+--     number of cells the value rests on), then what the runs recorded of the judge and the engines (a series with an
+--     earlier value):
+--     'judge canary flagged: <stage> agreement a < t (k of n agreed)' when the latest run's judge canary
+--       (canary_agreement) fell below its threshold for the row's judge on one of the family's judge stages (stage
+--       '<family>' or '<family>_...': botchat_unieval, botchat_arena, botchat_gteval, mtbench101_judge; several
+--       flagged stages are listed with ', '), and 'judge canary flagged in the previous run: ...' when the earlier
+--       run's was: the judge then answered its repeated judgments otherwise than the first night. Only rows with a
+--       judge (`judge` not null);
+--     'engine <backend> v1 -> v2 (model)' (or 'engine <backend v1> -> <backend v2> (model)' when the backend differs
+--       too) when the engines that wrote the row model's rows of this family differ between the two runs (run_engines:
+--       its generations, answers or games), and '... (judge)' for the judge's verdicts and probes. Only where both
+--       runs wrote such rows: a run that computed nothing for it (all cached) records no engine, and claims nothing.
+--     Null when nothing recorded differs: a move with no cause is then the judge or an engine answering differently
+--     without the canary falling below its threshold (canary_agreement has its share every run) or the recorded
+--     engine changing (a run that computed nothing for the series records none), or cells recomputed after a
+--     failure. config_changed: the run's whole effective config differs (run_configs has both).
 with paired_changes as (
     select * from {{ ref('metric_changes') }}
+),
+
+canary as (
+    select * from {{ ref('canary_agreement') }}
+),
+
+run_engines as (
+    select * from {{ ref('run_engines') }}
 ),
 
 history as (
@@ -46,6 +67,46 @@ earlier as (
         partition by history.family, history.leaderboard, history.metric, history.model, history.slice
         order by history.created_at desc
     ) = 1
+),
+
+families as (
+    select distinct family from tonight
+),
+
+compared_runs as (  -- the runs the series are compared across: the latest and each series' earlier one
+    select run_id from latest_run
+    union
+    select run_id from earlier
+),
+
+canary_flags as (  -- per run, judge and family: the judge canary's flagged stages of the family, in words
+    select
+        canary.run_id,
+        canary.judge,
+        families.family,
+        string_agg(canary.stage || ' agreement ' || canary.agreement || ' < ' || canary.min_agreement || ' ('
+            || canary.agree || ' of ' || canary.judgments || ' agreed)', ', ' order by canary.stage) as flagged
+    from canary
+    join families on canary.stage = families.family or starts_with(canary.stage, families.family || '_')
+    where canary.flagged and canary.run_id in (select run_id from compared_runs)
+    group by canary.run_id, canary.judge, families.family
+),
+
+engines as (  -- per run, model, side (the row's 'model' or its 'judge') and family: the engines of its rows
+    select
+        run_engines.run_id,
+        run_engines.model,
+        case when run_engines.role = 'judge' then 'judge' else 'model' end as side,
+        families.family,
+        string_agg(distinct run_engines.backend, '; ' order by run_engines.backend) as backends,
+        string_agg(distinct run_engines.backend_version, '; ' order by run_engines.backend_version) as versions,
+        string_agg(distinct concat_ws(' ', run_engines.backend, run_engines.backend_version), '; '
+            order by concat_ws(' ', run_engines.backend, run_engines.backend_version)) as engines
+    from run_engines
+    join families
+        on run_engines.protocol = families.family or starts_with(run_engines.protocol, families.family || '_')
+    where run_engines.run_id in (select run_id from compared_runs)
+    group by all
 ),
 
 compared as (
@@ -80,12 +141,42 @@ compared as (
         c.ci_high as change_ci_high,
         c.p as change_p,
         c.shared,
-        c.shared_delta
+        c.shared_delta,
+        flags.flagged as canary_flagged,
+        previous_flags.flagged as previous_canary_flagged,
+        case
+            when model_engine.engines = previous_model_engine.engines then null
+            when model_engine.backends = previous_model_engine.backends and model_engine.backends not like '%; %'
+                then model_engine.backends || ' ' || previous_model_engine.versions || ' -> ' || model_engine.versions
+            else previous_model_engine.engines || ' -> ' || model_engine.engines
+        end as model_engine_change,
+        case
+            when judge_engine.engines = previous_judge_engine.engines then null
+            when judge_engine.backends = previous_judge_engine.backends and judge_engine.backends not like '%; %'
+                then judge_engine.backends || ' ' || previous_judge_engine.versions || ' -> ' || judge_engine.versions
+            else previous_judge_engine.engines || ' -> ' || judge_engine.engines
+        end as judge_engine_change
     from tonight t
     left join earlier e using (family, leaderboard, metric, model, slice)
     left join paired_changes c
         on c.run_id = t.run_id and c.previous_run_id = e.run_id and c.family = t.family
         and c.leaderboard = t.leaderboard and c.metric = t.metric and c.model = t.model and c.slice = t.slice
+    left join canary_flags flags
+        on flags.run_id = t.run_id and flags.judge = t.judge and flags.family = t.family and e.run_id is not null
+    left join canary_flags previous_flags
+        on previous_flags.run_id = e.run_id and previous_flags.judge = t.judge and previous_flags.family = t.family
+    left join engines model_engine
+        on model_engine.run_id = t.run_id and model_engine.model = t.model and model_engine.side = 'model'
+        and model_engine.family = t.family
+    left join engines previous_model_engine
+        on previous_model_engine.run_id = e.run_id and previous_model_engine.model = t.model
+        and previous_model_engine.side = 'model' and previous_model_engine.family = t.family
+    left join engines judge_engine
+        on judge_engine.run_id = t.run_id and judge_engine.model = t.judge and judge_engine.side = 'judge'
+        and judge_engine.family = t.family
+    left join engines previous_judge_engine
+        on previous_judge_engine.run_id = e.run_id and previous_judge_engine.model = t.judge
+        and previous_judge_engine.side = 'judge' and previous_judge_engine.family = t.family
 ),
 
 final as (
@@ -133,7 +224,11 @@ final as (
             case when prompts_changed then 'prompts' end,
             case when section_changed then family || ' config' end,
             case when previous_n is distinct from n and previous_run_id is not null
-                then 'cells ' || coalesce(previous_n::varchar, '?') || ' -> ' || coalesce(n::varchar, '?') end
+                then 'cells ' || coalesce(previous_n::varchar, '?') || ' -> ' || coalesce(n::varchar, '?') end,
+            'judge canary flagged: ' || canary_flagged,
+            'judge canary flagged in the previous run: ' || previous_canary_flagged,
+            'engine ' || model_engine_change || ' (model)',
+            'engine ' || judge_engine_change || ' (judge)'
         ), '') as cause,
         config_changed,
         note
