@@ -1,7 +1,8 @@
 """The report's leaderboards carry the latest run's 95% intervals and rank ranges (``headline``, via
 ``dialogbench.stats.shown``): MT-Bench-101's task scores and Avg with the ranks Avg's interval allows under #,
 GameEval's Ask-Guess ST and Round (ranks under #), SpyFall's w and l, TofuKingdom's win rate per camp; none for a
-number the run recorded as another value."""
+number the run recorded as another value. The family views carry the same intervals (``score_ci_low``, ``st_ci_low``,
+...)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,12 @@ def test_mtbench101_task_scores_carry_their_interval_and_the_position_its_rank_r
         {"family": "mtbench101", "leaderboard": "mtbench101_tasks", "metric": "score", "model": "other",
          "slice": "judge=gpt-4, task=CM", "judge": "gpt-4", "value": cm["other"] + 2, "ci_low": 0.0,
          "ci_high": 9.99}])  # another value than the one shown: its interval is not shown
+    # the views carry them too (what `query` and `export` pass on), only for the value recorded
+    recorded = {r["model"]: (r["score_ci_low"], r["score_ci_high"])
+                for r in view(lake, "select * from mtbench101_tasks where task = 'CM'")}
+    assert recorded == {"full": (cm["full"] - 0.25, cm["full"] + 0.5), "other": (None, None)}
+    assert {r["model"]: r["avg_ci_low"] for r in view(lake, "select * from mtbench101_leaderboard")} == {
+        m: avg[m] - 1.5 for m in ("full", "other")}
     block = mt_block(write_report(lake, tmp_path / "out")["html"].read_text())
     # below each position, the ranks its Avg's interval allows: both intervals overlap, so either can be first
     rank = '<tr><td>{}<br><span class="more">(1-2)</span></td>'
@@ -63,6 +70,15 @@ def test_gameeval_tables_carry_intervals_and_rank_ranges(tmp_path):
         {"family": "gameeval", "leaderboard": "gameeval_tofukingdom", "metric": "win_rate", "model": "alpha",
          "slice": "camp=prince", "value": 2 / 3, "ci_low": 0.25, "ci_high": 1.0, "rank": 1, "rank_low": 1,
          "rank_high": 3}])
+    carried = view(lake, "select model, st_ci_low, mean_rounds_ci_high from gameeval_askguess "
+                         "where setting = 'with_description' and st_ci_low is not null")
+    assert carried == [{"model": "alpha", "st_ci_low": 40.0, "mean_rounds_ci_high": 5.0}]
+    assert view(lake, "select spy_win_rate_ci_high, spy_living_rounds_ci_high from gameeval_spyfall "
+                      "where spy_win_rate_ci_high is not null") == [{"spy_win_rate_ci_high": 0.67,
+                                                                     "spy_living_rounds_ci_high": None}]
+    assert view(lake, "select model, camp, win_rate_ci_low from gameeval_tofukingdom "
+                      "where win_rate_ci_low is not null") == [{"model": "alpha", "camp": "prince",
+                                                                "win_rate_ci_low": 0.25}]
     section = html_section(write_report(lake, tmp_path / "out", settings=ReportConfig(min_cells=1))["html"]
                            .read_text())
     table2, caption = html_table(section, "Table 2, Ask-Guess w/ prior description")

@@ -14,6 +14,8 @@
 -- any share; the next run plays them).
 -- matchers_differ: played games the other matcher would end at another point or with another outcome
 --   (gameeval_askguess_matchers: the authors' substring guess and ' word ' mention against whole words).
+-- st_ci_low / st_ci_high, mean_rounds_ci_low / mean_rounds_ci_high: their 95% intervals, a bootstrap over the words,
+--   as the board's latest run recorded them (headline; dialogbench/stats): null when it recorded another value or none.
 with games as (
     select
         assignment['questioner'] as model,
@@ -61,6 +63,11 @@ per_model as (
     group by model, setting
 ),
 
+recorded as (  -- ST and Round: the 95% intervals the board's latest run recorded (headline), of the values it recorded
+    select metric, model, slice, raw_value, raw_ci_low, raw_ci_high from {{ ref('headline') }}
+    where leaderboard = 'gameeval_askguess'
+),
+
 final as (
     select
         model,
@@ -74,10 +81,20 @@ final as (
         w.ce,
         w.mean_rounds,
         m.missing,
-        coalesce(d.matchers_differ, 0) as matchers_differ
+        coalesce(d.matchers_differ, 0) as matchers_differ,
+        st.raw_ci_low as st_ci_low,
+        st.raw_ci_high as st_ci_high,
+        r.raw_ci_low as mean_rounds_ci_low,
+        r.raw_ci_high as mean_rounds_ci_high
     from per_model m
     left join per_word w using (model, setting)
     left join matchers d using (model, setting)
+    left join recorded st
+        on st.metric = 'st' and st.model = m.model and st.slice = 'setting=' || m.setting
+        and abs(st.raw_value - w.st) <= 1e-6
+    left join recorded r
+        on r.metric = 'mean_rounds' and r.model = m.model and r.slice = 'setting=' || m.setting
+        and abs(r.raw_value - w.mean_rounds) <= 1e-6
 )
 
 select * from final

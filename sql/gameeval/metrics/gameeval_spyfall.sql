@@ -16,6 +16,9 @@
 --     finished: in no rate, living rounds or word_pairs); unfinished: the other played games that did not finish
 --     (round limit...; left out the same way); chat_errors: invalid moves over every played game; missing: planned
 --     games not played yet, or whose game failed on backend errors (no outcome; replayed by the next run).
+--   spy_win_rate_ci_low / _high, spy_living_rounds_ci_low / _high: their 95% intervals, a bootstrap over the word
+--     pairs and the games within them, as the board's latest run recorded them (headline): null when it recorded
+--     another value or none.
 with games as (
     select
         assignment['spy'] as spy_model,
@@ -56,6 +59,11 @@ word_pairs as (  -- compute_adversarial.py L41-48 over the per-pair values of L1
     group by spy_model, villager_model
 ),
 
+recorded as (  -- the spy's win rate and living rounds: the 95% intervals the board's latest run recorded (headline), of the values it recorded
+    select metric, model, slice, raw_value, raw_ci_low, raw_ci_high from {{ ref('headline') }}
+    where leaderboard = 'gameeval_spyfall'
+),
+
 final as (
     select
         c.spy_model,
@@ -70,10 +78,21 @@ final as (
         c.unfinished,
         c.discarded,
         c.chat_errors,
-        c.missing
+        c.missing,
+        rate.raw_ci_low as spy_win_rate_ci_low,
+        rate.raw_ci_high as spy_win_rate_ci_high,
+        living.raw_ci_low as spy_living_rounds_ci_low,
+        living.raw_ci_high as spy_living_rounds_ci_high
     from counts c
     left join word_pairs w
         on w.spy_model is not distinct from c.spy_model and w.villager_model is not distinct from c.villager_model
+    left join recorded rate
+        on rate.metric = 'spy_win_rate' and rate.model = c.spy_model
+        and rate.slice = 'villager_model=' || c.villager_model and abs(rate.raw_value - w.spy_win_rate) <= 1e-6
+    left join recorded living
+        on living.metric = 'spy_living_rounds' and living.model = c.spy_model
+        and living.slice = 'villager_model=' || c.villager_model
+        and abs(living.raw_value - w.spy_living_rounds) <= 1e-6
 )
 
 select * from final

@@ -3,6 +3,8 @@
 -- Minister, Guard; spy: Spy, Maid). Only successful trials count, as in the paper: for each finished game the model
 -- of each camp has games += 1 and points += 1 when its camp won. unfinished / missing: the camp's games that did not
 -- finish, or are planned but not played yet (no points, not in `games`).
+-- win_rate_ci_low / win_rate_ci_high: the 95% interval of points / games, a bootstrap over the games, as the board's
+-- latest run recorded it (headline): null when it recorded another value or none.
 with games as (
     select assignment, played, finished, outcome
     from {{ ref('gameeval_current') }}
@@ -14,7 +16,12 @@ camps as (
     from games cross join (values ('prince'), ('queen'), ('spy')) as c(camp)
 ),
 
-final as (
+recorded as (  -- the camp's win rate: the 95% intervals the board's latest run recorded (headline), of the values it recorded
+    select metric, model, slice, raw_value, raw_ci_low, raw_ci_high from {{ ref('headline') }}
+    where leaderboard = 'gameeval_tofukingdom'
+),
+
+counted as (
     select
         model,
         camp,
@@ -24,6 +31,17 @@ final as (
         count(*) filter (where not played) as missing
     from camps
     group by model, camp
+),
+
+final as (
+    select
+        counted.*,
+        recorded.raw_ci_low as win_rate_ci_low,
+        recorded.raw_ci_high as win_rate_ci_high
+    from counted
+    left join recorded
+        on recorded.metric = 'win_rate' and recorded.model = counted.model and recorded.slice = 'camp=' || counted.camp
+        and abs(recorded.raw_value - counted.points / nullif(counted.games, 0)) <= 1e-6
 )
 
 select * from final

@@ -7,9 +7,16 @@
 -- with an unreadable turn scored by the minimum over its other turns), null unless all 13 tasks have one;
 -- opencompass_avg_scored / opencompass_tasks_scored: its mean over the tasks that have one (what OpenCompass's
 -- summarizer reports when tasks are missing), and how many.
+-- avg_ci_low / avg_ci_high: the average's 95% interval (dialogues resampled within each task) as the board's latest
+-- run recorded it (headline), null when it recorded another value or none.
 -- measured / not_measured: as mtbench101_tasks (the board's latest run refused this judge's numbers: not_measured).
 with tasks as (
     select * from {{ ref('mtbench101_tasks') }}
+),
+
+recorded as (  -- the average: the 95% interval the board's latest run recorded (headline), of the value it recorded
+    select model, slice, raw_value, raw_ci_low, raw_ci_high from {{ ref('headline') }}
+    where leaderboard = 'mtbench101_leaderboard' and metric = 'avg'
 ),
 
 task_scores as (  -- a column per task, in Table 3's order
@@ -38,8 +45,15 @@ means as (
 ),
 
 final as (
-    select task_scores.*, means.* exclude (model, judge)
+    select
+        task_scores.*,
+        means.* exclude (model, judge),
+        recorded.raw_ci_low as avg_ci_low,
+        recorded.raw_ci_high as avg_ci_high
     from task_scores join means using (model, judge)
+    left join recorded
+        on recorded.model = task_scores.model and recorded.slice = 'judge=' || task_scores.judge
+        and abs(recorded.raw_value - means."avg") <= 1e-6
 )
 
 select * from final

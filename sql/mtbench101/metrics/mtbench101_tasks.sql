@@ -13,6 +13,9 @@
 -- measured / not_measured: false and the reason when the board's latest run refused this judge's numbers on mtbench101_judge
 -- (not_measured: its judge checks' findings), as the report does; the numbers stay here as computed (`headline`
 -- nulls them).
+-- score_ci_low / score_ci_high: the score's 95% interval, a cluster bootstrap over its dialogues, as the board's latest
+-- run recorded it (headline; dialogbench/stats), null when that run recorded another value (a later run not snapshot
+-- yet), none (fewer than 5 dialogues, every dialogue the same) or no run recorded one.
 with dialogues as (
     select * from {{ ref('mtbench101_dialogues') }}
 ),
@@ -36,13 +39,27 @@ scores as (
     group by model, judge, task
 ),
 
+recorded as (  -- each task score: the 95% interval the board's latest run recorded (headline), of the value it recorded
+    select model, slice, raw_value, raw_ci_low, raw_ci_high from {{ ref('headline') }}
+    where leaderboard = 'mtbench101_tasks' and metric = 'score'
+),
+
 refused as (
     select * from {{ ref('not_measured') }} where protocol = 'mtbench101_judge'
 ),
 
 final as (  -- the taxonomy's tasks, in Table 3's order
-    select scores.*, refused.reason is null as measured, refused.reason as not_measured, taxonomy.position
+    select
+        scores.*,
+        recorded.raw_ci_low as score_ci_low,
+        recorded.raw_ci_high as score_ci_high,
+        refused.reason is null as measured,
+        refused.reason as not_measured,
+        taxonomy.position
     from scores join taxonomy using (task) left join refused using (judge)
+    left join recorded
+        on recorded.model = scores.model and recorded.slice = 'judge=' || scores.judge || ', task=' || scores.task
+        and abs(recorded.raw_value - scores.score) <= 1e-6
 )
 
 select * exclude (position) from final
