@@ -1,8 +1,9 @@
 """The dialogue explorer: one self-contained page where every judged dialogue, MT-Bench-101 turn and GameEval
 game can be read with the judge's raw output and what was parsed from it, filtered by family, model, judge,
-verdict, unparseable only and free text. Each family contributes its records through ``Family.explorer``
-(``records``); ``collect`` asks them, ``page`` renders, ``embed`` escapes the data, ``build`` writes the file.
-``links`` writes the addresses of filtered views (the report links each number to the items behind it)."""
+verdict, unparseable only and free text; folded above them, the board's trend charts (the report's: ``trends``).
+Each family contributes its records through ``Family.explorer`` (``records``); ``collect`` asks them, ``page``
+renders, ``embed`` escapes the data, ``build`` writes the file. ``links`` writes the addresses of filtered views (the
+report links each number to the items behind it)."""
 
 __all__ = ["write_explorer"]
 

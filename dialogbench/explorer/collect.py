@@ -1,12 +1,15 @@
 """Everything the explorer page shows, asked of every registered family with an ``explorer`` (registry order):
-their records and shared texts merged, what each protocol had before the cap, and the lake's latest run."""
+their records and shared texts merged, what each protocol had before the cap, and the lake's latest run; and the
+board's trend charts (``explorer.trends``: the report's), read on the same connection."""
 
 from __future__ import annotations
 
 from dialogbench import registry
+from dialogbench.explorer import trends
 from dialogbench.explorer.records import Source
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
+from dialogbench.report.tables import Section
 
 DEFAULT_LIMIT = 1000  # records per protocol on one page (the rest are counted, not shown)
 LATEST_RUN_SQL = ("select run_id, board from runs where board is not distinct from (select board from current_board) "
@@ -18,6 +21,13 @@ def collect(lake: Lake, *, limit: int = DEFAULT_LIMIT, board: str | None = None)
     (shared dialogues by key), ``protocols`` (per protocol: its family and title, records in the lake, unparsed,
     shown, unparsed shown), ``families`` (name -> title), ``notes``, ``limit``, ``run`` (the board's latest run id,
     or None) and ``board``."""
+    return collect_page(lake, limit=limit, board=board, with_trends=False)[0]
+
+
+def collect_page(lake: Lake, *, limit: int = DEFAULT_LIMIT, board: str | None = None,
+                 with_trends: bool = True) -> tuple[dict, Section | None]:
+    """``collect``'s data and the board's "Trends" section (``explorer.trends.read``; None without ``with_trends``),
+    read on one connection."""
     if limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
     data: dict = {"records": [], "texts": {}, "protocols": {}, "families": {}, "notes": [], "limit": limit}
@@ -37,9 +47,10 @@ def collect(lake: Lake, *, limit: int = DEFAULT_LIMIT, board: str | None = None)
             for protocol, counts in source.totals.items():
                 data["protocols"][protocol] = {"family": family.name, "title": part.titles.get(protocol, protocol),
                                                **counts}
+        charts = trends.read(Source(con, limit)) if with_trends else None
     seen: set[str] = set()
     for r in data["records"]:
         if r["id"] in seen:
             raise ValueError(f"two explorer records share the id {r['id']!r}")
         seen.add(r["id"])
-    return data
+    return data, charts

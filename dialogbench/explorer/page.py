@@ -1,8 +1,9 @@
-"""The explorer as one self-contained HTML page: the report's CSS plus its own, the script (``script.SCRIPT``), the
-data as JSON in a ``<script type="application/json">`` element (``embed.script_json``). Nothing is requested from
-outside the page. The script renders the records, filtered, ``PAGE_SIZE`` at a time. Every string of the data, and
-the page, has its control characters made visible (``textsafe``): JSON would carry an ESC or a bidi override into
-the page's text intact."""
+"""The explorer as one self-contained HTML page: the report's CSS plus its own, the board's trend charts as inline SVG
+in a folded panel (``trends.panel``: the report's charts), the script (``script.SCRIPT``), the data as JSON in a
+``<script type="application/json">`` element (``embed.script_json``). Nothing is requested from outside the page.
+The script renders the records, filtered, ``PAGE_SIZE`` at a time. Every string of the data, and the page, has its
+control characters made visible (``textsafe``): JSON would carry an ESC or a bidi override into the page's text
+intact."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from html import escape
 
 from dialogbench.explorer.embed import script_json
 from dialogbench.explorer.script import SCRIPT
+from dialogbench.explorer.trends import panel
 from dialogbench.report.html import CSS as REPORT_CSS
+from dialogbench.report.tables import Section
 from dialogbench.textsafe import visible, visible_tree
 
 PAGE_SIZE = 50
@@ -61,8 +64,9 @@ PAGER = ('<div class="pager"><button type="button" class="prev">← previous</bu
          '<button type="button" class="next">next →</button></div>')
 
 
-def render(data: dict, *, title: str, report_link: str | None = None) -> str:
-    """The page for ``collect``'s data; ``report_link`` (a relative address) links the report when it is there."""
+def render(data: dict, *, title: str, report_link: str | None = None, trends: Section | None = None) -> str:
+    """The page for ``collect``'s data; ``report_link`` (a relative address) links the report when it is there;
+    ``trends`` (the board's "Trends" section: ``collect_page``) is a folded panel above the filters."""
     board = f"board {data['board']}" if data.get("board") else "the lake"
     run = f" Latest run of {board}: {data['run']}." if data.get("run") else ""
     report = f' <a href="{escape(report_link)}">The report</a> shows the scores.' if report_link else ""
@@ -78,6 +82,7 @@ def render(data: dict, *, title: str, report_link: str | None = None) -> str:
             f'<th>Family</th><th>Protocol</th><th class="num">in the lake</th><th class="num">unparseable</th>'
             f'<th class="num">on this page</th><th class="num">unparseable on this page</th><th>shown</th></tr>'
             f'</thead><tbody id="caps-body"></tbody></table></div><ul class="notes" id="notes"></ul></details>'
+            f'{panel(trends, report_link=report_link)}'
             f'<form class="filters" id="filters" role="search">'
             f'<label>Family / protocol<select id="f-protocol"></select></label>'
             f'<label>Model<select id="f-model"></select></label>'

@@ -33,10 +33,13 @@ def _when(rows: list[dict], index: int) -> str:
 
 
 def _labels(runs: list[tuple[int, object, str]]) -> list[str]:
-    """Each run's label: its date (month-day), with the time where two runs share a date (its id without one)."""
-    days = [run if at is None else f"{at:%m-%d}" for _, at, run in runs]
-    return [f"{at:%m-%d %H:%M}" if at is not None and days.count(day) > 1 else day
-            for (_, at, _), day in zip(runs, days)]
+    """Each run's label: its date (month-day), with the time where two runs share a date, the seconds where they
+    share a minute too, and the run id where even those are the same (its id alone without a time)."""
+    labels = [run if at is None else f"{at:%m-%d}" for _, at, run in runs]
+    for finer in ("%m-%d %H:%M", "%m-%d %H:%M:%S"):
+        labels = [f"{at:{finer}}" if at is not None and labels.count(label) > 1 else label
+                  for (_, at, _), label in zip(runs, labels)]
+    return [f"{label} {run}" if labels.count(label) > 1 else label for (_, _, run), label in zip(runs, labels)]
 
 
 def _percent(metric: str, rows: list[dict]) -> bool:

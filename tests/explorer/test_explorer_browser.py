@@ -2,11 +2,14 @@
 lake every family wrote through its real stages: it loads with no console error or exception and fetches nothing
 but itself; every record is there, a page at a time; picking a model shows only its records; "unparseable only"
 shows exactly the unparseable ones; the judge's raw output is shown as written, model markup as text; the filters
-live in the address's # part. A screenshot is saved (``DIALOGBENCH_SCREENSHOT=path`` keeps a copy)."""
+live in the address's # part. A screenshot is saved (``DIALOGBENCH_SCREENSHOT=path`` keeps a copy). The trend charts
+(the report's, folded above the filters) draw, once opened, their bands, points and a gap where a night was not
+measured, from a file and over ``dialogbench serve`` (its Content-Security-Policy)."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import time
 
 import pytest
@@ -14,9 +17,14 @@ import pytest
 from dialogbench.explorer import write_explorer
 from dialogbench.explorer.collect import collect
 from dialogbench.explorer.page import PAGE_SIZE
+from dialogbench.lake.catalog import connect
+from dialogbench.registry import open_lake
 from dialogbench.report.build import write_report
 from tests.explorer.lakes import EVIL
-from tests.report.test_report_browser import browser, page_errors, screenshot, serve  # noqa: F401  (browser: a fixture)
+from tests.report.history_lake import write_history
+from tests.report.test_report_browser import (browser, check_history_chart, drawn_charts,  # noqa: F401  (a fixture)
+                                              page_errors, screenshot, serve)
+from tests.report.test_serve import running
 
 pytestmark = pytest.mark.slow
 
@@ -145,3 +153,51 @@ def test_explorer_in_chromium(browser, served, lake, tmp_path):  # noqa: F811
     assert errors == [] and requests == [served]  # nothing but the page itself, each time it loaded
     assert not evaluate(browser, "document.documentElement.scrollWidth > window.innerWidth")
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+@pytest.fixture
+def trends_site(lake, tmp_path):
+    """A copy of the session's staged lake (its board's records) with tests/report/history_lake.py's five nights on
+    that board; its report and explorer side by side, as a run writes them."""
+    shutil.copytree(lake.root, tmp_path / "lake")  # the session's lake's tables stay as they are
+    lake = open_lake(tmp_path / "lake")
+    with connect(lake) as con:
+        [(board,)] = con.execute("select board from default_board").fetchall()
+    write_history(lake, board=board)
+    out = tmp_path / "reports"
+    write_report(lake, out)
+    write_explorer(lake, out)
+    return out
+
+
+PANEL = """(() => { const panel = document.getElementById('trends');
+    return {open: panel.open, summary: panel.querySelector('summary').textContent,
+            drawn: panel.querySelector('svg').checkVisibility(),
+            before: !!(panel.compareDocumentPosition(document.getElementById('filters'))
+                       & Node.DOCUMENT_POSITION_FOLLOWING),
+            report: panel.querySelector('a[href="report.html#trends"]') !== null}; })()"""
+
+
+def test_trend_charts_in_chromium_from_a_file_and_over_serve(browser, trends_site):  # noqa: F811
+    for domain in ("Page", "Runtime", "Log", "Network"):
+        browser.send(f"{domain}.enable")
+    browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=1600, deviceScaleFactor=1, mobile=False)
+    with running(trends_site) as port:
+        for url in (f"http://127.0.0.1:{port}/explorer.html", (trends_site / "explorer.html").as_uri()):
+            seen: list[dict] = []
+            state = load(browser, url, seen)
+            assert state["cards"] == PAGE_SIZE  # the records as before
+            panel = evaluate(browser, PANEL)
+            assert panel["summary"] == "Trends: 1 chart of the board's headline numbers over its runs"
+            assert not panel["open"] and not panel["drawn"] and panel["before"] and panel["report"], url
+            evaluate(browser, "document.querySelector('#trends > summary').click()")
+            panel = evaluate(browser, PANEL)
+            assert panel["open"] and panel["drawn"]
+            check_history_chart(drawn_charts(browser, "#trends"))
+            picked = choose(browser, "f-model", "bot-b")  # the filters work as before
+            assert picked["cards"] and all("bot-b" in m for m in picked["models"])
+            seen += browser.events
+            browser.events.clear()
+            requests = {e["params"]["request"]["url"].split("#")[0] for e in seen
+                        if e.get("method") == "Network.requestWillBeSent"}
+            assert page_errors(seen) == [] and requests == {url}, (url, requests)  # the page, nothing else

@@ -1,7 +1,10 @@
 """The report in a real headless Chromium (Debian's ``chromium``), driven over the DevTools Protocol:
 served over HTTP, it loads with no console errors, no exceptions, no request outside the page, and
 its leaderboard table is there. A full-page screenshot is saved (``DIALOGBENCH_SCREENSHOT=path`` keeps
-a copy). Without Chromium the test fails saying how to install it; ``DIALOGBENCH_NO_BROWSER=1`` skips it."""
+a copy). On a board's hand-made history (tests/report/history_lake.py), "Who is really ahead" lays out its matrices
+with the marked cells seen as marked, and "Trends" draws its chart: a visible SVG with its bands, its points and a
+break where a night was not measured (``drawn_charts``, ``check_history_chart``: the explorer's test reads its charts
+so too). Without Chromium the test fails saying how to install it; ``DIALOGBENCH_NO_BROWSER=1`` skips it."""
 
 from __future__ import annotations
 
@@ -25,7 +28,9 @@ import pytest
 from bench.report import synthetic_lake
 from dialogbench.registry import open_lake
 from dialogbench.report.build import write_report
+from tests.report.history_lake import BOARD, write_history
 from tests.report.test_report import MODELS, utterance
+from tests.report.test_trends import BETA
 
 pytestmark = pytest.mark.slow
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -166,3 +171,106 @@ def test_report_loads_in_chromium_without_errors(browser, served_report, tmp_pat
     assert result["rows"] == len(MODELS) and "Win + Tie vs GT" in result["headers"]
     assert result["scripts"] == 0 and result["svgs"] == 5 and not result["overflowX"]
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+# What Chromium drew of each trend chart under ``scope`` (a CSS selector): the SVG's rendered box, each shaded band's
+# (a polygon over a run of nights, a bar for a lone night), the points (hollow: on part of its cells), each gap's tick
+# and why, and each line segment's colour and horizontal extent, all in page pixels.
+CHARTS = """((scope) => {
+  const box = (e) => { const r = e.getBoundingClientRect(); return {x: r.left, w: r.width, h: r.height}; };
+  return [...document.querySelectorAll(scope + ' figure svg')].map((svg) => ({
+    caption: svg.closest('figure').querySelector('figcaption').textContent,
+    svg: {...box(svg), visible: svg.checkVisibility()},
+    bands: [...svg.querySelectorAll('polygon.band, line.band')].map(box),
+    points: [...svg.querySelectorAll('circle')].map((c) => ({...box(c), hollow: c.getAttribute('fill') === '#fff',
+                                                               title: c.querySelector('title').textContent})),
+    gaps: [...svg.querySelectorAll('line.gap')].map((g) => ({...box(g), title: g.querySelector('title').textContent})),
+    segments: [...svg.querySelectorAll('polyline.seg')].map((p) => ({...box(p), stroke: p.getAttribute('stroke')})),
+  }));
+})"""
+
+
+def drawn_charts(page: "Page", scope: str) -> list[dict]:
+    result = page.send("Runtime.evaluate", returnByValue=True, expression=f"{CHARTS}({json.dumps(scope)})")
+    assert "exceptionDetails" not in result, result
+    return result["result"]["value"]
+
+
+def check_history_chart(charts: list[dict]) -> None:
+    """The chart of tests/report/history_lake.py's five nights (test_trends' botchat_unieval.pass_rate), as drawn:
+    a visible SVG; a band per unbroken run of nights (beta's breaks at night 3); every value a point, gamma's fourth
+    night hollow; beta's night 3 not a point but a tick on the axis between its two segments."""
+    [chart] = charts
+    assert chart["caption"].startswith("BotChat: botchat_unieval.pass_rate (judge=j, n=16) over 5 runs")
+    assert chart["svg"]["visible"] and chart["svg"]["w"] > 300 and chart["svg"]["h"] > 100, chart["svg"]
+    assert len(chart["bands"]) == 4 and all(b["w"] > 10 and b["h"] > 1 for b in chart["bands"])
+    assert len(chart["points"]) == 5 + 5 + 4 and all(p["w"] > 0 and p["h"] > 0 for p in chart["points"])
+    assert [p["title"].split(":")[0] for p in chart["points"] if p["hollow"]] == ["gamma @11-23"]
+    assert not [p for p in chart["points"] if p["title"].startswith("beta @11-22")]
+    [gap] = chart["gaps"]
+    assert gap["title"] == "beta @11-22: not drawn; run r3; not measured: judge j fails its judge checks"
+    assert gap["h"] > 0
+    first, second = sorted((s for s in chart["segments"] if s["stroke"] == BETA), key=lambda s: s["x"])
+    assert first["w"] > 10 and second["w"] > 10
+    assert first["x"] + first["w"] < gap["x"] < second["x"]  # the line breaks where the night was not measured
+
+
+AHEAD = """(() => {
+  const shown = (e) => { const r = e.getBoundingClientRect(), box = e.closest('.scroll').getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.left >= box.left - 1 && r.right <= box.right + 1
+           && getComputedStyle(e).visibility === 'visible'; };
+  const cells = (kind) => [...document.querySelectorAll('#ahead table.ahead td.' + kind)].map((td) => ({
+    text: td.textContent, shown: shown(td), background: getComputedStyle(td).backgroundColor,
+    color: getComputedStyle(td).color, weight: getComputedStyle(td).fontWeight, title: td.getAttribute('title')}));
+  const tables = [...document.querySelectorAll('#ahead table.ahead')];
+  return {tables: tables.map((t) => ({caption: t.querySelector('caption').textContent,
+                                      w: t.getBoundingClientRect().width, h: t.getBoundingClientRect().height})),
+          ahead: cells('ahead'), behind: cells('behind'), grey: cells('grey'), plain: cells('plain')};
+})()"""
+
+
+@pytest.fixture
+def served_history(tmp_path):
+    """tests/report/history_lake.py's five nights and comparisons: the report of its board, over HTTP."""
+    out = tmp_path / "site"
+    write_report(write_history(open_lake(tmp_path / "lake")), out, board=BOARD)
+    with serve(out, "report.html") as url:
+        yield url
+
+
+def test_who_is_ahead_and_the_trends_render_in_chromium(browser, served_history, tmp_path):
+    for domain in ("Page", "Runtime", "Log", "Network"):
+        browser.send(f"{domain}.enable")
+    browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=2000, deviceScaleFactor=1, mobile=False)
+    browser.send("Page.navigate", url=served_history)
+    browser.wait_for("Page.loadEventFired")
+    ahead = browser.send("Runtime.evaluate", returnByValue=True, expression=AHEAD)["result"]["value"]
+    # the matrices (pass@16, rounds, MT-Bench-101's average, the tasks' tally), each laid out
+    assert len(ahead["tables"]) == 4 and all(t["w"] > 100 and t["h"] > 50 for t in ahead["tables"])
+    # the marked cells, seen: ▲ bold on green where the row's model is ahead, ▼ on red where it is behind
+    assert len(ahead["ahead"]) == len(ahead["behind"]) == 4
+    for cell in ahead["ahead"]:
+        assert cell["shown"] and cell["text"].startswith("▲") and cell["weight"] == "700", cell
+        assert cell["background"] == "rgb(218, 251, 225)" and cell["color"] == "rgb(17, 99, 41)", cell
+    for cell in ahead["behind"]:
+        assert cell["shown"] and cell["text"].startswith("▼") and cell["weight"] == "700", cell
+        assert cell["background"] == "rgb(255, 235, 233)" and cell["color"] == "rgb(164, 14, 38)", cell
+    # within noise plain, cannot tell / not measured grey with the reason in the tooltip
+    assert ahead["plain"]
+    assert all(c["shown"] and "▲" not in c["text"] and "▼" not in c["text"] for c in ahead["plain"])
+    assert {c["title"].split(":")[0] for c in ahead["grey"]} >= {"cannot tell", "not measured"}
+    assert all(c["shown"] and c["color"] == "rgb(140, 149, 159)" for c in ahead["grey"])
+
+    check_history_chart(drawn_charts(browser, "#trends"))
+    figure = browser.send("Runtime.evaluate", returnByValue=True, expression=(
+        "(() => { const r = document.querySelector('#trends figure').getBoundingClientRect();"
+        " return {x: r.left + scrollX, y: r.top + scrollY, w: r.width, h: r.height}; })()"))["result"]["value"]
+    shot = browser.send("Page.captureScreenshot", format="png", captureBeyondViewport=True,
+                        clip={"x": figure["x"], "y": figure["y"], "width": figure["w"], "height": figure["h"],
+                              "scale": 1})
+    png = base64.b64decode(shot["data"])
+    (tmp_path / "trends.png").write_bytes(png)
+    assert png.startswith(b"\x89PNG") and len(png) > 5_000  # a drawn chart, not a blank box
+    requests = sorted({e["params"]["request"]["url"] for e in browser.events
+                       if e.get("method") == "Network.requestWillBeSent"})
+    assert page_errors(browser.events) == [] and requests == [served_history]

@@ -160,3 +160,17 @@ def test_band_chart_breaks_at_gaps():
     assert len(re.findall(r'<polygon class="band"', chart)) == 1  # 0-1; 3 and 6 are lone intervals: bars
     assert len(re.findall(r'<line class="band"', chart)) == 2
     assert chart.count('class="gap"') == 1 and "a @d2: not drawn; not measured" in chart
+
+
+def test_run_labels_tell_runs_apart_however_close_they_ran():
+    """A date alone; the time where two runs share a date; the seconds where they share a minute; the run id where
+    they share even the second (tests and quick reruns)."""
+    import datetime as dt
+
+    from dialogbench.report.trends import _labels
+
+    at = dt.datetime(2026, 11, 28, 16, 49, 5)
+    runs = [(0, at - dt.timedelta(days=1), "r0"), (1, at, "r1"), (2, at + dt.timedelta(seconds=20), "r2"),
+            (3, at + dt.timedelta(hours=2), "r3"), (4, at + dt.timedelta(hours=2), "r4"), (5, None, "r5")]
+    assert _labels(runs) == ["11-27", "11-28 16:49:05", "11-28 16:49:25", "11-28 18:49:05 r3", "11-28 18:49:05 r4",
+                             "r5"]
