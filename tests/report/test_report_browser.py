@@ -137,6 +137,15 @@ def serve(directory: Path, page: str) -> Iterator[str]:
         server.server_close()
 
 
+def open_page(browser, url: str) -> None:
+    """Load ``url`` at 1280 x 2000 with the page, runtime, log and network domains on (errors and requests seen)."""
+    for domain in ("Page", "Runtime", "Log", "Network"):
+        browser.send(f"{domain}.enable")
+    browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=2000, deviceScaleFactor=1, mobile=False)
+    browser.send("Page.navigate", url=url)
+    browser.wait_for("Page.loadEventFired")
+
+
 @pytest.fixture
 def served_report(tmp_path):
     synthetic_lake(tmp_path / "lake", models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
@@ -147,11 +156,7 @@ def served_report(tmp_path):
 
 
 def test_report_loads_in_chromium_without_errors(browser, served_report, tmp_path):
-    for domain in ("Page", "Runtime", "Log", "Network"):
-        browser.send(f"{domain}.enable")
-    browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=2000, deviceScaleFactor=1, mobile=False)
-    browser.send("Page.navigate", url=served_report)
-    browser.wait_for("Page.loadEventFired")
+    open_page(browser, served_report)
     result = browser.send("Runtime.evaluate", returnByValue=True, expression="""({
         title: document.title,
         rows: document.querySelectorAll('#leaderboard table.lb tbody tr').length,
@@ -239,11 +244,7 @@ def served_history(tmp_path):
 
 
 def test_who_is_ahead_and_the_trends_render_in_chromium(browser, served_history, tmp_path):
-    for domain in ("Page", "Runtime", "Log", "Network"):
-        browser.send(f"{domain}.enable")
-    browser.send("Emulation.setDeviceMetricsOverride", width=1280, height=2000, deviceScaleFactor=1, mobile=False)
-    browser.send("Page.navigate", url=served_history)
-    browser.wait_for("Page.loadEventFired")
+    open_page(browser, served_history)
     ahead = browser.send("Runtime.evaluate", returnByValue=True, expression=AHEAD)["result"]["value"]
     # the matrices (pass@16, rounds, MT-Bench-101's average, the tasks' tally), each laid out
     assert len(ahead["tables"]) == 4 and all(t["w"] > 100 and t["h"] > 50 for t in ahead["tables"])
