@@ -8,7 +8,8 @@ from pydantic import Field
 
 from dialogbench.config import FamilySection
 
-Check = Literal["unparsed", "discrimination", "probes"]
+Check = Literal["unparsed", "discrimination", "probes", "position"]
+Items = Literal["basic", "hard"]
 
 
 class JudgeChecksConfig(FamilySection):
@@ -22,7 +23,14 @@ class JudgeChecksConfig(FamilySection):
 
     - ``probes`` with ``min_probe_accuracy``: each judge protocol is also asked ``probes`` known-answer probes a run
       (judge_checks/probe_stage.py: human dialogues and their AI-marked twins, a golden answer against a useless
-      one); a judge right on fewer than this share of them cannot tell (0 probes: none asked).
+      one); a judge right on fewer than this share of them cannot tell (0 probes: none asked). ``items`` picks the
+      probe items: ``basic`` (those above, which a grossly broken judge fails) or ``hard`` (held-out items whose
+      answer is known by construction and that cheap heuristics fail: each family's probes.py says how it builds
+      them). With ``hard`` items each kind is gated apart on the lower end of its Wilson 95% interval: UniEval's
+      specificity (human dialogues) and sensitivity (AI-marked ones), each order of a pairwise protocol, MT-Bench-101's
+      golden-vs-wrong pairs: a kind whose lower bound is under ``min_probe_accuracy`` fails ``probes``; and a pairwise
+      protocol whose items flip with the order (right in one order only) at a rate whose upper bound is over
+      ``max_probe_flip_rate`` fails ``position`` (position bias).
 
     The affected values are shown as not measured; ``fail`` lists the checks that also end the run Failed (exit 4),
     as failed cells and canary drift do."""
@@ -32,4 +40,6 @@ class JudgeChecksConfig(FamilySection):
     min_verdicts: int = Field(20, ge=1)
     probes: int = Field(10, ge=0, le=500)
     min_probe_accuracy: float = Field(0.8, ge=0.0, le=1.0)
-    fail: list[Check] = Field(default_factory=lambda: ["unparsed", "discrimination", "probes"])
+    items: Items = "basic"
+    max_probe_flip_rate: float = Field(0.2, ge=0.0, le=1.0)
+    fail: list[Check] = Field(default_factory=lambda: ["unparsed", "discrimination", "probes", "position"])

@@ -11,6 +11,7 @@ from dialogbench.judge_checks.config import JudgeChecksConfig
 
 HEALTH_SQL = "select * from judge_health order by judge, protocol"
 PROBES_SQL = "select * from judge_probes order by judge, protocol, kind"
+ORDERS_SQL = "select * from judge_probe_orders order by judge, protocol, kind, variant"
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,8 @@ class Finding:
     @property
     def short(self) -> str:
         """What a not-measured cell shows: the check and the share."""
-        label = {"unparsed": "unreadable", "discrimination": "same answer", "probes": "of probes right"}[self.check]
+        label = {"unparsed": "unreadable", "discrimination": "same answer", "probes": "of probes right",
+                 "position": "flip with the order"}[self.check]
         return f"not measured: {self.share:.0%} {label}"
 
 
@@ -50,9 +52,16 @@ def probe_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
     return rows_of(con, PROBES_SQL)
 
 
-def probe_findings(rows: list[dict], settings: JudgeChecksConfig) -> list[Finding]:
+def order_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    return rows_of(con, ORDERS_SQL)
+
+
+def probe_findings(rows: list[dict], settings: JudgeChecksConfig, orders: list[dict] = ()) -> list[Finding]:
     """A (judge, protocol) right on fewer than ``min_probe_accuracy`` of its known-answer probes (judge_probes rows,
-    every kind together) cannot tell."""
+    every kind together) cannot tell; with ``items: hard``, each kind and order apart on its lower bound
+    (``hard_probe_findings``)."""
+    if settings.items == "hard":
+        return hard_probe_findings(rows, settings, orders)
     totals: dict[tuple[str, str], list[int]] = {}
     for r in rows:
         acc = totals.setdefault((r["judge"], r["protocol"]), [0, 0])
@@ -71,9 +80,47 @@ def probe_findings(rows: list[dict], settings: JudgeChecksConfig) -> list[Findin
     return found
 
 
-def findings(rows: list[dict], settings: JudgeChecksConfig, probes: list[dict] = ()) -> list[Finding]:
-    """The checks each (judge, protocol) of ``rows`` (judge_health) and ``probes`` (judge_probes) fails under
-    ``settings``."""
+def _bound(r: dict, what: str = "") -> str:
+    return (f"{r[f'{what}ci_low']:.0%}–{r[f'{what}ci_high']:.0%}" if r.get(f"{what}ci_low") is not None else "–")
+
+
+def hard_probe_findings(rows: list[dict], settings: JudgeChecksConfig, orders: list[dict] = ()) -> list[Finding]:
+    """``items: hard``: every kind gated apart on the lower end of its Wilson 95% interval (a judge right on 9 of 10
+    is not shown to be right 80% of the time): each judge_probes kind (UniEval's human and AI-marked dialogues, a
+    pairwise protocol's items, MT-Bench-101's golden-vs-wrong pairs) and each order of a pairwise kind
+    (judge_probe_orders) under ``min_probe_accuracy`` fails ``probes``; a pairwise kind whose flip rate's upper bound
+    is over ``max_probe_flip_rate`` fails ``position``."""
+    threshold, found = settings.min_probe_accuracy, []
+    for r in list(rows) + list(orders):
+        if not r["probes"] or (r["ci_low"] or 0.0) >= threshold:
+            continue
+        which = r["kind"] + (f", {r['variant']} order" if r.get("variant") else "")
+        found.append(Finding(r["judge"], r["protocol"], "probes", r["ci_low"] or 0.0, threshold, r["probes"],
+                             f"{r['judge']} on {r['protocol']} cannot tell on {which}: right on {r['correct']} of "
+                             f"{r['probes']} known-answer probes ({r['accuracy']:.0%}, 95% CI {_bound(r)}), the "
+                             f"interval's lower end under judge_checks.min_probe_accuracy {threshold:.0%}: its numbers "
+                             "are not measured"))
+    seen = set()
+    for r in orders:
+        key = (r["judge"], r["protocol"], r["kind"])
+        if key in seen or not r.get("items") or r.get("flip_ci_high") is None:
+            continue
+        seen.add(key)
+        if r["flip_ci_high"] > settings.max_probe_flip_rate:
+            found.append(Finding(r["judge"], r["protocol"], "position", r["flip_rate"], settings.max_probe_flip_rate,
+                                 r["items"],
+                                 f"{r['judge']} on {r['protocol']} is swayed by position on {r['kind']}: "
+                                 f"{r['flips']} of {r['items']} items judged in both orders flipped with the order "
+                                 f"({r['flip_rate']:.0%}, 95% CI {_bound(r, 'flip_')}), the interval's upper end over "
+                                 f"judge_checks.max_probe_flip_rate {settings.max_probe_flip_rate:.0%}: its numbers "
+                                 "are not measured"))
+    return found
+
+
+def findings(rows: list[dict], settings: JudgeChecksConfig, probes: list[dict] = (),
+             orders: list[dict] = ()) -> list[Finding]:
+    """The checks each (judge, protocol) of ``rows`` (judge_health), ``probes`` (judge_probes) and ``orders``
+    (judge_probe_orders) fails under ``settings``."""
     found = []
     for r in rows:
         if r["verdicts"] and r["unparsed_share"] > settings.max_unparsed:
@@ -92,7 +139,7 @@ def findings(rows: list[dict], settings: JudgeChecksConfig, probes: list[dict] =
                                  f"{r['parsed']:,} parsed verdicts ({top:.0%}) are the same answer "
                                  f"'{r['top_answer']}'{spread} (judge_checks.max_same_answer "
                                  f"{settings.max_same_answer:.0%}): its numbers are not measured"))
-    return found + probe_findings(list(probes), settings)
+    return found + probe_findings(list(probes), settings, list(orders))
 
 
 def not_measured(found: list[Finding]) -> dict[tuple[str, str], Finding]:

@@ -5,12 +5,13 @@ thresholds, with what each finding means for the numbers."""
 from __future__ import annotations
 
 from dialogbench.judge_checks.check import settings_from_yaml
-from dialogbench.judge_checks.health import HEALTH_SQL, PROBES_SQL, findings
+from dialogbench.judge_checks.health import HEALTH_SQL, ORDERS_SQL, PROBES_SQL, findings
 from dialogbench.report.checks import FLAG, flag, interval
 from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
 
-QUERIES = {"health": HEALTH_SQL, "probes": PROBES_SQL, "run_config": "select run_config from report_header"}
+QUERIES = {"health": HEALTH_SQL, "probes": PROBES_SQL, "orders": ORDERS_SQL,
+           "run_config": "select run_config from report_header"}
 KINDS = {"human": "human dialogue: no AI", "ai_marked": "AI line at a known index: flagged",
          "human_vs_ai": "human vs AI-marked twin: the human wins", "golden_vs_useless": "golden answer rated above a "
          "useless one"}
@@ -19,7 +20,7 @@ KINDS = {"human": "human dialogue: no AI", "ai_marked": "AI line at a known inde
 def derive(rows: dict[str, Rows], context: Context) -> dict:
     settings = context.judge_checks or settings_from_yaml(((rows.get("run_config") or [{}])[0]).get("run_config"))
     health, probes = rows.get("health") or [], rows.get("probes") or []
-    found = findings(health, settings, probes) if settings.enabled else []
+    found = findings(health, settings, probes, rows.get("orders") or []) if settings.enabled else []
     return {"health": health, "probes": probes, "settings": settings, "findings": found}
 
 
@@ -31,6 +32,8 @@ def verdict(pair: tuple[str, str], health: dict | None, by: set, settings) -> st
         return "no: it gives the same answer to nearly everything"
     if (*pair, "probes") in by:
         return "no: it fails its known-answer probes"
+    if (*pair, "position") in by:
+        return "no: its verdicts flip with the order the two sides are shown in"
     if health is not None and health["parsed"] < settings.min_verdicts:
         return f"yes on its probes; too few verdicts (< {settings.min_verdicts}) for the same-answer check"
     return "yes"
