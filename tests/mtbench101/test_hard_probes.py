@@ -1,0 +1,384 @@
+"""MT-Bench-101's hard known-answer probes (``judge_checks.items: hard``, dialogbench/mtbench101/probes.py): k items
+from dialogues no shipped config's selection with a limit picks, over the 13 tasks, each a judged turn rated with
+its golden reply and with a fluent wrong one of similar length. Cheap heuristic judges (length, a constant, word
+overlap with the reference, the question or the dialogue shown, TF-IDF and character-trigram similarity, spotting a
+copied reply, and stacks of them), graded without a backend as the ``judge_probes`` view grades a pair (right: the
+golden reply's rating above the wrong one's), are right on under 80% of the pairs (the length judges near half),
+while an oracle judge is right on all of them; the basic items are the ones they always were."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import yaml
+
+from dialogbench import registry
+from dialogbench.backends.base import Completion
+from dialogbench.backends.scripted import ScriptedBackend
+from dialogbench.cells.runner import run_stage
+from dialogbench.judge_checks.check import settings_of
+from dialogbench.keys import fingerprint
+from dialogbench.lake.catalog import connect
+from dialogbench.mtbench101 import probes as hard
+from dialogbench.mtbench101.dataset import read_dialogues
+from dialogbench.mtbench101.prompts import REFERENCE_TASKS
+from dialogbench.mtbench101.scoring import is_judged
+from dialogbench.mtbench101.selection import selected_dialogues
+from dialogbench.mtbench101.taxonomy import TASK_CODES
+from tests.conftest import REPO_ROOT, config_dict
+
+K = 54  # 4 items a task, 5 for the first two (CM, SI)
+SHIPPED = sorted((REPO_ROOT / "configs").glob("*.yaml"))
+REFERENCE = "\n\nThe reference solution is:\n###\n"
+WORD = re.compile(r"[a-z0-9]+")
+
+
+def hard_config_dict(lake: Path, k: int = K) -> dict:
+    data = config_dict(lake)
+    data["mtbench101"] = {"enabled": True, "judge": "judge"}
+    data["judge_checks"] = {"probes": k, "items": "hard", "max_unparsed": 1.0}
+    return data
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hard") / "config.yaml"
+    path.write_text(yaml.safe_dump(hard_config_dict(path.parent / "lake"), sort_keys=False))
+    return registry.load_config(path, None, root=REPO_ROOT)
+
+
+@pytest.fixture(scope="module")
+def stage(config):
+    (found,) = hard.probes(config, K)
+    return found
+
+
+@pytest.fixture(scope="module")
+def dialogues(config):
+    return read_dialogues(config.mtbench101.dataset)
+
+
+def pairs_of(stage) -> dict[str, dict]:
+    found: dict[str, dict] = defaultdict(dict)
+    for probe in stage.probes:
+        found[probe.pair_id][probe.variant] = probe
+    return dict(found)
+
+
+# --- what a judge sees: the prompt, taken apart as prompts.render_dialogue and judge_messages put it together ------
+
+def shown(messages: list[dict]) -> dict:
+    """The answer, the user message it answers, the golden history before it and the reference (None unless shown)."""
+    content, reference = messages[-1]["content"], None
+    if REFERENCE in content:
+        content, reference = content.rsplit(REFERENCE, 1)
+        reference = reference.removesuffix("\n###")
+    assert content.startswith("***\n") and content.endswith("\n***")
+    head, answer = content[4:-4].rsplit("\n\nAssistant: ", 1)
+    history, question = head.rsplit("Human: ", 1)
+    return {"answer": answer, "question": question, "history": history, "reference": reference}
+
+
+def words(text: str | None) -> set[str]:
+    return set(WORD.findall((text or "").lower()))
+
+
+def jaccard(one: set, other: set) -> float:
+    return len(one & other) / len(one | other) if one | other else 0.0
+
+
+# Measures a cheap judge rates by (the more, the better; each also tried the other way round).
+MEASURES: dict[str, Callable[[dict], float]] = {
+    "length": lambda s: len(s["answer"]),
+    "reference words": lambda s: len(words(s["answer"]) & words(s["reference"])),
+    "reference, else question, words": lambda s: len(words(s["answer"]) & words(s["reference"] or s["question"])),
+    "question words": lambda s: len(words(s["answer"]) & words(s["question"])),
+    "question content words": lambda s: len(hard.content_words(s["answer"]) & hard.content_words(s["question"])),
+    "question Jaccard": lambda s: jaccard(words(s["answer"]), words(s["question"])),
+    "dialogue words": lambda s: len(words(s["answer"]) & words(s["history"] + " " + s["question"])),
+    "not a copy of the history": lambda s: float(s["answer"] not in s["history"]),
+    "question character trigrams": lambda s: jaccard(trigrams(s["answer"]), trigrams(s["question"])),
+    "dialogue character trigrams": lambda s: jaccard(trigrams(s["answer"]), trigrams(s["history"] + s["question"])),
+    "question TF-IDF cosine": lambda s: tf_idf_cosine(s["answer"], s["question"]),
+    "dialogue TF-IDF cosine": lambda s: tf_idf_cosine(s["answer"], s["history"] + " " + s["question"]),
+    # stacks: a reply equal to the reference wins, then one that copies no earlier reply, then by overlap
+    "reference verbatim, no copy, dialogue words": lambda s: (
+        s["answer"] == s["reference"], s["answer"] not in s["history"],
+        len(words(s["answer"]) & words(s["history"] + " " + s["question"]))),
+    "reference verbatim, no copy, question Jaccard": lambda s: (
+        s["answer"] == s["reference"], s["answer"] not in s["history"], jaccard(words(s["answer"]),
+                                                                               words(s["question"]))),
+}
+ONE_WAY = ("reference verbatim, no copy, dialogue words", "reference verbatim, no copy, question Jaccard")
+
+
+def trigrams(text: str) -> set[str]:
+    return {text.lower()[i:i + 3] for i in range(len(text) - 2)}
+
+
+def tf_idf_cosine(text: str, other: str) -> float:
+    """Cosine of the two texts' TF-IDF vectors (IDF over the dataset's dialogues, probes.inverse_document_frequency)."""
+    one, two = (Counter(WORD.findall(t.lower())) for t in (text, other))
+    one, two = ({w: n * IDF.get(w, 0.0) for w, n in v.items()} for v in (one, two))
+    dot = sum(v * two.get(w, 0.0) for w, v in one.items())
+    norm = math.sqrt(sum(v * v for v in one.values()) * sum(v * v for v in two.values()))
+    return dot / norm if norm else 0.0
+
+
+IDF = hard.inverse_document_frequency(read_dialogues(REPO_ROOT / "data_lake/raw/mtbench101/mtbench101.jsonl"))
+
+
+def reply(score: int) -> str:
+    return f"A short explanation.\nRating: [[{score}]]"
+
+
+def absolute(measure: Callable[[dict], float], scale: float) -> Callable[[list[dict]], str]:
+    """A judge that rates each prompt alone: 1 + measure / scale, within 1..10."""
+    return lambda messages: reply(max(1, min(10, 1 + int(measure(shown(messages)) / scale))))
+
+
+def relative(measure: Callable[[dict], float], sign: int) -> Callable[[list[list[dict]]], list[str]]:
+    """A batch judge (the stage sends its probes in one call) that ranks the answers to the same dialogue by
+    ``sign`` * measure (equal measures, equal ratings): the heuristic at full resolution, no ties the scale made."""
+    def judge(batch: list[list[dict]]) -> list[str]:
+        seen = [shown(m) for m in batch]
+        groups: dict[tuple, list[int]] = defaultdict(list)
+        for i, s in enumerate(seen):
+            groups[(s["history"], s["question"])].append(i)
+        scores = [0] * len(batch)
+        for members in groups.values():
+            value = {i: measure(seen[i]) if sign > 0 else -measure(seen[i]) for i in members}
+            ranks = sorted(set(value.values()))
+            for i in members:
+                scores[i] = 1 + ranks.index(value[i])
+        return [reply(s) for s in scores]
+    return judge
+
+
+def accuracy(stage, replies: list[str]) -> float:
+    """The judge_probes view's grading: a pair is right when the ``higher`` probe's score is above the ``lower``
+    one's (an unparsed or tied pair is wrong), graded with the stage's own ``grade``."""
+    scores: dict[str, dict] = defaultdict(dict)
+    for probe, text in zip(stage.probes, replies):
+        scores[probe.pair_id][probe.expected] = stage.grade(probe, text)["score"]
+    right = [s["higher"] is not None and s["lower"] is not None and s["higher"] > s["lower"] for s in scores.values()]
+    return sum(right) / len(right)
+
+
+def ask(stage, judge) -> list[str]:
+    return [judge(stage.prompt(p)) for p in stage.probes]
+
+
+def ask_batch(stage, judge) -> list[str]:
+    return judge([stage.prompt(p) for p in stage.probes])
+
+
+def oracle(dialogues) -> Callable[[list[dict]], str]:
+    """A judge that knows the dataset: the golden reply to the user message shown rates 9, anything else 2."""
+    golden = {(t.user, t.bot) for d in dialogues for t in d.turns}
+    return lambda messages: reply(9 if ((s := shown(messages))["question"], s["answer"]) in golden else 2)
+
+
+# --- the items -----------------------------------------------------------------------------------------------------
+
+def test_items_hard_selects_the_hard_probes_and_basic_stays_the_default(config, stage, make_config, lake_dir):
+    assert settings_of(config).items == "hard"
+    assert (stage.name, stage.protocol) == ("judge_probe:mtbench101_judge", "mtbench101_judge")
+    assert len(stage.probes) == 2 * K and len(pairs_of(stage)) == K
+    assert {(p.kind, p.variant, p.expected) for p in stage.probes} == {
+        ("golden_vs_wrong", "golden", "higher"), ("golden_vs_wrong", "wrong", "lower")}
+    assert all(p.probe_id == f"{p.pair_id}/{p.variant}" for p in stage.probes)
+    basic = make_config(hard_config_dict(lake_dir) | {"judge_checks": {"probes": K}})
+    assert settings_of(basic).items == "basic"
+    assert {p.kind for p in hard.probes(basic, K)[0].probes} == {"golden_vs_useless"}
+
+
+def test_the_basic_items_are_the_ones_they_always_were(make_config, lake_dir):
+    """Byte for byte: the fingerprint of every basic probe (id, kind, variant, expected, content, pair) as the code
+    before the hard items built them (13 tasks' first dialogues, golden vs "I don't know.")."""
+    data = hard_config_dict(lake_dir)
+    data["judge_checks"].pop("items")
+    (basic,) = hard.probes(make_config(data), 13)
+    assert fingerprint([(p.probe_id, p.kind, p.variant, p.expected, p.content, p.pair_id)
+                        for p in basic.probes]) == "055e389126f9346b73d439826d80024b"
+
+
+def item_dialogues(stage) -> list[int]:
+    return [int(pair.split("/")[1].split(":")[0]) for pair in pairs_of(stage)]
+
+
+def test_no_shipped_config_with_a_limit_evaluates_an_item_and_a_full_run_evaluates_all(stage, dialogues, make_config,
+                                                                                        lake_dir):
+    """The held-out slice: every item's dialogue is outside the selection of each configs/*.yaml with a
+    ``mtbench101.limit`` (configs/demo.yaml: the first dialogue of CM, SI, MR); a config without one
+    (configs/nightly.yaml) evaluates all 1,388 dialogues, these too (the module docstring says so). Structurally: an
+    item is never one of the first ``HOLD_FIRST`` dialogues of its task, all that a run with a limit up to that
+    evaluates, over all 13 tasks."""
+    items = set(item_dialogues(stage))
+    assert len(items) == K  # one item a dialogue
+    limited = 0
+    for path in SHIPPED:
+        config = registry.load_config(path, None, root=REPO_ROOT)
+        picked = {d.id for d in selected_dialogues(config)}
+        if config.mtbench101.limit:
+            limited += 1
+            assert picked and not picked & items, path
+        else:
+            assert picked == {d.id for d in dialogues}, path  # a full run: every dialogue, the items' too
+    assert limited  # configs/demo.yaml
+    position = {}
+    for task in TASK_CODES:
+        position |= {d.id: n for n, d in enumerate(d for d in dialogues if d.task == task)}
+    assert min(position[i] for i in items) >= hard.HOLD_FIRST
+    data = hard_config_dict(lake_dir)
+    data["mtbench101"]["limit"] = hard.HOLD_FIRST
+    picked = {d.id for d in selected_dialogues(make_config(data))}
+    assert len(picked) == 13 * hard.HOLD_FIRST and not picked & items
+
+
+def test_the_items_cover_the_13_tasks_round_robin_with_stable_ids(stage, config):
+    pairs = list(pairs_of(stage))
+    assert [p.split("/")[0] for p in pairs] == [TASK_CODES[n % 13] for n in range(K)]
+    assert Counter(p.split("/")[0] for p in pairs) == {t: 5 if t in ("CM", "SI") else 4 for t in TASK_CODES}
+    assert pairs[:13] == ["CM/1199:2", "SI/1143:3", "AR/372:1", "TS/786:2", "CC/702:0", "CR/922:2", "FR/448:2",
+                          "SC/1388:1", "SA/995:1", "MR/488:0", "GR/66:0", "IC/220:1", "PI/1310:2"]
+    # every item's id and content (what its cells' keys hold), whatever the process's hash seed: a change here
+    # changes the cells of every hard probe
+    assert fingerprint([(p.probe_id, p.content) for p in stage.probes]) == "e7974857340eaff69e8b32d78fcd40f9"
+    hard._hard_items.cache_clear()  # built afresh: the same items
+    (again,) = hard.probes(config, K)
+    assert again.probes == stage.probes
+    (fewer,) = hard.probes(config, 20)
+    assert fewer.probes == stage.probes[:40]  # the first n items of k are the items of n
+
+
+def test_each_wrong_reply_answers_another_dialogue_at_a_similar_length_under_both_controls(stage, dialogues):
+    by_id = {d.id: d for d in dialogues}
+    replies = defaultdict(list)  # (task, reply) -> (dialogue, turn)
+    for d in dialogues:
+        for i, t in enumerate(d.turns):
+            replies[(d.task, t.bot)].append((d, i))
+    longer = close = 0
+    for pair_id, pair in pairs_of(stage).items():
+        golden, wrong = pair["golden"], pair["wrong"]
+        task, history, question, answer, reference = golden.content
+        dialogue = by_id[int(pair_id.split("/")[1].split(":")[0])]
+        turn = int(pair_id.split(":")[1])
+        assert dialogue.task == task and is_judged(task=task, turn=turn) and not (task == "SI" and turn == 0)
+        assert history == tuple((t.user, t.bot) for t in dialogue.turns[:turn])
+        assert question == dialogue.turns[turn].user
+        assert answer == reference == dialogue.turns[turn].bot  # the golden reply, shown as the reference (MR, GR)
+        assert wrong.content[:3] == golden.content[:3] and wrong.content[4] == reference  # only the answer differs
+        text = wrong.content[3]
+        assert text not in (answer, reference) and 0.75 * len(answer) <= len(text) <= 1.25 * len(answer)
+        assert len(text) != len(answer) and text not in {bot for _, bot in history}
+        longer += len(text) > len(answer)
+        sources = replies[(task, text)]
+        assert sources  # the golden reply to a turn of the same task...
+        for source, i in sources:  # ...of another dialogue, to a question of its own
+            assert source is not dialogue and not {t.user for t in source.turns} & {t.user for t in dialogue.turns}
+            assert jaccard(hard.content_words(source.turns[i].user), hard.content_words(question)) < hard.SIMILAR
+        targets = (hard.words(question), hard.words(" ".join(f"{u} {b}" for u, b in history) + " " + question))
+        close += all(a >= b for target in targets for a, b in zip(hard.closeness(hard.words(text), target, IDF),
+                                                                  hard.closeness(hard.words(answer), target, IDF)))
+    assert abs(longer - K / 2) <= 1  # the length control
+    assert abs(close - K / 2) <= 1  # the topic control
+
+
+# --- the heuristics ------------------------------------------------------------------------------------------------
+
+def test_an_oracle_judge_is_right_on_every_pair(stage, dialogues):
+    assert accuracy(stage, ask(stage, oracle(dialogues))) == 1.0
+
+
+def test_a_length_judge_and_a_constant_one_cannot_tell(stage):
+    over_40 = ask(stage, lambda m: reply(7 if len(shown(m)["answer"]) > 40 else 2))
+    assert accuracy(stage, over_40) < 0.35  # every reply is over 40 characters: the pairs tie, and a tie is wrong
+    for sign in (1, -1):  # longer is better, shorter is better: by length rank within the pair
+        assert 0.35 <= accuracy(stage, ask_batch(stage, relative(MEASURES["length"], sign))) <= 0.65
+    assert accuracy(stage, ask(stage, lambda m: reply(7))) == 0.0
+
+
+@pytest.mark.parametrize("name", [n for n in MEASURES if n != "length"])
+def test_an_overlap_or_similarity_judge_is_right_on_under_80_percent(stage, name):
+    measure = MEASURES[name]
+    for sign in (1,) if name in ONE_WAY else (1, -1):  # the more the better, and the less
+        assert accuracy(stage, ask_batch(stage, relative(measure, sign))) < 0.8, (name, sign)
+    if name not in ONE_WAY:  # alone, on a 1..10 scale
+        scale = {"question words": 1, "question content words": 1, "not a copy of the history": 1}.get(
+            name, 4 if "words" in name else 0.05)
+        assert accuracy(stage, ask(stage, absolute(measure, scale))) < 0.8, name
+
+
+def test_the_reference_overlap_judge_wins_exactly_where_the_reference_is_the_golden_reply(stage):
+    """MR and GR show the turn's golden reply as the reference (prompts.judge_messages), so a judge rating overlap
+    with it is right on every MR and GR item, and on nothing else (no reference shown: a tie). Nothing in the
+    protocol lets an item show another reference; the other 11 tasks keep this judge at their share."""
+    pairs = pairs_of(stage)
+    share = sum(p.split("/")[0] in REFERENCE_TASKS for p in pairs) / len(pairs)
+    assert accuracy(stage, ask_batch(stage, relative(MEASURES["reference words"], 1))) == share < 0.2
+
+
+# --- through the lake: the judge_probes view grades the new kind as the tests above do ----------------------------
+
+def night(config, monkeypatch, judge: Callable[[list[dict]], str]) -> dict:
+    real = ScriptedBackend.generate
+
+    def generate(self, conversations, *, sampling, seeds=None, formats=None):
+        if self.model.name != "judge":
+            return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
+        return [Completion(text=judge(c), prompt_tokens=1, completion_tokens=1) for c in conversations]
+
+    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+    (found,) = hard.probes(config, 13)
+    report = run_stage(found, config, "r1", lake=registry.open_lake(config.lake))
+    assert report.computed == 26
+    with connect(registry.open_lake(config.lake), board=config.board) as con:
+        rel = con.execute("select * from judge_probes")
+        cols = [d[0] for d in rel.description]
+        rows = [dict(zip(cols, row)) for row in rel.fetchall()]
+    assert [(r["protocol"], r["kind"], r["probes"]) for r in rows] == [("mtbench101_judge", "golden_vs_wrong", 13)]
+    return rows[0] | {"stage": found}
+
+
+def test_the_view_grades_an_oracle_right_on_every_hard_pair(make_config, lake_dir, monkeypatch, dialogues):
+    row = night(make_config(hard_config_dict(lake_dir, 13)), monkeypatch, oracle(dialogues))
+    assert (row["correct"], row["accuracy"], row["unparsed"], row["mean_gap"]) == (13, 1.0, 0, 7.0)
+
+
+def test_the_view_grades_a_heuristic_judge_as_the_tests_do(make_config, lake_dir, monkeypatch):
+    judge = absolute(MEASURES["question words"], 1)
+    row = night(make_config(hard_config_dict(lake_dir, 13)), monkeypatch, judge)
+    assert row["accuracy"] == accuracy(row["stage"], ask(row["stage"], judge)) < 0.8
+
+
+def test_a_wrong_reply_is_never_the_golden_one_nor_a_reply_to_the_same_question():
+    """On a made-up task of 11 dialogues (the 11th, the only held-out one, holds the item, its last turn): the golden
+    text itself, the item's own earlier reply, a reply to the very same question and one to a near copy of it are
+    left out, as are replies outside ±25% of the golden reply's length or of its very length; the one left is the
+    wrong reply."""
+    from dialogbench.mtbench101.dataset import Dialogue, Turn
+
+    golden = "Feed the starter, mix flour and water, let it rise overnight, shape the loaf, then bake it hot. " * 2
+
+    def one(i, user, bot, *before):
+        return Dialogue(id=i, task="GR", line=i, turns=(*before, Turn(user, bot)))
+
+    question = "How do I bake sourdough bread at home?"
+    fine = "Tides come from the moon's pull on the oceans; the side nearest the moon bulges, as does the far side. " \
+        "Two highs and two lows a day follow as the Earth turns beneath them, a little later each day."
+    made_up = [one(1, question, "x" * 200), one(2, "How can I bake sourdough bread at home quickly?", "y" * 200),
+               one(3, "What is a good name for a cat?", golden), one(4, "Why is the sky blue?", "z" * 300),
+               one(5, "Which planet is the largest?", "w" * len(golden)), one(6, "What causes the tides?", fine),
+               *(one(i, f"Question number {i}?", "short") for i in range(7, 11)),
+               one(11, question, golden, Turn("Any tips for a first loaf?", "e" * 190))]
+    assert 0.75 * len(golden) <= len(fine) <= 1.25 * len(golden) and len(fine) != len(golden)
+    candidates = hard._Candidates(tuple(made_up)).of(made_up[-1], 1)
+    assert [r for side in candidates.values() for r in side] == [fine]
+    (item,) = hard.hard_items(made_up, 3)  # one held-out dialogue: one item
+    assert item[0] is made_up[-1] and item[2] not in {t.bot for t in made_up[-1].turns}
