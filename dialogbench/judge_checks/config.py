@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from dialogbench.config import FamilySection
 
 Check = Literal["unparsed", "discrimination", "probes", "position"]
 Items = Literal["basic", "hard"]
+HARD_PROBES = 54  # items per protocol with items: hard unless `probes` says otherwise
 
 
 class JudgeChecksConfig(FamilySection):
@@ -43,3 +44,12 @@ class JudgeChecksConfig(FamilySection):
     items: Items = "basic"
     max_probe_flip_rate: float = Field(0.2, ge=0.0, le=1.0)
     fail: list[Check] = Field(default_factory=lambda: ["unparsed", "discrimination", "probes", "position"])
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hard_items_count(cls, data):
+        """``items: hard`` without ``probes``: 54 items per protocol (the fewest that tell a 90%-accurate judge from a
+        70%-accurate one; a perfect judge needs 16 for the lower end of its interval to reach 80%)."""
+        if isinstance(data, dict) and data.get("items") == "hard" and "probes" not in data:
+            return {**data, "probes": HARD_PROBES}
+        return data

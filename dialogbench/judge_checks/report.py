@@ -14,7 +14,9 @@ QUERIES = {"health": HEALTH_SQL, "probes": PROBES_SQL, "orders": ORDERS_SQL,
            "run_config": "select run_config from report_header"}
 KINDS = {"human": "human dialogue: no AI", "ai_marked": "AI line at a known index: flagged",
          "human_vs_ai": "human vs AI-marked twin: the human wins", "golden_vs_useless": "golden answer rated above a "
-         "useless one"}
+         "useless one", "right_vs_wrong": "right next response vs a wrong one (held out, length-controlled): the "
+         "right one wins", "golden_vs_wrong": "golden answer rated above another turn's golden answer (held out, "
+         "length-controlled)"}
 
 
 def derive(rows: dict[str, Rows], context: Context) -> dict:
@@ -67,13 +69,16 @@ def sections(data: dict) -> list[Section]:
                             f"verdicts, threshold {pct(settings.max_same_answer)} from {settings.min_verdicts} parsed "
                             f"verdicts on; probes right: threshold {pct(settings.min_probe_accuracy)}.")
     detail = Table(["Judge", "protocol", "probe", "probes", "right", "accuracy [95% CI]", "unreadable",
-                    "AI flagged at its index", "golden − useless rating"],
+                    "AI flagged at its index", "golden − other rating"],
                    [[r["judge"], r["protocol"], KINDS.get(r["kind"], r["kind"]), num(r["probes"], 0),
                      num(r["correct"], 0), f"{pct(r['accuracy'])}\n{interval(r['ci_low'], r['ci_high'])}",
                      num(r["unparsed"], 0),
                      "–" if r["index_accuracy"] is None else f"{r['index_right']} ({pct(r['index_accuracy'])})",
                      num(r["mean_gap"], 2)] for r in probes], numeric_from=3,
-                   caption="Known-answer probes per kind; an unreadable reply counts as wrong") if probes else None
+                   caption="Known-answer probes per kind; an unreadable reply counts as wrong"
+                           + ("; with judge_checks.items: hard each kind (and each order of a pairwise one) passes "
+                              "only when the lower end of its 95% interval reaches the threshold"
+                              if settings.items == "hard" else "")) if probes else None
     intro = ("A judge whose verdicts cannot be read, that gives the same answer to nearly everything, or that fails "
              "probes whose right answer is known by construction (a human dialogue from the dataset has no AI; the same "
              "dialogue with one utterance replaced by an AI's self-identification has one, at that index; beside each "

@@ -10,8 +10,8 @@ PROBES = pa.schema([
     ("protocol", pa.string()),           # the judge protocol probed (botchat_unieval, mtbench101_judge, ...)
     ("protocol_version", pa.string()),
     ("probe_id", pa.string()),           # stable: the dataset item and what was altered ("MT-12/ai@5")
-    ("kind", pa.string()),               # human, ai_marked, human_vs_ai, golden_vs_useless
-    ("variant", pa.string()),            # the side or order this cell shows (human_first, ai_first, golden, useless)
+    ("kind", pa.string()),               # human, ai_marked, human_vs_ai, golden_vs_useless; hard: right_vs_wrong, golden_vs_wrong
+    ("variant", pa.string()),            # the side or order (human_first, ai_first, golden, useless; right_first, wrong_first, wrong, a mark)
     ("expected", pa.string()),           # the right answer, in words ("no AI", "AI at 5", "the human wins", "higher")
     ("pair_id", pa.string()),            # probes graded as a pair (a rating above another): both cells share it
     ("judge", pa.string()),

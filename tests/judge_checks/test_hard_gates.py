@@ -95,3 +95,12 @@ def test_the_orders_view_counts_each_order_and_the_items_that_flip(make_config, 
     assert {r["protocol"] for r in orders} == {"botchat_arena", "botchat_gteval"}  # pairwise protocols only
     checks = {(f.protocol, f.check) for f in findings([], HARD, probes, orders)}
     assert {("botchat_arena", "probes"), ("botchat_arena", "position"), ("botchat_gteval", "position")} <= checks
+
+
+def test_hard_items_default_to_enough_of_them():
+    """54 items per protocol with items: hard unless probes is set (10 right of 10 cannot clear 80% on its lower
+    end); basic keeps 10."""
+    assert (JudgeChecksConfig(items="hard").probes, JudgeChecksConfig(items="hard", probes=20).probes,
+            JudgeChecksConfig().probes) == (54, 20, 10)
+    (found,) = findings([], HARD, [kind("botchat_unieval", "human", 10, 10)])
+    assert found.share < 0.8  # a perfect judge on 10 items: its interval's lower end is 72%
