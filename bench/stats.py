@@ -3,7 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python bench/stats.py [--models 14] [--rounds 1000] [--quick] [--orchestration-s S]
-        [--out bench/results/stats.json]
+        [--orchestration-json FILE] [--lake DIR [--board B]] [--out bench/results/stats.json]
 
 An in-memory DuckDB connection gets tables named as the three units views (``botchat_units``, ``mtbench101_units``,
 ``gameeval_units``; same columns), filled with synthetic units (seeded numpy; model i better than model i+1, items
@@ -30,7 +30,10 @@ over every pair of models of every slice (families: ``registry.families()`` with
 issue's figure) and the total, the target (60 s on the reference 2-core machine, and at most 10% of the run's
 orchestration time: given by ``--orchestration-s`` or ``--orchestration-json``, else the JSON says what is missing),
 and writes JSON. The exit status is 1 when the paper-scale total is over the target. ``--quick``: a few models and
-items, 200 rounds (a check that it runs; the test suite's). Importing this module does no work.
+items, 200 rounds (a check that it runs; the test suite's). ``--orchestration-json`` also reads the run's own snapshot
+seconds (bench/artifacts.py's ``first_run.history_s``) and prints their share beside. ``--lake DIR [--board B]``: the
+same three parts on a lake's own units views (a run kept by ``bench/artifacts.py --keep``, e.g. of
+bench/paper_scripted.yaml) instead of synthetic units. Importing this module does no work.
 """
 
 from __future__ import annotations
@@ -329,7 +332,7 @@ def previous_night(con, families, *, seed: int) -> None:
         con.unregister("synthetic_rows")
 
 
-def time_changes(con, families, *, rounds: int) -> dict:
+def time_changes(con, families, *, rounds: int, board: str | None = None) -> dict:
     """(c): what the snapshot adds for night over night (``history.noise``): tonight's units of every series
     (``tonight_units``) and their ``metric_units`` rows (``unit_rows``), the previous night's (``previous_units``), and
     one paired test per series both nights have (``change_rows``)."""
@@ -338,7 +341,7 @@ def time_changes(con, families, *, rounds: int) -> dict:
     start = _clock()
     tonight = tonight_units(con, families)
     kept = unit_rows(tonight, run_id=TONIGHT_RUN, board=None)
-    before = previous_units(con, board=None, run_id=TONIGHT_RUN)
+    before = previous_units(con, board=board, run_id=TONIGHT_RUN)
     read = _since(start)
     start = _clock()
     changed = change_rows(tonight, before, run_id=TONIGHT_RUN, rounds=rounds)
@@ -347,17 +350,18 @@ def time_changes(con, families, *, rounds: int) -> dict:
             "units_s": read[0], "units_cpu_s": read[1], "tests_s": tests[0], "tests_cpu_s": tests[1]}
 
 
-def orchestration(seconds: float | None, source: str | None) -> dict:
-    """The run's orchestration wall time the statistics are set against: given, or what is missing."""
+def orchestration(seconds: float | None, source: str | None, snapshot_s: float | None = None) -> dict:
+    """The run's orchestration wall time the statistics are set against: given, or what is missing; ``snapshot_s``:
+    that run's own snapshot seconds (its ``history_s``), when its JSON has them."""
     if seconds is not None:
-        return {"seconds": seconds, "source": source, "missing": None}
-    return {"seconds": None, "source": None,
-            "missing": "no paper-scale orchestration figure: bench/results/ is git-ignored and this checkout holds "
-                       "none of its JSONs; bench/README.md's run figures are demo-scale (artifacts.py: cached reruns "
-                       "of bench/demo_scripted.yaml, 26-32 s; scale_out.py: 6 scripted models, 70-141 s). Measure a "
-                       "scripted run at paper scale (e.g. bench/artifacts.py --config <a paper-scale scripted "
-                       "config>, whose JSON's first_run.wall_s this script reads with --orchestration-json; its "
-                       "history_s is the snapshot these statistics are part of) and pass it."}
+        return {"seconds": seconds, "source": source, "missing": None, "snapshot_s": snapshot_s,
+                "snapshot_share": None if snapshot_s is None else snapshot_s / seconds}
+    return {"seconds": None, "source": None, "snapshot_s": None, "snapshot_share": None,
+            "missing": "no orchestration figure given: pass a scripted run's JSON with --orchestration-json, e.g. "
+                       "bench/artifacts.py --config bench/paper_scripted.yaml (the paper-scale scripted config; "
+                       "bench/README.md, '## stats.py', has the scale that fits the 2-core machine and the figures "
+                       "measured): its first_run.wall_s is the run's wall time and its history_s the snapshot these "
+                       "statistics are part of."}
 
 
 def read_orchestration(path: Path) -> tuple[float, str]:
@@ -374,6 +378,16 @@ def read_orchestration(path: Path) -> tuple[float, str]:
     raise SystemExit(f"error: {path}: no run wall time in it (first_run.wall_s or wall_s)")
 
 
+def read_snapshot_s(path: Path) -> float | None:
+    """The snapshot seconds of the run in a bench JSON (bench/artifacts.py's ``first_run.history_s``, or a top-level
+    ``history_s``): what these statistics cost inside that run, SQL and writes included. None when absent."""
+    data = json.loads(path.read_text())
+    for found in ((data.get("first_run") or {}).get("history_s"), data.get("history_s")):
+        if isinstance(found, (int, float)) and found >= 0:
+            return float(found)
+    return None
+
+
 def run_bench(sizes: dict, *, seed: int = 0) -> dict:
     start = time.perf_counter()
     con, rows = units_connection(sizes, seed=seed)
@@ -381,16 +395,53 @@ def run_bench(sizes: dict, *, seed: int = 0) -> dict:
     previous_night(con, families, seed=seed)
     build_s = time.perf_counter() - start
     try:
-        intervals = time_intervals(con, families, rounds=sizes["rounds"])
-        pairs = time_compare(con, families, rounds=sizes["rounds"])
-        changes = time_changes(con, families, rounds=sizes["rounds"])
+        return {"sizes": sizes, **timed(con, families, rounds=sizes["rounds"], rows=rows, build_s=build_s)}
     finally:
         con.close()
+
+
+UNITS_VIEWS = ("botchat_units", "mtbench101_units", "gameeval_units")
+
+
+def run_lake(lake_dir: Path, *, board: str | None, rounds: int) -> dict:
+    """(a), (b) and (c) on a real lake's units views (a run's own units: ``bench/artifacts.py --keep`` keeps its lake)
+    instead of synthetic ones, read through ``catalog.connect`` as the snapshot reads them (``build_s``: building the
+    views, not counted). (c)'s previous night is the lake's latest snapshot on ``board``: tonight's units again when
+    nothing was recomputed since, so each paired test ends early (no difference), as on a night that changed nothing."""
+    import duckdb
+
+    from dialogbench.lake.catalog import connect
+    from dialogbench.registry import open_lake
+
+    if not lake_dir.is_dir():
+        raise SystemExit(f"error: --lake {lake_dir}: no such directory")
+    start = time.perf_counter()
+    con = connect(open_lake(lake_dir), board=board)
+    try:
+        families = stats_families()
+        rows = {}
+        for view in UNITS_VIEWS:
+            try:
+                rows[view] = con.execute(f'SELECT count(*) FROM "{view}"').fetchone()[0]
+            except duckdb.CatalogException:  # a family the lake has no view of
+                rows[view] = 0
+        build_s = time.perf_counter() - start
+        return {"sizes": {"rounds": rounds, "lake": str(lake_dir), "board": board},
+                **timed(con, families, rounds=rounds, rows=rows, build_s=build_s, board=board)}
+    finally:
+        con.close()
+
+
+def timed(con, families, *, rounds: int, rows: dict, build_s: float, board: str | None = None) -> dict:
+    """(a), (b), (c) on ``con``'s units views, timed; the counts and seconds ``run_bench`` and ``run_lake`` report."""
+    intervals = time_intervals(con, families, rounds=rounds)
+    pairs = time_compare(con, families, rounds=rounds)
+    changes = time_changes(con, families, rounds=rounds, board=board)
     total = (intervals["read_units_s"] + intervals["intervals_s"] + pairs["compare_s"] + changes["units_s"]
              + changes["tests_s"])
     total_cpu = (intervals["read_units_cpu_s"] + intervals["intervals_cpu_s"] + pairs["compare_cpu_s"]
                  + changes["units_cpu_s"] + changes["tests_cpu_s"])
-    return {"sizes": sizes, "rows": rows, "families": [f.name for f in families], "build_s": build_s,
+    return {"rows": rows, "families": [f.name for f in families], "build_s": build_s,
             "series": intervals["series"], "with_interval": intervals["with_interval"],
             "pairs": pairs["pairs"], "tested_pairs": pairs["tested"],
             "changes": changes["series"], "tested_changes": changes["tested"], "unit_rows": changes["unit_rows"],
@@ -430,12 +481,16 @@ def verdicts(result: dict) -> dict:
 def format_report(result: dict) -> str:
     s, c = result["sizes"], result["checks"]
     scale = "paper scale" if result["paper_scale"] else "NOT paper scale"
-    lines = [f"stats bench ({scale}): {s['models']} models, {s['rounds']} resamples; BotChat {s['seeds']} seeds x N "
-             f"{s['n_min']}..{s['n_max']}, MT-Bench-101 {s['dialogues']} dialogues, GameEval "
-             f"{result['gameeval_items']['words']} words x {len(SETTINGS)} settings, "
-             f"{result['gameeval_items']['word_pairs']} word pairs, {s['tofu_games']} TofuKingdom games", ""]
+    if "lake" in s:
+        lines = [f"stats bench on a lake's own units: {s['lake']} (board {s['board'] or 'default'}), {s['rounds']} "
+                 f"resamples", ""]
+    else:
+        lines = [f"stats bench ({scale}): {s['models']} models, {s['rounds']} resamples; BotChat {s['seeds']} seeds x "
+                 f"N {s['n_min']}..{s['n_max']}, MT-Bench-101 {s['dialogues']} dialogues, GameEval "
+                 f"{result['gameeval_items']['words']} words x {len(SETTINGS)} settings, "
+                 f"{result['gameeval_items']['word_pairs']} word pairs, {s['tofu_games']} TofuKingdom games", ""]
     lines += [f"  {table:<18} {count:>9,} rows" for table, count in result["rows"].items()]
-    lines += [f"  built in {result['build_s']:.2f} s (not counted)", "",
+    lines += [f"  {'views built' if 'lake' in s else 'built'} in {result['build_s']:.2f} s (not counted)", "",
               f"  {'metric':<38} {'series':>6} {'interval':>8} {'pairs':>6} {'tested':>6} {'intervals s':>11}"]
     pairs = {m["metric"]: m for m in result["pairs_per_metric"]}
     for m in result["intervals_per_metric"]:
@@ -462,6 +517,10 @@ def format_report(result: dict) -> str:
         lines.append(f"  {'share of orchestration':<34}{c['share_of_orchestration']:8.1%}   of {orch['seconds']:.1f} s "
                      f"({orch['source']}): {'within' if c['under_target_share'] else 'OVER'} the "
                      f"{c['target_share']:.0%} target")
+        if orch.get("snapshot_s") is not None:
+            label = "that run's own snapshot"
+            lines.append(f"  {label:<34}{orch['snapshot_share']:8.1%}   {orch['snapshot_s']:.1f} s "
+                         f"(history_s: its statistics at its own sizes, with the SQL and writes around them)")
     else:
         lines.append(f"  share of orchestration: not computed: {orch['missing']}")
     lines += [f"  load average at start {result['machine']['loadavg'][0]:.2f}, at end "
@@ -487,6 +546,10 @@ def parser() -> argparse.ArgumentParser:
                                                          "the statistics against (10%% target)")
     p.add_argument("--orchestration-json", type=Path, help="read that figure from a bench JSON (bench/artifacts.py's "
                                                            "first_run.wall_s, or a top-level wall_s)")
+    p.add_argument("--lake", type=Path, help="time the statistics on this lake's own units views instead of synthetic "
+                                             "ones (a run's lake: bench/artifacts.py --keep); the size flags are "
+                                             "then ignored, --rounds is not")
+    p.add_argument("--board", help="with --lake: the board whose units are read (default: the lake's default board)")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return p
 
@@ -515,13 +578,18 @@ def main(argv: list[str] | None = None) -> int:
     sizes = sizes_from(args)
     given = (args.orchestration_s, "--orchestration-s") if args.orchestration_s else (None, None)
     if args.orchestration_json is not None:
-        given = read_orchestration(args.orchestration_json)
-    result = {"machine": machine_info(), "code": code_info(), **run_bench(sizes, seed=args.seed)}
+        given = (*read_orchestration(args.orchestration_json), read_snapshot_s(args.orchestration_json))
+    machine = machine_info()  # the load average before the work
+    if args.lake is not None:
+        measured = run_lake(args.lake, board=args.board, rounds=sizes["rounds"])
+    else:
+        measured = run_bench(sizes, seed=args.seed)
+    result = {"machine": machine, "code": code_info(), **measured}
     result["loadavg_at_end"] = os.getloadavg()
-    result["paper_scale"] = all(sizes[k] == v for k, v in PAPER.items())
+    result["paper_scale"] = args.lake is None and all(sizes[k] == v for k, v in PAPER.items())
     result["paper"] = PAPER_NOTES
-    result["gameeval_items"] = {"words": len(vendored_words(sizes["words"])),
-                                "word_pairs": len(vendored_pairs(sizes["word_pairs"]))}
+    result["gameeval_items"] = None if args.lake is not None else {"words": len(vendored_words(sizes["words"])),
+                                                                  "word_pairs": len(vendored_pairs(sizes["word_pairs"]))}
     result["orchestration"] = orchestration(*given)
     result["checks"] = verdicts(result)
     print(format_report(result))
