@@ -245,9 +245,9 @@ def expected(t: dict, row: list[dict], col: int, behind: Behind) -> list[str] | 
         if re.fullmatch(r"[A-Z]{2}", head):
             return behind.turns([m], task=head)
     if section == "gameeval":
-        if cap.startswith("Table 2, Ask-Guess"):
+        if cap.startswith("Table 2, Ask-Guess"):  # the position (#) first, then the model
             setting = next(v for k, v in SETTINGS.items() if f"Ask-Guess {k}," in cap)
-            return behind.askguess([first], setting)
+            return behind.askguess([model_of(row[1]["text"])], setting)
         if cap.startswith("Table 3, SpyFall"):
             return behind.seated("spyfall", {"spy": first, "villager": head})
         if cap.startswith("Figure 6"):
@@ -258,8 +258,9 @@ def expected(t: dict, row: list[dict], col: int, behind: Behind) -> list[str] | 
         if cap.startswith("Table 4, TofuKingdom: points"):
             return behind.seated("tofukingdom", {c: model_of(row[i]["text"]) for i, c in
                                                  enumerate(("prince", "spy", "queen"))})
-        if cap.startswith("Table 4, TofuKingdom Total Points"):
-            return behind.playing("tofukingdom", None, [first])
+        if cap.startswith("Table 4, TofuKingdom Total Points"):  # the points, then a win rate per camp
+            camp = head.split()[0].lower() if head.endswith(" win rate") else None
+            return behind.playing("tofukingdom", camp, [first])
     return None
 
 
