@@ -109,6 +109,30 @@ engines as (  -- per run, model, side (the row's 'model' or its 'judge') and fam
     group by all
 ),
 
+run_pairs as (  -- the (latest run, earlier run) pairs the series are compared across
+    select distinct t.run_id, e.run_id as previous_run_id
+    from tonight t join earlier e using (family, leaderboard, metric, model, slice)
+),
+
+engine_changes as (  -- per pair of runs, model, side and family with engines recorded in both: how they changed
+    select
+        pairs.run_id,
+        pairs.previous_run_id,
+        a.model,
+        a.side,
+        a.family,
+        case
+            when a.engines = b.engines then null
+            when a.backends = b.backends and a.backends not like '%; %'
+                then a.backends || ' ' || b.versions || ' -> ' || a.versions
+            else b.engines || ' -> ' || a.engines
+        end as change
+    from run_pairs pairs
+    join engines a on a.run_id = pairs.run_id
+    join engines b
+        on b.run_id = pairs.previous_run_id and b.model = a.model and b.side = a.side and b.family = a.family
+),
+
 compared as (
     select
         t.board,
@@ -144,18 +168,8 @@ compared as (
         c.shared_delta,
         flags.flagged as canary_flagged,
         previous_flags.flagged as previous_canary_flagged,
-        case
-            when model_engine.engines = previous_model_engine.engines then null
-            when model_engine.backends = previous_model_engine.backends and model_engine.backends not like '%; %'
-                then model_engine.backends || ' ' || previous_model_engine.versions || ' -> ' || model_engine.versions
-            else previous_model_engine.engines || ' -> ' || model_engine.engines
-        end as model_engine_change,
-        case
-            when judge_engine.engines = previous_judge_engine.engines then null
-            when judge_engine.backends = previous_judge_engine.backends and judge_engine.backends not like '%; %'
-                then judge_engine.backends || ' ' || previous_judge_engine.versions || ' -> ' || judge_engine.versions
-            else previous_judge_engine.engines || ' -> ' || judge_engine.engines
-        end as judge_engine_change
+        model_engine.change as model_engine_change,
+        judge_engine.change as judge_engine_change
     from tonight t
     left join earlier e using (family, leaderboard, metric, model, slice)
     left join paired_changes c
@@ -165,18 +179,12 @@ compared as (
         on flags.run_id = t.run_id and flags.judge = t.judge and flags.family = t.family and e.run_id is not null
     left join canary_flags previous_flags
         on previous_flags.run_id = e.run_id and previous_flags.judge = t.judge and previous_flags.family = t.family
-    left join engines model_engine
-        on model_engine.run_id = t.run_id and model_engine.model = t.model and model_engine.side = 'model'
-        and model_engine.family = t.family
-    left join engines previous_model_engine
-        on previous_model_engine.run_id = e.run_id and previous_model_engine.model = t.model
-        and previous_model_engine.side = 'model' and previous_model_engine.family = t.family
-    left join engines judge_engine
-        on judge_engine.run_id = t.run_id and judge_engine.model = t.judge and judge_engine.side = 'judge'
-        and judge_engine.family = t.family
-    left join engines previous_judge_engine
-        on previous_judge_engine.run_id = e.run_id and previous_judge_engine.model = t.judge
-        and previous_judge_engine.side = 'judge' and previous_judge_engine.family = t.family
+    left join engine_changes model_engine
+        on model_engine.run_id = t.run_id and model_engine.previous_run_id = e.run_id and model_engine.model = t.model
+        and model_engine.side = 'model' and model_engine.family = t.family
+    left join engine_changes judge_engine
+        on judge_engine.run_id = t.run_id and judge_engine.previous_run_id = e.run_id and judge_engine.model = t.judge
+        and judge_engine.side = 'judge' and judge_engine.family = t.family
 ),
 
 final as (
