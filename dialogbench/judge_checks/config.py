@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from dialogbench.config import FamilySection
 
-Check = Literal["unparsed", "discrimination", "probes", "position"]
+Check = Literal["unparsed", "discrimination", "probes", "position", "verbosity"]
 Items = Literal["basic", "hard"]
 HARD_PROBES = 54  # items per protocol with items: hard unless `probes` says otherwise
 
@@ -31,7 +32,13 @@ class JudgeChecksConfig(FamilySection):
       specificity (human dialogues) and sensitivity (AI-marked ones), each order of a pairwise protocol, MT-Bench-101's
       golden-vs-wrong pairs: a kind whose lower bound is under ``min_probe_accuracy`` fails ``probes``; and a pairwise
       protocol whose items flip with the order (right in one order only) at a rate whose upper bound is over
-      ``max_probe_flip_rate`` fails ``position`` (position bias).
+      ``max_probe_flip_rate`` fails ``position`` (position bias); and a judge that prefers the longer side of the
+      length-controlled pairs (right when the right side is the longer one more often than when it is the shorter
+      one, by more than ``max_verbosity_gap`` at the lower end of the difference's 95% interval) fails
+      ``verbosity`` (verbosity bias).
+    - ``rotate``: each night (``night``, an ISO date: the run's UTC date unless given) asks ``probes`` items per kind
+      drawn from a pool of ``pool`` in a seeded rotation, so an unchanged judge meets new items night after night
+      and the ``judge_probe_history`` view pools the evidence; an item that comes round again reuses its cell.
 
     The affected values are shown as not measured; ``fail`` lists the checks that also end the run Failed (exit 4),
     as failed cells and canary drift do."""
@@ -43,7 +50,12 @@ class JudgeChecksConfig(FamilySection):
     min_probe_accuracy: float = Field(0.8, ge=0.0, le=1.0)
     items: Items = "basic"
     max_probe_flip_rate: float = Field(0.2, ge=0.0, le=1.0)
-    fail: list[Check] = Field(default_factory=lambda: ["unparsed", "discrimination", "probes", "position"])
+    max_verbosity_gap: float = Field(0.2, ge=0.0, le=1.0)
+    rotate: bool = False
+    pool: int = Field(540, ge=1, le=20000)
+    night: date | None = None
+    fail: list[Check] = Field(default_factory=lambda: ["unparsed", "discrimination", "probes", "position",
+                                                       "verbosity"])
 
     @model_validator(mode="before")
     @classmethod

@@ -7,13 +7,22 @@ from dialogbench.history import Metric
 from dialogbench.judge_checks.check import failing, settings_of
 from dialogbench.judge_checks.config import JudgeChecksConfig
 from dialogbench.judge_checks.report import REPORT
+from dialogbench.judge_checks.rotation import rotated, tonight
 from dialogbench.judge_checks.tables import TABLES
 
 
 def stages(config, others) -> list:
-    """The probe stages of the other enabled families (none with ``judge_checks.probes: 0``)."""
-    k = settings_of(config).probes
-    return [stage for f in others if f.probes for stage in f.probes(config, k)] if k else []
+    """The probe stages of the other enabled families (none with ``judge_checks.probes: 0``): ``probes`` items per
+    kind, or with ``rotate`` tonight's ``probes`` of a pool of ``pool`` (rotation.py)."""
+    settings = settings_of(config)
+    k = settings.probes
+    if not k:
+        return []
+    if not settings.rotate:
+        return [stage for f in others if f.probes for stage in f.probes(config, k)]
+    night = tonight(settings.night)
+    return [rotated(stage, k=k, night=night) for f in others if f.probes
+            for stage in f.probes(config, max(k, settings.pool))]
 
 
 METRICS = (
