@@ -32,7 +32,7 @@ def _when(rows: list[dict], index: int) -> str:
     return "date not recorded" if at is None else f"{at:%Y-%m-%d}"
 
 
-def _labels(runs: list[tuple[int, object, str]]) -> list[str]:
+def run_labels(runs: list[tuple[int, object, str]]) -> list[str]:
     """Each run's label: its date (month-day), with the time where two runs share a date, the seconds where they
     share a minute too, and the run id where even those are the same (its id alone without a time)."""
     labels = [run if at is None else f"{at:%m-%d}" for _, at, run in runs]
@@ -79,7 +79,7 @@ def chart(rows: list[dict], colors: dict[str, str] | None = None) -> tuple[str, 
     name = f"{first['leaderboard']}.{first['metric']}" + (f" ({first['slice']})" if first["slice"] else "")
     caption = (f"{family_title(first['family'])}: {name} over {len(runs)} runs, one line per model, the 95% interval "
                "shaded; a break is a night not measured or missing, a hollow dot a value on part of its cells")
-    drawn = svg.band_chart(series, x_labels=_labels(runs), label=f"{name} over the board's runs",
+    drawn = svg.band_chart(series, x_labels=run_labels(runs), label=f"{name} over the board's runs",
                            y_label=first["metric"] + (" (%)" if percent else ""), percent=percent, notes=notes,
                            hollow=hollow, colors=colors)
     table = []

@@ -94,6 +94,19 @@ def test_nights_ask_new_items_and_the_history_pools_them(make_config, lake_dir):
         (current,) = con.execute("select probes, correct from judge_probes where protocol = 'botchat_unieval' "
                                  "and kind = 'human'").fetchall()
     assert current == (unieval[2]["probes"], unieval[2]["correct"])
+    # the report's chart and table of the pooled evidence: one chart per (judge, protocol), a line per kind
+    from dialogbench.judge_checks import history as report_history
+
+    with connect(registry.open_lake(again.lake), board=again.board) as con:
+        rel = con.execute(report_history.SQL)
+        rows = [dict(zip([d[0] for d in rel.description], row)) for row in rel.fetchall()]
+    drawn = report_history.charts(rows, threshold=0.8)
+    assert [caption.split(":")[0] for caption, _ in drawn] == [
+        "judge on botchat_arena", "judge on botchat_gteval", "judge on botchat_unieval", "judge on mtbench101_judge"]
+    assert all(svg.startswith("<svg") and "of 4 items so far" in svg for _, svg in drawn)
+    table = report_history.table(rows)
+    unieval_human = next(r for r in table.rows if r[1:3] == ["botchat_unieval", "human"])
+    assert unieval_human[3] == "3" and unieval_human[5].startswith(f"{unieval[2]['pooled_correct']} / 4")
 
 
 def test_without_rotate_every_night_asks_the_same_items(make_config, lake_dir):

@@ -167,10 +167,10 @@ def test_run_labels_tell_runs_apart_however_close_they_ran():
     they share even the second (tests and quick reruns)."""
     import datetime as dt
 
-    from dialogbench.report.trends import _labels
+    from dialogbench.report.trends import run_labels
 
     at = dt.datetime(2026, 11, 28, 16, 49, 5)
     runs = [(0, at - dt.timedelta(days=1), "r0"), (1, at, "r1"), (2, at + dt.timedelta(seconds=20), "r2"),
             (3, at + dt.timedelta(hours=2), "r3"), (4, at + dt.timedelta(hours=2), "r4"), (5, None, "r5")]
-    assert _labels(runs) == ["11-27", "11-28 16:49:05", "11-28 16:49:25", "11-28 18:49:05 r3", "11-28 18:49:05 r4",
+    assert run_labels(runs) == ["11-27", "11-28 16:49:05", "11-28 16:49:25", "11-28 18:49:05 r3", "11-28 18:49:05 r4",
                              "r5"]
