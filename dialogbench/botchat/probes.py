@@ -4,7 +4,8 @@ right answer is known by construction:
 - UniEval: the human dialogue (right: no AI) and its twin with one utterance, at a known index k >= 3 (after the
   seed), replaced by an AI's self-identification (``AI_SELF_IDENTIFICATION``, a line no human in a chat says; right:
   AI found; ``index_right``: found at k);
-- Arena and GTEval: the human dialogue against its AI-marked twin, in both orders (right: the human one wins).
+- Arena and GTEval: the human dialogue against its AI-marked twin, in both orders (right: the human one wins);
+  ``Probe.longer`` records which side is the longer (mostly the twin), though these items are not length-controlled.
 
 The dialogues are the last ``k`` of the dataset with at least 6 utterances (so a limited run rarely evaluates them
 too), each cut to at most the protocol's judged length; k is drawn from the dialogue's id, so the probes are the same
@@ -22,7 +23,9 @@ protocol), so the ``k`` items of a protocol are independent:
   (``right_first`` / ``wrong_first``); right: the judge finds the wrong continuation AI involved, so the right one
   wins. Each conversation is its last ``PAIRWISE_LENGTH`` turns, ending with the response (at least 2 before it).
   Length-controlled: the wrong option is chosen (from the item id) so that over the ``k`` items the longer side is
-  the wrong one as often as the right one (within one), so "the longer one wins" is right about half the time.
+  the wrong one as often as the right one (within one), so "the longer one wins" is right about half the time; each
+  cell records which side is the longer (``Probe.longer``), so the ``judge_verbosity`` view can tell a judge that
+  prefers the longer side (``judge_checks``' ``verbosity`` check).
 - UniEval: ``k`` human dev dialogues (kind ``human``; right: no AI) and ``k`` others (kind ``ai_marked``) with one
   turn, at an index 3..len drawn from the item id, replaced by an assistant's artefact (``MARKS``: eleven kinds, from
   self-identification in several wordings to "I hope this helps!", a markdown list, a knowledge-cutoff remark, taken
@@ -38,7 +41,7 @@ from dialogbench.botchat import arena, unieval
 from dialogbench.botchat.mutual_dev import DEV_FILE, DevItem, dev_items
 from dialogbench.botchat.seeds import read_seeds
 from dialogbench.judge_checks.check import settings_of
-from dialogbench.judge_checks.probe_stage import AI_SELF_IDENTIFICATION, Probe, ProbeStage
+from dialogbench.judge_checks.probe_stage import AI_SELF_IDENTIFICATION, Probe, ProbeStage, longer_side
 from dialogbench.keys import fingerprint
 
 MIN_UTTERANCES = 6
@@ -94,10 +97,11 @@ def pairwise_probes(config, k: int, judge, kind: arena.Kind) -> ProbeStage:
     probes = []
     for seed_id, dialogue, index in human_dialogues(config, k, PAIRWISE_LENGTH):
         twin = marked(dialogue, index)
+        longer = longer_side(dialogue, twin)  # mostly the twin: the AI line is longer than most chat turns
         probes += [Probe(f"{seed_id}/ai@{index}/human_first", "human_vs_ai", "human_first", "the human one wins",
-                         (dialogue, twin)),
+                         (dialogue, twin), longer=longer),
                    Probe(f"{seed_id}/ai@{index}/ai_first", "human_vs_ai", "ai_first", "the human one wins",
-                         (twin, dialogue))]
+                         (twin, dialogue), longer=longer)]
 
     def grade(probe: Probe, text: str) -> dict:
         verdict = arena.parse_arena_verdict(text)
@@ -263,11 +267,12 @@ def hard_unieval_probes(config, k: int, judge) -> ProbeStage:
 
 def hard_pairwise_probes(config, k: int, judge, kind: arena.Kind) -> ProbeStage:
     probes = []
-    for probe_id, right, wrong, _ in hard_pairwise_items(config, k):
+    for probe_id, right, wrong, wrong_is_longer in hard_pairwise_items(config, k):
+        longer = "other" if wrong_is_longer else "expected"  # never as long (the same context, responses that differ)
         probes += [Probe(f"{probe_id}/right_first", "right_vs_wrong", "right_first", "the right continuation wins",
-                         (right, wrong)),
+                         (right, wrong), longer=longer),
                    Probe(f"{probe_id}/wrong_first", "right_vs_wrong", "wrong_first", "the right continuation wins",
-                         (wrong, right))]
+                         (wrong, right), longer=longer)]
 
     def grade(probe: Probe, text: str) -> dict:
         verdict = arena.parse_arena_verdict(text)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 
 from dialogbench.judge_checks.config import JudgeChecksConfig
-from dialogbench.judge_checks.health import Finding, findings, health_rows, order_rows, probe_rows
+from dialogbench.judge_checks.health import Finding, findings, health_rows, order_rows, probe_rows, verbosity_rows
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 from dialogbench.yamlbounds import load_yaml_text
@@ -31,7 +31,8 @@ def settings_from_yaml(text: str | None) -> JudgeChecksConfig:
 
 def board_findings(con: duckdb.DuckDBPyConnection, settings: JudgeChecksConfig) -> list[Finding]:
     """The findings on ``con``'s board (none when the checks are off)."""
-    return findings(health_rows(con), settings, probe_rows(con), order_rows(con)) if settings.enabled else []
+    return (findings(health_rows(con), settings, probe_rows(con), order_rows(con), verbosity_rows(con))
+            if settings.enabled else [])
 
 
 def failing(config, lake: Lake, run_id: str) -> list[str]:
@@ -68,7 +69,7 @@ def summary(config, con: duckdb.DuckDBPyConnection) -> list[dict]:
 
     settings = settings_of(config)
     health, probes = health_rows(con), probe_rows(con)
-    found = findings(health, settings, probes, order_rows(con)) if settings.enabled else []
+    found = findings(health, settings, probes, order_rows(con), verbosity_rows(con)) if settings.enabled else []
     by_pair: dict[tuple[str, str], dict] = {}
     for r in health:
         by_pair[(r["judge"], r["protocol"])] = {"judge": r["judge"], "protocol": r["protocol"], "verdicts": r["verdicts"],

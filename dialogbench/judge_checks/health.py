@@ -1,5 +1,6 @@
-"""Findings about the run's judges from the ``judge_health`` view and the config's thresholds: which (judge,
-protocol) values are not measured, and why."""
+"""Findings about the run's judges from the ``judge_health`` view, the known-answer probes' views (``judge_probes``,
+``judge_probe_orders``, ``judge_verbosity``) and the config's thresholds: which (judge, protocol) values are not
+measured, and why."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dialogbench.judge_checks.config import JudgeChecksConfig
 HEALTH_SQL = "select * from judge_health order by judge, protocol"
 PROBES_SQL = "select * from judge_probes order by judge, protocol, kind"
 ORDERS_SQL = "select * from judge_probe_orders order by judge, protocol, kind, variant"
+VERBOSITY_SQL = "select * from judge_verbosity order by judge, protocol, kind"
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class Finding:
     def short(self) -> str:
         """What a not-measured cell shows: the check and the share."""
         label = {"unparsed": "unreadable", "discrimination": "same answer", "probes": "of probes right",
-                 "position": "flip with the order"}[self.check]
+                 "position": "flip with the order", "verbosity": "more often right when longer"}[self.check]
         return f"not measured: {self.share:.0%} {label}"
 
 
@@ -54,6 +56,10 @@ def probe_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
 
 def order_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
     return rows_of(con, ORDERS_SQL)
+
+
+def verbosity_rows(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    return rows_of(con, VERBOSITY_SQL)
 
 
 def probe_findings(rows: list[dict], settings: JudgeChecksConfig, orders: list[dict] = ()) -> list[Finding]:
@@ -117,10 +123,32 @@ def hard_probe_findings(rows: list[dict], settings: JudgeChecksConfig, orders: l
     return found
 
 
+def verbosity_findings(rows: list[dict], settings: JudgeChecksConfig) -> list[Finding]:
+    """A (judge, protocol, kind) of judge_verbosity right more often when the right side is the longer one than when
+    it is the shorter one, by more than ``max_verbosity_gap`` at the lower end of the gap's 95% interval, fails
+    ``verbosity`` (it prefers the longer side, whatever the sides say). Only kinds with items both ways are judged;
+    the interval keeps a few items from deciding."""
+    threshold, found = settings.max_verbosity_gap, []
+    for r in rows:
+        if not r.get("n_longer") or not r.get("n_shorter") or r.get("gap_ci_low") is None:
+            continue
+        if r["gap_ci_low"] > threshold:
+            found.append(Finding(r["judge"], r["protocol"], "verbosity", r["gap"], threshold,
+                                 r["n_longer"] + r["n_shorter"],
+                                 f"{r['judge']} on {r['protocol']} prefers the longer side on {r['kind']}: right on "
+                                 f"{r['right_longer']} of {r['n_longer']} known-answer items where the right side is "
+                                 f"the longer ({r['acc_longer']:.0%}) against {r['right_shorter']} of "
+                                 f"{r['n_shorter']} where it is the shorter ({r['acc_shorter']:.0%}), a gap of "
+                                 f"{r['gap']:.0%} (95% CI {_bound(r, 'gap_')}; it picks the longer side on "
+                                 f"{r['longer_pick_rate']:.0%}), the interval's lower end over "
+                                 f"judge_checks.max_verbosity_gap {threshold:.0%}: its numbers are not measured"))
+    return found
+
+
 def findings(rows: list[dict], settings: JudgeChecksConfig, probes: list[dict] = (),
-             orders: list[dict] = ()) -> list[Finding]:
-    """The checks each (judge, protocol) of ``rows`` (judge_health), ``probes`` (judge_probes) and ``orders``
-    (judge_probe_orders) fails under ``settings``."""
+             orders: list[dict] = (), verbosity: list[dict] = ()) -> list[Finding]:
+    """The checks each (judge, protocol) of ``rows`` (judge_health), ``probes`` (judge_probes), ``orders``
+    (judge_probe_orders) and ``verbosity`` (judge_verbosity) fails under ``settings``."""
     found = []
     for r in rows:
         if r["verdicts"] and r["unparsed_share"] > settings.max_unparsed:
@@ -139,7 +167,7 @@ def findings(rows: list[dict], settings: JudgeChecksConfig, probes: list[dict] =
                                  f"{r['parsed']:,} parsed verdicts ({top:.0%}) are the same answer "
                                  f"'{r['top_answer']}'{spread} (judge_checks.max_same_answer "
                                  f"{settings.max_same_answer:.0%}): its numbers are not measured"))
-    return found + probe_findings(list(probes), settings, list(orders))
+    return found + probe_findings(list(probes), settings, list(orders)) + verbosity_findings(list(verbosity), settings)
 
 
 def not_measured(found: list[Finding]) -> dict[tuple[str, str], Finding]:

@@ -29,7 +29,10 @@ AI_SELF_IDENTIFICATION = ("As an AI language model, I don't have personal experi
 @dataclass(frozen=True)
 class Probe:
     """One probe cell: ``probe_id`` (stable), ``kind`` and ``variant``, ``expected`` (the right answer in words),
-    ``pair_id`` (pair-graded probes), ``content`` (what the prompt shows: fingerprinted into the key)."""
+    ``pair_id`` (pair-graded probes), ``content`` (what the prompt shows: fingerprinted into the key), ``longer``
+    (a pair of sides, length-controlled or not: ``"expected"`` when the side that should win or rate higher is the
+    longer in characters, ``"other"`` when the other side is, None when equal or not a pair; ``longer_side`` says
+    it; recorded for the ``judge_verbosity`` view, not part of the cell's key)."""
 
     probe_id: str
     kind: str
@@ -37,6 +40,18 @@ class Probe:
     expected: str
     content: Any
     pair_id: str | None = None
+    longer: str | None = None
+
+
+def longer_side(right, other) -> str | None:
+    """Which of two sides is the longer in characters: ``"expected"`` (``right``, the side that should win or rate
+    higher), ``"other"``, or None when they are as long. A side is a text or a conversation (its utterances' lengths
+    summed)."""
+    def length(side) -> int:
+        return len(side) if isinstance(side, str) else sum(len(u) for u in side)
+
+    a, b = length(right), length(other)
+    return None if a == b else "expected" if a > b else "other"
 
 
 Grade = Callable[[Probe, str], dict]  # -> parsed, answer, correct, index_right, score
@@ -77,7 +92,8 @@ class ProbeStage(JudgeStage):
             probe = cell.payload
             rows.append({"cell_key": cell.key, "protocol": self.protocol, "protocol_version": self.version,
                          "probe_id": probe.probe_id, "kind": probe.kind, "variant": probe.variant,
-                         "expected": probe.expected, "pair_id": probe.pair_id, "judge": judge.name,
+                         "expected": probe.expected, "pair_id": probe.pair_id, "longer": probe.longer,
+                         "judge": judge.name,
                          "judge_fp": judge_fp, "raw_output": completion.text, "prompt_tokens": completion.prompt_tokens,
                          "completion_tokens": completion.completion_tokens, "run_id": emit.run_id,
                          "created_at": created, **provenance(judge, [completion]),

@@ -4,14 +4,15 @@ thresholds, with what each finding means for the numbers."""
 
 from __future__ import annotations
 
+from dialogbench.judge_checks import history
 from dialogbench.judge_checks.check import settings_from_yaml
-from dialogbench.judge_checks.health import HEALTH_SQL, ORDERS_SQL, PROBES_SQL, findings
+from dialogbench.judge_checks.health import HEALTH_SQL, ORDERS_SQL, PROBES_SQL, VERBOSITY_SQL, findings
 from dialogbench.report.checks import FLAG, flag, interval
 from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
 
-QUERIES = {"health": HEALTH_SQL, "probes": PROBES_SQL, "orders": ORDERS_SQL,
-           "run_config": "select run_config from report_header"}
+QUERIES = {"health": HEALTH_SQL, "probes": PROBES_SQL, "orders": ORDERS_SQL, "verbosity": VERBOSITY_SQL,
+           "history": history.SQL, "run_config": "select run_config from report_header"}
 KINDS = {"human": "human dialogue: no AI", "ai_marked": "AI line at a known index: flagged",
          "human_vs_ai": "human vs AI-marked twin: the human wins", "golden_vs_useless": "golden answer rated above a "
          "useless one", "right_vs_wrong": "right next response vs a wrong one (held out, length-controlled): the "
@@ -21,9 +22,10 @@ KINDS = {"human": "human dialogue: no AI", "ai_marked": "AI line at a known inde
 
 def derive(rows: dict[str, Rows], context: Context) -> dict:
     settings = context.judge_checks or settings_from_yaml(((rows.get("run_config") or [{}])[0]).get("run_config"))
-    health, probes = rows.get("health") or [], rows.get("probes") or []
-    found = findings(health, settings, probes, rows.get("orders") or []) if settings.enabled else []
-    return {"health": health, "probes": probes, "settings": settings, "findings": found}
+    health, probes, verbosity = rows.get("health") or [], rows.get("probes") or [], rows.get("verbosity") or []
+    found = findings(health, settings, probes, rows.get("orders") or [], verbosity) if settings.enabled else []
+    return {"health": health, "probes": probes, "verbosity": verbosity, "settings": settings, "findings": found,
+            "history": rows.get("history") or []}
 
 
 def verdict(pair: tuple[str, str], health: dict | None, by: set, settings) -> str:
@@ -36,6 +38,8 @@ def verdict(pair: tuple[str, str], health: dict | None, by: set, settings) -> st
         return "no: it fails its known-answer probes"
     if (*pair, "position") in by:
         return "no: its verdicts flip with the order the two sides are shown in"
+    if (*pair, "verbosity") in by:
+        return "no: it prefers the longer side"
     if health is not None and health["parsed"] < settings.min_verdicts:
         return f"yes on its probes; too few verdicts (< {settings.min_verdicts}) for the same-answer check"
     return "yes"
@@ -79,17 +83,52 @@ def sections(data: dict) -> list[Section]:
                            + ("; with judge_checks.items: hard each kind (and each order of a pairwise one) passes "
                               "only when the lower end of its 95% interval reaches the threshold"
                               if settings.items == "hard" else "")) if probes else None
-    intro = ("A judge whose verdicts cannot be read, that gives the same answer to nearly everything, or that fails "
+    lengths = verbosity_table(data.get("verbosity") or [], by, settings)
+    intro = ("A judge whose verdicts cannot be read, that gives the same answer to nearly everything, that fails "
              "probes whose right answer is known by construction (a human dialogue from the dataset has no AI; the same "
              "dialogue with one utterance replaced by an AI's self-identification has one, at that index; beside each "
-             "other, the human one should win; a golden answer should rate above a useless one) measures nothing: the "
-             "numbers that rest on it are shown as not measured, never as scores, and "
+             "other, the human one should win; a golden answer should rate above a useless one), or that prefers the "
+             "longer side of a pair whatever it says, measures nothing: the numbers that rest on it are shown as not "
+             "measured, never as scores, and "
              + (f"the run fails on {', '.join(settings.fail)} (judge_checks.fail)." if settings.fail
                 else "the run goes on (judge_checks.fail is empty).")
              + f" {FLAG}: a check it fails.")
     warnings = [f.why + "." for f in found]
-    return [Section("judge-checks", "Can the judge tell?", intro, [summary, *([detail] if detail else [])],
+    past = history.table(data.get("history") or [])
+    return [Section("judge-checks", "Can the judge tell?", intro,
+                    [summary, *([detail] if detail else []), *([lengths] if lengths else []), *([past] if past else [])],
+                    charts=history.charts(data.get("history") or [], threshold=settings.min_probe_accuracy),
                     warnings=warnings)]
+
+
+def verbosity_table(rows: list[dict], by: set, settings) -> Table | None:
+    """Per (judge, protocol, kind) of judge_verbosity: right when the right side is the longer one, when it is the
+    shorter one, the gap with its 95% interval (flagged when the judge fails ``verbosity``), and how often the judge
+    picks the longer side. None without rows."""
+    if not rows:
+        return None
+
+    def right(k, n) -> str:
+        return "–" if not n else f"{k} / {n}\n{pct(k / n)}"
+
+    return Table(["Judge", "protocol", "probe", "right when the right side is longer", "right when it is shorter",
+                  "gap [95% CI]", "picks the longer side"],
+                 [[r["judge"], r["protocol"], KINDS.get(r["kind"], r["kind"]), right(r["right_longer"], r["n_longer"]),
+                   right(r["right_shorter"], r["n_shorter"]),
+                   "–" if r["gap"] is None else flag(f"{r['gap'] * 100:+.1f} points\n"
+                                                     f"{points(r['gap_ci_low'], r['gap_ci_high'])}",
+                                                     (r["judge"], r["protocol"], "verbosity") in by),
+                   pct(r["longer_pick_rate"])] for r in rows], numeric_from=3,
+                 caption=f"Verbosity: the pairs whose longer side is known (length-controlled with "
+                         f"judge_checks.items: hard, each side the longer in about half of the items); gap: accuracy "
+                         f"when the right side is the longer minus when it is the shorter, its 95% interval by "
+                         f"Newcombe's method; a judge fails when the interval's lower end is over "
+                         f"{settings.max_verbosity_gap * 100:.0f} points (judge_checks.max_verbosity_gap).")
+
+
+def points(lo, hi) -> str:
+    """A difference of two shares' interval, in percentage points."""
+    return "–" if lo is None or hi is None else f"[{lo * 100:+.1f}, {hi * 100:+.1f}]"
 
 
 REPORT = ReportSection(queries=QUERIES, sections=sections, derive=derive)

@@ -14,6 +14,8 @@ PROBES = pa.schema([
     ("variant", pa.string()),            # the side or order (human_first, ai_first, golden, useless; right_first, wrong_first, wrong, a mark)
     ("expected", pa.string()),           # the right answer, in words ("no AI", "AI at 5", "the human wins", "higher")
     ("pair_id", pa.string()),            # probes graded as a pair (a rating above another): both cells share it
+    ("longer", pa.string()),             # a pair's longer side in characters: 'expected' (the side that should win
+                                         # or rate higher), 'other'; null when as long, not a pair, or older files
     ("judge", pa.string()),
     ("judge_fp", pa.string()),
     ("raw_output", pa.string()),

@@ -35,7 +35,10 @@
   143 such dialogues a task, enough for ``judge_checks.probes`` up to its maximum (500: 39 a task); a task that runs
   out gives fewer items.
 Either way a pair is graded in the ``judge_probes`` view (right: the ``expected: higher`` answer rates above the
-``lower`` one), as a kind of its own (``golden_vs_useless``, ``golden_vs_wrong``)."""
+``lower`` one), as a kind of its own (``golden_vs_useless``, ``golden_vs_wrong``); both cells of a pair record which
+reply is the longer (``Probe.longer``), so the ``judge_verbosity`` view can tell a judge that rates the longer reply
+higher whatever it says (``judge_checks``' ``verbosity`` check: on the hard items, where each side is the longer in
+half of them)."""
 
 from __future__ import annotations
 
@@ -46,7 +49,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from dialogbench.judge_checks.probe_stage import Probe, ProbeStage
+from dialogbench.judge_checks.probe_stage import Probe, ProbeStage, longer_side
 from dialogbench.keys import fingerprint
 from dialogbench.mtbench101 import prompts
 from dialogbench.mtbench101.config import judge as mtbench101_judge
@@ -139,11 +142,12 @@ def hard_probes(dialogues: Iterable[Dialogue], k: int) -> list[Probe]:
 
 def _pair(dialogue: Dialogue, turn: int, kind: str, variant: str, answer: str) -> list[Probe]:
     """The pair of one item: the golden reply (expected higher) and ``answer`` (expected lower), the golden reply the
-    reference either way (shown for MR and GR)."""
+    reference either way (shown for MR and GR); both cells record which reply is the longer (``Probe.longer``)."""
     history = tuple((t.user, t.bot) for t in dialogue.turns[:turn])
     golden, pair = dialogue.turns[turn].bot, f"{dialogue.task}/{dialogue.id}:{turn}"
+    longer = longer_side(golden, answer)
     return [Probe(f"{pair}/{v}", kind, v, expected, (dialogue.task, history, dialogue.turns[turn].user, a, golden),
-                  pair_id=pair)
+                  pair_id=pair, longer=longer)
             for v, a, expected in (("golden", golden, "higher"), (variant, answer, "lower"))]
 
 

@@ -107,6 +107,13 @@ def test_nights_ask_new_items_and_the_history_pools_them(make_config, lake_dir):
     table = report_history.table(rows)
     unieval_human = next(r for r in table.rows if r[1:3] == ["botchat_unieval", "human"])
     assert unieval_human[3] == "3" and unieval_human[5].startswith(f"{unieval[2]['pooled_correct']} / 4")
+    # ... in the report's "Can the judge tell?" section
+    from dialogbench.report.build import render
+
+    html = render(registry.open_lake(again.lake), board=again.board)["html"]
+    judge_section = html.split('id="judge-checks"')[1].split("<section")[0]
+    assert "judge on botchat_unieval: accuracy on its known-answer probes, pooled" in judge_section
+    assert "pooled so far" in judge_section
 
 
 def test_without_rotate_every_night_asks_the_same_items(make_config, lake_dir):

@@ -1,0 +1,119 @@
+-- judge_verbosity: does a judge prefer the longer side of its known-answer pairs (verbosity bias)? One row per (judge,
+-- protocol, kind) of the current board's probe cells (current_cells of the judge_probe:* stages) that record which side
+-- is the longer (judge_probes.longer: 'expected' when the side that should win or rate higher is the longer in
+-- characters, 'other' when the other side is; BotChat's Arena / GTEval pairs, MT-Bench-101's golden-vs-other pairs;
+-- length-controlled with judge_checks.items: hard, where each side is the longer in half of the items). An item is a
+-- single cell of a pairwise kind (each order of an Arena / GTEval item counts as one, as judge_probes counts them) or a
+-- pair of cells of a pair-graded kind (pair_id set: right when the 'higher' cell's rating is above the 'lower' one's,
+-- as judge_probes grades it). n_longer / right_longer / acc_longer: the items where the right side is the longer one,
+-- those the judge got right, their share; n_shorter / right_shorter / acc_shorter: the same where the right side is the
+-- shorter one; gap: acc_longer - acc_shorter (null unless both are counted), with its 95% interval (gap_ci_low /
+-- gap_ci_high) by Newcombe's hybrid score method from the two Wilson intervals (the wilson_low / wilson_high macros,
+-- sql/core/macros/wilson.sql): gap - sqrt((acc_longer - low_longer)² + (high_shorter - acc_shorter)²) and
+-- gap + sqrt((high_longer - acc_longer)² + (acc_shorter - low_shorter)²); longer_pick_rate: the share of the items
+-- where the judge picked the longer side (a single cell: the conversation it did not name as AI-involved is the longer
+-- one; a pair: the longer reply rated strictly higher), ties and unreadable answers picking neither. An unreadable
+-- answer is wrong, as in judge_probes. The judge checks fail a kind whose gap_ci_low is over
+-- judge_checks.max_verbosity_gap (dialogbench/judge_checks/health.py).
+with current_cells as (
+    select distinct cell_key from {{ ref('current_cells') }} where stage like 'judge\_probe:%' escape '\'
+),
+
+probes as (
+    select p.*
+    from {{ source('judge_probes') }} p semi join current_cells using (cell_key)
+    qualify row_number() over (partition by p.cell_key order by p.created_at desc) = 1
+),
+
+singles as (  -- a wrong answer picked the other side only when it names one conversation (not both / neither)
+    select
+        judge,
+        protocol,
+        kind,
+        longer,
+        coalesce(correct, false) as correct,
+        case
+            when coalesce(correct, false) then longer = 'expected'
+            else longer = 'other' and coalesce(answer in ('conversation_1', 'conversation_2'), false)
+        end as picked_longer
+    from probes
+    where pair_id is null and longer is not null
+),
+
+pairs as (
+    select
+        judge,
+        protocol,
+        kind,
+        pair_id,
+        any_value(longer) as longer,
+        max(score) filter (where expected = 'higher') as higher,
+        max(score) filter (where expected = 'lower') as lower
+    from probes
+    where pair_id is not null and longer is not null
+    group by judge, protocol, kind, pair_id
+),
+
+items as (
+    select * from singles
+    union all
+    select
+        judge,
+        protocol,
+        kind,
+        longer,
+        coalesce(higher > lower, false) as correct,
+        coalesce(case longer when 'expected' then higher > lower else lower > higher end, false) as picked_longer
+    from pairs
+),
+
+counted as (
+    select
+        judge,
+        protocol,
+        kind,
+        count(*) as items,
+        count(*) filter (where longer = 'expected') as n_longer,
+        count(*) filter (where longer = 'expected' and correct) as right_longer,
+        count(*) filter (where longer = 'other') as n_shorter,
+        count(*) filter (where longer = 'other' and correct) as right_shorter,
+        count(*) filter (where picked_longer) / count(*) as longer_pick_rate
+    from items
+    group by judge, protocol, kind
+),
+
+intervals as (
+    select
+        *,
+        right_longer / nullif(n_longer, 0) as acc_longer,
+        right_shorter / nullif(n_shorter, 0) as acc_shorter,
+        wilson_low(right_longer, n_longer) as low_longer,
+        wilson_high(right_longer, n_longer) as high_longer,
+        wilson_low(right_shorter, n_shorter) as low_shorter,
+        wilson_high(right_shorter, n_shorter) as high_shorter
+    from counted
+),
+
+final as (
+    select
+        judge,
+        protocol,
+        kind,
+        items,
+        n_longer,
+        right_longer,
+        acc_longer,
+        n_shorter,
+        right_shorter,
+        acc_shorter,
+        acc_longer - acc_shorter as gap,
+        acc_longer - acc_shorter
+            - sqrt((acc_longer - low_longer) ** 2 + (high_shorter - acc_shorter) ** 2) as gap_ci_low,
+        acc_longer - acc_shorter
+            + sqrt((high_longer - acc_longer) ** 2 + (acc_shorter - low_shorter) ** 2) as gap_ci_high,
+        longer_pick_rate
+    from intervals
+)
+
+select * from final
+order by judge, protocol, kind
