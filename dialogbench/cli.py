@@ -282,6 +282,24 @@ def cmd_migrate(args) -> int:
     return 0
 
 
+def cmd_labels(args) -> int:
+    """``labels import FILE``: a person's labels of judged items, stored as one more judge (human:<source>)."""
+    from dialogbench.judge_checks.labels import LabelError, import_labels
+    from dialogbench.registry import open_lake
+
+    _refuse_older(args.lake)
+    try:
+        with _lease(args):
+            summary = import_labels(lake=open_lake(args.lake or "data_lake"), path=args.file, source=args.source,
+                                    board=args.board)
+    except LabelError as exc:
+        _say(f"error: {exc}", file=sys.stderr)
+        return 2
+    for line in summary.lines():
+        print(line)
+    return 0
+
+
 def cmd_catalog(args) -> int:
     _refuse_older(args.lake)
     from dialogbench.registry import open_lake
@@ -494,6 +512,17 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("migrate", help="bring a lake written by an older dialogbench to this version's format")
     m.add_argument("--lake", help="lake directory (default: data_lake)")
     _wait_flag(m)
+    lb = sub.add_parser("labels", help="human labels of judged items, compared with the judges as one more judge "
+                        "(judge_pairs, the explorer's agreement panel)")
+    li = lb.add_subparsers(dest="labels_command", required=True).add_parser(
+        "import", help="import a CSV or JSONL file of item, protocol, label (README, \"Judge agreement\"); importing a "
+        "source again replaces its labels")
+    li.add_argument("file")
+    li.add_argument("--source", help="who labelled (default: the file's name without its suffix): compared as "
+                    "judge human:<source>")
+    li.add_argument("--lake", help="lake directory (default: data_lake)")
+    _board_flag(li)
+    _wait_flag(li)
     r = sub.add_parser("report", help="write the HTML + Markdown leaderboard report from the lake")
     r.add_argument("--lake", help="lake directory (default: data_lake)")
     r.add_argument("--out", help="output directory (default: <lake>/reports, or <lake>/reports/boards/<board> with "
@@ -557,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     # Set VLLM_LOGGING_LEVEL=INFO to see them all.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate, "plan": cmd_plan,
-                "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export,
+                "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export, "labels": cmd_labels,
                 "elo": run_elo_command, "verify": lambda a: run_verify_command(a, open_lake(a.lake or "data_lake")),
                 "repair": lambda a: run_repair_command(a, open_lake(a.lake or "data_lake")),
                 "serve": cmd_serve, "compare": lambda a: run_compare_command(a, open_lake(a.lake or "data_lake"))}

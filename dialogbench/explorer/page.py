@@ -64,9 +64,11 @@ PAGER = ('<div class="pager"><button type="button" class="prev">← previous</bu
          '<button type="button" class="next">next →</button></div>')
 
 
-def render(data: dict, *, title: str, report_link: str | None = None, trends: Section | None = None) -> str:
+def render(data: dict, *, title: str, report_link: str | None = None, trends: Section | None = None,
+           agreement: str = "") -> str:
     """The page for ``collect``'s data; ``report_link`` (a relative address) links the report when it is there;
-    ``trends`` (the board's "Trends" section: ``collect_page``) is a folded panel above the filters."""
+    ``trends`` (the board's "Trends" section: ``collect_page``) is a folded panel above the filters, and so is
+    ``agreement`` (the judges' agreement and the items they answer differently: ``disagreements.panel``)."""
     board = f"board {data['board']}" if data.get("board") else "the lake"
     run = f" Latest run of {board}: {data['run']}." if data.get("run") else ""
     report = f' <a href="{escape(report_link)}">The report</a> shows the scores.' if report_link else ""
@@ -82,7 +84,7 @@ def render(data: dict, *, title: str, report_link: str | None = None, trends: Se
             f'<th>Family</th><th>Protocol</th><th class="num">in the lake</th><th class="num">unparseable</th>'
             f'<th class="num">on this page</th><th class="num">unparseable on this page</th><th>shown</th></tr>'
             f'</thead><tbody id="caps-body"></tbody></table></div><ul class="notes" id="notes"></ul></details>'
-            f'{panel(trends, report_link=report_link)}'
+            f'{panel(trends, report_link=report_link)}{agreement}'
             f'<form class="filters" id="filters" role="search">'
             f'<label>Family / protocol<select id="f-protocol"></select></label>'
             f'<label>Model<select id="f-model"></select></label>'

@@ -3,6 +3,7 @@
 import pyarrow as pa
 
 from dialogbench.cells import Table
+from dialogbench.judge_checks.label_tables import LABELS_TABLE
 from dialogbench.lake.schemas import WRITTEN
 
 PROBES = pa.schema([
@@ -30,4 +31,4 @@ PROBES = pa.schema([
 ])
 
 PROBES_TABLE = Table("judge_probes", PROBES, partition=("protocol",), done="true")
-TABLES = (PROBES_TABLE,)
+TABLES = (PROBES_TABLE, LABELS_TABLE)
