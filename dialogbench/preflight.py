@@ -2,7 +2,7 @@
 cannot be written, a lake whose own files are links, a dataset with a bad line, weights that do not exist, endpoints
 with no URL. Every problem is collected, not just the first, so one `dialogbench validate` shows all that needs
 fixing. Notes say what is worth fixing without stopping: an endpoint with no API key set, a secret written in the
-config."""
+config, a candidate rated by itself as its judge (``judge_checks.self_judging``)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dialogbench import placement, registry
 from dialogbench.backends.weights import resolve_weights
+from dialogbench.judge_checks import self_judging
 from dialogbench.config import Config, ConfigError, ModelConfig
 from dialogbench.pool import Schedule
 from dialogbench.redact import REDACTED, SecretField, secret_fields
@@ -216,6 +217,7 @@ def check(config: Config, *, source: str = "config") -> Findings:
         found.notes.extend(f"{source}: model {model.name!r}: {n}" for n in notes)
     found.machine.extend(f"{source}: {p}" for p in placement_problems(config))
     found.notes.extend(secret_notes(config, source=source))
+    found.notes.extend(self_judging.notes(config, source=source))  # a candidate its own judge: worth saying
     return found
 
 

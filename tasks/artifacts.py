@@ -7,7 +7,8 @@ an artifact carries (table cells, Markdown, descriptions) has its control charac
 Artifact keys (each run adds a version under the same key; the flow run's Artifacts tab shows its own):
 
 - ``dialogbench-stages``: planned / cached / computed / failed / seconds per stage
-- ``dialogbench-leaderboard-<family>`` (``-<family>-<table>`` for a family with several, e.g. GameEval's games)
+- ``dialogbench-leaderboard-<family>`` (``-<family>-<table>`` for a family with several, e.g. GameEval's games);
+  a judged family's rows say in ``self_judged`` whether the judge is the model itself (its description names them)
 - ``dialogbench-report``: a link to the run's report.html where ``dialogbench serve`` serves it (``report.url``),
   else a note saying where the file is and how to serve it; ``dialogbench-report-md`` (report.md's text)
 - ``dialogbench-explorer``: a link to the run's explorer.html (with ``report.url``), every judged dialogue with the
@@ -39,6 +40,7 @@ from dialogbench import stopping
 from dialogbench.cells import Chunk
 from dialogbench.cells.records import run_failures
 from dialogbench.config import Config
+from dialogbench.judge_checks.self_judging import BIAS
 from dialogbench.registry import open_lake
 from dialogbench.redact import redact_tree
 from dialogbench.report.publish import report_urls
@@ -54,6 +56,7 @@ MARKDOWN_MAX_CHARS = 200_000
 FAILURE_ROWS_MAX = 1000   # rows of the failures table; the rest are counted in its description
 ERROR_MAX_CHARS = 500     # characters of one error in that table
 PROGRESS_MIN_CHUNKS = 2   # a stage computing fewer chunks gets no progress artifact
+SELF_JUDGED = f"rated by the judge, the same model ({BIAS})"  # a leaderboard's self_judged rows, said once
 
 # this process's publishing cost: artifacts created, progress updates, API seconds (the run summary reports it)
 _spent = {"artifacts": 0, "updates": 0, "seconds": 0.0}
@@ -121,15 +124,18 @@ def publish_stages(run_id: str, stages: list[dict]) -> None:
 
 
 def publish_leaderboards(run_id: str, boards: dict[str, Any]) -> None:
-    """A table per family (a family whose leaderboard is several tables, e.g. GameEval's games: one per table)."""
+    """A table per family (a family whose leaderboard is several tables, e.g. GameEval's games: one per table); a
+    table with a model judged by itself (its ``self_judged`` column) says what that means."""
     for family, rows in boards.items():
         tables = rows.items() if isinstance(rows, dict) else [(None, rows)]
         for name, table in tables:
             title = f"{family} {name}" if name else family
+            selves = [r["model"] for r in table or [] if isinstance(r, dict) and r.get("self_judged")]
             with _publishing(f"{title} leaderboard"):
                 _create(create_table_artifact, table=_jsonable(list(table or [])),
                         key=key("leaderboard", family, *([name] if name else [])),
-                        description=f"Run `{run_id}`: {title} leaderboard ({len(table or [])} row(s)).")
+                        description=f"Run `{run_id}`: {title} leaderboard ({len(table or [])} row(s))."
+                                    + (f" self_judged: {', '.join(selves)}: {SELF_JUDGED}." if selves else ""))
 
 
 def publish_report(run_id: str, paths: dict[str, str] | None, *, url: str | None = None, board: str | None = None) -> None:

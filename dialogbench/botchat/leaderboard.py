@@ -7,13 +7,15 @@ import duckdb
 from dialogbench.botchat.config import chatbots
 from dialogbench.config import Config
 from dialogbench.judge_checks.check import unmeasured_rows
+from dialogbench.judge_checks.self_judging import identities, legend, mark_rows, marked
 from dialogbench.stats.shown import read_shown, slice_text, with_intervals
 
 
 def unieval_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> list[dict]:
     """One row per model: pass@N for each configured N (with its 95% interval and the ranks it allows, when the
     board's latest run recorded them: ``pass@N_ci_low``, ``pass@N_ci_high``, ``pass@N_ranks``), dialogues judged,
-    passed, unparseable (``con``: the catalog on the config's board)."""
+    passed, unparseable, and ``self_judged`` (the model is the judge: ``judge_checks.self_judging``) (``con``: the
+    catalog on the config's board)."""
     models = [m.name for m in chatbots(config)]
     ns = config.botchat.n
     rows = con.execute(
@@ -39,7 +41,7 @@ def unieval_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> list[
                                    column=f"pass@{n}")
         entries.append(entry)
     top = f"pass@{max(ns)}"
-    return sorted(entries, key=lambda e: (-(e.get(top) or -1), e["model"]))
+    return sorted(mark_rows(entries, known=identities(config)), key=lambda e: (-(e.get(top) or -1), e["model"]))
 
 
 def format_leaderboard(rows: list[dict], ns: list[int]) -> str:
@@ -51,15 +53,16 @@ def format_leaderboard(rows: list[dict], ns: list[int]) -> str:
     for row in rows:
         rates = [f"{row[f'pass@{n}']:.3f}{ci_text(row, f'pass@{n}')}" if row.get(f"pass@{n}") is not None
                  else "not measured" if row.get("not_measured") else "-" for n in ns]
-        lines.append([row["model"], row.get(f"pass@{top}_ranks") or "-", *rates, str(row["dialogues"]),
-                      str(row["unparsed"])])
+        lines.append([marked(row["model"], row.get("self_judged")), row.get(f"pass@{top}_ranks") or "-", *rates,
+                      str(row["dialogues"]), str(row["unparsed"])])
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
            for line in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
     why = next((r["not_measured"] for r in rows if r.get("not_measured")), None)
     return (f"UniEval pass@N (judge: {rows[0]['judge']}; [95% interval], a bootstrap over the seeds; ranks@{top}: "
-            f"the ranks pass@{top}'s interval allows)\n" + "\n".join(out) + (f"\nnot measured: {why}" if why else ""))
+            f"the ranks pass@{top}'s interval allows)\n" + "\n".join(out) + (f"\nnot measured: {why}" if why else "")
+            + legend(rows))
 
 
 def ci_text(row: dict, column: str, digits: int = 2) -> str:

@@ -32,12 +32,16 @@ EXAMPLES_SQL = ("select * exclude (judge, example) from report_flagged_examples 
 
 
 def derive(rows: dict[str, Rows], context: Context) -> dict:
-    """The rows (cut to the report's judge), the judge, its flagged examples and the leaderboard."""
+    """The rows (cut to the report's judge), the judge, its flagged examples, the leaderboard and the models the judge
+    rated as itself (``self_judged``: marked in every table)."""
     judge = context.judge
     flagged = context.read(EXAMPLES_SQL, [judge, context.examples_per_model]) if judge else []
+    models = {m for found in rows.values() for r in found or [] for m in (r.get("model"), r.get("model_a"),
+                                                                          r.get("model_b")) if m}
     data = {**rows, "judge": judge,
             "examples": [{**e, "utterances": list(e["utterances"] or [])} for e in flagged or []],
-            "not_measured": {p: f for (j, p), f in context.not_measured.items() if j == judge and p in PROTOCOLS}}
+            "not_measured": {p: f for (j, p), f in context.not_measured.items() if j == judge and p in PROTOCOLS},
+            "self_judged": context.self_judged(models, judge)}
     data["leaderboard"] = leaderboard(data)
     return data
 

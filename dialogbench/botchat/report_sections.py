@@ -6,6 +6,7 @@ report's judge; the Arena's at the number's N)."""
 from __future__ import annotations
 
 from dialogbench.explorer.links import explorer_href
+from dialogbench.judge_checks import self_judging
 from dialogbench.report import svg
 from dialogbench.report.checks import FLAG, coverage, few, few_warning, flag, interval as rate_interval, \
     judge_warnings, not_measured_cell, plural, rate_cell, unmeasured
@@ -59,6 +60,16 @@ def elo_pm(r: dict | None) -> str:
     return f"{r['elo']:.1f} ± {r['elo_std']:.1f}" if r.get("elo_std") is not None else f"{r['elo']:.1f}"
 
 
+def named(data: dict, model: str) -> str:
+    """A model's name in a table: marked when the report's judge rated it as itself (``judge_checks.self_judging``)."""
+    return self_judging.marked(model, model in (data.get("self_judged") or ()))
+
+
+def legend(data: dict, models) -> str:
+    """The sentence a section's intro ends with when one of its ``models`` is marked self-judged, else ''."""
+    return f" {self_judging.LEGEND}." if set(models) & set(data.get("self_judged") or ()) else ""
+
+
 def leaderboard_order(data: dict, models) -> list[str]:
     """``models`` in leaderboard order (those not on it last, by name)."""
     order = [e["model"] for e in data["leaderboard"]["rows"]]
@@ -95,12 +106,13 @@ def checks(data: dict) -> dict:
                      f"({pct(r['capped_rate'])}) reached max_tokens = {r['max_tokens']} and were cut there; its "
                      "lengths and the judge's verdicts are of cut text.")
     cover, short = coverage(data.get("coverage"), STAGES)
-    return {"lines": judge_warnings(data) + lines + cover, "all_ties": set(all_ties), "capped": set(capped),
+    selves = self_judging.warning(data.get("self_judged") or (), data.get("judge"))
+    return {"lines": judge_warnings(data) + selves + lines + cover, "all_ties": set(all_ties), "capped": set(capped),
             "short": short, "min_cells": lowest}
 
 
-def model_cell(name: str, marks: dict) -> str:
-    return flag(name, name in marks["short"])
+def model_cell(data: dict, name: str, marks: dict) -> str:
+    return flag(named(data, name), name in marks["short"])
 
 
 def leaderboard(data: dict) -> Section:
@@ -117,9 +129,9 @@ def leaderboard(data: dict) -> Section:
     for i, e in enumerate(lb["rows"], 1):
         gt = e.get("gt_row") or {}
         ranks = e.get("ranks")
-        row = [str(i) + (f"\n({ranks})" if ranks and ranks != str(i) else ""), model_cell(e["model"], marks)]
+        row = [str(i) + (f"\n({ranks})" if ranks and ranks != str(i) else ""), model_cell(data, e["model"], marks)]
         gt_items, pass_items = items(data, "botchat_gteval", e["model"]), items(data, "botchat_unieval", e["model"])
-        parsed.append([str(i), e["model"]]
+        parsed.append([str(i), named(data, e["model"])]
                       + ([link(not_measured_cell(no_gt) if no_gt else pct(e.get("parsed_win_tie")), gt_items)]
                          if lb["has_gt"] else [])
                       + [link(not_measured_cell(no_pass) if no_pass else pct(e.get(f"parsed_pass@{n}")), pass_items)
@@ -149,7 +161,8 @@ def leaderboard(data: dict) -> Section:
     strict = Table(["#", "Model", *rates],
                    parsed, "The same rates with unparseable verdicts left out (parsed verdicts only), in the "
                    "leaderboard's order", numeric_from=2, collapsed=True)
-    notes = [f"Sorted by {lb['sort_by']}, best first. Judge: {data['judge'] or '–'}."]
+    notes = [f"Sorted by {lb['sort_by']}, best first. Judge: {data['judge'] or '–'}."
+             + legend(data, [e["model"] for e in lb["rows"]])]
     if lb.get("ranked_by"):
         by = {"win_tie_rate": "Win + Tie vs GT's 95% interval (a bootstrap over the seeds, both orders of a seed "
                               "one unit)",
@@ -210,7 +223,8 @@ def unieval(data: dict) -> Section:
             "is a share of")
     unparsed_cell = lambda m: link(num(most(m), 0), items(data, "botchat_unieval", m, unparsed=True))  # noqa: E731
     rates = lambda cols, tail: Table(["Model"] + [f"N={n}" for n in cols] + ["unparsed"] * tail,  # noqa: E731
-                                     [[m] + [cell(m, n) for n in cols] + [unparsed_cell(m)] * tail for m in models],
+                                     [[named(data, m)] + [cell(m, n) for n in cols] + [unparsed_cell(m)] * tail
+                                      for m in models],
                                      numeric_from=1)
     table = rates(shown, 1)
     table.caption = (f"{rule}; N = {', '.join(map(str, shown))}, the N the paper reports" if shown != ns
@@ -223,13 +237,14 @@ def unieval(data: dict) -> Section:
     strict_rate = (lambda m, n: not_measured_cell(finding)) if finding else (lambda m, n: pct(parsed.get((m, n))))
     strict_cell = lambda m, n: link(strict_rate(m, n), items(data, "botchat_unieval", m))  # noqa: E731
     strict = Table(["Model"] + [f"N={n}" for n in ns] + ["unparsed"],
-                   [[m] + [strict_cell(m, n) for n in ns] + [unparsed_cell(m)] for m in models],
+                   [[named(data, m)] + [strict_cell(m, n) for n in ns] + [unparsed_cell(m)] for m in models],
                    "The same pass rates at every N with unparseable verdicts left out (parsed verdicts only).",
                    numeric_from=1, collapsed=True)
     charts = [] if finding else [("Pass rate vs N (authors' rule)",
                                   svg.line_chart(series, label="UniEval pass rate vs N, one line per model"))]
     return Section("unieval", "UniEval pass rate vs N",
-                   f"Share of dialogues that pass at each length N (judge {data['judge']}); {AUTHORS_UNIEVAL}.",
+                   f"Share of dialogues that pass at each length N (judge {data['judge']}); {AUTHORS_UNIEVAL}."
+                   + legend(data, models),
                    [table, *every, strict], charts, tables_first=True, warnings=judge_warnings(
                        {"not_measured": {k: v for k, v in (data.get("not_measured") or {}).items()
                                          if k == "botchat_unieval"}}))
@@ -248,7 +263,7 @@ def arena(data: dict) -> Section:
                                                    f"games@{n}")]
     rows, finding = [], unmeasured(data, "botchat_arena")
     for m in models:
-        row = [m]
+        row = [named(data, m)]
         for n in ns:
             r = by.get((m, n)) or {}
             bad = bool(r) and degenerate(r, marks)
@@ -280,7 +295,7 @@ def arena(data: dict) -> Section:
         head_to_head = lambda r, **kw: items(data, "botchat_arena", r["model_a"], n=r["n"],  # noqa: E731
                                              with_=(r["model_b"],), **kw)
         tables.append(Table(["Model A", "Model B", "games", "A wins", "B wins", "ties", "unparsed"],
-                            [[r["model_a"], r["model_b"],
+                            [[named(data, r["model_a"]), named(data, r["model_b"]),
                               link(flag(num(r["games"], 0), few(r["games"], marks["min_cells"])), head_to_head(r)),
                               *(link(pct(r.get(k)) + f"\n{rate_interval(r.get(lo), r.get(hi))}", head_to_head(r))
                                 if r.get(k) is not None else "–"
@@ -294,7 +309,8 @@ def arena(data: dict) -> Section:
     intro = ("Pairs of dialogues from the same seed, judged side by side: the one the judge finds less "
              "AI-like wins. Ratings from the latest run of each (judge, N). A pair compares only the seeds "
              "both models have a dialogue for; the seeds skipped are counted in the Latest run table. "
-             f"{ELO_WHAT}; below it, {ELO_SPREAD}. {BT_WHAT}.")
+             f"{ELO_WHAT}; below it, {ELO_SPREAD}. {BT_WHAT}."
+             + legend(data, [*models, *(m for r in pairs for m in (r["model_a"], r["model_b"]))]))
     return Section("arena", "BotChat Arena", intro, tables, charts, tables_first=True)
 
 
@@ -321,7 +337,8 @@ def ground_truth(data: dict) -> Section:
         pass_cells = [not_measured_cell(no_pass)] * 2 if no_pass else [pct(u.get("pass_rate")),
                                                                        pct(u.get("pass_rate_parsed"))]
         gt_items, pass_items = items(data, "botchat_gteval", m), items(data, "botchat_unieval", m)
-        rows.append([m, link(num(g.get("comparisons"), 0), gt_items), *(link(c, gt_items) for c in gt_cells),
+        rows.append([named(data, m), link(num(g.get("comparisons"), 0), gt_items),
+                     *(link(c, gt_items) for c in gt_cells),
                      link(num(g.get("unparsed"), 0), items(data, "botchat_gteval", m, unparsed=True)),
                      *(link(c, pass_items) for c in pass_cells),
                      link(num(u.get("unparsed"), 0), items(data, "botchat_unieval", m, unparsed=True))])
@@ -332,7 +349,7 @@ def ground_truth(data: dict) -> Section:
     intro = ("Each model's dialogue against the human one from MuTual-Test, trimmed to the human length: the model "
              "wins when the judge finds the human dialogue more AI-like. Beside it, UniEval's pass rate at "
              f"the human length. win / tie / lose / Win + Tie: {AUTHORS_GTEVAL}. UniEval pass @ GT length: "
-             f"{AUTHORS_UNIEVAL}.")
+             f"{AUTHORS_UNIEVAL}." + legend(data, models))
     caption = ("win / tie / lose / Win + Tie: shares of all comparisons, unparseable verdicts included (Win + Tie with "
                "its Wilson 95% interval and n); the 'unparsed left out' columns divide by parsed verdicts only.")
     return Section("gt", "Compared to the ground truth", intro, [Table(headers, rows, caption, numeric_from=1)], charts)
@@ -349,7 +366,8 @@ def lengths(data: dict) -> Section:
         c, capped = cut.get(r["model"]) or {}, bool((cut.get(r["model"]) or {}).get("capped"))
         at_cap = ("–" if not c or c.get("max_tokens") is None else
                   flag(f"{c['capped']:,} ({pct(c['capped_rate'])})\nmax_tokens {c['max_tokens']}", capped))
-        rows.append([r["model"], *(flag(num(r[k]), capped) for k in ("mean_tokens", "median_tokens", "p95_tokens")),
+        rows.append([named(data, r["model"]),
+                     *(flag(num(r[k]), capped) for k in ("mean_tokens", "median_tokens", "p95_tokens")),
                      flag(num(r["max_tokens"], 0), capped), num(r["utterances"], 0), num(r["dialogues"], 0), at_cap])
     table = Table(["Model", "avg tokens", "median", "p95", "max", "utterances", "dialogues", "cut at max_tokens"],
                   rows, "cut at max_tokens: generated utterances whose model tokens reached the max_tokens recorded "
@@ -358,5 +376,6 @@ def lengths(data: dict) -> Section:
     charts = [("Tokens per generated utterance: box = quartiles, line = median, whiskers = min to max",
                svg.box_plot(box_rows, label="Tokens per utterance by model"))] if box_rows else []
     return Section("lengths", "Utterance lengths",
-                   "CL100K tokens per generated utterance (the seed's two are not counted), shortest first.",
+                   "CL100K tokens per generated utterance (the seed's two are not counted), shortest first."
+                   + legend(data, [r["model"] for r in stats]),
                    [table], charts)

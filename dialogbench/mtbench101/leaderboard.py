@@ -6,6 +6,7 @@ import duckdb
 
 from dialogbench.config import Config
 from dialogbench.judge_checks.check import unmeasured_rows
+from dialogbench.judge_checks.self_judging import identities, legend, mark_rows, marked
 from dialogbench.mtbench101.config import answerers
 from dialogbench.mtbench101.config import judge as mtbench101_judge
 from dialogbench.mtbench101.tables import JUDGE_STAGE
@@ -16,7 +17,8 @@ from dialogbench.stats.shown import read_shown, slice_text, with_intervals
 def mtbench101_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> list[dict]:
     """One row per configured model for the run's judge (``con``: the catalog on the config's board; empty when the
     protocol is off), with the average's 95% interval and the ranks it allows when the board's latest run recorded
-    them (``avg_ci_low``, ``avg_ci_high``, ``avg_ranks``)."""
+    them (``avg_ci_low``, ``avg_ci_high``, ``avg_ranks``), and ``self_judged`` (the model is the judge:
+    ``judge_checks.self_judging``)."""
     if not config.mtbench101.enabled:
         return []
     models = [m.name for m in answerers(config)]
@@ -28,7 +30,7 @@ def mtbench101_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> li
     found = read_shown(con, ("mtbench101_leaderboard",))
     rows = [with_intervals(r, found, leaderboard="mtbench101_leaderboard", metric="avg", model=r["model"],
                            slice=slice_text(judge=r["judge"]), column="avg") for r in rows]
-    return sorted(rows, key=lambda r: (-(r.get("avg") or -1), r["model"]))
+    return sorted(mark_rows(rows, known=identities(config)), key=lambda r: (-(r.get("avg") or -1), r["model"]))
 
 
 def average(row: dict, rule: str = "") -> tuple[float | None, int | None]:
@@ -53,7 +55,8 @@ def format_mtbench101(rows: list[dict]) -> str:
     if not rows:
         return "(no MT-Bench-101 judgments yet)"
     header = ["model", "ranks", *TASK_CODES, "avg", "avg 95% CI", "unparsed", "missing"]
-    lines = [header] + [[r["model"], r.get("avg_ranks") or "-", *[_score(r.get(t)) for t in TASK_CODES],
+    lines = [header] + [[marked(r["model"], r.get("self_judged")), r.get("avg_ranks") or "-",
+                         *[_score(r.get(t)) for t in TASK_CODES],
                          "not measured" if r.get("not_measured") else average_text(r, blank="-"),
                          "-" if r.get("avg_ci_low") is None else f"[{r['avg_ci_low']:.2f}, {r['avg_ci_high']:.2f}]",
                          str(r.get("unparsed") or 0), str(r.get("missing") or 0)] for r in rows]
@@ -67,6 +70,7 @@ def format_mtbench101(rows: list[dict]) -> str:
             "with a full average" if any(average(r)[1] is not None for r in rows) else "")
     why = next((r["not_measured"] for r in rows if r.get("not_measured")), None)
     note += f"\nnot measured: {why}" if why else ""
+    note += legend(rows)
     return (f"MT-Bench-101 (judge: {rows[0]['judge']}; dialogue = its lowest turn score, 1-10)\n" + "\n".join(out)
             + note)
 

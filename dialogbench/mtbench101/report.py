@@ -8,6 +8,7 @@ from collections import Counter
 from itertools import groupby
 
 from dialogbench.explorer.links import explorer_href
+from dialogbench.judge_checks import self_judging
 from dialogbench.mtbench101.leaderboard import average_text
 from dialogbench.mtbench101.tables import JUDGE_STAGE as PROTOCOL  # judge_checks' findings name it
 from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
@@ -39,12 +40,15 @@ def shown_judge(rows: dict[str, Rows], report_judge: str | None) -> str | None:
 
 
 def derive(rows: dict[str, Rows], context: Context) -> dict:
-    """The rows of the judge shown (``shown_judge``), and that judge."""
+    """The rows of the judge shown (``shown_judge``), that judge, and the models it rated as itself (``self_judged``:
+    marked in every table)."""
     judge = shown_judge(rows, context.judge)
     kept = {key: None if found is None else [r for r in found if r["judge"] == judge] for key, found in rows.items()
             if key != "headline"}
     found = context.not_measured.get((judge, PROTOCOL))
-    return {**kept, "headline": rows.get("headline"), "judge": judge, "not_measured": {PROTOCOL: found} if found else {}}
+    models = {r["model"] for view in kept.values() for r in view or []}
+    return {**kept, "headline": rows.get("headline"), "judge": judge, "not_measured": {PROTOCOL: found} if found else {},
+            "self_judged": context.self_judged(models, judge)}
 
 
 def score(v) -> str:
@@ -83,10 +87,12 @@ def task_cell(r: dict, code: str, n: dict, lowest: int, found: Shown = Shown()) 
 
 
 def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10, short: set = frozenset(),
-                      finding=None, judge: str | None = None, found: Shown = Shown()) -> Table:
+                      finding=None, judge: str | None = None, found: Shown = Shown(),
+                      selves: set = frozenset()) -> Table:
     """Table 3; with ``finding`` (its judge failed a judge check) every score shows 'not measured' instead. Each
     score links to the explorer showing ``judge``'s ratings of the model's turns behind it (a task's: where the model
-    has a score or judged dialogues of the task). ``found``: the latest run's intervals and rank ranges."""
+    has a score or judged dialogues of the task). ``found``: the latest run's intervals and rank ranges; ``selves``:
+    the models the judge rated as itself (marked)."""
     n = n or {}
     scored = (lambda r, text: not_measured_cell(finding)) if finding else (lambda r, text: text)
 
@@ -100,7 +106,7 @@ def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10,
                                                    slice_text(judge=r["judge"]), r.get("avg"))
         return str(i) + (f"\n({ranks})" if ranks and ranks != str(i) else "")
 
-    body = [[rank_cell(i, r), flag(r["model"], r["model"] in short),
+    body = [[rank_cell(i, r), flag(self_judging.marked(r["model"], r["model"] in selves), r["model"] in short),
              link(scored(r, average_cell(r)), turns(r["model"], judge)),
              *(link(scored(r, task_cell(r, t.code, n, lowest, found)),
                     turns(r["model"], judge, t.code) if r.get(t.code) is not None or (r["model"], t.code) in n
@@ -130,7 +136,8 @@ def radar_chart(order: list[str], abilities: list[dict]) -> tuple[str, str] | No
     return caption, svg.radar(list(ABILITIES), series, label="MT-Bench-101 ability scores, one polygon per model")
 
 
-def turn_curves(order: list[str], curves: list[dict]) -> tuple[list[tuple[str, str]], list[Table]]:
+def turn_curves(order: list[str], curves: list[dict],
+                selves: set = frozenset()) -> tuple[list[tuple[str, str]], list[Table]]:
     """Mean rating by turn (1-based): every model over all its tasks (chart + table), and the best model
     per task."""
     if not curves:
@@ -149,7 +156,7 @@ def turn_curves(order: list[str], curves: list[dict]) -> tuple[list[tuple[str, s
                               label="MT-Bench-101 mean rating by turn", x_label="turn", y_label="rating",
                               y_max=10))]
     table = Table(["Model"] + [f"turn {t + 1}" for t in turns],
-                  [[m] + [score(mean.get((m, t))) for t in turns] for m in models],
+                  [[self_judging.marked(m, m in selves)] + [score(mean.get((m, t))) for t in turns] for m in models],
                   "Mean rating per turn over all tasks, by model", collapsed=True)
     if models:
         best, names = models[0], {t.code: t.name for t in TASKS}
@@ -187,17 +194,22 @@ def mtbench101(data: dict) -> Section:
              "the Judge reliability section counts the ratings the two rules read differently. Each score links "
              "to the dialogue explorer showing the judged turns behind it.")
     charts = [c for c in [radar_chart(order, data.get("abilities") or [])] if c and not finding]
-    curve_charts, curve_tables = turn_curves(order, data.get("curves") or []) if not finding else ([], [])
+    selves = set(data.get("self_judged") or ()) & set(order)
+    if selves:
+        intro += f" {self_judging.LEGEND}."
+    curve_charts, curve_tables = (turn_curves(order, data.get("curves") or [], selves) if not finding
+                                  else ([], []))
     lowest = data.get("min_cells", 10)
     n = {(r["model"], r["task"]): r["dialogues"] for r in data.get("tasks") or []}
     small = [f"{r['task']} of {r['model']} (n={r['dialogues']})" for r in data.get("tasks") or []
              if few(r["dialogues"], lowest)]
     cover, short = coverage(data.get("coverage"), ("mtbench101",))
     return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short, finding, data.get("judge"),
-                                                                  Shown.from_rows(data.get("headline"))),
+                                                                  Shown.from_rows(data.get("headline")), selves),
                                                 *curve_tables],
                    charts + curve_charts, tables_first=True,
-                   warnings=judge_warnings(data) + few_warning(small, lowest, "scored dialogues") + cover)
+                   warnings=judge_warnings(data) + self_judging.warning(selves, data.get("judge"))
+                   + few_warning(small, lowest, "scored dialogues") + cover)
 
 
 REPORT = ReportSection(queries=QUERIES, derive=derive, sections=lambda data: [mtbench101(data)])

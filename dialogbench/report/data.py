@@ -18,6 +18,7 @@ from dialogbench.lake.catalog import connect
 from dialogbench.history.changes import CHANGED_SQL
 from dialogbench.judge_checks.check import board_findings, settings_from_yaml
 from dialogbench.judge_checks.health import not_measured
+from dialogbench.judge_checks.self_judging import identities_from_yaml
 from dialogbench.report import ahead, changes, trends
 from dialogbench.report.checks import settings_from_run
 from dialogbench.report.section import Context, Rows
@@ -85,7 +86,8 @@ def collect(lake: Lake, *, examples_per_model: int = 3, settings: ReportConfig |
         checks = judge_checks or settings_from_yaml(header.get("run_config"))
         data["not_measured"] = not_measured(board_findings(con, checks))
         context = Context(read=read, judge=judge, examples_per_model=examples_per_model,
-                          min_cells=data["settings"].min_cells, judge_checks=checks, not_measured=data["not_measured"])
+                          min_cells=data["settings"].min_cells, judge_checks=checks, not_measured=data["not_measured"],
+                          identities=identities_from_yaml(header.get("run_config")))
         data["families"] = {f.name: {**f.report.derive(rows[f.name], context), "min_cells": context.min_cells,
                                      "coverage": data["coverage"]} for f in families}
     return data

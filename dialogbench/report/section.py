@@ -22,7 +22,9 @@ class Context:
     parameters), ``judge`` is the report's judge, ``examples_per_model`` how many examples to show per model,
     ``min_cells`` the fewest cells (dialogues, games, comparisons) a number may rest on unmarked (``report.min_cells``
     of the config), ``not_measured`` the (judge, protocol) pairs whose judge failed a judge check, with the finding
-    (dialogbench/judge_checks: their numbers are shown as not measured, with the share and why)."""
+    (dialogbench/judge_checks: their numbers are shown as not measured, with the share and why), ``identities`` the
+    models and judges of the board's latest run's config by name (``judge_checks.self_judging``: which candidates
+    are their judge under another name)."""
 
     read: Read
     judge: str | None
@@ -30,6 +32,13 @@ class Context:
     min_cells: int = 10
     judge_checks: Any = None       # the judge checks' settings of the run (None: the board's latest run's)
     not_measured: Mapping[tuple[str, str], Any] = field(default_factory=dict)  # (judge, protocol) -> its finding
+    identities: Mapping[str, tuple] = field(default_factory=dict)  # model name -> self_judging.identity
+
+    def self_judged(self, models, judge: str | None) -> set[str]:
+        """The ``models`` that ``judge`` rated as itself (``judge_checks.self_judging.same_model``)."""
+        from dialogbench.judge_checks.self_judging import same_model
+
+        return {m for m in models if same_model(m, judge, self.identities)}
 
 
 def keep_rows(rows: dict[str, Rows], context: Context) -> dict:

@@ -1,0 +1,189 @@
+"""Self-judging (issue 34, item 5): a candidate that is its own judge (the same name, or the same weights and revision
+under another name) is named at validate time (a note of the preflight) and marked in every leaderboard it appears in:
+the CLI's, the report's family sections, the Prefect leaderboard artifacts."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import yaml
+
+from dialogbench import registry
+from dialogbench.botchat.leaderboard import format_leaderboard
+from dialogbench.cli import main
+from dialogbench.judge_checks import self_judging
+from dialogbench.judge_checks.self_judging import LEGEND, MARK, identities, identities_from_yaml, mark_rows, \
+    same_model, self_judged
+from dialogbench.mtbench101.leaderboard import format_mtbench101
+from dialogbench.preflight import check, preflight
+from dialogbench.registry import open_lake
+from dialogbench.report.build import render
+from dialogbench.runs import StageReport, record_stage
+from tests.conftest import chatbot, config_dict
+from tests.stage_runner import night
+
+# -- the rule -------------------------------------------------------------------------------------------------------
+
+
+def weighted(lake_dir, *, a: dict, judge: dict, b: dict | None = None, **botchat) -> dict:
+    """A config whose bot-a, bot-b and judge carry ``a``, ``b`` and ``judge`` (weights, revision, ...)."""
+    return config_dict(lake_dir, models=[chatbot("bot-a", **a), chatbot("bot-b", **(b or {}))], judge_extra=judge,
+                       **botchat)
+
+
+def test_a_candidate_named_as_the_judge_is_self_judged(make_config, lake_dir):
+    config = make_config(config_dict(lake_dir, judge="bot-a"))
+    assert self_judged(config) == {"botchat": {"bot-a"}}
+
+
+def test_the_same_weights_under_another_name_are_self_judged_whatever_the_backend_or_sampling(make_config, lake_dir):
+    data = weighted(lake_dir, a={"weights": "org/m", "revision": "abc"},
+                    judge={"weights": " org/m/ ", "revision": "abc", "max_tokens": 48,
+                           "sampling": {"temperature": 0.7}})  # another spelling, other settings: the same model
+    data["models"].append({"name": "bot-c", "backend": "openai", "weights": "org/m", "revision": "abc"})
+    config = make_config(data)
+    assert self_judged(config) == {"botchat": {"bot-a", "bot-c"}}
+    assert identities(config)["bot-a"] == identities(config)["judge"] == ("weights", "org/m", "abc")
+    assert identities(config)["bot-b"] == ("name", "bot-b")  # no weights: its name alone
+
+
+@pytest.mark.parametrize("a", [{"weights": "org/m", "revision": "other"}, {"weights": "org/m"},
+                               {"weights": "org/m2", "revision": "abc"}, {}])
+def test_another_revision_other_weights_or_none_are_not_self_judged(make_config, lake_dir, a):
+    config = make_config(weighted(lake_dir, a=a, judge={"weights": "org/m", "revision": "abc"}))
+    assert self_judged(config) == {"botchat": set()}
+
+
+def test_each_judged_family_is_checked_against_its_own_judge(make_config, lake_dir):
+    data = config_dict(lake_dir)
+    data["mtbench101"] = {"enabled": True, "judge": "bot-b", "tasks": ["GR"], "limit": 1}
+    config = make_config(data)
+    assert self_judged(config) == {"botchat": set(), "mtbench101": {"bot-b"}}  # GameEval has no judge: absent
+    (note,) = self_judging.notes(config, source="c.yaml")
+    assert note.startswith("c.yaml: model 'bot-b': self-judging: it is the judge of MT-Bench-101 (mtbench101.judge)")
+    data["mtbench101"]["enabled"] = False
+    assert self_judged(make_config(data)) == {"botchat": set()}
+
+
+def test_same_model_and_the_rows_it_marks():
+    known = {"a": ("weights", "w", ""), "j": ("weights", "w", ""), "b": ("name", "b")}
+    assert same_model("j", "j") and same_model("a", "j", known)
+    assert not same_model("b", "j", known) and not same_model("a", None, known) and not same_model("x", "y", known)
+    rows = mark_rows([{"model": "a", "judge": "j"}, {"model": "b", "judge": "j"}, {"model": "b", "judge": "b"},
+                      {"model": "a"}], judge="j", known=known)
+    assert [r["self_judged"] for r in rows] == [True, False, True, True]
+
+
+def test_the_recorded_config_gives_the_same_identities(make_config, lake_dir):
+    config = make_config(weighted(lake_dir, a={"weights": "org/m"}, judge={"weights": "org/m"}))
+    recorded = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)  # what run_configs keeps
+    assert identities_from_yaml(recorded) == identities(config)
+    assert identities_from_yaml(None) == identities_from_yaml("- not: a config") == identities_from_yaml("[") == {}
+
+
+# -- validate and the run's preflight ---------------------------------------------------------------------------------
+
+
+def test_validate_notes_each_self_judged_candidate(config_file, lake_dir, capsys):
+    path = config_file(weighted(lake_dir, a={"weights": "org/m"}, judge={"weights": "org/m"}))
+    assert main(["validate", "--config", str(path)]) == 0  # a note: the config stays valid
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1
+    assert notes[0].startswith(f"note: {path}: model 'bot-a': self-judging: it has the weights and revision of the "
+                               "judge 'judge' of BotChat (UniEval, Arena, GTEval) (botchat.judge)")
+    assert "self-enhancement bias" in notes[0] and "org/m" not in notes[0]  # weights never quoted (a URL's password)
+    assert main(["validate", "--config", str(config_file(config_dict(lake_dir)))]) == 0
+    assert "self-judging" not in capsys.readouterr().out
+
+
+def test_the_runs_preflight_warns_of_it(make_config, lake_dir, caplog, monkeypatch):
+    import dialogbench.preflight
+
+    monkeypatch.setattr(dialogbench.preflight, "_NOTED", set())  # notes are logged once per process
+    config = make_config(config_dict(lake_dir, judge="bot-b"))
+    found = check(config, source="c.yaml")
+    assert found.inputs == found.machine == [] and [n for n in found.notes if "self-judging" in n] == [
+        n for n in found.notes if n.startswith("c.yaml: model 'bot-b': self-judging: it is the judge")]
+    with caplog.at_level(logging.WARNING, logger="dialogbench.preflight"):
+        preflight(config, source="c.yaml")  # warns, raises nothing
+    assert "model 'bot-b': self-judging" in caplog.text and "bot-a" not in caplog.text
+
+
+# -- the marks: CLI leaderboards, the Prefect artifacts, the report ---------------------------------------------------
+
+
+def test_the_cli_leaderboards_mark_a_self_judged_row_and_say_why():
+    botchat = [{"model": "a", "judge": "a", "dialogues": 4, "unparsed": 0, "pass@4": 0.5, "self_judged": True},
+               {"model": "b", "judge": "a", "dialogues": 4, "unparsed": 0, "pass@4": 0.25, "self_judged": False}]
+    text = format_leaderboard(botchat, [4])
+    lines = text.splitlines()
+    assert next(line for line in lines if line.startswith("a ")).split()[:2] == ["a", MARK]
+    assert MARK not in next(line for line in lines if line.startswith("b "))
+    assert lines[-1] == LEGEND
+    mt = [{"model": "a", "judge": "a", "avg": 6.0, "self_judged": True}, {"model": "b", "judge": "a", "avg": 5.0}]
+    lines = format_mtbench101(mt).splitlines()
+    assert next(line for line in lines if line.startswith("a ")).split()[:2] == ["a", MARK] and lines[-1] == LEGEND
+    unmarked = [{**r, "self_judged": False} for r in botchat]
+    assert MARK not in format_leaderboard(unmarked, [4]) and MARK not in format_mtbench101(mt[1:])
+
+
+def test_a_leaderboard_artifact_names_its_self_judged_models(monkeypatch):
+    import tasks.artifacts as artifacts
+
+    calls: list[dict] = []
+    monkeypatch.setattr(artifacts, "create_table_artifact", lambda **kwargs: calls.append(kwargs))
+    artifacts.publish_leaderboards("r1", {"botchat": [{"model": "a", "self_judged": True},
+                                                      {"model": "b", "self_judged": False}],
+                                          "gameeval": {"askguess": [{"model": "a"}]}})
+    botchat, game = calls
+    assert [r["self_judged"] for r in botchat["table"]] == [True, False]
+    assert "self_judged: a: rated by the judge, the same model (self-enhancement bias" in botchat["description"]
+    assert "self_judged" not in game["description"]
+
+
+def section(md: str, title: str) -> str:
+    return md.split(f"## {title}")[1].split("\n## ")[0]
+
+
+def recorded_night(config, run_id: str) -> None:
+    """A night, and a ``runs`` row for it: the report reads the run's recorded config through its latest run."""
+    night(config, run_id)
+    record_stage(open_lake(config.lake), run_id=run_id, report=StageReport("extract_seeds"), config="night.yaml",
+                 board=config.board)
+
+
+def test_a_night_marks_the_self_judged_model_in_every_leaderboard_and_not_the_others(make_config, lake_dir):
+    """Each judge has bot-a's weights under another name: the CLI's rows and the report (which knows the weights from
+    the run's recorded config) mark bot-a in BotChat's and MT-Bench-101's tables, never bot-b."""
+    data = weighted(lake_dir, a={"weights": "org/m"}, judge={"weights": "org/m"}, n=[4], limit=2,
+                    judge_script=["Choice: No\nIndex: None\nReason: fine.", "Choice: Yes\nIndex: 4\nReason: odd."])
+    data["judges"].append({"name": "mt-judge", "backend": "scripted", "script": ["Rating: [[7]]"], "weights": "org/m"})
+    data["mtbench101"] = {"enabled": True, "judge": "mt-judge", "tasks": ["GR"], "limit": 1}
+    config = make_config(data)
+    recorded_night(config, "r1")
+    boards = registry.leaderboards(config)
+    for family in ("botchat", "mtbench101"):
+        assert {r["model"]: r["self_judged"] for r in boards[family]} == {"bot-a": True, "bot-b": False}, family
+    assert f"bot-a {MARK}" in format_leaderboard(boards["botchat"], [4])
+    assert f"bot-a {MARK}" in format_mtbench101(boards["mtbench101"])
+
+    page = render(open_lake(config.lake), board=config.board)
+    md, html = page["md"], page["html"]
+    for title in ("Leaderboard", "UniEval pass rate vs N", "Utterance lengths", "MT-Bench-101"):
+        text = section(md, title)
+        assert f"bot-a {MARK}" in text and f"bot-b {MARK}" not in text and "bot-b" in text, title
+        assert LEGEND in text, title
+    # a warning opens each family: who, by whom, why
+    assert ("Self-judging: bot-a is rated by the judge judge, the same model (the same name, or the same weights and "
+            "revision)") in section(md, "Leaderboard")
+    assert "Self-judging: bot-a is rated by the judge mt-judge" in section(md, "MT-Bench-101")
+    assert f"bot-a {MARK}" in html and f"bot-b {MARK}" not in html and "self-enhancement bias" in html
+
+
+def test_a_report_without_a_self_judged_model_has_no_mark(make_config, lake_dir):
+    config = make_config(config_dict(lake_dir, n=[4], limit=2))
+    recorded_night(config, "r1")
+    assert all(not r["self_judged"] for r in registry.leaderboards(config)["botchat"])
+    page = render(open_lake(config.lake), board=config.board)
+    assert MARK not in page["md"] and "Self-judging" not in page["md"] and MARK not in page["html"]
