@@ -332,7 +332,9 @@ def test_view_matches_a_hand_count_one_model(make_config, pipeline, lake_dir):
              "passed@4": 3, "pass@8": pytest.approx(0.5), "passed@8": 2}
     assert len(board) == 1 and {k: board[0][k] for k in shown} == shown
     # no run recorded its snapshot yet: no interval, no ranks; once one has, the rows carry the snapshot's
-    assert set(board[0]) - set(shown) == {f"pass@{n}_{k}" for n in (4, 8) for k in ("ci_low", "ci_high", "ranks")}
+    assert set(board[0]) - set(shown) == {f"pass@{n}_{k}" for n in (4, 8) for k in ("ci_low", "ci_high", "ranks")} \
+        | {"self_judged"}
+    assert board[0]["self_judged"] is False  # bot-a is not its judge
     assert board[0]["pass@8_ci_low"] is None and board[0]["pass@8_ranks"] is None
     from dialogbench.history.snapshot import snapshot_metrics
     from dialogbench.lake.catalog import connect
