@@ -6,15 +6,8 @@
 -- and its Wilson 95% interval (flip_ci_low / flip_ci_high, the same on both rows of a kind). The judge checks gate
 -- each order's accuracy and the flip rate separately with `judge_checks.items: hard` (dialogbench/judge_checks/
 -- health.py); single-cell probes of other protocols (UniEval, MT-Bench-101's pairs) have no order and no row here.
-with current_cells as (
-    select distinct cell_key from {{ ref('current_cells') }} where stage like 'judge\_probe:%' escape '\'
-),
-
-probes as (
-    select p.*
-    from {{ source('judge_probes') }} p semi join current_cells using (cell_key)
-    where p.pair_id is null
-    qualify row_number() over (partition by p.cell_key order by p.created_at desc) = 1
+with probes as (
+    select * from {{ ref('judge_probe_cells') }} where pair_id is null
 ),
 
 ordered as (  -- the probes of kinds shown in two orders: an item's two cells share the probe id less the order

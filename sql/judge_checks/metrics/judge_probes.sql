@@ -8,14 +8,8 @@
 -- side by side, both orders: the human one should win), golden_vs_useless; with judge_checks.items: hard
 -- right_vs_wrong (a held-out dialogue continued with its right response against a wrong one, both orders) and
 -- golden_vs_wrong (a golden answer against another turn's golden answer of the same task), paired as above.
-with current_cells as (
-    select distinct cell_key from {{ ref('current_cells') }} where stage like 'judge\_probe:%' escape '\'
-),
-
-probes as (
-    select p.*
-    from {{ source('judge_probes') }} p semi join current_cells using (cell_key)
-    qualify row_number() over (partition by p.cell_key order by p.created_at desc) = 1
+with probes as (
+    select * from {{ ref('judge_probe_cells') }}
 ),
 
 singles as (

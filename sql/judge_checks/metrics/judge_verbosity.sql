@@ -15,14 +15,8 @@
 -- one; a pair: the longer reply rated strictly higher), ties and unreadable answers picking neither. An unreadable
 -- answer is wrong, as in judge_probes. The judge checks fail a kind whose gap_ci_low is over
 -- judge_checks.max_verbosity_gap (dialogbench/judge_checks/health.py).
-with current_cells as (
-    select distinct cell_key from {{ ref('current_cells') }} where stage like 'judge\_probe:%' escape '\'
-),
-
-probes as (
-    select p.*
-    from {{ source('judge_probes') }} p semi join current_cells using (cell_key)
-    qualify row_number() over (partition by p.cell_key order by p.created_at desc) = 1
+with probes as (
+    select * from {{ ref('judge_probe_cells') }}
 ),
 
 singles as (  -- a wrong answer picked the other side only when it names one conversation (not both / neither)
