@@ -8,37 +8,8 @@
 -- side by side, both orders: the human one should win), golden_vs_useless; with judge_checks.items: hard
 -- right_vs_wrong (a held-out dialogue continued with its right response against a wrong one, both orders) and
 -- golden_vs_wrong (a golden answer against another turn's golden answer of the same task), paired as above.
-with probes as (
-    select * from {{ ref('judge_probe_cells') }}
-),
-
-singles as (
-    select judge, protocol, kind, coalesce(correct, false) as correct, index_right, not parsed as unparsed,
-        cast(null as double) as gap
-    from probes
-    where pair_id is null
-),
-
-pairs as (
-    select
-        judge,
-        protocol,
-        kind,
-        pair_id,
-        max(score) filter (where expected = 'higher') as higher,
-        max(score) filter (where expected = 'lower') as lower,
-        count(*) filter (where not parsed) as unparsed
-    from probes
-    where pair_id is not null
-    group by judge, protocol, kind, pair_id
-),
-
-graded as (
-    select * from singles
-    union all
-    select judge, protocol, kind, coalesce(higher > lower, false) as correct, cast(null as boolean) as index_right,
-        unparsed > 0 as unparsed, higher - lower as gap
-    from pairs
+with graded as (
+    select * from {{ ref('judge_probe_items') }}
 ),
 
 final as (

@@ -15,50 +15,8 @@
 -- one; a pair: the longer reply rated strictly higher), ties and unreadable answers picking neither. An unreadable
 -- answer is wrong, as in judge_probes. The judge checks fail a kind whose gap_ci_low is over
 -- judge_checks.max_verbosity_gap (dialogbench/judge_checks/health.py).
-with probes as (
-    select * from {{ ref('judge_probe_cells') }}
-),
-
-singles as (  -- a wrong answer picked the other side only when it names one conversation (not both / neither)
-    select
-        judge,
-        protocol,
-        kind,
-        longer,
-        coalesce(correct, false) as correct,
-        case
-            when coalesce(correct, false) then longer = 'expected'
-            else longer = 'other' and coalesce(answer in ('conversation_1', 'conversation_2'), false)
-        end as picked_longer
-    from probes
-    where pair_id is null and longer is not null
-),
-
-pairs as (
-    select
-        judge,
-        protocol,
-        kind,
-        pair_id,
-        any_value(longer) as longer,
-        max(score) filter (where expected = 'higher') as higher,
-        max(score) filter (where expected = 'lower') as lower
-    from probes
-    where pair_id is not null and longer is not null
-    group by judge, protocol, kind, pair_id
-),
-
-items as (
-    select * from singles
-    union all
-    select
-        judge,
-        protocol,
-        kind,
-        longer,
-        coalesce(higher > lower, false) as correct,
-        coalesce(case longer when 'expected' then higher > lower else lower > higher end, false) as picked_longer
-    from pairs
+with items as (
+    select * from {{ ref('judge_probe_items') }} where longer is not null
 ),
 
 counted as (
