@@ -58,6 +58,16 @@ class FamilySection(Strict):
         """Cross-references to the rest of the config (``families``: the ones it is validated against); raise
         ValueError("<section>.<field>: …")."""
 
+    @classmethod
+    def _agreement_judges(cls, config: "Config", field: str, names: list[str], judge: str | None) -> None:
+        """``names`` (a section's ``agreement_judges``) are configured models, each once, none the section's ``judge``."""
+        cls._known(config, field, names, config.model_names(), "a configured model")
+        if len(set(names)) != len(names):
+            raise ValueError(f"{field}: each judge once ({', '.join(names)})")
+        if judge in names:
+            raise ValueError(f"{field}: {judge!r} is the judge; list only the other judges whose verdicts are "
+                             "compared with its (a CLI --judge that picks one of them: drop it from the list)")
+
     @staticmethod
     def _known(config: "Config", field: str, names, among=None, what: str = "in models") -> None:
         known = set(among if among is not None else (m.name for m in config.models))

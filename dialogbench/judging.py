@@ -17,6 +17,7 @@ from dialogbench.keys import model_fingerprint
 from dialogbench.runs import now
 
 log = logging.getLogger("dialogbench.judging")
+AGREEMENT_MARK = "@"  # <stage>@<judge>: an agreement judge's copy of a judge stage (JudgeStage.agreement)
 
 
 @runtime_checkable
@@ -45,6 +46,15 @@ class JudgeStage(Stage):
 
     def models(self, config) -> list[ModelConfig]:
         return [self.judge]
+
+    def agreement(self) -> "JudgeStage":
+        """This stage as an agreement judge's (``agreement_judges`` of its family's section): the same cells judged
+        by ``self.judge`` for comparison with the protocol's judge (``judge_pairs``), never its headline. It runs as
+        ``<name>@<judge>`` (its own chunks, progress and ``runs`` row) and is recorded as ``name`` with its judge in
+        every row, as a run with that judge would be (its plan in a file of its own)."""
+        self.recorded_as, self.name = self.name, f"{self.name}{AGREEMENT_MARK}{self.judge.name}"
+        self.plan_file = f"plan{AGREEMENT_MARK}{self.judge.name}.parquet"  # model names are file-name safe
+        return self
 
     def tokens_per_cell(self, config) -> int:
         return self.judge.max_tokens  # one verdict

@@ -63,6 +63,8 @@ class BotChatConfig(FamilySection):
     unieval_examples: str = "data_lake/raw/botchat/unieval_examples.json"
     models: list[str] | None = None  # default: every model in `models`
     judge: str | None = None
+    # further judges of UniEval, Arena and GTEval: they judge the same cells, for judge agreement only (judge_pairs)
+    agreement_judges: list[str] = Field(default_factory=list)
     n: UtteranceCounts = Field(default_factory=lambda: [4, 8, 16])
     limit: int | None = Field(None, ge=1)
     system_prompt: str = SYSTEM_PROMPT
@@ -80,6 +82,7 @@ class BotChatConfig(FamilySection):
         if not self.judge:
             raise ValueError("botchat.judge: name the judge model (one of judges or models)")
         self._known(config, "botchat.judge", [self.judge], config.model_names(), "a configured model")
+        self._agreement_judges(config, "botchat.agreement_judges", self.agreement_judges, self.judge)
 
     @property
     def n_max(self) -> int:

@@ -21,11 +21,20 @@ from dialogbench.history import Metric
 from dialogbench.jsonl import data_problems
 
 
-def stages(config) -> list:
+def judge_stages(config, judge: str | None = None) -> list:
+    """UniEval, and Arena and GTEval when on, judged by ``judge`` (default: ``botchat.judge``)."""
     settings = config.botchat
+    return [UniEval(config, judge=judge), *([Arena(config, judge=judge)] if settings.arena.enabled else []),
+            *([GTEval(config, judge=judge)] if settings.gteval.enabled else [])]
+
+
+def stages(config) -> list:
+    """Seeds, a generation stage per chatbot, lengths, the judge stages (then each agreement judge's copies of them:
+    ``JudgeStage.agreement``), the Arena ratings (every judge's)."""
     return [ExtractSeeds(), *(GenerateDialogues(m.name) for m in chatbots(config)), UtteranceLengths(),
-            UniEval(config), *([Arena(config)] if settings.arena.enabled else []),
-            *([GTEval(config)] if settings.gteval.enabled else []), ArenaRatings()]
+            *judge_stages(config),
+            *(stage.agreement() for judge in config.botchat.agreement_judges for stage in judge_stages(config, judge)),
+            ArenaRatings()]
 
 
 def check_data(config) -> list[str]:

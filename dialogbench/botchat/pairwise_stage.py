@@ -58,8 +58,9 @@ class PairwiseStage(JudgeStage):
 
     kind: arena.Kind
 
-    def __init__(self, config) -> None:
-        super().__init__(judge=config.model(config.botchat.judge), chunk_size=config.botchat.judge_chunk_size)
+    def __init__(self, config, *, judge: str | None = None) -> None:
+        """``judge``: another judge than ``botchat.judge`` (an agreement judge's stage: ``agreement()``)."""
+        super().__init__(judge=config.model(judge or config.botchat.judge), chunk_size=config.botchat.judge_chunk_size)
 
     def settings(self, config):
         return getattr(config.botchat, self.kind)
@@ -85,6 +86,6 @@ class PairwiseStage(JudgeStage):
                     "opponent_generation_key": pair.opponent_generation_key, "position": pair.position,
                     "verdict": verdict.verdict, "winner": arena.winner_for(verdict.verdict)}
 
-        judge_chunk(judge=judge, cells=cells, emit=emit, protocol=self.name, parse=parse,
+        judge_chunk(judge=judge, cells=cells, emit=emit, protocol=self.lake_name, parse=parse,
                     prompt=lambda c: arena.build_prompt(c.payload.first, c.payload.second, kind=self.kind),
                     output_format=lambda c: arena.output_format(max_tokens=judge.max_tokens))

@@ -287,8 +287,16 @@ def hard_pairwise_probes(config, k: int, judge, kind: arena.Kind) -> ProbeStage:
 
 def probes(config, k: int) -> list[ProbeStage]:
     """The probe stages of the BotChat protocols the config runs, ``k`` dialogues each (``judge_checks.items``:
-    the basic items or the hard ones)."""
-    settings, judge = config.botchat, config.model(config.botchat.judge)
+    the basic items or the hard ones), for its judge and then each agreement judge (``JudgeStage.agreement``)."""
+    settings = config.botchat
+    return [*judge_probes(config, k, config.model(settings.judge)),
+            *(stage.agreement() for name in settings.agreement_judges
+              for stage in judge_probes(config, k, config.model(name)))]
+
+
+def judge_probes(config, k: int, judge) -> list[ProbeStage]:
+    """``judge``'s probe stages of the BotChat protocols the config runs."""
+    settings = config.botchat
     if settings_of(config).items == "hard":
         return [hard_unieval_probes(config, k, judge),
                 *([hard_pairwise_probes(config, k, judge, "arena")] if settings.arena.enabled else []),

@@ -32,8 +32,9 @@ class UniEval(JudgeStage):
     name = PROTOCOL
     table = UNIEVAL_TABLE
 
-    def __init__(self, config) -> None:
-        super().__init__(judge=config.model(config.botchat.judge), chunk_size=config.botchat.judge_chunk_size)
+    def __init__(self, config, *, judge: str | None = None) -> None:
+        """``judge``: another judge than ``botchat.judge`` (an agreement judge's stage: ``agreement()``)."""
+        super().__init__(judge=config.model(judge or config.botchat.judge), chunk_size=config.botchat.judge_chunk_size)
 
     def plan(self, config, lake: Lake) -> Planned:
         """A cell per stored generation of each (model, item) long enough for ``n_max`` (the shortest

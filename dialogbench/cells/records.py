@@ -12,16 +12,17 @@ from dialogbench.runs import now
 
 
 def record_plan(lake: Lake, *, stage: str, cells: list[Cell], run_id: str, per_models: bool,
-                board: str | None = None) -> None:
+                board: str | None = None, file: str = "plan.parquet") -> None:
     """Every cell the run asked of ``stage``: the metrics read each scope's latest plan on each board. ``scope`` is
     the cell's models (``per_models``: a later run for other models leaves these cells current) or empty (the
-    stage's latest plan replaces all its cells); ``board`` the board the run publishes to (dialogbench/boards.py)."""
+    stage's latest plan replaces all its cells); ``board`` the board the run publishes to (dialogbench/boards.py);
+    ``file`` its name in the run's partition of the stage (two stages recorded as one, a protocol's judges, apart)."""
     created = now()
     rows = [{"run_id": run_id, "stage": stage, "cell_key": c.key, "item_id": c.item_id, "model": c.model,
              "judge": c.judge, "created_at": created, "task": c.task, "roles": list(c.roles.items()),
              "scope": c.models if per_models else [], "board": board} for c in cells]
     lake.write("plans", pa.Table.from_pylist(rows, schema=PLANS), partition={"stage": stage, "run_id": run_id},
-               name="plan.parquet")
+               name=file)
 
 
 def failure_rows(*, stage: str, failed: list[tuple[Cell, str, str | None]], run_id: str) -> list[dict]:

@@ -65,8 +65,8 @@ def record_stage_plan(stage: Stage, config, run_id: str, *, lake: Lake) -> None:
 
 def _record(stage: Stage, planned: Planned, config, run_id: str, lake: Lake) -> None:
     if stage.records_plan:
-        record_plan(lake, stage=stage.name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models,
-                    board=config.board)
+        record_plan(lake, stage=stage.lake_name, cells=planned.cells, run_id=run_id, per_models=stage.plan_per_models,
+                    board=config.board, file=stage.plan_file)
 
 
 def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str, *, lake: Lake,
@@ -77,7 +77,7 @@ def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str, *, lake: Lake,
     with the chunk's report so far (``Stopped.report``: what it wrote stays)."""
     stopping.check()
     start = time.perf_counter()
-    emit = Emit(lake, stage.name, stage.table, run_id, after=list(after or []))
+    emit = Emit(lake, stage.lake_name, stage.table, run_id, after=list(after or []))
     with metering.collect(run_id=run_id, stage=stage.name, role=stage.role) as ledger:
         try:
             stage.compute(config, list(chunk.cells), emit)

@@ -93,6 +93,16 @@ class Stage:
     # a judge stage that may run on the inputs there so far and again later in the same run (judging while a
     # dispatched run's units still generate, dialogbench/dispatch.py); False for one that must see them all once
     judges_inputs_so_far: bool = True
+    # the stage its plans, rows and failures are recorded as, when not ``name`` (an agreement judge's copy of a judge
+    # stage, ``JudgeStage.agreement``: named apart for the run, recorded as its protocol with its own judge)
+    recorded_as: str | None = None
+    plan_file: str = "plan.parquet"  # its plan's file in the run's partition of ``plans``
+
+    @property
+    def lake_name(self) -> str:
+        """The stage's name in the tables of its cells (``plans``, ``failures``, its rows' protocol); ``runs`` and
+        ``backend_calls`` (what each stage of a run did and cost) name it ``name``."""
+        return self.recorded_as or self.name
 
     def models(self, config: "Config") -> list["ModelConfig"]:
         """The models the stage calls (the pool keeps exactly what the rest of the run needs)."""

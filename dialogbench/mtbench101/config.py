@@ -21,6 +21,8 @@ class MTBench101Config(FamilySection):
     dataset: str = "data_lake/raw/mtbench101/mtbench101.jsonl"
     models: list[str] | None = None  # default: every model in `models`
     judge: str | None = None  # default: botchat.judge
+    # further judges of each turn: they rate the same answers, for judge agreement only (judge_pairs)
+    agreement_judges: list[str] = Field(default_factory=list)
     tasks: list[str] | None = None  # task codes (CM, SI, …); default: all 13
     limit: int | None = Field(None, ge=1)  # the first K dialogues of each task
     context: Literal["golden", "self"] = "golden"  # golden history (the paper) or the model's own answers
@@ -45,11 +47,18 @@ class MTBench101Config(FamilySection):
             raise ValueError("mtbench101.judge: name the judge model (or set botchat.judge)")
         self._known(config, "mtbench101.judge", [self.judge] if self.judge else [], config.model_names(),
                     "a configured model")
+        self._agreement_judges(config, "mtbench101.agreement_judges", self.agreement_judges,
+                               self.judge or botchat.judge)
 
 
 def answerers(config: "Config") -> list["ModelConfig"]:
     """The models that answer the dialogues."""
     return config.models_named(config.mtbench101.models)
+
+
+def agreement_judges(config: "Config") -> list["ModelConfig"]:
+    """The judges that rate the same turns for agreement only (``mtbench101.agreement_judges``)."""
+    return [config.model(name) for name in config.mtbench101.agreement_judges]
 
 
 def judge(config: "Config") -> "ModelConfig":

@@ -18,7 +18,9 @@ from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 
 def stages(config) -> list:
-    return [*(AnswerTurns(config, m.name) for m in answerers(config)), JudgeTurns(config)]
+    """An answer stage per model, the judge stage, then each agreement judge's copy of it (``JudgeStage.agreement``)."""
+    return [*(AnswerTurns(config, m.name) for m in answerers(config)), JudgeTurns(config),
+            *(JudgeTurns(config, judge=judge).agreement() for judge in config.mtbench101.agreement_judges)]
 
 
 def check_data(config) -> list[str]:

@@ -70,8 +70,10 @@ class JudgeTurns(JudgeStage):
     formerly = ("mtbench101",)
     table = RATINGS_TABLE
 
-    def __init__(self, config) -> None:
-        super().__init__(judge=mtbench101_judge(config), chunk_size=config.mtbench101.judge_chunk_size)
+    def __init__(self, config, *, judge: str | None = None) -> None:
+        """``judge``: another judge than the protocol's (an agreement judge's stage: ``agreement()``)."""
+        super().__init__(judge=config.model(judge) if judge else mtbench101_judge(config),
+                         chunk_size=config.mtbench101.judge_chunk_size)
 
     def _planned(self, config) -> list[tuple[Cell, Dialogue, int, str]]:
         """Every judged turn of the selected dialogues per model: (cell, dialogue, turn, answer key)."""

@@ -52,7 +52,7 @@ from typing import Iterable
 from dialogbench.judge_checks.probe_stage import Probe, ProbeStage, longer_side
 from dialogbench.keys import fingerprint
 from dialogbench.mtbench101 import prompts
-from dialogbench.mtbench101.config import judge as mtbench101_judge
+from dialogbench.mtbench101.config import agreement_judges, judge as mtbench101_judge
 from dialogbench.mtbench101.dataset import Dialogue, read_dialogues
 from dialogbench.mtbench101.judge_stage import judge_sampling, task_prompt_version
 from dialogbench.mtbench101.rating import output_format, parse_rating
@@ -102,9 +102,16 @@ def inverse_document_frequency(dialogues: Iterable[Dialogue]) -> dict[str, float
 
 
 def probes(config, k: int) -> list[ProbeStage]:
+    """The probe stage of the config's MT-Bench-101 judge, then each agreement judge's (``JudgeStage.agreement``)."""
+    return [judge_probes(config, k, mtbench101_judge(config)),
+            *(judge_probes(config, k, judge).agreement() for judge in agreement_judges(config))]
+
+
+def judge_probes(config, k: int, judge) -> ProbeStage:
+    """``judge``'s probes of MT-Bench-101, ``k`` items per kind (``judge_checks.items``: basic or hard)."""
     from dialogbench.judge_checks.check import settings_of  # here: judge_checks reads the families
 
-    judge, settings = mtbench101_judge(config), config.mtbench101
+    settings = config.mtbench101
     sampling = judge_sampling(judge, settings.judge_max_tokens)
     dialogues = read_dialogues(settings.dataset)
     found = hard_probes(dialogues, k) if settings_of(config).items == "hard" else basic_probes(dialogues, k)
@@ -115,12 +122,12 @@ def probes(config, k: int) -> list[ProbeStage]:
                 "score": rating.score}
 
     version = fingerprint([task_prompt_version(t) for t in TASK_CODES])
-    return [ProbeStage(protocol=JUDGE_STAGE, key_tag=PROBE_KEY_TAG, version=version, judge=judge, probes=found,
+    return ProbeStage(protocol=JUDGE_STAGE, key_tag=PROBE_KEY_TAG, version=version, judge=judge, probes=found,
                        sampling=sampling,
                        prompt=lambda p: prompts.judge_messages(task=p.content[0], history_turns=p.content[1],
                                                                user_message=p.content[2], answer=p.content[3],
                                                                reference=p.content[4]),
-                       output_format=lambda p: output_format(max_tokens=sampling.max_tokens), grade=grade)]
+                       output_format=lambda p: output_format(max_tokens=sampling.max_tokens), grade=grade)
 
 
 def basic_probes(dialogues: Iterable[Dialogue], k: int) -> list[Probe]:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import REPO
-from tests.e2e.test_prefect_artifacts import artifacts, flow_runs, pipeline_run, run, server  # noqa: F401
+from tests.e2e.test_prefect_artifacts import artifacts, flow_runs, pipeline_run, post, run, server  # noqa: F401
 from tests.e2e.prefect_server import free_port
 
 pytestmark = pytest.mark.slow
@@ -129,3 +129,26 @@ def test_the_canary_fails_a_run_whose_judge_answers_changed(tmp_path, server):  
         assert "## Judge canary" in report and "judge on botchat\\_unieval: 0.0% of the canary judgments" in report
     finally:
         endpoint.kill()
+
+
+def test_an_agreement_judge_judges_the_same_cells_in_the_same_run(tmp_path, server):  # noqa: F811
+    """A protocol listing a second judge (``botchat.agreement_judges``), as a user runs it: one Prefect run judges
+    every UniEval cell twice, the second judge's stage apart ("<stage>@<judge>": its own tasks and ``runs`` row), and
+    judge_pairs lines the two judges' answers up; the leaderboard stays the protocol judge's."""
+    api, env = server
+    lake = tmp_path / "lake"
+    judges = [{"name": "judge", "backend": "scripted", "script": [YES, NO, NO]},
+              {"name": "judge-b", "backend": "scripted", "script": [NO, YES]}]
+    data = {"lake": str(lake), "judges": judges, "judge_checks": NO_PROBES,
+            "botchat": {"judge": "judge", "agreement_judges": ["judge-b"], **BOTCHAT},
+            "models": [{"name": "bot-a", "backend": "scripted", "script": ["Sure.", "Fine."]}]}
+    done, summary = run(write(tmp_path / "agree.yaml", data), env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    stages = query(lake, "select stage, planned, computed from runs order by stage", env)
+    counts = {r["stage"]: (r["planned"], r["computed"]) for r in stages}
+    assert counts["botchat_unieval"] == counts["botchat_unieval@judge-b"] == (4, 4)
+    pairs = query(lake, "select judge_a, judge_b, category_a, category_b, agree from judge_pairs", env)
+    assert len(pairs) == 4 and {(p["judge_a"], p["judge_b"]) for p in pairs} == {("judge", "judge-b")}
+    assert {r["judge"] for r in summary["leaderboard"]["botchat"]} == {"judge"}
+    tasks = post(api, "task_runs/filter", {"flow_runs": {"id": {"any_": [r["id"] for r in flow_runs(api, "config:agree")]}}})
+    assert any(t["name"].startswith("plan botchat_unieval@judge-b") for t in tasks)

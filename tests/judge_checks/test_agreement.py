@@ -162,9 +162,10 @@ def verdict(judge: str, conversation: list[dict]) -> str:
     return ["Choice: Yes\nIndex: 3\nReason: x", "Choice: No\nIndex: None\nReason: x"][(h + flip) % 2]
 
 
-def judged_lake(root: Path, judges: tuple[str, ...]) -> tuple[Path, object]:
+def judged_lake(root: Path, judges: tuple[str, ...], *, together: bool = False) -> tuple[Path, object]:
     """A lake where each of ``judges`` judged (its own config, all named config.yaml: one board) three seeds of three
-    scripted chatbots in UniEval, Arena (N=6) and GTEval, and one MT-Bench-101 dialogue; the last config."""
+    scripted chatbots in UniEval, Arena (N=6) and GTEval, and one MT-Bench-101 dialogue; the last config. ``together``:
+    one config and run instead, the first judge the protocols' judge and the others their ``agreement_judges``."""
     real = ScriptedBackend.generate
 
     def generate(self, conversations, *, sampling, seeds=None, formats=None):
@@ -177,13 +178,17 @@ def judged_lake(root: Path, judges: tuple[str, ...]) -> tuple[Path, object]:
     config = None
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ScriptedBackend, "generate", generate)
-        for i, judge in enumerate(judges):
+        for i, judge in enumerate(judges[:1] if together else judges):
             data = config_dict(lake_dir, judge_script=["unused"], n=[6], limit=3,
                                models=[{"name": m, "backend": "scripted", "script": [f"{m} says {{n}}"]} for m in MODELS],
                                arena={"enabled": True, "n": [6]}, gteval={"enabled": True})
             data["judges"][0]["name"] = judge
             data["botchat"]["judge"] = judge
             data["mtbench101"] = {"enabled": True, "judge": judge, "tasks": ["CM"], "limit": 1}
+            if together:
+                data["judges"] += [{**data["judges"][0], "name": other} for other in judges[1:]]
+                data["botchat"]["agreement_judges"] = data["mtbench101"]["agreement_judges"] = list(judges[1:])
+                data["judge_checks"]["probes"] = 2  # every judge is probed
             path = root / f"config-{i}" / "config.yaml"
             path.parent.mkdir(parents=True)
             path.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -316,3 +321,60 @@ def test_the_panel_escapes_the_names_it_shows():
     html = panel_module.panel(found)
     assert "<b>a</b>" not in html and "&lt;b&gt;a&lt;/b&gt;" in html and "j&amp;b" in html
     assert "<script>" not in html and "1 model: a rank correlation needs at least 3" in html
+
+
+# --- agreement judges: several judges of a protocol in one config ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory) -> tuple[Path, object]:
+    return judged_lake(tmp_path_factory.mktemp("agreement-judges"), ("judge-a", "judge-b"), together=True)
+
+
+def test_agreement_judges_judge_the_same_items_in_one_run_as_two_runs_would(two_judges, one_run):
+    lake_dir, config = one_run
+    names = [s.name for s in registry.stages(config)]
+    for stage in ("botchat_unieval", "botchat_arena", "botchat_gteval", "mtbench101_judge",
+                  "judge_probe:botchat_unieval", "judge_probe:mtbench101_judge"):
+        assert stage in names and f"{stage}@judge-b" in names  # run apart: their own chunks, progress, runs row
+    assert len(names) == len(set(names))
+    assert names.index("botchat_arena@judge-b") < names.index("botchat_elo")  # Elo rates every judge's games
+
+    def compared(directory: Path) -> list[tuple]:
+        with connect(registry.open_lake(directory), board=BOARD) as con:
+            return sorted((r["protocol"], r["item"], r["judge_a"], r["judge_b"], r["category_a"], r["category_b"])
+                          for r in rows_of(con, "select * from judge_pairs"))
+
+    pairs = compared(lake_dir)
+    assert pairs and pairs == compared(two_judges)  # one run with an agreement judge = a run per judge
+    lake = registry.open_lake(lake_dir)
+    # recorded as the protocol's stage with its own judge: each judge's plan in a file of its own
+    with connect(lake, board=BOARD) as con:
+        plans = rows_of(con, "select stage, judge, count(*) as cells from plans group by all order by all")
+        elo = {r[0] for r in con.execute("select distinct judge from botchat_elo").fetchall()}
+    by = {(r["stage"], r["judge"]): r["cells"] for r in plans}
+    for stage in ("botchat_unieval", "botchat_arena", "botchat_gteval", "mtbench101_judge"):
+        assert by[(stage, "judge-a")] == by[(stage, "judge-b")] > 0
+    assert not any("@" in stage for stage, _ in by)
+    assert {p.name for p in (lake.table_dir("plans") / "stage=botchat_unieval").rglob("*.parquet")} == {
+        "plan.parquet", "plan@judge-b.parquet"}
+    assert elo == {"judge-a", "judge-b"}
+    # the headline is the protocol's judge's: the leaderboards read judge-a only
+    boards = registry.leaderboards(config)
+    assert {r["judge"] for r in boards["botchat"]} == {"judge-a"}
+    assert {r["judge"] for r in boards["mtbench101"]} == {"judge-a"}
+    # a rerun computes nothing: every cell of both judges is cached
+    for stage in registry.stages(config):
+        assert run_stage(stage, config, "rerun", lake=lake).computed == 0, stage.name
+
+
+def test_agreement_judges_are_checked_at_validate_time(tmp_path):
+    data = config_dict(tmp_path / "lake", judge_script=["unused"])
+    judge = data["judges"][0]["name"]
+    for listed, why in (([judge], "is the judge"), (["nobody"], "is not a configured model"),
+                        ([MODELS[0], MODELS[0]], "each judge once")):
+        data["models"] = [{"name": m, "backend": "scripted", "script": ["x"]} for m in MODELS]
+        data["botchat"]["agreement_judges"] = listed
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        with pytest.raises(ValueError, match=f"botchat.agreement_judges: .*{why}"):
+            load_config(path, None, root=REPO_ROOT)
