@@ -11,7 +11,8 @@ from dialogbench.config import FamilySection
 
 Check = Literal["unparsed", "discrimination", "probes", "position", "verbosity"]
 Items = Literal["basic", "hard"]
-HARD_PROBES = 54  # items per protocol with items: hard unless `probes` says otherwise
+HARD_PROBES = 54  # items per protocol with items: hard (the default) unless `probes` says otherwise
+BASIC_PROBES = 10  # items per protocol with items: basic unless `probes` says otherwise
 
 
 class JudgeChecksConfig(FamilySection):
@@ -26,9 +27,9 @@ class JudgeChecksConfig(FamilySection):
     - ``probes`` with ``min_probe_accuracy``: each judge protocol is also asked ``probes`` known-answer probes a run
       (judge_checks/probe_stage.py: human dialogues and their AI-marked twins, a golden answer against a useless
       one); a judge right on fewer than this share of them cannot tell (0 probes: none asked). ``items`` picks the
-      probe items: ``basic`` (those above, which a grossly broken judge fails) or ``hard`` (held-out items whose
-      answer is known by construction and that cheap heuristics fail: each family's probes.py says how it builds
-      them). With ``hard`` items each kind is gated apart on the lower end of its Wilson 95% interval: UniEval's
+      probe items: ``hard`` (the default: held-out items whose answer is known by construction and that cheap
+      heuristics fail, each family's probes.py says how it builds them; 54 per protocol unless ``probes`` is given) or
+      ``basic`` (a few fixed items a grossly broken judge fails, pooled: 10 unless given). With ``hard`` items each kind is gated apart on the lower end of its Wilson 95% interval: UniEval's
       specificity (human dialogues) and sensitivity (AI-marked ones), each order of a pairwise protocol, MT-Bench-101's
       golden-vs-wrong pairs: a kind whose lower bound is under ``min_probe_accuracy`` fails ``probes``; and a pairwise
       protocol whose items flip with the order (right in one order only) at a rate whose upper bound is over
@@ -46,9 +47,9 @@ class JudgeChecksConfig(FamilySection):
     max_unparsed: float = Field(0.2, ge=0.0, le=1.0)
     max_same_answer: float = Field(0.95, gt=0.0, le=1.0)
     min_verdicts: int = Field(20, ge=1)
-    probes: int = Field(10, ge=0, le=500)
+    probes: int = Field(HARD_PROBES, ge=0, le=500)
     min_probe_accuracy: float = Field(0.8, ge=0.0, le=1.0)
-    items: Items = "basic"
+    items: Items = "hard"
     max_probe_flip_rate: float = Field(0.2, ge=0.0, le=1.0)
     max_verbosity_gap: float = Field(0.2, ge=0.0, le=1.0)
     rotate: bool = False
@@ -59,9 +60,10 @@ class JudgeChecksConfig(FamilySection):
 
     @model_validator(mode="before")
     @classmethod
-    def _hard_items_count(cls, data):
-        """``items: hard`` without ``probes``: 54 items per protocol (the fewest that tell a 90%-accurate judge from a
-        70%-accurate one; a perfect judge needs 16 for the lower end of its interval to reach 80%)."""
-        if isinstance(data, dict) and data.get("items") == "hard" and "probes" not in data:
-            return {**data, "probes": HARD_PROBES}
+    def _items_count(cls, data):
+        """Without ``probes``: 54 items per protocol with ``items: hard`` (the fewest that tell a 90%-accurate judge
+        from a 70%-accurate one; a perfect judge needs 16 for the lower end of its interval to reach 80%), 10 with
+        ``basic``."""
+        if isinstance(data, dict) and data.get("items") == "basic" and "probes" not in data:
+            return {**data, "probes": BASIC_PROBES}
         return data

@@ -20,6 +20,25 @@ KINDS = {"human": "human dialogue: no AI", "ai_marked": "AI line at a known inde
          "length-controlled)"}
 
 
+Z = 1.959963984540054  # the Wilson 95% interval's (sql/core/macros/wilson.sql)
+
+
+def perfect_low(n: int) -> float:
+    """The lower end of the Wilson 95% interval of n right of n: n / (n + z²)."""
+    return n / (n + Z * Z)
+
+
+def loose_bound(probes: Rows, settings) -> str:
+    """What the caption says when a kind has too few items for its gate to pass even a perfect judge (the demo's few
+    items): its lower end, right on every one, is under ``min_probe_accuracy``."""
+    few = min((r["probes"] for r in probes if r["probes"]), default=0)
+    if not few or perfect_low(few) >= settings.min_probe_accuracy:
+        return ""
+    return (f"; {few} items a kind is too few for a tight bound: right on all of them, the lower end would be "
+            f"{pct(perfect_low(few))}, under the threshold {pct(settings.min_probe_accuracy)} (judge_checks.probes: "
+            f"54 by default)")
+
+
 def derive(rows: dict[str, Rows], context: Context) -> dict:
     settings = context.judge_checks or settings_from_yaml(((rows.get("run_config") or [{}])[0]).get("run_config"))
     health, probes, verbosity = rows.get("health") or [], rows.get("probes") or [], rows.get("verbosity") or []
@@ -82,7 +101,7 @@ def sections(data: dict) -> list[Section]:
                    caption="Known-answer probes per kind; an unreadable reply counts as wrong"
                            + ("; with judge_checks.items: hard each kind (and each order of a pairwise one) passes "
                               "only when the lower end of its 95% interval reaches the threshold"
-                              if settings.items == "hard" else "")) if probes else None
+                              + loose_bound(probes, settings) if settings.items == "hard" else "")) if probes else None
     lengths = verbosity_table(data.get("verbosity") or [], by, settings)
     intro = ("A judge whose verdicts cannot be read, that gives the same answer to nearly everything, that fails "
              "probes whose right answer is known by construction (a human dialogue from the dataset has no AI; the same "

@@ -150,9 +150,10 @@ def accuracy(stage, answer) -> dict[str, float]:
 
 # --- what a judge scores on them -----------------------------------------------------------------------------------
 
-def test_hard_items_are_selected_by_the_config_and_basic_stays_the_default(config, stages, tmp_path):
-    basic = load(tmp_path, None, "basic")
+def test_hard_items_are_the_default_and_basic_ones_are_selected_by_the_config(config, stages, tmp_path):
+    basic = load(tmp_path, "basic", "basic")
     assert settings_of(basic).items == "basic" and settings_of(config).items == "hard"
+    assert settings_of(load(tmp_path, None, "default")).items == "hard"
     assert sorted(stages) == ["botchat_arena", "botchat_gteval", "botchat_unieval"]
     assert {k: Counter(p.kind for p in s.probes) for k, s in stages.items()} == {
         "botchat_unieval": {"human": K, "ai_marked": K},
@@ -184,7 +185,7 @@ def test_a_cheap_heuristic_judge_fails_some_kind_of_every_protocol(stages, name)
 
 def test_the_basic_items_are_the_ones_a_heuristic_passes(tmp_path):
     """Why the hard items exist: on the basic ones the lexical tell is right on every kind."""
-    basic = {s.protocol: s for s in botchat_probes.probes(load(tmp_path, None, "basic"), 10)}
+    basic = {s.protocol: s for s in botchat_probes.probes(load(tmp_path, "basic", "basic"), 10)}
     for stage in basic.values():
         assert set(accuracy(stage, lambda probe: reply("lexical tell", stage, probe)).values()) == {1.0}
 

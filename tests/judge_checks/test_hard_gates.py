@@ -4,6 +4,8 @@ pairs), and the pairwise flip rate on its upper end (position bias); ``basic`` k
 
 from __future__ import annotations
 
+import pytest
+
 from dialogbench.judge_checks.config import JudgeChecksConfig
 from dialogbench.judge_checks.health import findings, not_measured
 
@@ -33,7 +35,7 @@ def test_a_judge_that_pools_well_but_fails_one_kind_is_caught():
     """54 human dialogues all right, 54 AI-marked ones 60% right: pooled 80% passes the basic gate; hard fails
     sensitivity, and says which kind, with its interval."""
     rows = [kind("botchat_unieval", "human", 54, 54), kind("botchat_unieval", "ai_marked", 33, 54)]
-    assert findings([], JudgeChecksConfig(), rows) == []
+    assert findings([], JudgeChecksConfig(items="basic"), rows) == []
     (found,) = findings([], HARD, rows)
     assert found.check == "probes" and "on ai_marked: right on 33 of 54" in found.why and "95% CI" in found.why
     assert found.share == rows[1]["ci_low"]
@@ -98,9 +100,22 @@ def test_the_orders_view_counts_each_order_and_the_items_that_flip(make_config, 
 
 
 def test_hard_items_default_to_enough_of_them():
-    """54 items per protocol with items: hard unless probes is set (10 right of 10 cannot clear 80% on its lower
-    end); basic keeps 10."""
-    assert (JudgeChecksConfig(items="hard").probes, JudgeChecksConfig(items="hard", probes=20).probes,
-            JudgeChecksConfig().probes) == (54, 20, 10)
+    """Hard items are the default, 54 per protocol unless probes is set (10 right of 10 cannot clear 80% on its
+    lower end); basic ones are 10 unless set."""
+    assert (JudgeChecksConfig().items, JudgeChecksConfig().probes, JudgeChecksConfig(items="hard", probes=20).probes,
+            JudgeChecksConfig(items="basic").probes, JudgeChecksConfig(items="basic", probes=4).probes) == (
+        "hard", 54, 20, 10, 4)
     (found,) = findings([], HARD, [kind("botchat_unieval", "human", 10, 10)])
     assert found.share < 0.8  # a perfect judge on 10 items: its interval's lower end is 72%
+
+
+def test_too_few_items_say_the_bound_is_loose():
+    """The demo's 5 items a kind: even right on all 5, the lower end (5 / (5 + z²) = 56.6%) is under 80%, and the probe
+    table says so; 16 items reach it (80.6%), and 54 say nothing."""
+    from dialogbench.judge_checks.report import loose_bound, perfect_low
+
+    assert perfect_low(16) == pytest.approx(16 / (16 + 1.959963984540054 ** 2)) and perfect_low(15) < 0.8 < perfect_low(16)
+    note = loose_bound([kind("botchat_unieval", "human", 5, 5), kind("botchat_unieval", "ai_marked", 0, 5)], HARD)
+    assert "5 items a kind is too few for a tight bound" in note and "56.6%" in note and "80.0%" in note
+    assert loose_bound([kind("botchat_unieval", "human", 54, 54)], HARD) == ""
+    assert loose_bound([kind("botchat_unieval", "human", 16, 16)], HARD) == ""

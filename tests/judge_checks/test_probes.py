@@ -14,7 +14,7 @@ from dialogbench.backends.base import Completion
 from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.botchat.probes import human_dialogues
 from dialogbench.cells.runner import run_stage
-from dialogbench.judge_checks.check import failing, summary
+from dialogbench.judge_checks.check import failing, settings_of, summary
 from dialogbench.judge_checks.probe_stage import AI_SELF_IDENTIFICATION
 from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
@@ -48,7 +48,7 @@ def probe_config(make_config, lake_dir, *, judge_script=None, probes=4, fail=("p
     data = config_dict(lake_dir, judge_script=judge_script or [VERDICT_NO], n=[6], limit=2,
                        arena={"enabled": True, "n": [6]}, gteval={"enabled": True})
     data["mtbench101"] = {"enabled": True, "judge": "judge", "tasks": ["CM"], "limit": 1}
-    data["judge_checks"] = {"probes": probes, "fail": list(fail), "max_unparsed": 1.0}
+    data["judge_checks"] = {"probes": probes, "items": "basic", "fail": list(fail), "max_unparsed": 1.0}
     return make_config(data)
 
 
@@ -89,7 +89,7 @@ def test_an_oracle_judge_is_right_on_every_probe(make_config, lake_dir, monkeypa
     assert found[("botchat_unieval", "ai_marked")]["index_accuracy"] == 1.0
     assert found[("mtbench101_judge", "golden_vs_useless")]["mean_gap"] == 7.0
     assert failing(config, open_lake(config.lake), "r1") == []
-    md = render(open_lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board, judge_checks=settings_of(config))["md"]
     block = md.split("## Can the judge tell?")[1].split("\n## ")[0]
     assert "| judge | botchat\\_unieval |" in block and "8 / 8 100.0%" in block and "not measured ⚠" not in md
 
@@ -107,7 +107,7 @@ def test_a_judge_that_says_no_to_everything_fails_its_probes(make_config, lake_d
     lines = failing(config, open_lake(config.lake), "r1")
     assert any("judge on botchat_unieval cannot tell: right on 4 of 8 known-answer probes (50%" in line
                for line in lines), lines
-    md = render(open_lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board, judge_checks=settings_of(config))["md"]
     assert "not measured ⚠ 50% of probes right" in md.split("## Leaderboard")[1].split("\n## ")[0]
     with connect(registry.open_lake(config.lake), board=config.board) as con:
         rows = {r["protocol"]: r for r in summary(config, con)}  # what the run's judges artifact publishes

@@ -87,7 +87,7 @@ def test_nights_ask_new_items_and_the_history_pools_them(make_config, lake_dir):
     assert [r["probes"] for r in unieval] == [2, 2, 2]
     assert [r["pooled_probes"] for r in unieval] == [2, 4, 4]
     assert unieval[1]["pooled_ci_high"] - unieval[1]["pooled_ci_low"] < unieval[0]["ci_high"] - unieval[0]["ci_low"]
-    mtbench = [found[(run, "mtbench101_judge", "golden_vs_useless")] for run in ("r1", "r2")]
+    mtbench = [found[(run, "mtbench101_judge", "golden_vs_wrong")] for run in ("r1", "r2")]
     assert [r["probes"] for r in mtbench] == [2, 2] and [r["pooled_probes"] for r in mtbench] == [2, 4]
     # a night's own numbers are those of judge_probes for the items it asked
     with connect(registry.open_lake(again.lake), board=again.board) as con:

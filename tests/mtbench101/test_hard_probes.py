@@ -186,14 +186,15 @@ def oracle(dialogues) -> Callable[[list[dict]], str]:
 
 # --- the items -----------------------------------------------------------------------------------------------------
 
-def test_items_hard_selects_the_hard_probes_and_basic_stays_the_default(config, stage, make_config, lake_dir):
+def test_items_hard_is_the_default_and_basic_selects_the_basic_probes(config, stage, make_config, lake_dir):
     assert settings_of(config).items == "hard"
     assert (stage.name, stage.protocol) == ("judge_probe:mtbench101_judge", "mtbench101_judge")
     assert len(stage.probes) == 2 * K and len(pairs_of(stage)) == K
     assert {(p.kind, p.variant, p.expected) for p in stage.probes} == {
         ("golden_vs_wrong", "golden", "higher"), ("golden_vs_wrong", "wrong", "lower")}
     assert all(p.probe_id == f"{p.pair_id}/{p.variant}" for p in stage.probes)
-    basic = make_config(hard_config_dict(lake_dir) | {"judge_checks": {"probes": K}})
+    assert settings_of(make_config(hard_config_dict(lake_dir) | {"judge_checks": {"probes": K}})).items == "hard"
+    basic = make_config(hard_config_dict(lake_dir) | {"judge_checks": {"probes": K, "items": "basic"}})
     assert settings_of(basic).items == "basic"
     assert {p.kind for p in hard.probes(basic, K)[0].probes} == {"golden_vs_useless"}
 
@@ -202,7 +203,7 @@ def test_the_basic_items_are_the_ones_they_always_were(make_config, lake_dir):
     """Byte for byte: the fingerprint of every basic probe (id, kind, variant, expected, content, pair) as the code
     before the hard items built them (13 tasks' first dialogues, golden vs "I don't know.")."""
     data = hard_config_dict(lake_dir)
-    data["judge_checks"].pop("items")
+    data["judge_checks"]["items"] = "basic"
     (basic,) = hard.probes(make_config(data), 13)
     assert fingerprint([(p.probe_id, p.kind, p.variant, p.expected, p.content, p.pair_id)
                         for p in basic.probes]) == "055e389126f9346b73d439826d80024b"
