@@ -123,7 +123,27 @@ def notes(config: "Config", *, source: str = "config") -> list[str]:
                 out.append(f"{source}: model {model.name!r}: self-judging: it {how} of {j.protocol} "
                            f"({j.field}), which rates its own output there; {WHY}. Its rows are marked "
                            f"{MARK} in the leaderboards and the report")
+    out += [f"{source}: model {model.name!r}: self-judging: it is an agreement judge of {family} ({field}) that "
+            f"rates its own output there; its agreement with the judge is in part agreement about itself (the "
+            f"headline numbers are the judge's alone)" for family, field, judges, candidates in agreement_judged(config)
+            for model in candidates if any(same_model(model.name, j, known) for j in judges)]
     return out
+
+
+def agreement_judged(config: "Config") -> list[tuple[str, str, list[str], tuple]]:
+    """(protocols, field, agreement judges, candidates) of each enabled family that lists agreement judges."""
+    found = []
+    if config.enabled("botchat") and config.botchat.agreement_judges:
+        from dialogbench.botchat.config import chatbots
+
+        found.append(("BotChat (UniEval, Arena, GTEval)", "botchat.agreement_judges", config.botchat.agreement_judges,
+                      tuple(chatbots(config))))
+    if config.enabled("mtbench101") and config.mtbench101.agreement_judges:
+        from dialogbench.mtbench101.config import answerers
+
+        found.append(("MT-Bench-101", "mtbench101.agreement_judges", config.mtbench101.agreement_judges,
+                      tuple(answerers(config))))
+    return found
 
 
 def mark_rows(rows: Iterable[dict], *, judge: str | None = None,

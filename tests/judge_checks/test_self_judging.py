@@ -66,6 +66,18 @@ def test_each_judged_family_is_checked_against_its_own_judge(make_config, lake_d
     assert self_judged(make_config(data)) == {"botchat": set()}
 
 
+def test_an_agreement_judge_that_is_a_candidate_is_noted_but_marks_nothing(make_config, lake_dir):
+    """An agreement judge rates its own output too, but never the headline: a note says so, no row is marked."""
+    data = config_dict(lake_dir, agreement_judges=["bot-a"])
+    data["mtbench101"] = {"enabled": True, "tasks": ["GR"], "limit": 1, "agreement_judges": ["bot-b"]}
+    config = make_config(data)
+    assert self_judged(config) == {"botchat": set(), "mtbench101": set()}
+    notes = self_judging.notes(config, source="c.yaml")
+    assert [n.split(": self-judging: ")[0] for n in notes] == ["c.yaml: model 'bot-a'", "c.yaml: model 'bot-b'"]
+    assert "agreement judge of BotChat (UniEval, Arena, GTEval) (botchat.agreement_judges)" in notes[0]
+    assert "agreement judge of MT-Bench-101 (mtbench101.agreement_judges)" in notes[1]
+
+
 def test_same_model_and_the_rows_it_marks():
     known = {"a": ("weights", "w", ""), "j": ("weights", "w", ""), "b": ("name", "b")}
     assert same_model("j", "j") and same_model("a", "j", known)
