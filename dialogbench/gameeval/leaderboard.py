@@ -53,14 +53,16 @@ def format_gameeval(rows: dict[str, list[dict]]) -> str:
     if rows.get("askguess"):
         blocks.append("GameEval Ask-Guess, scored as the authors' compute.py (% of each word's trials, averaged over "
                       "words; [95% interval], a bootstrap over the words; ranks: those ST's interval allows; "
-                      "every trial counts, CE included; rounds: per word the mean round of its ST games, "
+                      "every trial counts, CE included (an empty reply; a failed backend call is no CE: the game is "
+                      "missing and replayed); placeholder moves: moves repeating the prompt's placeholder text, "
+                      "flagged, no chat error; rounds: per word the mean round of its ST games, "
                       "questions - 1 without the description, 30 if never guessed, then over the words; matchers "
                       "differ: games the other matcher would score differently)\n" + _table(
-                          ["model", "setting", "ranks", "words", "trials", "ST", "EE", "RLE", "AME", "CE", "rounds",
-                           "missing", "matchers differ"],
+                          ["model", "setting", "ranks", "words", "trials", "ST", "EE", "RLE", "AME", "CE",
+                           "placeholder moves", "rounds", "missing", "matchers differ"],
                           [[r["model"] or NO_MODEL, SETTINGS.get(r["setting"], r["setting"] or "-"),
                             r.get("st_ranks") or "-", str(r["words"]), str(r["trials"]), _num(r["st"]) + _ci(r, "st"),
-                            *(_num(r[k]) for k in ("ee", "rle", "ame", "ce")),
+                            *(_num(r[k]) for k in ("ee", "rle", "ame", "ce")), _count(r, "placeholder_moves"),
                             _num(r["mean_rounds"]) + _ci(r, "mean_rounds"), str(r["missing"]),
                             str(r.get("matchers_differ") or 0)]
                            for r in rows["askguess"]], left=2))
@@ -68,32 +70,39 @@ def format_gameeval(rows: dict[str, list[dict]]) -> str:
         blocks.append("GameEval SpyFall (finished games only; win rate = spy wins / finished games and living rounds "
                       "= mean rounds the spy lived, per word pair, then the true mean over the word pairs; pub. = "
                       "the paper's Table 3 formula, sum over word pairs / (pairs - 1); discarded: most votes for no "
-                      "living player, left out; [95% interval], a bootstrap over the word pairs and their games)\n" + _table(
+                      "living player, left out; [95% interval], a bootstrap over the word pairs and their games; "
+                      "chat errors and placeholder moves (moves repeating the prompt's placeholder text, flagged, no "
+                      "chat error) over every played game)\n" + _table(
                           ["spy", "villagers", "games", "spy wins", "pairs", "win rate", "living rounds",
-                           "win rate pub.", "living rounds pub.", "unfinished", "discarded", "chat errors", "missing"],
+                           "win rate pub.", "living rounds pub.", "unfinished", "discarded", "chat errors",
+                           "placeholder moves", "missing"],
                           [[r["spy_model"] or NO_MODEL, r["villager_model"] or NO_MODEL, str(r["games"]),
                             str(r["spy_wins"]), str(r["word_pairs"]),
                             _num(r["spy_win_rate"]) + _ci(r, "spy_win_rate"),
                             _num(r["spy_living_rounds"]), _num(r["spy_win_rate_published"]),
                             _num(r["spy_living_rounds_published"]), str(r["unfinished"]), str(r["discarded"]),
-                            str(r["chat_errors"]), str(r["missing"])]
+                            str(r["chat_errors"]), _count(r, "placeholder_moves"), str(r["missing"])]
                            for r in rows["spyfall"]],
                           left=2))
     if rows.get("tofukingdom"):
         models: dict[str, dict] = {}
+        counts = ("games", "points", "unfinished", "missing", "chat_errors", "placeholder_moves")
         for r in rows["tofukingdom"]:
-            m = models.setdefault(r["model"] or NO_MODEL, {"games": 0, "points": 0, "unfinished": 0, "missing": 0})
-            for k in ("games", "points", "unfinished", "missing"):
-                m[k] += r[k] or 0
+            m = models.setdefault(r["model"] or NO_MODEL, dict.fromkeys(counts, 0))
+            for k in counts:
+                m[k] += r.get(k) or 0
             m[r["camp"]] = f"{r['points']}/{r['games']}" + _ci(r, "win_rate")
         ranked = sorted(models.items(), key=lambda kv: (-kv[1]["points"], kv[0]))
         blocks.append("GameEval TofuKingdom (a point per finished game the model's camp won; per camp: points/games "
                       "and the [95% interval] of that win rate, a bootstrap over the games; unfinished games score "
-                      "nothing)\n" + _table(
-                          ["model", "points", "games", "prince", "spy", "queen", "unfinished", "missing"],
+                      "nothing; chat errors and placeholder moves: the model's own moves, in every camp, over every "
+                      "played game)\n" + _table(
+                          ["model", "points", "games", "prince", "spy", "queen", "unfinished", "chat errors",
+                           "placeholder moves", "missing"],
                           [[name, str(m["points"]), str(m["games"]),
                             *(m.get(c, "-") for c in ("prince", "spy", "queen")), str(m["unfinished"]),
-                            str(m["missing"])] for name, m in ranked]))
+                            str(m["chat_errors"]), str(m["placeholder_moves"]), str(m["missing"])]
+                           for name, m in ranked]))
     return "\n\n".join(blocks)
 
 
@@ -104,6 +113,11 @@ def _table(header: list[str], body: list[list[str]], left: int = 1) -> str:
            for line in lines]
     out.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(out)
+
+
+def _count(row: dict, column: str) -> str:
+    """A count column, 0 when the row has none (rows built before the column existed)."""
+    return str(row.get(column) or 0)
 
 
 def _num(value) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from dataclasses import dataclass, field
 
 _FENCE = re.compile(r"```(?:json|JSON|python)?\s*(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
@@ -82,6 +83,46 @@ def parse_reply(text: str | None, *, required: tuple[str, ...] = ()) -> dict:
         missing = [k for k in required if k not in found]
         raise ReplyError(f"JSON object without {', '.join(repr(k) for k in missing)}")
     raise ReplyError("no JSON object in the reply")
+
+
+def first_object(text: str | None) -> dict | None:
+    """The first mapping ``parse_reply`` can read in ``text`` whatever its keys, or None when there is none."""
+    try:
+        return parse_reply(text)
+    except ReplyError:
+        return None
+
+
+@dataclass(frozen=True)
+class Speech:
+    """What the other players hear of a move whose public part is one field (``speak``), and how it was read.
+
+    ``heard``: the field's text; ``""`` (the empty value, what the GameEval authors' players hear of ``"speak":
+    ""``) when the field is blank (empty, whitespace, null, an empty list) or the reply's JSON object lacks it, so
+    nothing of a JSON reply but that field ever reaches another player (its thought stays private); only a reply
+    with no JSON object at all is heard as its text (``heard()``: it has no fields to tell its thought from its
+    speech). ``reply``: the JSON object read ({} when none); ``error``: why no field could be read (None: read);
+    ``blank``: ``"null"`` or ``"blank"`` when the field is there but says nothing (None otherwise)."""
+
+    heard: str
+    reply: dict = field(default_factory=dict)
+    error: str | None = None
+    blank: str | None = None
+
+
+def read_speech(raw: str | None, key: str = "speak") -> Speech:
+    """The public ``key`` of a reply (``Speech``)."""
+    try:
+        reply = parse_reply(raw, required=(key,))
+    except ReplyError as exc:
+        found = first_object(raw)
+        if found is None:
+            return Speech(heard(raw), {}, str(exc))
+        return Speech("", found, str(exc))  # a JSON object without the field: its thought is not for the others
+    text = text_field(reply, key)
+    if text is None:
+        return Speech("", reply, None, "null" if reply.get(key) is None else "blank")
+    return Speech(text, reply)
 
 
 def text_field(reply: dict, key: str) -> str | None:

@@ -23,6 +23,7 @@ QUERIES = {
     "tofukingdom_permutations": ("select * from gameeval_tofukingdom_permutations "
                                  "order by prince_model, spy_model, queen_model"),
     "tofukingdom": "select * from gameeval_tofukingdom order by model, camp",
+    "moves": "select * from gameeval_moves order by model, game, side",
     # the 95% intervals and rank ranges of the board's latest run (cluster bootstrap over words, word pairs, games)
     "headline": f"{shown.SQL} where family = 'gameeval'",
 }
@@ -37,6 +38,8 @@ SETTINGS = {"with_description": "w/ prior description", "without_description": "
 OUTCOMES = ("st", "ee", "rle", "ame", "ce")
 CAMPS = ("prince", "spy", "queen")  # Table 4's column order
 CAMP_ROLES = {"prince": "Prince, Princess, Chef", "queen": "Queen, Minister, Guard", "spy": "Spy, Maid"}
+MOVE_COUNTS = ("moves", "chat_errors", "placeholder_moves")  # the moves table's columns per game (gameeval_moves)
+MOVE_HEADS = {"moves": "moves", "chat_errors": "chat errors", "placeholder_moves": "placeholder moves"}
 EXAMPLE_EVENTS = 40  # transcript rows shown per example game
 TEXT_CHARS, THOUGHT_CHARS = 80, 50  # shortened; the full texts are in the gameeval_transcripts view
 NOT_PLAYED = "-"
@@ -98,7 +101,8 @@ def status_line(status: dict[str, dict]) -> str:
         discarded = f", {s['discarded']:,} discarded" if s.get("discarded") else ""
         parts.append(f"{name}: {plural(s['planned'], 'game')} planned, {s['played']:,} played "
                      f"({s['finished']:,} finished, {s['unfinished']:,} unfinished{discarded}), "
-                     f"{s['missing']:,} missing{failed}, {plural(s['chat_errors'] or 0, 'chat error')}")
+                     f"{s['missing']:,} missing{failed}, {plural(s['chat_errors'] or 0, 'chat error')}, "
+                     f"{plural(s.get('placeholder_moves') or 0, 'placeholder move')}")
     return "; ".join(parts) + "."
 
 
@@ -227,13 +231,15 @@ def spyfall_tables(rows: list[dict], pairs: list[dict], status: dict | None, low
                *(link(text, games("spyfall", seats={"spy": r["spy_model"], "villager": r["villager_model"]}))
                  for text in (num(r["games"], 0), num(r["spy_wins"], 0), num(r["word_pairs"], 0),
                               *(two(r[k]) for k in (*SPYFALL_TRUE, *SPYFALL_PUBLISHED)), num(r["unfinished"], 0),
-                              num(r["discarded"], 0), num(r["chat_errors"], 0))),
+                              num(r["discarded"], 0), num(r["chat_errors"], 0),
+                              num(r.get("placeholder_moves") or 0, 0))),
                num(r["missing"], 0)]
               for r in rows]
     tables.append(Table(["Spy", "Villagers", "finished games", "spy wins", "word pairs", "spy win rate",
                          "spy living rounds", "spy win rate pub.", "spy living rounds pub.", "unfinished",
-                         "discarded", "chat errors", "missing"], detail,
-                        "All SpyFall model pairs: finished games, unfinished, discarded and missing ones, chat errors; "
+                         "discarded", "chat errors", "placeholder moves", "missing"], detail,
+                        "All SpyFall model pairs: finished games, unfinished, discarded and missing ones, chat errors, "
+                        "placeholder moves (moves repeating the prompt's placeholder text: flagged, no chat error); "
                         "spy win rate and living rounds: mean over the word pairs with a finished game of each "
                         "pair's value (not spy wins / finished games); pub.: sum over those pairs / (pairs - 1), the "
                         "paper's Table 3 formula",
@@ -287,6 +293,29 @@ def tofukingdom_table(perms: list[dict], status: dict | None, lowest: int = 10, 
                   "the models of that camp")]
 
 
+def moves_table(moves: list[dict]) -> list[Table]:
+    """Each model's moves, chat errors and placeholder moves in each game (``gameeval_moves``, summed over its sides:
+    Ask-Guess settings, SpyFall roles, TofuKingdom camps), folded: a row per model."""
+    rows = [r for r in moves if r["model"] is not None]
+    if not rows:
+        return []
+    games = [g for g in GAMES if any(r["game"] == g for r in rows)]
+    totals: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        t = totals.setdefault((r["model"], r["game"]), dict.fromkeys(MOVE_COUNTS, 0))
+        for k in MOVE_COUNTS:
+            t[k] += r[k] or 0
+    body = [[m, *(num(totals[(m, g)][k], 0) if (m, g) in totals else NOT_PLAYED for g in games for k in MOVE_COUNTS)]
+            for m in sorted({r["model"] for r in rows})]
+    return [Table(["Model", *(MOVE_HEADS[k] for _ in games for k in MOVE_COUNTS)], body,
+                  "Moves per model: each model's own moves in the played games of each game (every role, setting and "
+                  "camp it played), the chat errors among them (moves the host could not read or that broke a rule: "
+                  "a fallback applied; a failed backend call is no move) and its placeholder moves (moves that repeat "
+                  "the prompt's placeholder text, such as \"speak\": \"your description\": flagged, no chat error, "
+                  "outcomes untouched)", collapsed=True,
+                  groups=[[("", 1), *((GAMES[g], len(MOVE_COUNTS)) for g in games)]])]
+
+
 def example_table(g: dict) -> Table:
     """One game's transcript: who spoke, what the others heard, and the speaker's private thought."""
     events = g["events"]
@@ -332,7 +361,8 @@ def gameeval(data: dict) -> Section:
              f"{status_line(status)} Missing: planned games not played yet (counted nowhere else). "
              "Ask-Guess (Table 2) counts every played trial, chat errors included: ST successful trial, EE ending "
              "error ('gameover' before the word was guessed), RLE round limit, AME answer mentioned, CE chat error "
-             "(unparseable moves or backend errors), each the share (%) of a word's trials averaged over the words; "
+             "(an empty reply; a backend call that keeps failing is no CE: its game has no outcome, counts as missing "
+             "and is replayed), each the share (%) of a word's trials averaged over the words; "
              "Round: the authors' rounds to success (askguess/compute.py: per word over its ST games, 30 for a word "
              "never guessed, then over the words; without the description a game's round is its questions - 1); the "
              "host matches guesses and mentions as the authors' code does unless gameeval.askguess.matcher says "
@@ -348,7 +378,10 @@ def gameeval(data: dict) -> Section:
              "these with the paper); '-': pair not played or no finished game. TofuKingdom (Table 4): one model plays every role of a camp (" +
              "; ".join(f"{c}: {r}" for c, r in CAMP_ROLES.items()) +
              ") and scores a point per finished game its camp won: a row per permutation with each camp's points, "
-             "then each model's Total Points. Example transcripts: 'said' is what the other "
+             "then each model's Total Points. Placeholder moves (a move whose text repeats the prompt's "
+             "placeholder, as a model too small to play does under constrained decoding) are read as moves, flagged "
+             "and counted beside the chat errors (the intro's counts, the SpyFall pairs and the moves per model), "
+             "never a chat error. Example transcripts: 'said' is what the other "
              "players heard, 'thought' the speaker's private reasoning (in no other player's history), both shortened "
              "(in full: the gameeval_transcripts view).")
     lowest, found = data.get("min_cells", 10), Shown.from_rows(data.get("headline"))
@@ -357,6 +390,7 @@ def gameeval(data: dict) -> Section:
                               status.get("spyfall"), lowest, found),
               *tofukingdom_table(data.get("tofukingdom_permutations") or [], status.get("tofukingdom"), lowest,
                                  data.get("tofukingdom"), found),
+              *moves_table(data.get("moves") or []),
               *map(example_table, data.get("examples") or [])]
     return Section("gameeval", TITLE, intro, tables, tables_first=True, warnings=warnings(data, status, lowest))
 

@@ -26,8 +26,14 @@ the paper's numbers); the README's rules table lists each rule with its source l
 * **Own word**: a description that says the speaker's own word is heard as said, as the authors' players hear it
   (their host never checks), and flagged ("said its own word"); with ``mask_own_word`` the others hear it with the
   word masked as ``***`` and it is a chat error (dialogbench's rule before ``spyfall-v3``).
+* **Private thoughts**: the others hear a description's ``speak`` and nothing else of a JSON reply. A blank
+  ``speak`` ("", spaces, null) is heard as the empty value ("player3: "), as the authors' players hear it
+  (``game_spyfall.py`` passes ``speak`` on as it came); they count nothing for it, so it is no chat error here
+  either, but the entry is flagged ``blank speak`` (a vote's too: "I vote for player2." alone). A JSON
+  description without ``speak`` is heard as nothing (a chat error below).
 * **Chat errors** (counted, the game goes on): a description that is not JSON is heard as its raw
-  text (cut to 300 characters); a vote that is not JSON, lacks ``thought``, ``speak`` or ``name`` or names no
+  text (cut to 300 characters: it has no thought to tell apart); one whose JSON has no ``speak`` as the empty
+  value; a vote that is not JSON, lacks ``thought``, ``speak`` or ``name`` or names no
   living player is invalid (and counts as above).
 * **Placeholders**: a move whose fields repeat the prompt's placeholder text ("your description") is read like
   any other (the authors' host reads ``speak`` whatever it says): no chat error, but flagged and counted
@@ -45,7 +51,7 @@ from dialogbench.gameeval.words import word_pattern
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.game import Game, GameSetup, Request
 from dialogbench.gameeval.placeholders import placeholders, repeated
-from dialogbench.gameeval.replies import ReplyError, heard, parse_reply, text_field
+from dialogbench.gameeval.replies import ReplyError, parse_reply, read_speech, text_field
 from dialogbench.gameeval.words import spoken
 
 PLAYERS = 6
@@ -65,6 +71,7 @@ VOTE_KEYS = ("thought", "speak", "name")  # base_agent.py vote() L139-141 reads 
 VOTE = ('{name}, vote for the player you think is the spy. Living players: {living}. Reply with only a JSON object: '
         '{{"thought": "your reasoning", "speak": "what you say to the others", "name": "the player you vote for"}}')
 HOLDERS = {"describe": placeholders(DESCRIBE), "vote": placeholders(VOTE)}  # field → its placeholder in the prompt
+BLANK_SPEAK = "blank speak"  # the flag of a move whose speak is there but says nothing ("", spaces, null)
 
 
 def _vote_shape(living: list[str]) -> MoveShape:
@@ -84,10 +91,12 @@ def written_name(value):
 
 class SpyFall(Game):
     GAME = "spyfall"
-    # v3: a description that says its own word is heard as said (masked as *** only with mask_own_word), a vote
-    # without thought, speak and name counts for no one; v2: the authors' rules (v1: simultaneous votes, seeded tie
-    # draws, void votes)
-    VERSION = "spyfall-v3"
+    # v4: a description's blank speak ("", spaces, null) is heard as the empty value, as the authors' players hear
+    # it, flagged and no chat error, and a JSON description without speak is heard as nothing (both were heard as the
+    # raw reply, thought included, and counted); v3: a description that says its own word is heard as said (masked
+    # as *** only with mask_own_word), a vote without thought, speak and name counts for no one; v2: the authors'
+    # rules (v1: simultaneous votes, seeded tie draws, void votes)
+    VERSION = "spyfall-v4"
     FORMATS = "spyfall-formats-v3"  # the move shapes below; in the keys of games whose models enforce JSON
 
     @classmethod
@@ -145,15 +154,12 @@ class SpyFall(Game):
             self._vote(request.player, replies[request.player])
 
     def _describe(self, name: str, raw: str) -> None:
-        thought, error, reply = None, None, {}
-        try:
-            reply = parse_reply(raw, required=("speak",))
-            thought, speech = text_field(reply, "thought"), text_field(reply, "speak")
-            if speech is None:
-                error, speech = "empty 'speak'", heard(raw)
-        except ReplyError as exc:
-            error, speech = str(exc), heard(raw)
-        pattern, flags = word_pattern(self.words[name]), []
+        said = read_speech(raw)
+        speech, error, reply, flags = said.heard, said.error, said.reply, []
+        thought = text_field(reply, "thought")
+        if said.blank:  # heard as the empty value, as the authors' players hear it; no chat error (theirs count none)
+            flags.append(BLANK_SPEAK)
+        pattern = word_pattern(self.words[name])
         if pattern.search(speech):
             if self.mask_own_word:
                 error = (error + "; " if error else "") + "said its own word (masked)"
@@ -182,8 +188,9 @@ class SpyFall(Game):
         if error is None and name not in self.living:
             error = "vote names no player" if name is None else f"vote for {name!r}: not a living player"
         target = None if name is None else str(name)
+        blank = bool(reply) and speech is None  # a read vote whose speak says nothing: "I vote for X." alone
         self.event(voter, "vote", text=speech, thought=thought, target=target, raw=raw, valid=error is None,
-                   error=error, placeholder=repeated(reply, HOLDERS["vote"]))
+                   error=error, placeholder=repeated(reply, HOLDERS["vote"]), flags=[BLANK_SPEAK] if blank else [])
         self.speak(voter, raw, f"I vote for {target or 'nobody'}." + (f" {speech}" if speech else ""))
         self.votes.append(name)
         self.queue.pop(0)

@@ -12,7 +12,7 @@ GAMEEVAL_EVENT = pa.struct([  # one entry of a game's transcript: a host announc
     ("role", pa.string()),       # the speaker's secret role: spy / villager / Princess / Queen …; "host"
     ("model", pa.string()),      # the model that spoke; null for the host
     ("kind", pa.string()),       # announce / describe / ask / answer / vote / question / choose
-    ("text", pa.string()),       # what the other players heard (null: nothing public)
+    ("text", pa.string()),       # what the other players heard ("": the empty value; null: nothing public)
     ("thought", pa.string()),    # the player's private chain of thought (in no other player's history)
     ("target", pa.string()),     # the player named: a vote, TofuKingdom's question target, the final choice
     ("raw", pa.string()),        # the model's raw output
@@ -38,7 +38,7 @@ GAMEEVAL_GAMES = pa.schema([  # one finished (or abandoned) game: a GameEval cel
     ("finished", pa.bool_()),        # ended by the game's rules (the paper's "successful trial")
     ("rounds", pa.int32()),
     ("spy_living_rounds", pa.int32()),  # SpyFall: rounds the spy took part in; null for the other games
-    ("chat_errors", pa.int32()),     # moves that were unparseable, broke a rule or failed in the backend
+    ("chat_errors", pa.int32()),     # moves that were unparseable or broke a rule (a failed backend call is none)
     ("steps", pa.int32()),           # host steps the game took
     ("prompt_tokens", pa.int64()),
     ("completion_tokens", pa.int64()),

@@ -1,6 +1,7 @@
 import pytest
 
-from dialogbench.gameeval.replies import ReplyError, normalise_player, parse_reply, player_names, text_field
+from dialogbench.gameeval.replies import (ReplyError, normalise_player, parse_reply, player_names, read_speech,
+                                          text_field)
 
 
 @pytest.mark.parametrize("text", [
@@ -53,3 +54,22 @@ def test_player_names():
 def test_a_hostile_reply_is_unreadable_never_a_crash(text):
     with pytest.raises(ReplyError):
         parse_reply(text, required=("speak",))
+
+
+@pytest.mark.parametrize("raw, heard, error, blank", [
+    ('{"thought": "secret", "speak": "a fruit"}', "a fruit", None, None),
+    ('{"thought": "secret", "speak": ""}', "", None, "blank"),
+    ('{"thought": "secret", "speak": "  \\n "}', "", None, "blank"),
+    ('{"thought": "secret", "speak": null}', "", None, "null"),
+    ('{"thought": "secret", "speak": []}', "", None, "blank"),
+    ('{"thought": "secret"}', "", "JSON object without 'speak'", None),
+    ('{"thought": "secret and then', "", "JSON object without 'speak'", None),  # cut off in its thought
+    ("It is red.", "It is red.", "no JSON object in the reply", None),        # prose: its text is its speech
+    ("", "(says nothing)", "empty reply", None),
+])
+def test_read_speech_never_hears_the_thought_of_a_json_reply(raw, heard, error, blank):
+    said = read_speech(raw)
+    assert (said.heard, said.error, said.blank) == (heard, error, blank)
+    assert "secret" not in said.heard
+    if "{" in raw:
+        assert said.reply.get("thought", "").startswith("secret")

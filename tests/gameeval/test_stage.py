@@ -161,18 +161,32 @@ def test_cells_cover_the_papers_design(make_config, lake_dir):
 
 
 def test_spyfall_cell_keys_change_with_the_rules_version_and_the_mask(make_config, lake_dir, monkeypatch):
-    """Games played under the earlier rules (spyfall-v2: an own word masked; spyfall-v1) are other cells, and so are
-    games with the other mask_own_word: a rerun replays them, never mixes them."""
+    """Games played under the earlier rules (spyfall-v3: a blank speak heard as the raw reply, thought included;
+    spyfall-v2: an own word masked; spyfall-v1) are other cells, and so are games with the other mask_own_word: a
+    rerun replays them, never mixes them."""
     from dialogbench.gameeval.spyfall import SpyFall
 
     config = game_config(make_config, lake_dir)
     now = [s.cell_key for s in plan_setups(config, "spyfall")]
-    assert SpyFall.VERSION == "spyfall-v3" and config.gameeval.spyfall.mask_own_word is False
+    assert SpyFall.VERSION == "spyfall-v4" and config.gameeval.spyfall.mask_own_word is False
     masked = game_config(make_config, lake_dir, spyfall={"mask_own_word": True})
     assert set(now).isdisjoint(s.cell_key for s in plan_setups(masked, "spyfall"))
-    for version in ("spyfall-v2", "spyfall-v1"):
+    for version in ("spyfall-v3", "spyfall-v2", "spyfall-v1"):
         monkeypatch.setattr(SpyFall, "VERSION", version)
         assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "spyfall"))
+
+
+def test_tofukingdom_cell_keys_change_with_the_rules_version(make_config, lake_dir, monkeypatch):
+    """Games played under the earlier rules (tofukingdom-v2: a blank answer heard as the raw reply, thought included,
+    numbered question 3 read as question 2; tofukingdom-v1) are other cells: a rerun replays them."""
+    from dialogbench.gameeval.tofukingdom import TofuKingdom
+
+    config = game_config(make_config, lake_dir)
+    now = [s.cell_key for s in plan_setups(config, "tofukingdom")]
+    assert TofuKingdom.VERSION == "tofukingdom-v3" and now
+    for version in ("tofukingdom-v2", "tofukingdom-v1"):
+        monkeypatch.setattr(TofuKingdom, "VERSION", version)
+        assert set(now).isdisjoint(s.cell_key for s in plan_setups(config, "tofukingdom"))
 
 
 def test_askguess_cell_keys_change_with_the_rules_version_and_the_matcher(make_config, lake_dir, monkeypatch):

@@ -122,7 +122,7 @@ def test_intro_counts_and_example_transcripts(pages):
     assert "Ask-Guess (Table 2) counts every played trial, chat errors included" in section
     assert ("count only the games that finished by the rules (the paper&#x27;s successful trials): unfinished games "
             "are left out of their rates and points") in section
-    assert section.count("<details>") == 5  # Figure 6, all SpyFall pairs + an example per game
+    assert section.count("<details>") == 6  # Figure 6, all SpyFall pairs, moves per model + an example per game
     example = section[section.index("Example Ask-Guess game (apple/with_description/1)"):]
     example = example[:example.index("</table>")]
     rows = html_rows(example)

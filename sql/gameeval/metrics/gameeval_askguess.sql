@@ -10,6 +10,8 @@
 --   round is the mean over its ST games, 30 for a word with no ST game (compute.py L45-49), and mean_rounds is
 --   the mean over the words whose round is not 0 (L63-72: cnt_correct counts words with round != 0, so a word
 --   never guessed weighs 30 and one only ever guessed at the first question without description is left out).
+-- placeholder_moves: moves of the played games that repeat the prompt's placeholder text (flagged, never a chat error;
+--   Ask-Guess replies are plain text and its prompts show no JSON to copy, so 0 unless that changes), beside ce.
 -- words / trials: words and games played; missing: planned games not played yet or failed on backend errors (not in
 -- any share; the next run plays them).
 -- matchers_differ: played games the other matcher would end at another point or with another outcome
@@ -23,7 +25,8 @@ with games as (
         item,
         outcome,
         rounds,
-        played
+        played,
+        placeholder_moves
     from {{ ref('gameeval_current') }}
     where game = 'askguess'
 ),
@@ -58,7 +61,8 @@ per_model as (
     select
         model,
         setting,
-        count(*) filter (where not played) as missing
+        count(*) filter (where not played) as missing,
+        coalesce(sum(placeholder_moves) filter (where played), 0) as placeholder_moves
     from games
     group by model, setting
 ),
@@ -79,6 +83,7 @@ final as (
         w.rle,
         w.ame,
         w.ce,
+        m.placeholder_moves,
         w.mean_rounds,
         m.missing,
         coalesce(d.matchers_differ, 0) as matchers_differ,

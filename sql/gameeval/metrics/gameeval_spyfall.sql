@@ -14,8 +14,10 @@
 --     10% high; can exceed 1); null below two word pairs. Compare these with the paper.
 --   discarded: games the authors' rules discard (the most-voted name was no living player; outcome 'discarded', not
 --     finished: in no rate, living rounds or word_pairs); unfinished: the other played games that did not finish
---     (round limit...; left out the same way); chat_errors: invalid moves over every played game; missing: planned
---     games not played yet, or whose game failed on backend errors (no outcome; replayed by the next run).
+--     (round limit...; left out the same way); chat_errors: invalid moves over every played game; placeholder_moves:
+--     moves of every played game that repeat the prompt's placeholder text (flagged, never a chat error: the spy's
+--     and the villagers' alike; gameeval_moves splits them by model and role); missing: planned games not played
+--     yet, or whose game failed on backend errors (no outcome; replayed by the next run).
 --   spy_win_rate_ci_low / _high, spy_living_rounds_ci_low / _high: their 95% intervals, a bootstrap over the word
 --     pairs and the games within them, as the board's latest run recorded them (headline): null when it recorded
 --     another value or none.
@@ -26,7 +28,8 @@ with games as (
         played,
         finished,
         outcome,
-        chat_errors
+        chat_errors,
+        placeholder_moves
     from {{ ref('gameeval_current') }}
     where game = 'spyfall'
 ),
@@ -40,6 +43,7 @@ counts as (
         count(*) filter (where played and not finished and outcome is distinct from 'discarded') as unfinished,
         count(*) filter (where played and outcome = 'discarded') as discarded,
         coalesce(sum(chat_errors) filter (where played), 0) as chat_errors,
+        coalesce(sum(placeholder_moves) filter (where played), 0) as placeholder_moves,
         count(*) filter (where not played) as missing
     from games
     group by spy_model, villager_model
@@ -78,6 +82,7 @@ final as (
         c.unfinished,
         c.discarded,
         c.chat_errors,
+        c.placeholder_moves,
         c.missing,
         rate.raw_ci_low as spy_win_rate_ci_low,
         rate.raw_ci_high as spy_win_rate_ci_high,

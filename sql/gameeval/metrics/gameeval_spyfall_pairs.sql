@@ -3,7 +3,9 @@
 -- L14-31 computes them for one word pair (gameeval_spyfall averages these rows over the word pairs, L41-48):
 -- games = finished games, spy_wins,
 -- spy_win_rate = spy_wins / games (null without a finished game), spy_living_rounds (mean over finished games),
--- unfinished, discarded (the most-voted name was no living player: left out of the rates, counted apart), chat_errors. Planned games not played yet have no word pair and are counted in gameeval_spyfall only.
+-- unfinished, discarded (the most-voted name was no living player: left out of the rates, counted apart), chat_errors,
+-- placeholder_moves (moves that repeat the prompt's placeholder text: flagged, never a chat error), over every played
+-- game. Planned games not played yet have no word pair and are counted in gameeval_spyfall only.
 with games as (
     select
         assignment['spy'] as spy_model,
@@ -12,7 +14,8 @@ with games as (
         finished,
         outcome,
         spy_living_rounds,
-        chat_errors
+        chat_errors,
+        placeholder_moves
     from {{ ref('gameeval_current') }}
     where game = 'spyfall' and played
 ),
@@ -32,7 +35,8 @@ final as (
         avg(spy_living_rounds) filter (where finished) as spy_living_rounds,
         count(*) filter (where not finished and outcome is distinct from 'discarded') as unfinished,
         count(*) filter (where outcome = 'discarded') as discarded,
-        coalesce(sum(chat_errors), 0) as chat_errors
+        coalesce(sum(chat_errors), 0) as chat_errors,
+        coalesce(sum(placeholder_moves), 0) as placeholder_moves
     from games
     group by spy_model, villager_model, item
 )

@@ -1,7 +1,8 @@
 -- gameeval_tofukingdom_permutations: GameEval Table 4, one row per camp permutation (the model playing the prince,
 -- spy and queen camps) of the current TofuKingdom games (gameeval_current): games = finished games (the paper's
 -- successful trials), prince_wins / queen_wins / spy_wins = those each camp won (a model's points in that row are
--- its camp's wins); unfinished: played games that did not finish; missing: planned games not played yet.
+-- its camp's wins); unfinished: played games that did not finish; missing: planned games not played yet;
+-- chat_errors / placeholder_moves: over every played game, all camps (gameeval_tofukingdom has them per camp).
 with games as (
     select
         assignment['prince'] as prince_model,
@@ -9,7 +10,9 @@ with games as (
         assignment['queen'] as queen_model,
         played,
         finished,
-        outcome
+        outcome,
+        chat_errors,
+        placeholder_moves
     from {{ ref('gameeval_current') }}
     where game = 'tofukingdom'
 ),
@@ -24,7 +27,9 @@ final as (
         count(*) filter (where played and finished and outcome = 'queen') as queen_wins,
         count(*) filter (where played and finished and outcome = 'spy') as spy_wins,
         count(*) filter (where played and not finished) as unfinished,
-        count(*) filter (where not played) as missing
+        count(*) filter (where not played) as missing,
+        coalesce(sum(chat_errors) filter (where played), 0) as chat_errors,
+        coalesce(sum(placeholder_moves) filter (where played), 0) as placeholder_moves
     from games
     group by prince_model, spy_model, queen_model
 )

@@ -2,7 +2,8 @@
 -- planned, played, finished / unfinished / discarded (of the played; discarded: SpyFall games whose most-voted name
 -- was no living player, which the authors' rules discard), missing (planned and not played, or whose latest game
 -- ended on backend errors), backend_errors (of those missing: games that ended on backend errors, replayed by the
--- next run), and the chat errors of every played game.
+-- next run), and the chat errors and placeholder moves (moves that repeat the prompt's placeholder text: flagged,
+-- never a chat error) of every played game.
 with current_games as (
     select * from {{ ref('gameeval_current') }}
 ),
@@ -17,7 +18,8 @@ final as (
         count(*) filter (where played and outcome = 'discarded') as discarded,
         count(*) filter (where not played) as missing,
         count(*) filter (where end_reason = 'backend_error') as backend_errors,
-        coalesce(sum(chat_errors) filter (where played), 0) as chat_errors
+        coalesce(sum(chat_errors) filter (where played), 0) as chat_errors,
+        coalesce(sum(placeholder_moves) filter (where played), 0) as placeholder_moves
     from current_games
     group by game
 )
