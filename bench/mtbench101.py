@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -34,6 +35,7 @@ def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: i
     from dialogbench.registry import load_config, open_lake
     from dialogbench.cells.runner import run_stage
     from dialogbench.mtbench101.answer_stage import AnswerTurns
+    from dialogbench.mtbench101.config import answer_max_tokens
     from dialogbench.mtbench101.dataset import read_dialogues
 
     config = load_config(config_path, root=ROOT)
@@ -51,7 +53,8 @@ def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: i
         sent.append(list(conversations))
         return real(conversations, sampling=sampling, seeds=seeds, formats=formats)
 
-    backend.generate(sent or [[{"role": "user", "content": "Hello"}]], sampling=sampling_for(model))  # warm-up
+    answering = dataclasses.replace(sampling_for(model), max_tokens=answer_max_tokens(config, model))  # the stage's
+    backend.generate(sent or [[{"role": "user", "content": "Hello"}]], sampling=answering)  # warm-up
     pipeline_s, raw_s, tokens = [], [], []
     for rep in range(repeats):
         with tempfile.TemporaryDirectory() as tmp:  # the real stage (plan, anti-join, compute, write) on a new lake
@@ -66,7 +69,7 @@ def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: i
             tokens.append(backend.stats.completion_tokens - before)
             backend.generate = real
         start = time.perf_counter()
-        raw_tokens = sum(sum(c.completion_tokens for c in real(batch, sampling=sampling_for(model))) for batch in sent)
+        raw_tokens = sum(sum(c.completion_tokens for c in real(batch, sampling=answering)) for batch in sent)
         raw_s.append(time.perf_counter() - start)
     pipe_tps = statistics.median(t / s for t, s in zip(tokens, pipeline_s))
     raw_tps = statistics.median(raw_tokens / s for s in raw_s)

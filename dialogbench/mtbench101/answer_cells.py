@@ -9,8 +9,11 @@ Two context modes (§3.4, §4); ``answer_episodes`` runs them, ``answer_stage.An
   stays in the history.
 
 Only turns that ``scoring.is_judged`` says are judged are answered. The cell key is
-fingerprint(protocol, answer version, item content, model config, context mode): a rerun answers
-nothing, a changed model config or dataset turn answers again.
+fingerprint(protocol, answer version, item content, model config, context mode[, answer token limit]): a rerun
+answers nothing, a changed model config, dataset turn or answer token limit answers again. The limit
+(``config.answer_max_tokens``) is in the key only when it is not the model's own ``max_tokens`` (which the model
+config's fingerprint holds already): the same limit gives the same text wherever it is set, so the answers keyed
+before answers had a limit of their own keep their keys when it is the model's.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pyarrow as pa
 
 from dialogbench.keys import fingerprint
 from dialogbench.lake import Lake
+from dialogbench.mtbench101.config import answer_max_tokens
 from dialogbench.mtbench101.dataset import Dialogue
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.tables import ANSWER_STAGE as STAGE
@@ -38,8 +42,17 @@ def item_fingerprint(dialogue: Dialogue, turn: int) -> str:
                        dialogue.turns[turn].user)
 
 
-def answer_key(*, dialogue: Dialogue, turn: int, model_fp: str, context: str) -> str:
-    return fingerprint(KEY_TAG, ANSWER_VERSION, item_fingerprint(dialogue, turn), model_fp, context)
+def answer_key(*, dialogue: Dialogue, turn: int, model_fp: str, context: str, max_tokens: int | None = None) -> str:
+    """``max_tokens``: the answer's token limit when it is not the model's own (``key_max_tokens``), else None."""
+    parts = [KEY_TAG, ANSWER_VERSION, item_fingerprint(dialogue, turn), model_fp, context]
+    return fingerprint(*parts, *([] if max_tokens is None else [max_tokens]))
+
+
+def key_max_tokens(config, model) -> int | None:
+    """What of the answer token limit goes into ``model``'s answer keys: the limit (``config.answer_max_tokens``)
+    when it differs from the model's ``max_tokens``, else None (the key answers had before they got their own)."""
+    limit = answer_max_tokens(config, model)
+    return None if limit == model.max_tokens else limit
 
 
 def item_id(dialogue_id: int | str, turn: int) -> str:

@@ -31,6 +31,12 @@ class MTBench101Config(FamilySection):
     answer_chunk_size: int | None = Field(None, ge=1)
     judge_chunk_size: int = Field(64, ge=1)
     judge_max_tokens: int | None = Field(None, ge=1)  # unset: the judge model's max_tokens
+    # tokens per answer (OpenCompass's MT-Bench-101 answers with up to 4096), at most half the answering model's
+    # context_window (``answer_max_tokens``); null: the model's own max_tokens (the cells answered before this field)
+    answer_max_tokens: int | None = Field(4096, ge=1)
+    # the reference solution MR and GR are judged against: ``dialogue``, the golden dialogue up to and including the
+    # judged turn's golden reply (OpenCompass's ``eval_prompt_construct``), or ``turn``, that reply alone
+    reference: Literal["dialogue", "turn"] = "dialogue"
 
     @field_validator("tasks")
     @classmethod
@@ -59,6 +65,14 @@ def answerers(config: "Config") -> list["ModelConfig"]:
 def agreement_judges(config: "Config") -> list["ModelConfig"]:
     """The judges that rate the same turns for agreement only (``mtbench101.agreement_judges``)."""
     return [config.model(name) for name in config.mtbench101.agreement_judges]
+
+
+def answer_max_tokens(config: "Config", model: "ModelConfig") -> int:
+    """The tokens ``model`` may answer a turn with: ``mtbench101.answer_max_tokens``, clamped to half the model's
+    ``context_window`` so the prompt keeps the other half (MT-Bench-101's longest golden context, about 4,000
+    characters, fits in far less); the model's own ``max_tokens`` when the field is null."""
+    limit = config.mtbench101.answer_max_tokens
+    return model.max_tokens if limit is None else min(limit, model.context_window // 2)
 
 
 def judge(config: "Config") -> "ModelConfig":

@@ -29,8 +29,10 @@ def check_data(config) -> list[str]:
 
 
 def prompts(config) -> dict:
-    """Each task's judge prompt version (rubric, rendering, rating parser) and the answering protocol's."""
-    return {"answer": ANSWER_VERSION, **{task: task_prompt_version(task) for task in TASK_CODES}}
+    """Each task's judge prompt version (rubric, rendering, rating parser, MR / GR reference form) and the answering
+    protocol's."""
+    reference = config.mtbench101.reference
+    return {"answer": ANSWER_VERSION, **{task: task_prompt_version(task, reference) for task in TASK_CODES}}
 
 
 METRICS = (

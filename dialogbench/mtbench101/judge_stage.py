@@ -1,9 +1,11 @@
 """The MT-Bench-101 judge stage: a judgment per stored answer of a judged turn, judged in chunks.
 
 The judge sees the dialogue as the answer saw it (golden history, or in self mode the model's own
-earlier answers), the user message and the answer, plus the golden reply of the turn as the
-reference solution (MR, GR). The cell key is fingerprint("mtbench101_judge", the task's prompt
-version, judge config, answer cell key): editing one task's judge prompt re-judges that task only.
+earlier answers), the user message and the answer, plus for MR and GR a reference solution
+(``mtbench101.reference``: the golden dialogue through the turn's golden reply, or that reply alone;
+``prompts.reference_text``). The cell key is fingerprint("mtbench101_judge", the task's prompt
+version, judge config, answer cell key): editing one task's judge prompt, or the reference form of
+MR and GR, re-judges that task only.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dialogbench.judging import JudgeStage, judge_chunk
 from dialogbench.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 from dialogbench.mtbench101 import prompts
-from dialogbench.mtbench101.answer_cells import answer_key, history, item_id, stored_answers
+from dialogbench.mtbench101.answer_cells import answer_key, history, item_id, key_max_tokens, stored_answers
 from dialogbench.mtbench101.config import judge as mtbench101_judge
 from dialogbench.mtbench101.config import answerers
 from dialogbench.mtbench101.dataset import Dialogue
@@ -33,13 +35,23 @@ from dialogbench.mtbench101.tables import JUDGE_STAGE, RATINGS_TABLE
 log = logging.getLogger("dialogbench.mtbench101.judge")
 KEY_TAG = "mtbench101_judge"  # leads every judgment's cell key: in every stored key, so it never changes
 RATING_VERSION = "mtbench101-rating-v1"   # bump when rating.parse_rating changes its rules
-RENDER_VERSION = "mtbench101-render-v1"   # bump when prompts.render_dialogue / the reference block change
+# bump when prompts.judge_messages' user message changes (v2: DIALOGUE_FRAMING before the dialogue)
+RENDER_VERSION = "mtbench101-render-v2"
+# the MR / GR reference forms (prompts.reference_text); bump one when its text changes
+REFERENCE_VERSIONS = {"dialogue": "mtbench101-reference-dialogue-v1", "turn": "mtbench101-reference-turn-v1"}
 
 
-def task_prompt_version(task: str) -> str:
+def task_prompt_version(task: str, reference: str = "dialogue") -> str:
     """What judging one task's turns depends on besides the judge and the answer: its rubric (read
-    through ``prompts.system_prompt`` at call time), the dialogue rendering and the rating parser."""
-    return fingerprint(prompts.system_prompt(task), task in prompts.REFERENCE_TASKS, RENDER_VERSION, RATING_VERSION)
+    through ``prompts.system_prompt`` at call time), the dialogue rendering, the rating parser and, for
+    MR and GR, the ``reference`` form (``mtbench101.reference``)."""
+    parts = [prompts.system_prompt(task), task in prompts.REFERENCE_TASKS, RENDER_VERSION, RATING_VERSION]
+    return fingerprint(*parts, *([REFERENCE_VERSIONS[reference]] if task in prompts.REFERENCE_TASKS else []))
+
+
+def reference_form(config, task: str) -> str | None:
+    """The reference form a ``task`` turn is judged with (``mtbench101.reference``), None for a task without one."""
+    return config.mtbench101.reference if task in prompts.REFERENCE_TASKS else None
 
 
 def judge_sampling(judge: ModelConfig, max_tokens: int | None) -> Sampling:
@@ -58,7 +70,8 @@ class Turn:
     history: tuple[tuple[str, str], ...]  # what the answer saw before the turn
     user_message: str
     answer: str
-    reference: str                   # the golden reply of the turn
+    reference: str                   # the reference solution shown (MR, GR: prompts.reference_text)
+    reference_form: str | None       # which (mtbench101.reference): 'dialogue' or 'turn'; None for other tasks
 
 
 class JudgeTurns(JudgeStage):
@@ -75,21 +88,24 @@ class JudgeTurns(JudgeStage):
         super().__init__(judge=config.model(judge) if judge else mtbench101_judge(config),
                          chunk_size=config.mtbench101.judge_chunk_size)
 
+    def tokens_per_cell(self, config) -> int:
+        return judge_sampling(self.judge, config.mtbench101.judge_max_tokens).max_tokens  # one verdict
+
     def _planned(self, config) -> list[tuple[Cell, Dialogue, int, str]]:
         """Every judged turn of the selected dialogues per model: (cell, dialogue, turn, answer key)."""
         settings, judge = config.mtbench101, self.judge
         dialogues, context = selected_dialogues(config), settings.context
         judge_fp = model_fingerprint(judge)
         fmt = format_key(judge, output_format(max_tokens=judge_sampling(judge, settings.judge_max_tokens).max_tokens))
-        versions = {d.task: task_prompt_version(d.task) for d in dialogues}
+        versions = {d.task: task_prompt_version(d.task, settings.reference) for d in dialogues}
         planned: list[tuple[Cell, Dialogue, int, str]] = []
         for model in answerers(config):
-            model_fp = model_fingerprint(model)
+            model_fp, limit = model_fingerprint(model), key_max_tokens(config, model)
             for d in dialogues:
                 for i in range(len(d.turns)):
                     if not is_judged(task=d.task, turn=i):
                         continue
-                    a_key = answer_key(dialogue=d, turn=i, model_fp=model_fp, context=context)
+                    a_key = answer_key(dialogue=d, turn=i, model_fp=model_fp, context=context, max_tokens=limit)
                     key = fingerprint(KEY_TAG, versions[d.task], judge_fp, settings.judge_max_tokens, a_key, *fmt)
                     planned.append((Cell(key, item_id(d.id, i), {"model": model.name}, judge=judge.name, task=d.task),
                                     d, i, a_key))
@@ -99,7 +115,7 @@ class JudgeTurns(JudgeStage):
                        keys: set[str]) -> tuple[list[Cell], int]:
         """The cells of ``keys`` whose answers (and, in self mode, earlier answers) are stored, with their payloads;
         and how many of ``keys`` are not answered yet."""
-        context = config.mtbench101.context
+        context, form = config.mtbench101.context, config.mtbench101.reference
         answer_keys = {(cell.model, str(d.id), i): a_key for cell, d, i, a_key in planned}
         answers = stored_answers(lake, list(answer_keys.values()))
         cells, unanswered = [], 0
@@ -112,9 +128,10 @@ class JudgeTurns(JudgeStage):
                 unanswered += 1
                 continue
             cells.append(replace(cell, payload=Turn(
-                model=cell.model, generation_key=a_key, version=task_prompt_version(d.task), task=d.task,
+                model=cell.model, generation_key=a_key, version=task_prompt_version(d.task, form), task=d.task,
                 history=tuple(history(d, i, context=context, answers=earlier)), user_message=d.turns[i].user,
-                answer=answers[a_key], reference=d.turns[i].bot)))
+                answer=answers[a_key], reference=prompts.reference_text(form, d.turns[:i + 1]),
+                reference_form=reference_form(config, d.task))))
         return cells, unanswered
 
     def plan(self, config, lake: Lake) -> Planned:
@@ -136,7 +153,7 @@ class JudgeTurns(JudgeStage):
         def parse(cell: Cell, text: str) -> dict:
             rating = parse_rating(text)
             return {"protocol_version": cell.payload.version, "parsed": rating.parsed, "parse_error": rating.error,
-                    "score": rating.score}
+                    "score": rating.score, "reference": cell.payload.reference_form}
 
         judge_chunk(judge=judge, cells=cells, emit=emit, protocol=JUDGE_STAGE, sampling=sampling, parse=parse,
                     prompt=lambda c: prompts.judge_messages(task=c.payload.task, history_turns=c.payload.history,

@@ -17,8 +17,9 @@ from dialogbench.stats.shown import read_shown, slice_text, with_intervals
 def mtbench101_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> list[dict]:
     """One row per configured model for the run's judge (``con``: the catalog on the config's board; empty when the
     protocol is off), with the average's 95% interval and the ranks it allows when the board's latest run recorded
-    them (``avg_ci_low``, ``avg_ci_high``, ``avg_ranks``), and ``self_judged`` (the model is the judge:
-    ``judge_checks.self_judging``)."""
+    them (``avg_ci_low``, ``avg_ci_high``, ``avg_ranks``), ``self_judged`` (the model is the judge:
+    ``judge_checks.self_judging``), and its answers cut at their token limit (``mtbench101_truncation`` summed over
+    tasks: ``answers_cut``, ``answers_capped`` (those with a known limit), ``answer_max_tokens``)."""
     if not config.mtbench101.enabled:
         return []
     models = [m.name for m in answerers(config)]
@@ -30,6 +31,11 @@ def mtbench101_leaderboard(config: Config, con: duckdb.DuckDBPyConnection) -> li
     found = read_shown(con, ("mtbench101_leaderboard",))
     rows = [with_intervals(r, found, leaderboard="mtbench101_leaderboard", metric="avg", model=r["model"],
                            slice=slice_text(judge=r["judge"]), column="avg") for r in rows]
+    cut = {model: (n, capped, limit) for model, n, capped, limit in con.execute(
+        "select model, sum(truncated), sum(answers - unknown_cap), max(max_tokens) from mtbench101_truncation "
+        "where list_contains(?, model) group by model", [models]).fetchall()}
+    rows = [{**r, **dict(zip(("answers_cut", "answers_capped", "answer_max_tokens"), cut.get(r["model"], (None,) * 3)))}
+            for r in rows]
     return sorted(mark_rows(rows, known=identities(config)), key=lambda r: (-(r.get("avg") or -1), r["model"]))
 
 
@@ -68,11 +74,22 @@ def format_mtbench101(rows: list[dict]) -> str:
             "Arena's rule)" if any(r.get("avg_ci_low") is not None for r in rows) else "")
     note += ("\navg: the mean of the 13 task scores; 'partial': the mean over the tasks scored so far, not comparable "
             "with a full average" if any(average(r)[1] is not None for r in rows) else "")
+    cut = [f"{r['model']} {r['answers_cut']:,} of {r['answers_capped']:,} "
+           f"({r['answers_cut'] / r['answers_capped']:.1%})" for r in rows if r.get("answers_cut")]
+    note += (f"\ncut answers: {'; '.join(cut)} reached max_tokens ({rows_limit(rows)}) and were cut there; the judge "
+             "rated the cut text (mtbench101_truncation: by task)" if cut else "")
     why = next((r["not_measured"] for r in rows if r.get("not_measured")), None)
     note += f"\nnot measured: {why}" if why else ""
     note += legend(rows)
     return (f"MT-Bench-101 (judge: {rows[0]['judge']}; dialogue = its lowest turn score, 1-10)\n" + "\n".join(out)
             + note)
+
+
+def rows_limit(rows: list[dict]) -> str:
+    """The answer token limits of the rows with cut answers: "4096", or "a 4096, b 1024" when they differ."""
+    cut = [r for r in rows if r.get("answers_cut")]
+    limits = {r["answer_max_tokens"] for r in cut}
+    return str(limits.pop()) if len(limits) == 1 else ", ".join(f"{r['model']} {r['answer_max_tokens']}" for r in cut)
 
 
 def _score(value) -> str:

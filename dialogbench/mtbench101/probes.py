@@ -1,5 +1,6 @@
 """MT-Bench-101's known-answer probes (dialogbench/judge_checks/probe_stage.py), judged with each task's own prompt
-(its rubric, the reference shown as the protocol shows it, its rating parser). ``judge_checks.items`` picks them:
+(its rubric, the reference shown as the protocol shows it, in the form ``mtbench101.reference`` names, its rating
+parser). ``judge_checks.items`` picks them:
 
 * ``basic``: the first judged turn of the first dialogue of ``k`` tasks (in Table 3's order), judged twice: once with
   the dataset's golden reply as the answer, once with ``USELESS_ANSWER``, a reply that answers nothing. Right: the
@@ -25,8 +26,9 @@
   order. The items are the same for the same dataset, and the first ``n`` items of ``k`` are the items of ``n``.
   Limits: the right answer is known by construction (the wrong reply answers another question), yet a close reply
   may now and then read as an acceptable answer (advice for anxiety given to a question about stress); and for MR and
-  GR the protocol shows the golden reply itself as the reference, so a judge rating overlap with the reference is
-  right on every MR and GR item.
+  GR the protocol shows the golden reply itself in the reference (at the end of the golden dialogue, or alone:
+  ``mtbench101.reference``), so a judge rating overlap with the reference's last reply is right on every MR and GR
+  item.
   Held out: the items come from each task's dialogues from its last one backwards, never from the first
   ``HOLD_FIRST`` of a task in file order, all that a run with ``mtbench101.limit`` up to ``HOLD_FIRST`` evaluates
   (``selection.selected_dialogues``: the first ``limit`` of each task; configs/demo.yaml has ``limit: 1``). A run
@@ -121,12 +123,14 @@ def judge_probes(config, k: int, judge) -> ProbeStage:
         return {"parsed": rating.parsed, "answer": None if rating.score is None else str(rating.score),
                 "score": rating.score}
 
-    version = fingerprint([task_prompt_version(t) for t in TASK_CODES])
+    version = fingerprint([task_prompt_version(t, settings.reference) for t in TASK_CODES])
     return ProbeStage(protocol=JUDGE_STAGE, key_tag=PROBE_KEY_TAG, version=version, judge=judge, probes=found,
                        sampling=sampling,
-                       prompt=lambda p: prompts.judge_messages(task=p.content[0], history_turns=p.content[1],
-                                                               user_message=p.content[2], answer=p.content[3],
-                                                               reference=p.content[4]),
+                       prompt=lambda p: prompts.judge_messages(
+                           task=p.content[0], history_turns=p.content[1], user_message=p.content[2],
+                           answer=p.content[3],
+                           reference=prompts.reference_text(settings.reference, [*p.content[1], (p.content[2],
+                                                                                                 p.content[4])])),
                        output_format=lambda p: output_format(max_tokens=sampling.max_tokens), grade=grade)
 
 

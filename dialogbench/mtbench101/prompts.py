@@ -9,6 +9,12 @@ The text is the paper's, transcribed from a PDF text extraction; ``TRANSCRIPTION
 every place the extraction was garbled and how it was resolved. Line structure (one criterion or
 guideline a line, blank lines between paragraphs) is restored from the figure layout; the
 typographic quotes (‘Human’) are the paper's.
+
+The judge's user message is the authors' code's (OpenCompass, ``datasets/subjective/mtbench101.py``,
+``eval_prompt_construct``) in layout: ``DIALOGUE_FRAMING`` (their line, kept word for word), the dialogue
+inside ``***`` marks, then for MR and GR the reference solution inside ``###`` marks. Their code passes
+as that reference the golden dialogue so far (every golden turn through the judged one, its golden reply
+included); ``reference_text`` gives it (``dialogue``) or the judged turn's golden reply alone (``turn``).
 """
 
 from __future__ import annotations
@@ -20,11 +26,19 @@ from dialogbench.mtbench101.dataset import Turn
 from dialogbench.mtbench101.taxonomy import task as _task
 
 __all__ = ["INITIAL_INSTRUCTION", "SCORING_FORMAT", "TASK_PROMPTS", "TRANSCRIPTION_NOTES", "REFERENCE_TASKS",
-           "system_prompt", "render_dialogue", "judge_messages"]
+           "DIALOGUE_FRAMING", "REFERENCE_FORMS", "system_prompt", "render_dialogue", "reference_text",
+           "judge_messages"]
 
 #: Tasks whose criteria check the answer "against the provided reference solution in the format
-#: ‘### reference solution ###’" (Figs. 31, 32); the golden bot reply of the turn is that reference.
+#: ‘### reference solution ###’" (Figs. 31, 32); ``reference_text`` gives that reference.
 REFERENCE_TASKS: frozenset[str] = frozenset({"MR", "GR"})
+
+#: The line before the judged dialogue in the authors' code (grammar theirs); the paper shows none.
+DIALOGUE_FRAMING = "The dialogue need to be judged is:"
+
+#: The forms of the MR / GR reference (``mtbench101.reference``): the golden dialogue through the judged
+#: turn (the authors' code), or the judged turn's golden reply alone.
+REFERENCE_FORMS = ("dialogue", "turn")
 
 
 def system_prompt(task: str) -> str:
@@ -37,9 +51,11 @@ def render_dialogue(*, history_turns: Sequence[tuple[str, str]], user_message: s
     """The dialogue inside ``***`` marks, each turn as ``Human:`` / ``Assistant:`` (the speaker tags of
     the paper's data and case figures). The golden ``history_turns`` come first; the evaluated
     ``answer`` is the only reply of the last round, which the instructions tell the judge to score."""
-    rounds = [f"Human: {user}\n\nAssistant: {bot}" for user, bot in history_turns]
-    rounds.append(f"Human: {user_message}\n\nAssistant: {answer}")
-    return "***\n" + "\n\n".join(rounds) + "\n***"
+    return "***\n" + _rounds([*history_turns, (user_message, answer)]) + "\n***"
+
+
+def _rounds(pairs: Sequence[tuple[str, str]]) -> str:
+    return "\n\n".join(f"Human: {user}\n\nAssistant: {bot}" for user, bot in pairs)
 
 
 def _pair(turn: Turn | tuple[str, str]) -> tuple[str, str]:
@@ -50,16 +66,31 @@ def _pair(turn: Turn | tuple[str, str]) -> tuple[str, str]:
     return (user, bot)
 
 
+def reference_text(form: str, golden_turns: Sequence[Turn | tuple[str, str]]) -> str:
+    """The MR / GR reference solution of the last of ``golden_turns`` (the dataset's turns through the
+    judged one): ``dialogue``, all of them as ``Human:`` / ``Assistant:`` rounds (the authors' code passes
+    this golden dialogue so far, as a list of role/content messages); ``turn``, the judged turn's golden
+    reply alone."""
+    pairs = [_pair(t) for t in golden_turns]
+    if not pairs:
+        raise ValueError("reference_text: no golden turn (the judged turn is the last one)")
+    if form == "dialogue":
+        return _rounds(pairs)
+    if form == "turn":
+        return pairs[-1][1]
+    raise ValueError(f"unknown reference form {form!r} (expected one of: {', '.join(REFERENCE_FORMS)})")
+
+
 def judge_messages(*, task: str, history_turns: Sequence[Turn | tuple[str, str]], user_message: str,
                    answer: str, reference: str | None = None) -> list[dict[str, str]]:
-    """The judge conversation: the concatenated rubric as the system message, the rendered dialogue
-    as the user message. ``history_turns`` are ``dataset.Turn``s or (user, bot) pairs. MR and GR
-    need ``reference`` (the golden reply of the judged turn); it is appended as ``###``-delimited
+    """The judge conversation: the concatenated rubric as the system message, the user message
+    ``DIALOGUE_FRAMING`` then the rendered dialogue. ``history_turns`` are ``dataset.Turn``s or (user,
+    bot) pairs. MR and GR need ``reference`` (``reference_text``); it is appended as ``###``-delimited
     text, which is how we read "in the format ‘### reference solution ###’" (the paper shows no
-    rendered example)."""
+    rendered example; the authors' code appends it so, after "The reference solution is:")."""
     system = system_prompt(task)
     pairs = [_pair(t) for t in history_turns]
-    content = render_dialogue(history_turns=pairs, user_message=user_message, answer=answer)
+    content = DIALOGUE_FRAMING + "\n" + render_dialogue(history_turns=pairs, user_message=user_message, answer=answer)
     if task in REFERENCE_TASKS:
         if not reference or not reference.strip():
             raise ValueError(f"task {task} is judged against a reference solution; pass reference=")

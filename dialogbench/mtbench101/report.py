@@ -1,6 +1,8 @@
 """MT-Bench-101's report section: Table 3 (tier → ability → task over the 13 task columns, plus Avg), a radar
 of the seven abilities (Figure 3) and the mean rating per turn (Figure 4), for one judge. Table 3's numbers link to
-the explorer showing the judged turns behind them (the model's, by the judge shown; a task score's of its task)."""
+the explorer showing the judged turns behind them (the model's, by the judge shown; a task score's of its task).
+The answers cut at their token limit (``mtbench101_truncation``) are a table per model and task and, when there are
+any, a warning."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
 from dialogbench.report import svg
 from dialogbench.report.checks import coverage, few, few_warning, flag, judge_warnings, not_measured_cell, unmeasured
 from dialogbench.report.section import Context, ReportSection, Rows
-from dialogbench.report.tables import NO_DATA, Section, Table, link, num
+from dialogbench.report.tables import NO_DATA, Section, Table, link, num, pct
 from dialogbench.stats import shown
 from dialogbench.stats.shown import Shown, slice_text
 
@@ -24,9 +26,11 @@ QUERIES = {
     "abilities": "select * from mtbench101_abilities order by judge, model",
     "curves": "select * from mtbench101_turn_curves order by judge, model, task, turn",
     "tasks": "select model, judge, task, dialogues from mtbench101_tasks order by judge, model, task",
+    "truncation": "select * from mtbench101_truncation order by model, position",  # per model, not per judge
     # the 95% intervals and rank ranges of the board's latest run (cluster bootstrap over dialogues, within tasks)
     "headline": f"{shown.SQL} where family = 'mtbench101'",
 }
+UNJUDGED = ("headline", "truncation")  # queries without a judge column
 TITLE = "MT-Bench-101"
 LEAD = ["#", "Model", "Avg"]
 TAIL = ["tasks scored", "unparsed", "missing", "Avg (OpenCompass rule)"]
@@ -44,11 +48,11 @@ def derive(rows: dict[str, Rows], context: Context) -> dict:
     marked in every table)."""
     judge = shown_judge(rows, context.judge)
     kept = {key: None if found is None else [r for r in found if r["judge"] == judge] for key, found in rows.items()
-            if key != "headline"}
+            if key not in UNJUDGED}
     found = context.not_measured.get((judge, PROTOCOL))
     models = {r["model"] for view in kept.values() for r in view or []}
     return {**kept, "headline": rows.get("headline"), "judge": judge, "not_measured": {PROTOCOL: found} if found else {},
-            "self_judged": context.self_judged(models, judge)}
+            "self_judged": context.self_judged(models, judge), "truncation": rows.get("truncation")}
 
 
 def score(v) -> str:
@@ -173,6 +177,61 @@ def turn_curves(order: list[str], curves: list[dict],
     return charts, [table]
 
 
+def cut_by_model(truncation: list[dict], models: list[str]) -> dict[str, dict]:
+    """``mtbench101_truncation``'s rows summed per model of ``models``: answers, truncated, unknown_cap, max_tokens
+    (the largest), share (truncated over the answers with a known limit) and ``tasks`` (task -> its row)."""
+    out: dict[str, dict] = {}
+    for r in truncation:
+        if r["model"] not in models:
+            continue
+        m = out.setdefault(r["model"], {"answers": 0, "truncated": 0, "unknown_cap": 0, "max_tokens": None,
+                                        "tasks": {}})
+        for key in ("answers", "truncated", "unknown_cap"):
+            m[key] += r[key] or 0
+        if r["max_tokens"] is not None:
+            m["max_tokens"] = max(m["max_tokens"] or 0, r["max_tokens"])
+        m["tasks"][r["task"]] = r
+    for m in out.values():
+        known = m["answers"] - m["unknown_cap"]
+        m["share"] = m["truncated"] / known if known else None
+    return out
+
+
+def truncation_table(order: list[str], cut: dict[str, dict], selves: set = frozenset()) -> Table | None:
+    """Per model: its answer token limit, its answers, those cut at the limit overall and per task (Table 3's
+    columns); None when no model has a stored answer."""
+    models = [m for m in order if m in cut]
+    if not models:
+        return None
+
+    def cell(r: dict | None) -> str:
+        if not r or r["max_tokens"] is None:
+            return "–"
+        known = (r["answers"] or 0) - (r["unknown_cap"] or 0)
+        return "0" if not r["truncated"] else flag(f"{r['truncated']:,} / {known:,}\n{pct(r['share'])}")
+
+    rows = [[self_judging.marked(m, m in selves), num(cut[m]["max_tokens"], 0), num(cut[m]["answers"], 0),
+             cell(cut[m]), *(cell(cut[m]["tasks"].get(t.code)) for t in TASKS)] for m in models]
+    return Table(["Model", "max_tokens", "answers", "cut", *(t.code for t in TASKS)], rows,
+                 "Answers cut at max_tokens: the answers (each model's current answer cells) whose completion tokens, "
+                 "counted by the model's own tokenizer, reached the max_tokens recorded with them "
+                 "(mtbench101.answer_max_tokens, at most half the model's context window; no finish reason is "
+                 "stored), as cut / answers and share, overall and per task; '–' where the answers predate that "
+                 "record.", collapsed=not any(c["truncated"] for c in cut.values()))
+
+
+def truncation_warnings(cut: dict[str, dict]) -> list[str]:
+    lines = []
+    for model, m in cut.items():
+        if not m["truncated"]:
+            continue
+        tasks = sorted(((r["truncated"], code) for code, r in m["tasks"].items() if r["truncated"]), reverse=True)
+        lines.append(f"{model}: {m['truncated']:,} of {m['answers'] - m['unknown_cap']:,} answers ({pct(m['share'])}) "
+                     f"reached max_tokens = {m['max_tokens']} and were cut there (by task: "
+                     f"{', '.join(f'{code} {n:,}' for n, code in tasks)}); the judge rated the cut text.")
+    return lines
+
+
 def mtbench101(data: dict) -> Section:
     rows = ranked(data.get("leaderboard") or [])
     if not rows:
@@ -204,12 +263,14 @@ def mtbench101(data: dict) -> Section:
     small = [f"{r['task']} of {r['model']} (n={r['dialogues']})" for r in data.get("tasks") or []
              if few(r["dialogues"], lowest)]
     cover, short = coverage(data.get("coverage"), ("mtbench101",))
+    cut = cut_by_model(data.get("truncation") or [], order)
+    cut_table = truncation_table(order, cut, selves)
     return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short, finding, data.get("judge"),
                                                                   Shown.from_rows(data.get("headline")), selves),
-                                                *curve_tables],
+                                                *curve_tables, *([cut_table] if cut_table else [])],
                    charts + curve_charts, tables_first=True,
                    warnings=judge_warnings(data) + self_judging.warning(selves, data.get("judge"))
-                   + few_warning(small, lowest, "scored dialogues") + cover)
+                   + few_warning(small, lowest, "scored dialogues") + truncation_warnings(cut) + cover)
 
 
 REPORT = ReportSection(queries=QUERIES, derive=derive, sections=lambda data: [mtbench101(data)])

@@ -19,11 +19,17 @@ MTBENCH101_ANSWERS = pa.schema([  # one model answer to one MT-Bench-101 turn, g
     ("completion_tokens", pa.int32()),
     *WRITTEN,
     ("question", pa.string()),       # the turn's user message, what the answer answers (null in older files)
+    ("max_tokens", pa.int32()),      # the answer's token limit (mtbench101.answer_max_tokens as clamped, else the
+                                     # model's max_tokens); completion_tokens reaching it: cut there (null in older
+                                     # files)
 ])
 
 ANSWERS_TABLE = Table("mtbench101_answers", MTBENCH101_ANSWERS, partition=("context", "model"), done="true")
 RATINGS_TABLE = verdict_table("mtbench101_judgments", [
     ("score", pa.int32()),   # the judge's 1–10 rating of the turn; null when unparsed
+    ("reference", pa.string()),  # MR, GR: the reference solution shown, 'dialogue' (the golden dialogue through the
+                                 # turn's golden reply) or 'turn' (that reply alone); null for the other tasks and in
+                                 # files written before it was kept (which all showed 'turn')
 ], answer=("score",))
 TABLES = (ANSWERS_TABLE, RATINGS_TABLE)
 

@@ -26,7 +26,7 @@ from dialogbench.keys import fingerprint
 from dialogbench.lake.catalog import connect
 from dialogbench.mtbench101 import probes as hard
 from dialogbench.mtbench101.dataset import read_dialogues
-from dialogbench.mtbench101.prompts import REFERENCE_TASKS
+from dialogbench.mtbench101.prompts import DIALOGUE_FRAMING, REFERENCE_TASKS
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.selection import selected_dialogues
 from dialogbench.mtbench101.taxonomy import TASK_CODES
@@ -35,12 +35,13 @@ from tests.conftest import REPO_ROOT, config_dict
 K = 54  # 4 items a task, 5 for the first two (CM, SI)
 SHIPPED = sorted((REPO_ROOT / "configs").glob("*.yaml"))
 REFERENCE = "\n\nThe reference solution is:\n###\n"
+FRAMED = DIALOGUE_FRAMING + "\n***\n"
 WORD = re.compile(r"[a-z0-9]+")
 
 
-def hard_config_dict(lake: Path, k: int = K) -> dict:
+def hard_config_dict(lake: Path, k: int = K, **mtbench101) -> dict:
     data = config_dict(lake)
-    data["mtbench101"] = {"enabled": True, "judge": "judge"}
+    data["mtbench101"] = {"enabled": True, "judge": "judge", **mtbench101}
     data["judge_checks"] = {"probes": k, "items": "hard", "max_unparsed": 1.0}
     return data
 
@@ -73,15 +74,21 @@ def pairs_of(stage) -> dict[str, dict]:
 # --- what a judge sees: the prompt, taken apart as prompts.render_dialogue and judge_messages put it together ------
 
 def shown(messages: list[dict]) -> dict:
-    """The answer, the user message it answers, the golden history before it and the reference (None unless shown)."""
-    content, reference = messages[-1]["content"], None
+    """The answer, the user message it answers, the golden history before it, the reference (None unless shown) and
+    the reply the reference ends with (``reference_reply``: the reference itself in the ``turn`` form; the last
+    assistant reply of the golden dialogue in the ``dialogue`` form, which repeats the judged dialogue up to it)."""
+    content, reference, reference_reply = messages[-1]["content"], None, None
     if REFERENCE in content:
         content, reference = content.rsplit(REFERENCE, 1)
         reference = reference.removesuffix("\n###")
-    assert content.startswith("***\n") and content.endswith("\n***")
-    head, answer = content[4:-4].rsplit("\n\nAssistant: ", 1)
+    assert content.startswith(FRAMED) and content.endswith("\n***")
+    head, answer = content[len(FRAMED):-4].rsplit("\n\nAssistant: ", 1)
     history, question = head.rsplit("Human: ", 1)
-    return {"answer": answer, "question": question, "history": history, "reference": reference}
+    if reference is not None:
+        same = head + "\n\nAssistant: "
+        reference_reply = reference[len(same):] if reference.startswith(same) else reference
+    return {"answer": answer, "question": question, "history": history, "reference": reference,
+            "reference_reply": reference_reply}
 
 
 def words(text: str | None) -> set[str]:
@@ -95,8 +102,10 @@ def jaccard(one: set, other: set) -> float:
 # Measures a cheap judge rates by (the more, the better; each also tried the other way round).
 MEASURES: dict[str, Callable[[dict], float]] = {
     "length": lambda s: len(s["answer"]),
-    "reference words": lambda s: len(words(s["answer"]) & words(s["reference"])),
-    "reference, else question, words": lambda s: len(words(s["answer"]) & words(s["reference"] or s["question"])),
+    "reference words": lambda s: len(words(s["answer"]) & words(s["reference_reply"])),
+    "whole reference words": lambda s: len(words(s["answer"]) & words(s["reference"])),
+    "reference, else question, words": lambda s: len(words(s["answer"]) & words(s["reference_reply"]
+                                                                                 or s["question"])),
     "question words": lambda s: len(words(s["answer"]) & words(s["question"])),
     "question content words": lambda s: len(hard.content_words(s["answer"]) & hard.content_words(s["question"])),
     "question Jaccard": lambda s: jaccard(words(s["answer"]), words(s["question"])),
@@ -108,10 +117,10 @@ MEASURES: dict[str, Callable[[dict], float]] = {
     "dialogue TF-IDF cosine": lambda s: tf_idf_cosine(s["answer"], s["history"] + " " + s["question"]),
     # stacks: a reply equal to the reference wins, then one that copies no earlier reply, then by overlap
     "reference verbatim, no copy, dialogue words": lambda s: (
-        s["answer"] == s["reference"], s["answer"] not in s["history"],
+        s["answer"] == s["reference_reply"], s["answer"] not in s["history"],
         len(words(s["answer"]) & words(s["history"] + " " + s["question"]))),
     "reference verbatim, no copy, question Jaccard": lambda s: (
-        s["answer"] == s["reference"], s["answer"] not in s["history"], jaccard(words(s["answer"]),
+        s["answer"] == s["reference_reply"], s["answer"] not in s["history"], jaccard(words(s["answer"]),
                                                                                words(s["question"]))),
 }
 ONE_WAY = ("reference verbatim, no copy, dialogue words", "reference verbatim, no copy, question Jaccard")
@@ -316,13 +325,26 @@ def test_an_overlap_or_similarity_judge_is_right_on_under_80_percent(stage, name
         assert accuracy(stage, ask(stage, absolute(measure, scale))) < 0.8, name
 
 
-def test_the_reference_overlap_judge_wins_exactly_where_the_reference_is_the_golden_reply(stage):
-    """MR and GR show the turn's golden reply as the reference (prompts.judge_messages), so a judge rating overlap
-    with it is right on every MR and GR item, and on nothing else (no reference shown: a tie). Nothing in the
-    protocol lets an item show another reference; the other 11 tasks keep this judge at their share."""
+@pytest.mark.parametrize("form", ["dialogue", "turn"])
+def test_the_reference_overlap_judge_wins_exactly_where_the_reference_is_the_golden_reply(form, tmp_path):
+    """MR and GR show the turn's golden reply in the reference (prompts.reference_text: at the end of the golden
+    dialogue, the default, or alone), so a judge rating overlap with it is right on every MR and GR item, and on
+    nothing else (no reference shown: a tie). Nothing in the protocol lets an item show another reference; the other
+    11 tasks keep this judge at their share."""
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(hard_config_dict(tmp_path / "lake", reference=form), sort_keys=False))
+    (stage,) = hard.probes(registry.load_config(path, None, root=REPO_ROOT), K)
     pairs = pairs_of(stage)
     share = sum(p.split("/")[0] in REFERENCE_TASKS for p in pairs) / len(pairs)
     assert accuracy(stage, ask_batch(stage, relative(MEASURES["reference words"], 1))) == share < 0.2
+    seen = [shown(stage.prompt(p)) for p in stage.probes]
+    shown_golden = [(s["reference_reply"], s["answer"]) for s, p in zip(seen, stage.probes) if p.variant == "golden"]
+    assert len([r for r, _ in shown_golden if r is not None]) == round(share * len(pairs))  # one a MR / GR item
+    assert all(r == a for r, a in shown_golden if r is not None)  # the reference's reply is the golden one
+    if form == "dialogue":  # the golden dialogue so far: the history shown, then the question with its golden reply
+        assert all(s["reference"].startswith(s["history"] + "Human: " + s["question"]) for s in seen if s["reference"])
+    else:
+        assert all(s["reference"] == s["reference_reply"] for s in seen if s["reference"])
 
 
 # --- through the lake: the judge_probes view grades the new kind as the tests above do ----------------------------

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from dialogbench.mtbench101.dataset import Turn
-from dialogbench.mtbench101.prompts import (INITIAL_INSTRUCTION, SCORING_FORMAT, TASK_PROMPTS,
-                                            TRANSCRIPTION_NOTES, judge_messages, system_prompt)
+from dialogbench.mtbench101.prompts import (DIALOGUE_FRAMING, INITIAL_INSTRUCTION, SCORING_FORMAT, TASK_PROMPTS,
+                                            TRANSCRIPTION_NOTES, judge_messages, reference_text, system_prompt)
 from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 # One phrase from each task's criteria, as printed in its figure.
@@ -63,6 +63,7 @@ def test_dialogue_is_rendered_with_only_the_last_reply_from_the_model():
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[0]["content"] == system_prompt("CM")
     assert messages[1]["content"] == (
+        "The dialogue need to be judged is:\n"  # the authors' code's framing line, word for word
         "***\nHuman: Q1 golden\n\nAssistant: A1 golden\n\nHuman: Q2 golden\n\nAssistant: A2 golden"
         "\n\nHuman: Q3\n\nAssistant: MODEL ANSWER\n***")
     body = messages[1]["content"]
@@ -72,7 +73,7 @@ def test_dialogue_is_rendered_with_only_the_last_reply_from_the_model():
 
 def test_first_turn_has_no_history_and_tuples_are_accepted():
     messages = judge_messages(task="PI", history_turns=[], user_message="Hi", answer="Hello?")
-    assert messages[1]["content"] == "***\nHuman: Hi\n\nAssistant: Hello?\n***"
+    assert messages[1]["content"] == f"{DIALOGUE_FRAMING}\n***\nHuman: Hi\n\nAssistant: Hello?\n***"
     as_tuples = judge_messages(task="CM", history_turns=[("Q1 golden", "A1 golden")], user_message="Q", answer="A")
     assert "Human: Q1 golden\n\nAssistant: A1 golden\n\nHuman: Q\n\nAssistant: A" in as_tuples[1]["content"]
 
@@ -84,6 +85,32 @@ def test_reasoning_tasks_carry_the_reference_solution(task):
     assert messages[1]["content"].endswith("***\n\nThe reference solution is:\n###\nThe answer is 41.\n###")
     with pytest.raises(ValueError, match="reference"):
         judge_messages(task=task, history_turns=HISTORY, user_message="Q3", answer="42")
+
+
+GOLDEN = [*HISTORY, Turn(user="Q3", bot="The answer is 41.")]  # the judged turn last, with its golden reply
+
+
+def test_reference_forms():
+    """``dialogue`` (the authors' code): every golden turn through the judged one, its golden reply included, as
+    rounds; ``turn``: the judged turn's golden reply alone."""
+    assert reference_text("dialogue", GOLDEN) == (
+        "Human: Q1 golden\n\nAssistant: A1 golden\n\nHuman: Q2 golden\n\nAssistant: A2 golden"
+        "\n\nHuman: Q3\n\nAssistant: The answer is 41.")
+    assert reference_text("turn", GOLDEN) == "The answer is 41."
+    assert reference_text("dialogue", [("Q", "A")]) == "Human: Q\n\nAssistant: A"  # a first turn: one round
+    with pytest.raises(ValueError, match="unknown reference form 'both'"):
+        reference_text("both", GOLDEN)
+    with pytest.raises(ValueError, match="no golden turn"):
+        reference_text("turn", [])
+
+
+def test_dialogue_reference_in_the_judge_message():
+    reference = reference_text("dialogue", GOLDEN)
+    body = judge_messages(task="MR", history_turns=HISTORY, user_message="Q3", answer="42", reference=reference)[1]
+    judged, shown = body["content"].split("\n\nThe reference solution is:\n###\n")
+    assert judged.startswith(DIALOGUE_FRAMING + "\n***\n") and judged.endswith("Assistant: 42\n***")
+    assert shown == reference + "\n###"
+    assert "The answer is 41." not in judged  # the golden reply of the judged turn is only in the reference
 
 
 def test_other_tasks_ignore_a_reference_and_unknown_tasks_fail():

@@ -133,7 +133,11 @@ def test_self_context_one_call_per_turn_with_own_answers(mt_config, conversation
     # The judge sees the same history the answer saw.
     judge_inputs = [c[1]["content"] for c in conversations["judge"][0]]
     assert any("Assistant: own answer 1" in text and "Assistant: own answer 3" in text for text in judge_inputs)
-    assert all(f"Assistant: {dialogues[0].turns[0].bot}" not in text for text in judge_inputs)  # (only as a reference)
+    judged = [text.split("\n\nThe reference solution is:")[0] for text in judge_inputs]
+    assert all(f"Assistant: {dialogues[0].turns[0].bot}" not in text for text in judged)  # only in the reference:
+    gr1 = [text.split("\n\nThe reference solution is:")[1] for text in judge_inputs
+           if "\n\nThe reference solution is:" in text and dialogues[0].turns[0].user in text]
+    assert len(gr1) == 3 and all(f"Assistant: {dialogues[0].turns[0].bot}" in text for text in gr1)  # golden dialogue
     assert run_all(config)["bot-a"].computed == 0  # a rerun answers nothing
     golden = mt_config(context="golden", models=[chatbot("bot-a", ["own answer {n}"])])
     assert run_all(golden)["bot-a"].computed == JUDGED_PER_MODEL  # the other mode's answers are other cells

@@ -8,6 +8,10 @@
 -- post_process_mtbench101: the FIRST match of \[([0-9]+)\], no range check), null when it finds none; the
 -- project's `score` reads the last [[n]] and checks 1..10 (dialogbench/mtbench101/rating.py).
 -- opencompass_differs: the two rules read this judged reply differently (one null and not the other, or unequal).
+-- reference: the MR / GR reference solution the judge was shown (mtbench101.reference): 'dialogue' (the golden
+-- dialogue through the turn's golden reply, as OpenCompass) or 'turn' (that reply alone); null for the other tasks
+-- and for a turn not judged. A judged MR / GR reply stored before the form was recorded (judgments.reference null)
+-- was shown the turn's reply alone, the only form then: 'turn'.
 with current_cells as (
     select cell_key, item_id, model, judge, task from {{ current_cells('mtbench101_judge') }}
 ),
@@ -26,6 +30,7 @@ ratings as (
         generation_key,
         parsed,
         score,
+        reference,
         try_cast(nullif(regexp_extract(raw_output, '\[([0-9]+)\]', 1), '') as bigint) as opencompass_score
     from judgments
     qualify row_number() over (partition by cell_key order by created_at desc) = 1
@@ -65,7 +70,8 @@ final as (
         coalesce(r.parsed, false) as parsed,
         r.cell_key is not null as judged,
         r.opencompass_score,
-        r.cell_key is not null and r.score is distinct from r.opencompass_score as opencompass_differs
+        r.cell_key is not null and r.score is distinct from r.opencompass_score as opencompass_differs,
+        case when r.cell_key is not null and c.task in ('MR', 'GR') then coalesce(r.reference, 'turn') end as reference
     from turns c
     left join ratings r using (cell_key)
     left join answer_questions a on a.generation_key = r.generation_key
