@@ -36,13 +36,14 @@ Identity = tuple[str, ...]
 @dataclass(frozen=True)
 class Judged:
     """A judged family of the config: its name, what its judge judges and the field naming the judge (for the notes),
-    the judge and the candidates."""
+    the judge, the candidates and its agreement judges' names (``<family>.agreement_judges``)."""
 
     family: str
     protocol: str
     field: str
     judge: "ModelConfig"
     candidates: tuple["ModelConfig", ...]
+    agreement_judges: tuple[str, ...] = ()
 
 
 def _weights_key(weights: Any, revision: Any) -> Identity | None:
@@ -96,12 +97,14 @@ def judged(config: "Config") -> list[Judged]:
         from dialogbench.botchat.config import chatbots
 
         found.append(Judged("botchat", "BotChat (UniEval, Arena, GTEval)", "botchat.judge",
-                            config.model(config.botchat.judge), tuple(chatbots(config))))
+                            config.model(config.botchat.judge), tuple(chatbots(config)),
+                            tuple(config.botchat.agreement_judges)))
     if config.enabled("mtbench101"):
         from dialogbench.mtbench101.config import answerers, judge
 
         field = "mtbench101.judge" if config.mtbench101.judge else "botchat.judge"
-        found.append(Judged("mtbench101", "MT-Bench-101", field, judge(config), tuple(answerers(config))))
+        found.append(Judged("mtbench101", "MT-Bench-101", field, judge(config), tuple(answerers(config)),
+                            tuple(config.mtbench101.agreement_judges)))
     return found
 
 
@@ -123,27 +126,11 @@ def notes(config: "Config", *, source: str = "config") -> list[str]:
                 out.append(f"{source}: model {model.name!r}: self-judging: it {how} of {j.protocol} "
                            f"({j.field}), which rates its own output there; {WHY}. Its rows are marked "
                            f"{MARK} in the leaderboards and the report")
-    out += [f"{source}: model {model.name!r}: self-judging: it is an agreement judge of {family} ({field}) that "
-            f"rates its own output there; its agreement with the judge is in part agreement about itself (the "
-            f"headline numbers are the judge's alone)" for family, field, judges, candidates in agreement_judged(config)
-            for model in candidates if any(same_model(model.name, j, known) for j in judges)]
+    out += [f"{source}: model {model.name!r}: self-judging: it is an agreement judge of {j.protocol} "
+            f"({j.family}.agreement_judges) that rates its own output there; its agreement with the judge is in part "
+            f"agreement about itself (the headline numbers are the judge's alone)" for j in judged(config)
+            for model in j.candidates if any(same_model(model.name, a, known) for a in j.agreement_judges)]
     return out
-
-
-def agreement_judged(config: "Config") -> list[tuple[str, str, list[str], tuple]]:
-    """(protocols, field, agreement judges, candidates) of each enabled family that lists agreement judges."""
-    found = []
-    if config.enabled("botchat") and config.botchat.agreement_judges:
-        from dialogbench.botchat.config import chatbots
-
-        found.append(("BotChat (UniEval, Arena, GTEval)", "botchat.agreement_judges", config.botchat.agreement_judges,
-                      tuple(chatbots(config))))
-    if config.enabled("mtbench101") and config.mtbench101.agreement_judges:
-        from dialogbench.mtbench101.config import answerers
-
-        found.append(("MT-Bench-101", "mtbench101.agreement_judges", config.mtbench101.agreement_judges,
-                      tuple(answerers(config))))
-    return found
 
 
 def mark_rows(rows: Iterable[dict], *, judge: str | None = None,
