@@ -15,7 +15,7 @@ from typing import Any, Iterable
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._=,-]{0,99}$"  # a board a person names: no '+', no '/', at most 100 characters
 ANY_NAME = r"^[A-Za-z0-9][A-Za-z0-9._=,+-]{0,399}$"  # a board a run may carry (named from overrides: '+')
 ADHOC_MARK = "+"
-OVERRIDE_FLAGS = ("limit", "models", "n", "judge")
+OVERRIDE_FLAGS = ("model", "limit", "models", "n", "judge")
 
 
 def check_name(name: str, *, what: str, adhoc: bool = False) -> str:
@@ -31,6 +31,13 @@ def _value(value: Any) -> str:
     return ",".join(str(v) for v in value) if isinstance(value, (list, tuple)) else str(value)
 
 
+def _names(specs: list[str]) -> list[str]:
+    """--model's specs by the names they give the models (an endpoint's URL is no part of a board's name)."""
+    from dialogbench.model_spec import names
+
+    return names(list(specs))
+
+
 def run_board(*, config_path: str | Path, declared: str | None, overrides: dict[str, Any] | None) -> str:
     """The board a run publishes to: ``overrides["board"]``, else the config's board (``declared``, else the file's
     stem), followed by ``+flag=value`` for each CLI override given (in ``OVERRIDE_FLAGS`` order). Every source is held
@@ -44,7 +51,8 @@ def run_board(*, config_path: str | Path, declared: str | None, overrides: dict[
     else:  # a file's name is whatever the file system allows (ESC, BEL, spaces): held to the same rule
         base = check_name(Path(config_path).stem, what="board (the config file's name; set board: in the config, "
                           "or pass --board)")
-    used = [(flag, overrides[flag]) for flag in OVERRIDE_FLAGS if overrides.get(flag) is not None]
+    used = [(flag, _names(overrides[flag]) if flag == "model" else overrides[flag]) for flag in OVERRIDE_FLAGS
+            if overrides.get(flag) is not None]
     board = base + "".join(f"{ADHOC_MARK}{flag}={_value(value)}" for flag, value in used)
     return check_name(board, what="board (named from the CLI overrides; pass --board)", adhoc=True)
 

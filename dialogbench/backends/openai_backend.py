@@ -90,10 +90,11 @@ class OpenAIBackend(TemplatedChat):
         self.system_native = model.chat_template.system != "merge"
         self.leading_native = model.chat_template.leading_assistant != "user_filler"
         if client is None:
-            base_url = os.environ.get(model.base_url_env)
+            base_url = model.base_url or os.environ.get(model.base_url_env)
             if not base_url:
-                raise BackendError(f"model {model.name!r}: environment variable {model.base_url_env} "
-                                   "is not set (the endpoint's base URL, e.g. http://host:8000/v1)")
+                raise BackendError(f"model {model.name!r}: no base_url, and environment variable "
+                                   f"{model.base_url_env} is not set (the endpoint's base URL, e.g. "
+                                   "http://host:8000/v1)")
             api_key = os.environ.get(model.api_key_env) or "EMPTY"
             client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=model.timeout_s)
         self.client = client
