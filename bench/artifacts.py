@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.canary or args.override:  # the canary repeats judgments every run: its cells are computed in reruns too
         data = yaml.safe_load(config.read_text())
         if args.canary:
-            data["canary"] = {"size": args.canary, "min_agreement": 0.0}
+            data["canary"] = {"size": args.canary, "min_agreement": 0.0, "every": "run"}
         for assignment in args.override:
             data = override(data, assignment)
         config = work / config.name

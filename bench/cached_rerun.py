@@ -8,6 +8,12 @@ more, all cached; the median wall time of those is the tree's number, beside the
 process tree spent (user + system of the CLI and the Prefect server it starts: on a busy machine, what a run takes
 from the others). Use a scripted config (every model ``backend: scripted``) to time orchestration alone. Prints the
 times and writes JSON.
+
+``--from-lake DIR`` starts each tree's lake as a copy of DIR (e.g. the ``data_lake`` a ``make demo`` filled) instead
+of computing it: its first run is then the day's first rerun (the judge canary, once a day, may judge again in it),
+and the repeats are the day's later cached reruns, the demo's ``make demo`` run again:
+
+    .venv/bin/python bench/cached_rerun.py --config configs/demo.yaml --from-lake data_lake
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", required=True, type=Path)
     p.add_argument("--tree", action="append", type=Path, help="source tree to time (default: this checkout)")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--from-lake", type=Path, help="copy this lake (a filled one) instead of a first run filling it")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "cached_rerun.json")
     args = p.parse_args(argv)
     trees = [t.resolve() for t in args.tree or [REPO]]
@@ -62,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     homes = {t: work / f"prefect-{i}" for i, t in enumerate(trees)}
     first_runs = {}
     for tree in trees:  # the first run fills each tree's lake (its time includes compiling the tree's .pyc files)
+        if args.from_lake:
+            shutil.copytree(args.from_lake, lakes[tree])
         seconds, counts = run_once(tree, args.config, lakes[tree], homes[tree])
         first_runs[tree] = seconds
         print(f"{tree}: first run {seconds:.1f}s, {counts['computed']} cells computed, {counts['stages']} stages")
@@ -76,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{tree}: cached rerun {repeat + 1}/{args.repeats}: {seconds:.1f}s, CPU {counts['cpu_s']:.1f}s "
                   f"({counts['stages']} stages)")
     result = {"config": str(args.config), "models": [m.get("backend") for m in config.get("models", [])],
+              "from_lake": str(args.from_lake) if args.from_lake else None,
               "trees": {str(t): {"first_run_s": round(first_runs[t], 2), "seconds": [round(s, 2) for s in times[t]],
                                  "median_s": round(statistics.median(times[t]), 2),
                                  "cpu_s": [round(c, 2) for c in cpus[t]],

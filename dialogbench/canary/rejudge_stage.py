@@ -8,7 +8,9 @@ import json
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
 
+import duckdb
 
 from dialogbench.canary.choose import choose
 from dialogbench.canary.tables import CANARY_TABLE
@@ -57,6 +59,20 @@ class Capture(Emit):
         self.failures.extend(failures)
 
 
+def today() -> date:
+    """The UTC day a canary judgment counts for (``canary.every: night``)."""
+    return datetime.now(timezone.utc).date()
+
+
+def judged_on(lake: Lake, day: date) -> dict[str, str]:
+    """judge → the latest run that judged its canary set again on UTC ``day`` (none when the table is empty)."""
+    start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+    sql = (f"select judge, max(run_id) from {lake.relation_sql(CANARY_TABLE.name, CANARY_TABLE.schema)} "
+           "where judge is not null and created_at >= ? and created_at < ? group by judge")
+    with duckdb.connect() as con:
+        return dict(con.execute(sql, [start, start + timedelta(days=1)]).fetchall())
+
+
 class JudgeCanary(Stage):
     name = NAME
     table = CANARY_TABLE
@@ -77,8 +93,14 @@ class JudgeCanary(Stage):
 
     def plan(self, config, lake: Lake) -> Planned:
         cells, detail = [], {}
+        tonight = judged_on(lake, today()) if self.settings.every == "night" else {}
+        for judge, run_id in sorted(tonight.items()):
+            log.info("canary: %s was judged again today already (run %s): not again before tomorrow (UTC; "
+                     "canary.every: run repeats it every run)", judge, run_id)
         for stage in self.stages:
-            chosen = choose(lake, stage, stage.repeatable(config, lake), size=self.settings.size)
+            chosen = [(cell, baseline) for cell, baseline in
+                      choose(lake, stage, stage.repeatable(config, lake), size=self.settings.size)
+                      if cell.judge not in tonight]
             detail[stage.name] = len(chosen)
             cells += [Cell(fingerprint(NAME, cell.key), cell.item_id, cell.roles, judge=cell.judge, task=cell.task,
                            payload=Repeat(stage.name, cell, baseline)) for cell, baseline in chosen]

@@ -26,7 +26,7 @@ def rows(lake_dir, sql: str) -> list[dict]:
 
 def canary_config(lake_dir, **canary) -> dict:
     data = config_dict(lake_dir, judge_script=[VERDICT_NO], n=[4], limit=3)
-    data["canary"] = {"size": 2, "min_agreement": 0.75, **canary}
+    data["canary"] = {"size": 2, "min_agreement": 0.75, "every": "run", **canary}  # these nights share a day
     return data
 
 
@@ -140,3 +140,36 @@ def test_a_judge_stage_refuses_a_payload_that_does_not_say_what_it_judged():
     with pytest.raises(TypeError, match="payload dict is not Judged"):
         judge_chunk(judge=judge, cells=[Cell("k", "item", payload={"model": "a"})], emit=None, protocol="p",
                     prompt=lambda c: [], output_format=lambda c: None, parse=lambda c, t: {})
+
+
+def test_by_default_a_judge_s_set_is_judged_again_once_a_day(make_config, lake_dir, monkeypatch):
+    """``every: night`` (the default): the day's later runs judge nothing again, so a cached rerun costs no judge
+    call; the next UTC day repeats the set."""
+    import datetime as dt
+
+    from dialogbench.canary import rejudge_stage
+
+    data = canary_config(lake_dir)
+    del data["canary"]["every"]
+    assert make_config(data).canary.every == "night"
+    first = night(make_config(data), "r1")["judge_canary"]
+    assert (first.planned, first.computed) == (2, 2)
+    again = night(make_config(data), "r2")["judge_canary"]
+    assert (again.planned, again.computed) == (0, 0)
+    monkeypatch.setattr(rejudge_stage, "today",
+                        lambda: dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=1))
+    tomorrow = night(make_config(data), "r3")["judge_canary"]
+    assert (tomorrow.planned, tomorrow.computed) == (2, 2)
+    assert [r["run_id"] for r in rows(lake_dir, "select distinct run_id from canary_judgments order by 1")] \
+        == ["r1", "r3"]
+
+
+def test_no_canary_turns_the_section_off_for_one_run(make_config, lake_dir):
+    from dialogbench.config import apply_overrides
+
+    data = canary_config(lake_dir)
+
+    raw = apply_overrides(data, {"canary": False}, families=registry.families()).raw
+    assert raw["canary"] == {**data["canary"], "enabled": False}
+    assert "judge_canary" not in [s.name for s in registry.stages(make_config(raw))]
+    assert apply_overrides({"lake": "x"}, {"canary": False}, families=registry.families()).raw == {"lake": "x"}
