@@ -23,7 +23,7 @@ def stage(config: Config, run_id: str, name: str, config_path: str, group: list[
     chunks, planned = plan(config, name, run_id, group)
     futures = compute_with_retries(config, name).map(unmapped(config), chunks, unmapped(run_id))
     # progress: stages of 2+ chunks; a chunk the run's stop ended (Cancelled) raises Stopped: the stage is not recorded
-    computed = computed_with_progress(name, planned, chunks, list(futures))
+    computed = computed_with_progress(name, planned, chunks, list(futures), board=config.board)
     return record(config, run_id, name, [planned, *computed], config_path, group).to_dict()
 
 

@@ -73,8 +73,8 @@ def test_model_output_reaches_no_terminal_or_page_raw(tmp_path):
         if isinstance(value, str) and value[:1] in "[{":  # a table's rows are stored as a JSON string of their own
             value = json.loads(value)
         published[key] += [*_strings(value), description or ""]
-    assert {"dialogbench-report-md", "dialogbench-failures", "dialogbench-leaderboard-botchat",
-            "dialogbench-stages"} <= set(published)
+    assert {"dialogbench-hostile-report-md", "dialogbench-hostile-failures", "dialogbench-hostile-leaderboard-botchat",
+            "dialogbench-hostile-stages"} <= set(published)
     assert not [(k, t) for k, texts in published.items() for t in texts if FORBIDDEN.search(t)]
-    assert any(SHOWN in t for t in published["dialogbench-report-md"])
-    assert any(visible(HOSTILE) in t for t in published["dialogbench-failures"])
+    assert any(SHOWN in t for t in published["dialogbench-hostile-report-md"])
+    assert any(visible(HOSTILE) in t for t in published["dialogbench-hostile-failures"])

@@ -53,12 +53,13 @@ def test_publish_report_links_the_explorer(tmp_path, monkeypatch):
              "explorer": str(tmp_path / "explorer.html")}
     artifacts.publish_report("run-1", paths, url="http://gpu-box:8765", board="nightly")
     links = {m["key"]: m for m in made}
-    assert set(links) == {"dialogbench-report", "dialogbench-report-md", "dialogbench-explorer"}
-    assert links["dialogbench-explorer"]["link"] == "http://gpu-box:8765/runs/run-1/explorer.html"
-    assert links["dialogbench-report"]["link"] == "http://gpu-box:8765/runs/run-1/report.html"
-    assert "explorer (run-1)" == links["dialogbench-explorer"]["link_text"]
+    assert set(links) == {"dialogbench-nightly-report", "dialogbench-nightly-report-md",
+                          "dialogbench-nightly-explorer"}  # the board's own keys
+    assert links["dialogbench-nightly-explorer"]["link"] == "http://gpu-box:8765/runs/run-1/explorer.html"
+    assert links["dialogbench-nightly-report"]["link"] == "http://gpu-box:8765/runs/run-1/report.html"
+    assert "explorer (run-1)" == links["dialogbench-nightly-explorer"]["link_text"]
     made.clear()  # without report.url: no link a browser would refuse, a note saying how to serve the report
-    artifacts.publish_report("run-1", paths)
+    artifacts.publish_report("run-1", paths, board="demo")
     notes = {m["key"]: m for m in made}
-    assert set(notes) == {"dialogbench-report", "dialogbench-report-md"}
-    assert "dialogbench serve" in notes["dialogbench-report"]["markdown"] and "file://" not in str(made)
+    assert set(notes) == {"dialogbench-demo-report", "dialogbench-demo-report-md"}
+    assert "dialogbench serve" in notes["dialogbench-demo-report"]["markdown"] and "file://" not in str(made)
