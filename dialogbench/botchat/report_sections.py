@@ -245,9 +245,15 @@ def unieval(data: dict) -> Section:
     return Section("unieval", "UniEval pass rate vs N",
                    f"Share of dialogues that pass at each length N (judge {data['judge']}); {AUTHORS_UNIEVAL}."
                    + legend(data, models),
-                   [table, *every, strict], charts, tables_first=True, warnings=judge_warnings(
-                       {"not_measured": {k: v for k, v in (data.get("not_measured") or {}).items()
-                                         if k == "botchat_unieval"}}))
+                   [table, *every, strict], charts, tables_first=True,
+                   warnings=own_judge_warnings(data, "botchat_unieval"))
+
+
+def own_judge_warnings(data: dict, *protocols: str) -> list[str]:
+    """The warning of the report's judge when it fails a judge check on one of ``protocols`` (those whose numbers the
+    section shows): the reason its 'not measured' cells leave out, said once."""
+    return judge_warnings({"not_measured": {k: v for k, v in (data.get("not_measured") or {}).items()
+                                            if k in protocols}})
 
 
 def arena(data: dict) -> Section:
@@ -311,7 +317,8 @@ def arena(data: dict) -> Section:
              "both models have a dialogue for; the seeds skipped are counted in the Latest run table. "
              f"{ELO_WHAT}; below it, {ELO_SPREAD}. {BT_WHAT}."
              + legend(data, [*models, *(m for r in pairs for m in (r["model_a"], r["model_b"]))]))
-    return Section("arena", "BotChat Arena", intro, tables, charts, tables_first=True)
+    return Section("arena", "BotChat Arena", intro, tables, charts, tables_first=True,
+                   warnings=own_judge_warnings(data, "botchat_arena"))
 
 
 def ground_truth(data: dict) -> Section:
@@ -352,7 +359,8 @@ def ground_truth(data: dict) -> Section:
              f"{AUTHORS_UNIEVAL}." + legend(data, models))
     caption = ("win / tie / lose / Win + Tie: shares of all comparisons, unparseable verdicts included (Win + Tie with "
                "its Wilson 95% interval and n); the 'unparsed left out' columns divide by parsed verdicts only.")
-    return Section("gt", "Compared to the ground truth", intro, [Table(headers, rows, caption, numeric_from=1)], charts)
+    return Section("gt", "Compared to the ground truth", intro, [Table(headers, rows, caption, numeric_from=1)], charts,
+                   warnings=own_judge_warnings(data, "botchat_gteval", "botchat_unieval"))
 
 
 def lengths(data: dict) -> Section:

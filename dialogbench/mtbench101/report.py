@@ -7,13 +7,14 @@ any, a warning."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from itertools import groupby
 
 from dialogbench.explorer.links import explorer_href
 from dialogbench.judge_checks import self_judging
 from dialogbench.mtbench101.leaderboard import average_text
 from dialogbench.mtbench101.tables import JUDGE_STAGE as PROTOCOL  # judge_checks' findings name it
-from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS
+from dialogbench.mtbench101.taxonomy import ABILITIES, TASKS, Task
 from dialogbench.report import svg
 from dialogbench.report.checks import coverage, few, few_warning, flag, judge_warnings, not_measured_cell, unmeasured
 from dialogbench.report.section import Context, ReportSection, Rows
@@ -59,11 +60,20 @@ def score(v) -> str:
     return "–" if v is None else f"{float(v):.2f}"
 
 
-def header_groups() -> list[list[tuple[str, int]]]:
-    """Table 3's two header rows above the task codes: tiers, then abilities (blank over the other columns)."""
+def ran_tasks(data: dict) -> list[Task]:
+    """The tasks with a column in Table 3: those the data of the judge shown has (a task row, a model's task score),
+    in Table 3's order; a task that did not run on the board has none."""
+    present = {r["task"] for r in data.get("tasks") or []}
+    present |= {t.code for r in data.get("leaderboard") or [] for t in TASKS if r.get(t.code) is not None}
+    return [t for t in TASKS if t.code in present]
+
+
+def header_groups(tasks: Sequence[Task] = TASKS) -> list[list[tuple[str, int]]]:
+    """Table 3's two header rows above the task codes of ``tasks``: tiers, then abilities (blank over the other
+    columns)."""
     rows = []
     for key in (lambda t: t.tier, lambda t: t.ability):
-        spans = [(label, len(list(run))) for label, run in groupby(TASKS, key=key)]
+        spans = [(label, len(list(run))) for label, run in groupby(tasks, key=key)]
         rows.append([("", len(LEAD)), *spans, ("", len(TAIL))])
     return rows
 
@@ -92,13 +102,20 @@ def task_cell(r: dict, code: str, n: dict, lowest: int, found: Shown = Shown()) 
 
 def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10, short: set = frozenset(),
                       finding=None, judge: str | None = None, found: Shown = Shown(),
-                      selves: set = frozenset()) -> Table:
-    """Table 3; with ``finding`` (its judge failed a judge check) every score shows 'not measured' instead. Each
+                      selves: set = frozenset(), tasks: Sequence[Task] = TASKS) -> Table:
+    """Table 3 over the columns of ``tasks`` (``ran_tasks``: those the board ran); with ``finding`` (its judge failed a
+    judge check) every score shows 'not measured' instead (its reason is the section's warning, said once; a task the
+    model has no dialogue of stays '–'). Each
     score links to the explorer showing ``judge``'s ratings of the model's turns behind it (a task's: where the model
     has a score or judged dialogues of the task). ``found``: the latest run's intervals and rank ranges; ``selves``:
     the models the judge rated as itself (marked)."""
     n = n or {}
-    scored = (lambda r, text: not_measured_cell(finding)) if finding else (lambda r, text: text)
+
+    def scored(text: str, has: bool = True) -> str:  # 'not measured' for a number of a failing judge (one there is)
+        return not_measured_cell(finding) if finding and has else text
+
+    def ran(r: dict, code: str) -> bool:  # the model has a score or judged dialogues of the task
+        return r.get(code) is not None or (r["model"], code) in n
 
     def average_cell(r: dict) -> str:  # the average and, when the latest run's bootstrap gave one, its interval
         band = found.interval_text("mtbench101_leaderboard", "avg", r["model"], slice_text(judge=r["judge"]),
@@ -111,21 +128,22 @@ def leaderboard_table(rows: list[dict], n: dict | None = None, lowest: int = 10,
         return str(i) + (f"\n({ranks})" if ranks and ranks != str(i) else "")
 
     body = [[rank_cell(i, r), flag(self_judging.marked(r["model"], r["model"] in selves), r["model"] in short),
-             link(scored(r, average_cell(r)), turns(r["model"], judge)),
-             *(link(scored(r, task_cell(r, t.code, n, lowest, found)),
-                    turns(r["model"], judge, t.code) if r.get(t.code) is not None or (r["model"], t.code) in n
-                    else None) for t in TASKS),
+             link(scored(average_cell(r)), turns(r["model"], judge)),
+             *(link(scored(task_cell(r, t.code, n, lowest, found), ran(r, t.code)),
+                    turns(r["model"], judge, t.code) if ran(r, t.code) else None) for t in tasks),
              f"{num(r['tasks_scored'], 0)} / {len(TASKS)}",
              link(num(r["unparsed"], 0), turns(r["model"], judge, unparsed=True)), num(r.get("missing"), 0),
-             link(scored(r, average_text(r, "opencompass_", sep="\n")), turns(r["model"], judge))]
+             link(scored(average_text(r, "opencompass_", sep="\n")), turns(r["model"], judge))]
             for i, r in enumerate(rows, 1)]
-    caption = ("Tasks: " + "; ".join(f"{t.code} {t.name}" for t in TASKS) + ". Below each task score: n, the "
+    some = "" if len(tasks) == len(TASKS) else (f" (the {len(tasks)} of {len(TASKS)} that ran on this board: a task "
+                                                 "not run has no column)")
+    caption = ("Tasks: " + "; ".join(f"{t.code} {t.name}" for t in tasks) + f"{some}. Below each task score: n, the "
                "dialogues it averages, and its 95% interval, a bootstrap over those dialogues; below Avg: its 95% "
                "interval, a bootstrap over the dialogues within each task (the board's latest run's; none with "
                "fewer than 5 dialogues). Below # in brackets: the ranks the Avg's interval allows (Chatbot Arena's "
                "rule: best 1 + the models whose interval lies wholly above, worst the count - those wholly "
                "below), when it allows more than the position.")
-    return Table([*LEAD, *(t.code for t in TASKS), *TAIL], body, caption, numeric_from=2, groups=header_groups(),
+    return Table([*LEAD, *(t.code for t in tasks), *TAIL], body, caption, numeric_from=2, groups=header_groups(tasks),
                  unbroken=(1,))
 
 
@@ -198,11 +216,12 @@ def cut_by_model(truncation: list[dict], models: list[str]) -> dict[str, dict]:
 
 
 def truncation_table(order: list[str], cut: dict[str, dict], selves: set = frozenset()) -> Table | None:
-    """Per model: its answer token limit, its answers, those cut at the limit overall and per task (Table 3's
-    columns); None when no model has a stored answer."""
+    """Per model: its answer token limit, its answers, those cut at the limit overall and per task (a column per
+    task a model has answers of, in Table 3's order); None when no model has a stored answer."""
     models = [m for m in order if m in cut]
     if not models:
         return None
+    tasks = [t for t in TASKS if any(t.code in cut[m]["tasks"] for m in models)]
 
     def cell(r: dict | None) -> str:
         if not r or r["max_tokens"] is None:
@@ -211,8 +230,8 @@ def truncation_table(order: list[str], cut: dict[str, dict], selves: set = froze
         return "0" if not r["truncated"] else flag(f"{r['truncated']:,} / {known:,}\n{pct(r['share'])}")
 
     rows = [[self_judging.marked(m, m in selves), num(cut[m]["max_tokens"], 0), num(cut[m]["answers"], 0),
-             cell(cut[m]), *(cell(cut[m]["tasks"].get(t.code)) for t in TASKS)] for m in models]
-    return Table(["Model", "max_tokens", "answers", "cut", *(t.code for t in TASKS)], rows,
+             cell(cut[m]), *(cell(cut[m]["tasks"].get(t.code)) for t in tasks)] for m in models]
+    return Table(["Model", "max_tokens", "answers", "cut", *(t.code for t in tasks)], rows,
                  "Answers cut at max_tokens: the answers (each model's current answer cells) whose completion tokens, "
                  "counted by the model's own tokenizer, reached the max_tokens recorded with them "
                  "(mtbench101.answer_max_tokens, at most half the model's context window; no finish reason is "
@@ -265,9 +284,9 @@ def mtbench101(data: dict) -> Section:
     cover, short = coverage(data.get("coverage"), ("mtbench101",))
     cut = cut_by_model(data.get("truncation") or [], order)
     cut_table = truncation_table(order, cut, selves)
-    return Section("mtbench101", TITLE, intro, [leaderboard_table(rows, n, lowest, short, finding, data.get("judge"),
-                                                                  Shown.from_rows(data.get("headline")), selves),
-                                                *curve_tables, *([cut_table] if cut_table else [])],
+    table = leaderboard_table(rows, n, lowest, short, finding, data.get("judge"), Shown.from_rows(data.get("headline")),
+                              selves, ran_tasks(data))
+    return Section("mtbench101", TITLE, intro, [table, *curve_tables, *([cut_table] if cut_table else [])],
                    charts + curve_charts, tables_first=True,
                    warnings=judge_warnings(data) + self_judging.warning(selves, data.get("judge"))
                    + few_warning(small, lowest, "scored dialogues") + truncation_warnings(cut) + cover)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dialogbench.config import ReportConfig
-from dialogbench.report.tables import pct
+from dialogbench.report.tables import Tipped, pct
 from dialogbench.yamlbounds import load_yaml_text
 
 FLAG = "⚠"  # appended to a cell the section's Warnings explain (HTML: the cell is tinted)
@@ -44,15 +44,28 @@ def unmeasured(data: dict, protocol: str):
     return (data.get("not_measured") or {}).get(protocol)
 
 
+NOT_MEASURED = "not measured"
+CHECKS_SECTION = "Can the judge tell?"  # the judge checks' section (dialogbench/judge_checks/report.py)
+
+
 def not_measured_cell(finding) -> str:
-    """What a number whose judge failed a judge check shows instead: 'not measured', the share and why, marked."""
-    return flag(f"not measured\n{finding.short.removeprefix('not measured: ')}")
+    """What a number whose judge failed a judge check shows instead: 'not measured', marked, and nothing more (the
+    share and why are said once, in the section's Warnings: ``judge_warnings``); in HTML its title names the judge."""
+    return Tipped(flag(NOT_MEASURED), f"{NOT_MEASURED}: judge {finding.judge} fails its judge checks on "
+                                      f"{finding.protocol} (see Warnings)")
 
 
 def judge_warnings(data: dict) -> list[str]:
-    """One warning per protocol of the section whose judge failed a judge check (opening its Warnings)."""
-    return [f"{f.why}; its columns show 'not measured' {FLAG} (see Can the judge tell?)."
-            for f in (data.get("not_measured") or {}).values()]
+    """One warning per judge of the section that failed a judge check (opening its Warnings): the judge, what it
+    failed on each protocol (the share) and why, said once for every 'not measured' cell of its numbers."""
+    by_judge: dict[str, list] = {}
+    for f in (data.get("not_measured") or {}).values():
+        by_judge.setdefault(f.judge, []).append(f)
+    return [f"Judge {judge}: {NOT_MEASURED} — "
+            + "; ".join(f"{f.short.removeprefix(NOT_MEASURED + ': ')} on {f.protocol}" for f in found) + ". "
+            + "; ".join(f.why.removesuffix(": its numbers are not measured") for f in found)
+            + f". Its numbers here show only '{NOT_MEASURED}' {FLAG}; see {CHECKS_SECTION}"
+            for judge, found in by_judge.items()]
 
 
 def plural(n: int, word: str) -> str:

@@ -17,13 +17,13 @@ CSS = """
 :root { color-scheme: light; --ink: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #f6f8fa; --hi: #fff4c2; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); }
-main { max-width: 1260px; margin: 0 auto; padding: 28px 32px 48px; }
+main { max-width: 1260px; margin: 0 auto; padding: 28px 32px 48px; overflow-wrap: break-word; }
 h1 { font-size: 28px; margin: 0 0 4px; }
 h2 { font-size: 21px; margin: 40px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 p, .note { max-width: 80ch; }
 .sub, .note, caption, figcaption { color: var(--muted); font-size: 13.5px; }
 nav a { margin-right: 14px; color: #0969da; text-decoration: none; font-size: 14px; }
-.scroll { overflow-x: auto; margin: 10px 0 16px; }
+.scroll { overflow-x: auto; max-width: 100%; margin: 10px 0 16px; }
 table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; }
 caption { text-align: left; padding: 4px 0; caption-side: top; }
 th, td { padding: 5px 5px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
@@ -49,9 +49,9 @@ table.dlg td.text { max-width: 62ch; }
 table.dlg tr.flag { background: var(--hi); }
 table.dlg td.why { color: #8a4b00; font-size: 13px; max-width: 36ch; }
 footer { margin-top: 48px; color: var(--muted); font-size: 13px; }
-dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; font-size: 13.5px; margin: 8px 0 14px; }
+dl.meta { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 14px; font-size: 13.5px; margin: 8px 0 14px; }
 dl.meta dt { font-weight: 600; color: var(--muted); }
-dl.meta dd { margin: 0; }
+dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 .warnings { background: #fff1e6; border-left: 4px solid #d9822b; border-radius: 4px; padding: 6px 12px; margin: 8px 0 12px; }
 .warnings ul { margin: 4px 0; padding-left: 20px; font-size: 13.5px; max-width: 110ch; }
 td.warn { background: #fff1e6; }
@@ -88,10 +88,11 @@ def linked(text: str, inner: str) -> str:
 
 def td(text: str, numeric: bool, unbroken: bool = False) -> str:
     """A body cell: right-aligned from ``numeric_from``, tinted when marked (checks.FLAG), on one line if asked, a
-    link when its text is ``Linked``."""
+    link when its text is ``Linked``, its ``tip`` as its title when it is ``Tipped``."""
     classes = " ".join(c for c, on in (("num", numeric), ("warn", FLAG in text), ("nw", unbroken)) if on)
-    inner = linked(text, cell(text))
-    return f'<td class="{classes}">{inner}</td>' if classes else f"<td>{inner}</td>"
+    tip = getattr(text, "tip", None)
+    attrs = (f' class="{classes}"' if classes else "") + (f' title="{escape(tip)}"' if tip else "")
+    return f"<td{attrs}>{linked(text, cell(text))}</td>"
 
 
 def warnings(items: list[str]) -> str:

@@ -8,25 +8,40 @@ from dataclasses import dataclass, field
 NO_DATA = "No data yet."
 
 
-class Linked(str):
+class Tipped(str):
+    """A cell's text with a ``tip`` (plain text): the HTML page puts it in the cell's ``title`` (shown on hover),
+    Markdown shows the text alone. A ``str`` in every other way; text made from it is a plain ``str`` again."""
+
+    tip: str | None
+
+    def __new__(cls, text: str, tip: str | None = None) -> "Tipped":
+        made = super().__new__(cls, text)
+        made.tip = tip
+        return made
+
+    def __reduce__(self):
+        return Tipped, (str(self), self.tip)
+
+
+class Linked(Tipped):
     """A cell's text that links somewhere (``href``, unescaped): the HTML page wraps the cell in a link, Markdown shows
     the text alone. A ``str`` in every other way, so rows compare and format as before; text made from it (joined,
     flagged) is a plain ``str`` again, so ``link`` what is finished."""
 
     href: str
 
-    def __new__(cls, text: str, href: str) -> "Linked":
-        made = super().__new__(cls, text)
+    def __new__(cls, text: str, href: str, tip: str | None = None) -> "Linked":
+        made = super().__new__(cls, text, tip)
         made.href = href
         return made
 
     def __reduce__(self):
-        return Linked, (str(self), self.href)
+        return Linked, (str(self), self.href, self.tip)
 
 
 def link(text: str, href: str | None) -> str:
-    """``text`` linking to ``href``; as it is without one, or when it is no number ("–")."""
-    return Linked(text, href) if href and text != "–" else text
+    """``text`` linking to ``href`` (its ``tip`` kept); as it is without one, or when it is no number ("–")."""
+    return Linked(text, href, getattr(text, "tip", None)) if href and text != "–" else text
 
 
 @dataclass

@@ -44,7 +44,8 @@ def test_an_unreadable_judge_is_not_measured_anywhere_and_fails_the_run(make_con
     assert "not measured" in format_leaderboard(board, [4])
     md = render(open_lake(config.lake), board=config.board)["md"]
     leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
-    assert "not measured ⚠ 67% unreadable" in leaderboard and "could not be read" in leaderboard
+    assert "not measured — 67% unreadable on botchat\\_unieval" in leaderboard and "| not measured ⚠ |" in leaderboard
+    assert "could not be read" in leaderboard
     assert "100.0%" not in leaderboard  # nor the parsed-only rates of that judge
     assert "## Can the judge tell?" in md and "no: its verdicts cannot be read" in md
     snap = rows(config, "select measured, note from metric_history")
@@ -69,7 +70,7 @@ def test_a_judge_that_says_the_same_to_everything_does_not_discriminate(make_con
     (line,) = failing(config, open_lake(config.lake), "r1")
     assert "does not discriminate: 24 of 24 parsed verdicts (100%) are the same answer 'No'" in line
     md = render(open_lake(config.lake), board=config.board)["md"]
-    assert "not measured ⚠ 100% same answer" in md.split("## Leaderboard")[1].split("\n## ")[0]
+    assert "not measured — 100% same answer on botchat\\_unieval" in md.split("## Leaderboard")[1].split("\n## ")[0]
     quiet = make(make_config, lake_dir, [VERDICT_NO], limit=12, checks={"fail": ["unparsed"]})
     assert failing(quiet, open_lake(quiet.lake), "r1") == []  # found, shown, but not a failed run by this config
 
@@ -113,5 +114,5 @@ def test_an_arena_judge_that_cannot_be_read_leaves_no_rating_but_says_so(make_co
     assert rows(config, "select * from botchat_elo") == []
     md = render(open_lake(config.lake), board=config.board)["md"]
     leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
-    assert "Elo@4" in leaderboard and "not measured ⚠ 100% unreadable" in leaderboard
+    assert "Elo@4" in leaderboard and "not measured — 100% unreadable on botchat\\_arena" in leaderboard
     assert "judge on botchat\\_arena: 12 of 12 verdicts (100%) could not be read" in leaderboard

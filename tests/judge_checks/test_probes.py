@@ -108,7 +108,8 @@ def test_a_judge_that_says_no_to_everything_fails_its_probes(make_config, lake_d
     assert any("judge on botchat_unieval cannot tell: right on 4 of 8 known-answer probes (50%" in line
                for line in lines), lines
     md = render(open_lake(config.lake), board=config.board, judge_checks=settings_of(config))["md"]
-    assert "not measured ⚠ 50% of probes right" in md.split("## Leaderboard")[1].split("\n## ")[0]
+    leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
+    assert "- Judge judge: not measured — " in leaderboard and "50% of probes right on botchat\\_unieval" in leaderboard
     with connect(registry.open_lake(config.lake), board=config.board) as con:
         rows = {r["protocol"]: r for r in summary(config, con)}  # what the run's judges artifact publishes
     assert (rows["botchat_unieval"]["probes"], rows["botchat_unieval"]["probes_right"]) == (8, 4)
