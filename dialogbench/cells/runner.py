@@ -9,7 +9,7 @@ import time
 
 import pyarrow as pa
 
-from dialogbench import stopping
+from dialogbench import progress_display, stopping
 from dialogbench.backends import metering
 from dialogbench.cells.cell import Chunk, chunked
 from dialogbench.cells.shared_tables import BACKEND_CALLS_TABLE
@@ -43,6 +43,7 @@ def plan_stage(stage: Stage, config, run_id: str, *, lake: Lake,
     cached = len(planned.cells) - len(todo) - planned.blocked
     log.info("%s: %d planned, %d cached, %d to compute in %d chunk(s)%s", stage.name, total, cached, len(todo),
              len(chunks), f", {blocked} blocked (an input they need is missing)" if blocked else "")
+    progress_display.current().planned(stage.name, todo=len(todo), cached=cached)
     detail = dict(planned.detail) if group is None else {**planned.detail, "group": list(group)}
     return chunks, StageReport(stage.name, planned=total, cached=cached, blocked=blocked,
                                seconds=time.perf_counter() - start, detail=detail)
@@ -79,6 +80,9 @@ def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str, *, lake: Lake,
     start = time.perf_counter()
     emit = Emit(lake, stage.lake_name, stage.table, run_id, after=list(after or []))
     with metering.collect(run_id=run_id, stage=stage.name, role=stage.role) as ledger:
+        shown = progress_display.current().chunk_started(  # read as it draws: a long chunk shows its progress
+            stage.name, cells=lambda: emit.computed + emit.failed,
+            tokens=lambda: sum(c["completion_tokens"] for c in list(ledger.calls)))
         try:
             stage.compute(config, list(chunk.cells), emit)
         except stopping.Stopped:
@@ -88,6 +92,7 @@ def run_chunk(stage: Stage, config, chunk: Chunk, run_id: str, *, lake: Lake,
                                                seconds=time.perf_counter() - start, detail=emit.detail,
                                                first_error=emit.first_error)) from None
         finally:
+            shown.done()
             emit.tally()
             if ledger.calls and not stopping.escalating():  # an escalated stop writes nothing more
                 lake.write(BACKEND_CALLS_TABLE.name, pa.Table.from_pylist(ledger.calls, schema=BACKEND_CALLS_TABLE.schema),
@@ -109,6 +114,7 @@ def finish_stage(config, run_id: str, reports: list[StageReport], config_path: s
         report = report.after(earlier)
     record_stage(lake, run_id=run_id, report=report, config=config_path, board=config.board, group=group)
     stopping.progress.stage_done(report.stage)
+    progress_display.current().stage_done(report.stage)
     warn_failures(report)
     return report
 
@@ -123,5 +129,6 @@ def run_stage(stage: Stage, config, run_id: str, *, lake: Lake) -> StageReport:
     """Plan and compute every chunk here, in order (what the flow does, without an orchestrator)."""
     chunks, planned = plan_stage(stage, config, run_id, lake=lake)
     report = sum_reports([planned, *(run_chunk(stage, config, c, run_id, lake=lake) for c in chunks)])
+    progress_display.current().stage_done(stage.name)
     warn_failures(report)
     return report
