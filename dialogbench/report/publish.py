@@ -1,12 +1,13 @@
 """Where a run leaves its report: rendered once, for the run's board, then kept three ways under ``<lake>/reports``::
 
-    runs/<run_id>/    report.html  report.md  explorer.html  run.json   this run's report, as it ended (never rewritten)
-    boards/<board>/   the same files                                    the board's latest report
-    report.html  report.md  explorer.html  run.json                     the lake's default board's latest report
+    runs/<run_id>/    report.html  report.md  explorer.html  run.json  results.json   this run's report, as it ended
+    boards/<board>/   the same files                                                  the board's latest report
+    report.html  report.md  explorer.html  run.json  results.json                     the default board's latest
 
 A run on an ad-hoc board (named from CLI overrides) never replaces the top-level files: the nightly report stays
 where the team reads it. ``run.json`` says whose report it is (run, board, config, when, failed or not);
-``dialogbench serve`` lists the boards and runs from it."""
+``dialogbench serve`` lists the boards and runs from it. ``results.json`` holds every leaderboard of the board, with
+its intervals, measured flags and provenance, for scripts (``dialogbench.results``)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
 from dialogbench.redact import redact
 from dialogbench.report.build import _atomic_write, write_report
+from dialogbench.results import RESULTS, write_results
 from dialogbench.runs import now
 
 RUNS_DIR, BOARDS_DIR, RUN_NOTE = "runs", "boards", "run.json"
-FILES = ("report.html", "report.md", "explorer.html", RUN_NOTE)
+FILES = ("report.html", "report.md", "explorer.html", RUN_NOTE, RESULTS)
 
 
 def run_folder(lake: Lake, run_id: str) -> Path:
@@ -40,16 +42,18 @@ def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, st
                     judge_checks=None) -> dict[str, str]:
     """Render the report and the explorer of ``board`` into the run's folder, then copy them to the board's folder
     and, unless the board is ad hoc, to the top of ``<lake>/reports``. Returns the run's files by kind (html, md,
-    explorer, note) and under "board" / "latest" the folders they were copied to."""
+    explorer, note, results) and under "board" / "latest" the folders they were copied to."""
     folder = run_folder(lake, run_id)
     written = write_report(lake, folder, settings=settings, board=board, judge_checks=judge_checks)
     paths = {kind: str(path) for kind, path in written.items()}
     paths["explorer"] = str(write_explorer(lake, folder, board=board))
     note = {"run_id": run_id, "board": board, "adhoc": is_adhoc(board), "config": redact(config_path),
-            "started_at": started_at.isoformat() if started_at else None, "rendered_at": now().isoformat(),
+            "started_at": started_at.isoformat() if started_at else None, "finished_at": now().isoformat(),
+            "rendered_at": now().isoformat(),
             "failed": failed}
     _atomic_write(folder / RUN_NOTE, json.dumps(note, indent=2) + "\n")
     paths["note"] = str(folder / RUN_NOTE)
+    paths["results"] = str(write_results(lake, board, folder, run_id=run_id, failed=failed, require_run=False))
     targets = [board_folder(lake, board), *([] if is_adhoc(board) else [lake.root / "reports"])]
     for target in targets:
         copy_reports(folder, target)
