@@ -68,16 +68,38 @@ def _seconds(value: str) -> float:
 
 
 def _overrides(args) -> dict:
-    return {"limit": args.limit, "models": args.models, "n": args.n, "judge": args.judge, "lake": args.lake,
-            "board": args.board, "stop_timeout_s": getattr(args, "stop_timeout", None), "devices": args.devices}
+    return {"limit": args.limit, "model": args.model, "models": args.models, "n": args.n, "judge": args.judge,
+            "lake": args.lake, "board": args.board, "stop_timeout_s": getattr(args, "stop_timeout", None),
+            "devices": args.devices, "canary": getattr(args, "canary", None)}
+
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "demo.yaml"
+
+
+def _config_or_default(parser: argparse.ArgumentParser, args) -> None:
+    """``run``/``validate``/``plan`` need a config; with ``--model`` and none, the demo's (its protocols, judge and
+    the box's engine settings), named relative to the working directory when it is below it."""
+    if getattr(args, "command", None) not in ("run", "validate", "plan") or args.config is not None:
+        return
+    if not args.model:
+        parser.error(f"{args.command}: --config is required (or --model SPEC to evaluate a model with "
+                     "configs/demo.yaml's protocols and judge)")
+    if not DEFAULT_CONFIG.is_file():
+        parser.error(f"{args.command}: --model without --config reads {DEFAULT_CONFIG}, which is not there: "
+                     "pass --config")
+    try:
+        args.config = str(DEFAULT_CONFIG.relative_to(Path.cwd()))
+    except ValueError:
+        args.config = str(DEFAULT_CONFIG)
 
 
 def cmd_run(args) -> int:
-    from dialogbench import stopping
+    from dialogbench import progress_display, stopping
     from dialogbench.registry import load_config
 
     config = load_config(args.config, _overrides(args))  # fail fast, before Prefect starts
-    with stopping.handling(config.stop_timeout_s):  # SIGTERM / SIGINT stop the run cleanly from here on
+    # SIGTERM / SIGINT stop the run cleanly from here on; each stage's progress is shown (a live line on a terminal)
+    with stopping.handling(config.stop_timeout_s), progress_display.showing(stream=sys.stderr):
         try:
             return _run(args, config)
         except stopping.Stopped:  # stopped before the flow began (queueing for the lease, say)
@@ -130,6 +152,9 @@ def _run(args, config) -> int:
     for family in registry.families():
         if family.name in result["leaderboard"] and family.format_leaderboard:
             _say("\n" + family.format_leaderboard(config, result["leaderboard"][family.name]))
+    botchat = config.sections().get("botchat")
+    if botchat is not None and botchat.enabled and (botchat.arena.enabled or botchat.gteval.enabled):
+        _say("\n" + _pairwise_leaderboards(config, result["board"]))
     if result.get("report"):
         _say(f"\nreport: {result['report']['html']}")
         if result["report"].get("explorer"):
@@ -141,11 +166,111 @@ def _run(args, config) -> int:
         Path(args.json).write_text(redact(json.dumps(visible_tree(result), indent=2, default=str)))
     failed = sum(s["failed"] for s in result["stages"])
     if failed:
-        _say(f"\n{failed} cell(s) failed; see `dialogbench query \"select * from failures\"`. A rerun retries them.")
+        _say(f"\n{_count(failed, 'cell')} failed; see `{failures_command(result)}`. A rerun retries them.")
     if not state.is_completed():  # failed cells, as the config's fail_on counts them: results published, run Failed
-        _say(f"error: run {result['run_id']} failed: {state.message}", file=sys.stderr)
+        from dialogbench.redact import redact
+
+        _say(redact("\n".join(run_failed_lines(result, config, state.message))), file=sys.stderr)
         return RUN_FAILED
     return 0
+
+
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    """``1 model``, ``2 models``."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
+
+
+def failures_command(result: dict) -> str:
+    """The query listing a run's failed cells, with the run's lake (unless it is ./data_lake) and its board (when it
+    is ad hoc, never the readers' default), so it can be pasted as it is."""
+    import shlex
+
+    from dialogbench.boards import is_adhoc
+
+    words = ["dialogbench", "query"]
+    lake = result.get("lake")
+    if lake and Path(lake).resolve() != Path("data_lake").resolve():
+        try:
+            shown = str(Path(lake).resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            shown = str(lake)
+        words += ["--lake", shlex.quote(shown)]
+    if result.get("board") and is_adhoc(result["board"]):
+        words += ["--board", shlex.quote(result["board"])]
+    return " ".join([*words, '"select * from failures"'])
+
+
+HEADLINE_MAX = 120
+_PROBLEM_KINDS = {"judge checks": ("judge check", "judge checks"), "judge canary": ("judge canary", "judge canaries"),
+                  "dispatch": ("lost dispatched unit", "lost dispatched units")}
+
+
+def run_failed_lines(result: dict, config, message: str | None) -> list[str]:
+    """Why a run failed (exit 4), as a headline of at most ``HEADLINE_MAX`` characters saying what failed and where
+    to look, then one indented line per reason: each stage whose failed cells fail it under ``fail_on``, each
+    family check's problem (a judge check, the canary's drift, a lost dispatched unit), then where to look."""
+    from dialogbench.runs import failing_stages, failure_message
+
+    policy = config.fail_on
+    failing = failing_stages(result.get("stages") or [], policy)
+    text = result.get("failed") or message or ""
+    if result.get("failed_lines") is not None:  # the flow's own list, when it gives one
+        problems = [line for line in result["failed_lines"] if line != failure_message(failing, policy)] \
+            if failing else list(result["failed_lines"])
+    elif failing and text.startswith(failure_message(failing, policy)):
+        problems = _split_problems(text[len(failure_message(failing, policy)):].removeprefix("; "))
+    else:
+        problems = _split_problems(text) if not failing else [text]
+    details = [f"{r.stage}: {r.failed} of {r.attempted} cells failed ({r.failed_share:.0%})" for r in failing]
+    details += problems
+    cells = sum(r.failed for r in failing)
+    parts = [f"{_count(cells, 'failed cell')} in {_count(len(failing), 'stage')}"] if failing else []
+    kinds: dict[str, int] = {}
+    for problem in problems:
+        kind = problem.split(": ", 1)[0] if problem.split(": ", 1)[0] in _PROBLEM_KINDS else ""
+        kinds[kind] = kinds.get(kind, 0) + 1
+    parts += [_count(n, *_PROBLEM_KINDS[kind]) for kind, n in kinds.items() if kind]
+    parts += [_count(kinds[""], "other reason" if parts else "reason")] if "" in kinds else []
+    run_id = result.get("run_id", "?")
+    for shown in range(len(parts), -1, -1):  # as many of the parts as fit, the rest counted
+        rest = f"{len(parts) - shown} more" if shown < len(parts) else ""
+        headline = f"error: run {run_id} failed: {', '.join([*parts[:shown], *([rest] if rest else [])])} " \
+                   "(details below)"
+        if len(headline) <= HEADLINE_MAX:
+            break
+    where = []
+    if failing:
+        rule = ("any failed cell" if policy.cells == "any"
+                else f"a stage with more than {policy.share:.1%} of its cells failed")
+        where.append(f"failed cells ({rule} fails the run; the next run retries them): {failures_command(result)}")
+    report = result.get("report") or {}
+    if report.get("html"):
+        where.append(f"report: {report['html']}")
+    if message and " Report: " in message:  # served (report.url): the address a notification quotes
+        where.append(f"served report: {message.rsplit(' Report: ', 1)[1]}")
+    return [headline if len(headline) <= HEADLINE_MAX else headline[:HEADLINE_MAX - 1] + "…",
+            *(f"  {line}" for line in [*details, *where])]
+
+
+def _split_problems(text: str) -> list[str]:
+    """A run's failure text (its reasons joined with '; ') as its reasons: a new one starts at a family check's
+    prefix (``judge checks: ``, ``judge canary: ``, ``dispatch: ``); the reasons' own '; ' stay inside them."""
+    import re
+
+    kinds = "|".join(re.escape(kind) for kind in _PROBLEM_KINDS)
+    return [part for part in re.split(rf"; (?=(?:{kinds}): )", text) if part]
+
+
+def _pairwise_leaderboards(config, board: str) -> str:
+    """BotChat's Arena and GTEval leaderboards (the family's table above is UniEval's), as ``dialogbench export``
+    and results.json have them."""
+    from dialogbench.registry import open_lake
+    from dialogbench.results import NoResults, format_all_leaderboards
+
+    try:
+        return format_all_leaderboards(open_lake(config.lake), board, views=("botchat_elo", "botchat_gteval"))
+    except NoResults as exc:
+        return f"(Arena and GTEval leaderboards: {exc})"
 
 
 def _stopped(args, state) -> NoReturn:
@@ -189,9 +314,41 @@ def cmd_query(args) -> int:
 def cmd_export(args) -> int:
     from dialogbench.lake.query import export
 
+    if args.sql is None:
+        return _export_leaderboards(args)
     rows = export(_data_lake(args.lake), args.sql, Path(args.out), fmt=args.format, board=args.board,
                   limits=_limits(args), raw=args.raw)
     print(f"{rows} row(s) written to {args.out}")
+    return 0
+
+
+def _export_leaderboards(args) -> int:
+    """``export`` without SQL: every leaderboard of ``--board`` (``dialogbench.results``) as one JSON file, or as a
+    folder of one CSV per leaderboard, outside the lake; a board no run published to is refused (exit 2), named."""
+    from dialogbench.lake.query import QueryRefused
+    from dialogbench.results import NoResults, collect_results, write_csv, write_json
+
+    out = Path(args.out)
+    fmt = args.format or ("json" if out.suffix.lower() == ".json" else None)
+    if fmt not in ("json", "csv"):
+        raise QueryRefused(f"{out}: the leaderboards export as --format json (one file) or --format csv (a folder, "
+                           "one CSV per leaderboard)" + (f", not {fmt}" if fmt else ""))
+    lake = _data_lake(args.lake)
+    if out.resolve().is_relative_to(lake.root.resolve()):
+        raise QueryRefused(f"{out}: is inside the lake {lake.root}; export writes outside it (runs own the lake)")
+    if fmt == "csv" and out.exists() and not out.is_dir():
+        raise QueryRefused(f"{out}: is a file; --format csv writes a folder of one CSV per leaderboard there")
+    try:
+        results = collect_results(lake, args.board)
+    except NoResults as exc:
+        raise QueryRefused(str(exc)) from None
+    if fmt == "json":
+        write_json(results, out)
+    else:
+        write_csv(results, out, raw=args.raw)
+    tables = results["leaderboards"]
+    _say(f"{len(tables)} leaderboard(s), {sum(len(t['rows']) for t in tables.values())} row(s) of board "
+         f"{results['board']} written to {out}{'' if fmt == 'json' else '/ (one CSV each)'}")
     return 0
 
 
@@ -393,22 +550,27 @@ def _serve_seconds(value: str) -> float:
 
 def cmd_validate(args) -> int:
     """Exit 2 when the config points at something unusable (its lake, a dataset line: what `run` would refuse
-    on any machine), 1 when only this machine lacks something (weights, an endpoint URL), else 0."""
+    on any machine), 1 when only this machine lacks something (weights, an endpoint URL, an endpoint that does not
+    answer or serve the model), else 0. Weights and endpoints are found without loading anything (``locate``)."""
     from dialogbench.config import ConfigError
     from dialogbench.registry import load_config
-    from dialogbench.preflight import check
+    from dialogbench.preflight import check, locate
     from dialogbench.redact import redact
 
     config = load_config(args.config, _overrides(args))
     from dialogbench import registry
 
     found = check(config, source=args.config)
+    located = locate(config, source=args.config)
+    found.machine.extend(located.machine)
+    found.notes.extend(located.notes)
     if found.inputs:
         raise ConfigError("\n".join([*found.inputs, *found.machine]))
     families = ", ".join(f.name for f in registry.families() if f.enabled(config) and f.protocol) or "none"
     checks = ", ".join(f.name for f in registry.families() if f.enabled(config) and not f.protocol)
-    _say(f"{args.config}: valid ({len(config.models)} models; families: {families}; "
-         f"{len(registry.stages(config))} stages; board: {config.board}{'; checks: ' + checks if checks else ''})")
+    _say(f"{args.config}: valid ({_count(len(config.models), 'model')}; families: {families}; "
+         f"{_count(len(registry.stages(config)), 'stage')}; board: {config.board}"
+         f"{'; checks: ' + checks if checks else ''})")
     for note in found.notes:
         _say(f"note: {redact(note)}")
     if found.machine:  # a problem can quote what the config says (weights not found: the URL, with its password)
@@ -451,19 +613,40 @@ def _raw_flag(parser: argparse.ArgumentParser) -> None:
                         "spreadsheet shows it rather than running it as a formula)")
 
 
+def _version() -> str:
+    """The installed distribution's version, else the package's own (a source tree that was never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dialogbench")
+    except PackageNotFoundError:
+        import dialogbench
+
+        return getattr(dialogbench, "__version__", "unknown")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from dialogbench.lake.commands import add_repair_parser, add_verify_parser
     from dialogbench.ratings.command import add_elo_parser
     from dialogbench.stats.command import add_compare_parser
 
     parser = argparse.ArgumentParser(prog="dialogbench", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"dialogbench {_version()}",
+                        help="print dialogbench's version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (("run", "run the pipeline (a Prefect flow) for a config"),
                             ("validate", "check a config without computing anything"),
                             ("plan", "size a run before it runs: per stage and model, the cells still to compute and "
                                      "the tokens they generate at most (expected, from the lake's history)")):
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("--config", required=True, help="YAML config, e.g. configs/demo.yaml")
+        p.add_argument("--config", help="YAML config, e.g. configs/nightly.yaml (required, except with --model: "
+                       "then configs/demo.yaml's protocols, judge and engine settings)")
+        p.add_argument("--model", action="append", metavar="SPEC",
+                       help="evaluate this model, no YAML needed (repeatable): vllm:PATH_OR_HF_NAME, or "
+                       "openai:NAME@URL for an OpenAI-compatible endpoint (its key from the environment variable "
+                       "DIALOGBENCH_OPENAI_API_KEY, never the command line); ALIAS= before it names it. Its other "
+                       "settings are those of the config's first model of that backend; every family evaluates "
+                       "exactly these models, on a board of their own (e.g. demo+model=NAME)")
         p.add_argument("--limit", type=_positive, metavar="K",
                        help="at most the first K items of every family (BotChat seeds, MT-Bench-101 dialogues per "
                        "task, GameEval words and word pairs): a limit the config sets lower stays")
@@ -483,7 +666,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "none: no GPU); with dispatch: {} in the config, also the slots its units run on at once")
         if name == "plan":
             p.add_argument("--json", help="also write the rows as JSON to this file")
+        if name in ("run", "plan"):
+            p.add_argument("--no-canary", dest="canary", action="store_false", default=None,
+                           help="skip the judge canary this run (it repeats stored judgments at most once a night "
+                           "per judge; canary.every: run in the config repeats them every run)")
         if name == "run":
+            p.add_argument("--verbose", action="store_true",
+                           help="log Prefect's task and flow states and vLLM's engine lines too (default: warnings)")
             p.add_argument("--json", help="also write the run summary as JSON to this file")
             _wait_flag(p)
             p.add_argument("--stop-timeout", type=_seconds, metavar="SECONDS",
@@ -491,17 +680,25 @@ def build_parser() -> argparse.ArgumentParser:
                            "abandoned (default: the config's stop_timeout_s, 20); a second signal stops at once")
     q = sub.add_parser("query", help="run read-only SQL over the lake's views (seeds, generations, judgments, "
                        "runs, …); files outside the lake are out of reach")
-    q.add_argument("sql")
+    q.add_argument("sql", help="read-only SQL over the lake's views, e.g. \"select * from botchat_unieval\"")
     q.add_argument("--lake", help="lake directory (default: data_lake)")
     q.add_argument("--format", choices=("table", "csv", "json"), default="table")
     q.add_argument("--max-rows", type=_positive, default=100, help="rows the table format shows (default 100)")
     _raw_flag(q)
     _board_flag(q)
     _limit_flags(q)
-    e = sub.add_parser("export", help="write a query's result to a file outside the lake (parquet, csv, json)")
-    e.add_argument("sql")
-    e.add_argument("--out", required=True, help="the file to write (its suffix picks the format)")
-    e.add_argument("--format", choices=("parquet", "csv", "json"), help="override the format the suffix implies")
+    e = sub.add_parser("export", help="write a query's result to a file outside the lake (parquet, csv, json); "
+                       "without SQL, every leaderboard of the board (json: what results.json beside each report "
+                       "holds; csv: a folder with one <view>.csv per leaderboard)")
+    e.add_argument("sql", nargs="?", help="read-only SQL over the lake's views whose result is written, e.g. "
+                   "\"select * from botchat_unieval\"; leave it out to write every leaderboard of --board with "
+                   "its intervals, measured flags and provenance")
+    e.add_argument("--out", required=True, help="the file to write (its suffix picks the format); without SQL: "
+                   "json writes this file; csv makes this folder and writes one CSV per leaderboard into it, "
+                   "named after its view (botchat_elo.csv, gameeval_spyfall.csv, headline.csv, ...), each with "
+                   "its own columns")
+    e.add_argument("--format", choices=("parquet", "csv", "json"), help="override the format the suffix implies "
+                   "(without SQL: json or csv; an --out ending in .json means json)")
     e.add_argument("--lake", help="lake directory (default: data_lake)")
     _raw_flag(e)
     _board_flag(e)
@@ -517,7 +714,8 @@ def build_parser() -> argparse.ArgumentParser:
     li = lb.add_subparsers(dest="labels_command", required=True).add_parser(
         "import", help="import a CSV or JSONL file of item, protocol, label (README, \"Judge agreement\"); importing a "
         "source again replaces its labels")
-    li.add_argument("file")
+    li.add_argument("file", help="the labels: a CSV file (a header with at least item,protocol,label) or JSONL (one "
+                    "{\"item\": …, \"protocol\": …, \"label\": …} a line), by its suffix")
     li.add_argument("--source", help="who labelled (default: the file's name without its suffix): compared as "
                     "judge human:<source>")
     li.add_argument("--lake", help="lake directory (default: data_lake)")
@@ -561,6 +759,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _no_prefect_chatter(record: logging.LogRecord) -> bool:
+    """The terminal's filter under ``run`` without ``--verbose``: Prefect's own lines below WARNING ("Finished in
+    state Completed()", one per task run) are left to its UI. Prefect leaves a root handler of ours in place
+    (its setup_logging keeps user handlers), so the lines reach the terminal only through this one."""
+    return record.levelno >= logging.WARNING or not (record.name == "prefect" or record.name.startswith("prefect."))
+
+
 def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
     from dialogbench.config import ConfigError
@@ -575,16 +780,22 @@ def main(argv: list[str] | None = None) -> int:
     from dialogbench.stats.command import run_compare_command
     from dialogbench.serve import ServeError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _config_or_default(parser, args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     from dialogbench.redact import install as redact_logs, redact
 
     redact_logs()  # no API key reaches a log line (ours, Prefect's console, or its API's stored logs)
-    for noisy in ("httpx", "httpcore", "transformers", "prefect.server", "vllm"):
+    verbose = args.command == "run" and getattr(args, "verbose", False)
+    for noisy in ("httpx", "httpcore", "transformers", "prefect.server", *(() if verbose else ("vllm",))):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # vLLM logs every engine setting at INFO from its own processes; its warnings and errors stay.
-    # Set VLLM_LOGGING_LEVEL=INFO to see them all.
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+    # Set VLLM_LOGGING_LEVEL=INFO (or `run --verbose`) to see them all.
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
+    if args.command == "run" and not verbose:  # progress is the display's (progress_display), not a line per task run
+        for handler in logging.getLogger().handlers:  # the terminal's; Prefect's UI (its API handler) keeps them all
+            handler.addFilter(_no_prefect_chatter)
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate, "plan": cmd_plan,
                 "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export, "labels": cmd_labels,
                 "elo": run_elo_command, "verify": lambda a: run_verify_command(a, open_lake(a.lake or "data_lake")),

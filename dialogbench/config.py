@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import collections.abc
+import difflib
 import logging
 import math
 import os
 import re
+import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Sequence
 
@@ -125,6 +128,9 @@ class ModelConfig(Strict):
     # vLLM settings it reads only from the environment, set while the engine starts (VLLM_ENABLE_V1_MULTIPROCESSING:
     # "0" runs it in the run's own process: configs/demo.yaml, on 2 CPU cores). Part of the engine's identity.
     engine_env: dict[str, str] = Field(default_factory=dict)
+    # An OpenAI-compatible endpoint's base URL, given here (no secret in it) or read from the variable base_url_env
+    # names when unset.
+    base_url: str | None = None
     base_url_env: str = "DIALOGBENCH_OPENAI_BASE_URL"
     api_key_env: str = "DIALOGBENCH_OPENAI_API_KEY"
     concurrency: int = Field(8, ge=1)
@@ -171,6 +177,15 @@ class ModelConfig(Strict):
             raise ValueError(f"backend {self.backend!r} needs 'weights' (a path, pkg:// file or model name)")
         if self.backend == "scripted" and not self.script:
             raise ValueError("backend 'scripted' needs 'script' (a list of replies)")
+        if self.base_url is not None:
+            if self.backend != "openai":
+                raise ValueError(f"base_url is an OpenAI-compatible endpoint's: backend {self.backend!r} has none")
+            from dialogbench.model_spec import SpecError, check_url
+
+            try:
+                check_url(self.base_url, what="base_url")
+            except SpecError as exc:
+                raise ValueError(str(exc)) from None
         if self.engine_env and self.backend != "vllm":
             raise ValueError(f"engine_env sets vLLM's environment variables: backend {self.backend!r} has none")
         if bad := [name for name in self.engine_env if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name)]:
@@ -335,18 +350,93 @@ class Config(Strict):
 
 
 
-def _format_errors(source: str, error: ValidationError) -> str:
-    lines = []
+def _format_errors(source: str, error: ValidationError, families: Sequence["Family"] = (),
+                   raw: dict[str, Any] | None = None) -> str:
+    """One line per problem, ``<file>: <field path>: <message>``. A misspelled key says which key it was likely meant
+    to be (``botchat.limt: unknown key; did you mean 'limit'?``), else the keys allowed there; ``raw`` (the YAML
+    mapping) names misspelled top-level keys even when another error stops the checks that would."""
+    lines, unknown = [], _unknown_top_level(raw, families)
+    lines += [f"{source}: {key}: {hint}" for key, hint in unknown.items()]
     for item in error.errors():
         loc = ""
         for part in item["loc"]:
             loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
         msg = item["msg"].removeprefix("Value error, ")
+        if not item["loc"] and any(msg.startswith(f"{key}: unknown section") for key in unknown):
+            continue  # said above, with a suggestion
+        if item["type"] == "extra_forbidden" and item["loc"]:
+            msg = unknown_key(str(item["loc"][-1]), _keys_at(item["loc"], families))
         lines.append(f"{source}: {loc or '(top level)'}: {msg}")
     return "\n".join(lines)
 
 
-OVERRIDE_FLAGS = ("limit", "models", "n", "judge")
+def unknown_key(key: str, allowed: Sequence[str] | None, *, listing: str | None = None) -> str:
+    """What to say about ``key``, which is none of ``allowed``: the closest of them, else all of them (``listing``:
+    how to list them instead)."""
+    if not allowed:
+        return "unknown key"
+    close = difflib.get_close_matches(key, list(allowed), n=1) or \
+        difflib.get_close_matches(key.lower(), [a.lower() for a in allowed], n=1)
+    if close:
+        match = next(a for a in allowed if a.lower() == close[0].lower())
+        return f"unknown key; did you mean {match!r}?"
+    return f"unknown key ({listing or 'allowed keys: ' + ', '.join(allowed)})"
+
+
+def _unknown_top_level(raw: dict[str, Any] | None, families: Sequence["Family"]) -> dict[str, str]:
+    """Each key of the YAML's top level that is neither a Config field nor a family's section, with its hint."""
+    names = [f.name for f in families]
+    if not isinstance(raw, dict) or not names:
+        return {}
+    fields = list(Config.model_fields)
+    listing = f"top-level keys: {', '.join(fields)}; family sections: {', '.join(names)}"
+    return {str(key): unknown_key(str(key), [*fields, *names], listing=listing)
+            for key in raw if key not in fields and key not in names}
+
+
+def _models_in(annotation: Any) -> tuple[list[type[BaseModel]], bool]:
+    """The BaseModel classes an annotation holds (``X | None``, ``list[X]``, ``dict[str, X]``), and whether they sit
+    under a mapping's keys (a location then names the key before the field)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation], False
+    origin, found, keyed = typing.get_origin(annotation), [], False
+    for arg in typing.get_args(annotation):
+        models, inner = _models_in(arg)
+        found += models
+        keyed = keyed or inner
+    return found, keyed or (origin in (dict, collections.abc.Mapping) and bool(found))
+
+
+def _keys_at(loc: Sequence[Any], families: Sequence["Family"]) -> list[str] | None:
+    """The keys the mapping at ``loc[:-1]`` allows (its classes' field names), or None when the path is not followed."""
+    sections = {f.name: f.section for f in families}
+    candidates: list[type[BaseModel]] = [Config]
+    keyed = False
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        named = [c for c in candidates if c.__name__ == part]  # a union's member, as pydantic names it
+        if named:
+            candidates = named
+            continue
+        following: list[type[BaseModel]] = []
+        inner = False
+        for cls in candidates:
+            if part in cls.model_fields:
+                models, inner = _models_in(cls.model_fields[part].annotation)
+                following += models
+            elif cls is Config and part in sections:
+                following.append(sections[part])
+        if not following:
+            if keyed:  # a mapping's key: the same classes below it
+                keyed = False
+                continue
+            return None
+        candidates, keyed = following, inner
+    return list(dict.fromkeys(name for cls in candidates for name in cls.model_fields))
+
+
+OVERRIDE_FLAGS = ("model", "limit", "models", "n", "judge")
 _MISSING = object()
 _NOTED: set[str] = set()  # override notes logged once per process (the CLI and the flow both load the config)
 
@@ -377,12 +467,21 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, fa
             continue
         if key in ("lake", "stop_timeout_s", "devices"):  # top-level fields: no section, no board of their own
             raw[key] = value
+        elif key == "canary":  # --no-canary: the section, when the config has one, is off for this run
+            if not value and isinstance(raw.get("canary"), dict):
+                raw["canary"] = {**raw["canary"], "enabled": False}
         elif key == "board":
             continue  # the board is decided once the config is valid (load_config)
         elif key not in OVERRIDE_FLAGS:
             raise ConfigError(f"unknown override {key!r}")
         elif key == "limit" and (_not_int(value) or value < 1):
             raise ConfigError(f"--limit: expected a positive integer, got {value!r}")
+        elif key == "model":
+            if overrides.get("models") is not None:
+                raise ConfigError("--model and --models: give one (--model adds models to evaluate, --models picks "
+                                  "among the config's)")
+            raw, note = _add_models(raw, list(value), source, families)
+            notes.extend([note] if note else [])
         elif key == "models":
             raw, note = _keep_models(raw, list(value), source, families)
             notes.extend([note] if note else [])
@@ -396,6 +495,44 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, fa
                         new = old if _not_int(old) else value if old is None else min(old, value)
                     raw[name] = _set(raw[name], keys, new)
     return Overridden(raw, notes)
+
+
+def _add_models(raw: dict, specs: list[str], source: str, families: Sequence["Family"]) -> tuple[dict, str | None]:
+    """``--model SPEC`` (``dialogbench.model_spec``): each model is added to the config's models with the settings of
+    its first model of the same backend, and every family evaluates exactly these models (as ``--models`` would
+    pick them: matchups naming the config's own models are dropped, a part left with too few is off)."""
+    from dialogbench.model_spec import SpecError, parse
+
+    if not specs:
+        raise ConfigError("--model: name at least one model (vllm:PATH_OR_NAME or openai:NAME@URL)")
+    try:
+        parsed = [parse(spec) for spec in specs]
+    except SpecError as exc:
+        raise ConfigError(str(exc)) from None
+    models = list(raw.get("models") or []) if isinstance(raw.get("models"), list) else []
+    judges = raw.get("judges") if isinstance(raw.get("judges"), list) else []
+    entries = [m for m in [*models, *judges] if isinstance(m, dict)]
+    added = []
+    for spec in dict((p.name, p) for p in parsed).values():
+        same = next((m for m in entries if m.get("name") == spec.name), None)
+        if same is not None and (same.get("weights"), same.get("base_url")) != (spec.weights, spec.base_url):
+            raise ConfigError(f"--model {spec.backend}:{spec.weights}: the name {spec.name!r} is already a model of "
+                              f"{source} with other weights: put ALIAS= before it (--model my-name={spec.backend}:…)")
+        if same is None or same not in models:
+            template = next((m for m in entries if m.get("backend") == spec.backend), None)
+            models.append(spec.entry(template))
+        added.append(spec.name)
+    raw = {**raw, "models": models}
+    for name, section in _sections(raw, families):
+        body = raw[name]
+        for path in section.OVERRIDES.get("models", ()):
+            keys = path.split(".")
+            mine = _get(body, keys, _default(section, keys))
+            if isinstance(mine, list):  # a section naming its models plays the added ones instead
+                body = _set(body, keys, [*mine, *[n for n in added if n not in mine]])
+        raw[name] = body
+    raw, note = _keep_models(raw, added, source, families)
+    return raw, (note.replace("--models ", "--model ", 1) if note else None)
 
 
 def _keep_models(raw: dict, wanted: list[str], source: str, families: Sequence["Family"]) -> tuple[dict, str | None]:
@@ -540,7 +677,7 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
     try:
         raw = read_yaml_file(path, source) or {}  # within bounds: an alias bomb is refused while it is composed
     except FileNotFoundError:
-        raise ConfigError(f"{source}: config file not found") from None
+        raise ConfigError(_not_found(source)) from None
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read the config file ({exc.strerror or exc})") from None
     except ValueError as exc:  # not YAML, not UTF-8, or over a bound: one line naming the file and line
@@ -562,11 +699,31 @@ def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None
     return _resolve_paths(config.model_copy(update={"board": board}), root or Path.cwd(), source)
 
 
+def _not_found(source: str) -> str:
+    """A config file that is not there: the closest YAML file's name in its folder (``configs/demo.yml`` ->
+    ``configs/demo.yaml``), else the YAML files the folder holds, else that the folder is missing."""
+    path = Path(source)
+    folder = path.parent
+    if not folder.is_dir():
+        return f"{source}: config file not found (no folder {folder})"
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    except OSError:
+        names = []
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    if close:
+        return f"{source}: config file not found; did you mean {folder / close[0]}?"
+    if names:
+        shown = ", ".join(names[:10]) + (f", … ({len(names) - 10} more)" if len(names) > 10 else "")
+        return f"{source}: config file not found (YAML files in {folder}: {shown})"
+    return f"{source}: config file not found"
+
+
 def _blame(source: str, raw: dict, overrides: dict[str, Any] | None, error: ValidationError,
            families: Sequence["Family"]) -> str:
     """The validation errors, each prefixed with the flags that caused it when the config alone is valid: the
     flag that fails alone (``--n 2``), else every flag given."""
-    message = _format_errors(source, error)
+    message = _format_errors(source, error, families, raw)
     given = {k: v for k, v in (overrides or {}).items() if v is not None and k not in ("lake", "board", "stop_timeout_s")}
     if not given or not _valid(raw, families):
         return message

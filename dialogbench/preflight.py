@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialogbench import placement, registry
-from dialogbench.backends.weights import resolve_weights
+from dialogbench.backends.weights import PKG_SCHEME, resolve_weights
 from dialogbench.judge_checks import self_judging
 from dialogbench.config import Config, ConfigError, ModelConfig
 from dialogbench.pool import Schedule
@@ -157,8 +157,9 @@ def model_findings(model: ModelConfig) -> tuple[list[str], list[str]]:
         except FileNotFoundError as exc:
             problems.append(f"weights: {exc}")
     if model.backend == "openai":
-        if not os.environ.get(model.base_url_env):
-            problems.append(f"base_url_env: environment variable {model.base_url_env} is not set")
+        if not model.base_url and not os.environ.get(model.base_url_env):
+            problems.append(f"base_url_env: environment variable {model.base_url_env} is not set (or give the "
+                            "endpoint's base_url in the model entry)")
         if not os.environ.get(model.api_key_env):
             # Not an error: the backend then sends the key "EMPTY", which a local server started without
             # --api-key accepts; a hosted API answers 401 and the cells land in `failures`.
@@ -240,6 +241,127 @@ def placement_problems(config: Config) -> list[str]:
     except (OSError, ValueError):  # a data file a stage reads for its groups is bad: data_problems names it
         return []
     return []
+
+
+ENDPOINT_TIMEOUT_S = 5.0
+_TRUE = ("1", "on", "yes", "true")
+
+
+def hub_cache_dir(model: ModelConfig | None = None) -> Path:
+    """Where Hugging Face downloads go: vLLM's ``engine.download_dir``, else HF_HUB_CACHE, HF_HOME/hub or
+    ~/.cache/huggingface/hub (read now, not when huggingface_hub was imported)."""
+    if model is not None and model.engine.get("download_dir"):
+        return Path(str(model.engine["download_dir"])).expanduser()
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache", "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def _hub_cached(repo_id: str, revision: str | None, cache: Path) -> bool:
+    """``repo_id`` has a snapshot in the Hugging Face cache ``cache`` (its config.json, or any file of it);
+    ValueError when it is no hub name (huggingface_hub's own check)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo_id, "config.json", cache_dir=str(cache), revision=revision)
+    if isinstance(found, str):
+        return True
+    snapshots = cache / f"models--{repo_id.replace('/', '--')}" / "snapshots"
+    return snapshots.is_dir() and any(snapshots.iterdir())
+
+
+def weights_findings(model: ModelConfig) -> tuple[list[str], list[str]]:
+    """(problems, notes) for a local engine's hub-named weights (``org/name``), found without loading them: in the
+    local Hugging Face cache, else a download the run makes (a note), or a problem when HF_HUB_OFFLINE forbids it.
+    A local path or ``pkg://`` file is ``model_findings``' (which ``run`` checks too)."""
+    weights = model.weights or ""
+    if model.backend != "vllm" or weights.startswith(PKG_SCHEME):
+        return [], []  # transformers loads local weights only: model_findings names a missing one
+    try:
+        resolved = resolve_weights(weights, must_exist=False)
+    except FileNotFoundError:
+        return [], []  # a path: model_findings names it
+    if Path(resolved.path).exists():
+        return [], []
+    cache = hub_cache_dir(model)
+    try:
+        cached = _hub_cached(weights, model.revision, cache)
+    except ImportError:
+        return [], [f"weights: {weights!r} is no local path; huggingface_hub is not installed to look for it in "
+                    "the Hugging Face cache"]
+    except ValueError:  # HFValidationError: not org/name
+        return [f"weights: {weights!r} is no file or folder here, nor a Hugging Face model name (org/name)"], []
+    if cached:
+        return [], []
+    revision = f" (revision {model.revision})" if model.revision else ""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _TRUE:
+        return [f"weights: {weights!r}{revision} is no local path and is not in the Hugging Face cache ({cache}), "
+                "and HF_HUB_OFFLINE is set: download it first (huggingface-cli download "
+                f"{weights}), or give a local path"], []
+    return [], [f"weights: {weights!r}{revision} is not in the Hugging Face cache ({cache}) nor a local path: the "
+                "run will download it from the Hub"]
+
+
+def endpoint_findings(model: ModelConfig, *, timeout_s: float = ENDPOINT_TIMEOUT_S,
+                      listings: dict | None = None) -> tuple[list[str], list[str]]:
+    """(problems, notes) for an OpenAI-compatible model's endpoint: ``GET {base_url}/models`` within ``timeout_s``
+    must answer and list the model's name (``weights``); an endpoint without that listing is a note. No base URL is
+    ``model_findings``' problem. ``listings`` caches the answers by (URL, key) across models."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    base = getattr(model, "base_url", None) or os.environ.get(model.base_url_env)
+    if model.backend != "openai" or not base:
+        return [], []
+    url = base.rstrip("/") + "/models"
+    key = os.environ.get(model.api_key_env)
+    cache = listings if listings is not None else {}
+    if (url, key) not in cache:
+        request = urllib.request.Request(url, headers={"Accept": "application/json",
+                                                       **({"Authorization": f"Bearer {key}"} if key else {})})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s) as answer:  # noqa: S310 (the config's URL)
+                body = answer.read(4_000_000)
+            cache[(url, key)] = ("ok", body)
+        except urllib.error.HTTPError as exc:
+            cache[(url, key)] = ("http", exc.code)
+        except (urllib.error.URLError, OSError, ValueError) as exc:  # refused, no such host, timed out, bad URL
+            reason = getattr(exc, "reason", None) or exc
+            cache[(url, key)] = ("down", str(reason) or type(exc).__name__)
+    kind, detail = cache[(url, key)]
+    name = model.weights or ""
+    if kind == "down":
+        return [f"endpoint: {base} is unreachable (GET {url}: {detail}): is the server running, and the URL right?"], []
+    if kind == "http" and detail in (401, 403):
+        return [f"endpoint: GET {url} answered HTTP {detail}: the key in {model.api_key_env} is refused"
+                + ("" if key else " (it is not set)")], []
+    if kind == "http" and detail in (404, 405, 501):
+        return [], [f"endpoint: {base} has no model listing (GET {url}: HTTP {detail}): cannot check that it serves "
+                    f"{name!r}"]
+    if kind == "http":
+        return [f"endpoint: GET {url} answered HTTP {detail}"], []
+    try:
+        served = [str(entry["id"]) for entry in json.loads(detail)["data"]]
+    except (ValueError, TypeError, KeyError):
+        return [], [f"endpoint: GET {url} answered no model list: cannot check that it serves {name!r}"]
+    if name not in served:
+        listed = ", ".join(served[:10]) + (f", … ({len(served) - 10} more)" if len(served) > 10 else "")
+        return [f"endpoint: {base} does not serve {name!r} (weights); it lists: {listed or 'no model'}"], []
+    return [], []
+
+
+def locate(config: Config, *, source: str = "config", timeout_s: float = ENDPOINT_TIMEOUT_S) -> Findings:
+    """Where each model of the run is, without loading it (``dialogbench validate``): a vLLM model's hub name in the
+    local Hugging Face cache (``weights_findings``), an endpoint answering with the model listed
+    (``endpoint_findings``). A missing local path is ``check``'s, for ``run`` too."""
+    found, listings = Findings(), {}
+    for model in models_in_use(config):
+        for problems, notes in (weights_findings(model),
+                                endpoint_findings(model, timeout_s=timeout_s, listings=listings)):
+            found.machine.extend(f"{source}: model {model.name!r}: {p}" for p in problems)
+            found.notes.extend(f"{source}: model {model.name!r}: {n}" for n in notes)
+    return found
 
 
 def preflight(config: Config, *, source: str = "config") -> None:

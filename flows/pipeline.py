@@ -27,7 +27,7 @@ from dialogbench import stopping
 from dialogbench.lake.lease import lake_lease
 from dialogbench.lake.space import DiskFull
 from dialogbench.pool import release_all
-from dialogbench.runs import failure_lines, new_run_id
+from dialogbench.runs import failure_lines, new_run_id, now
 from dialogbench.redact import redact
 from dialogbench.report.publish import failure_state_message
 from flows.family import family
@@ -48,12 +48,13 @@ from tasks.subflows import subflows_without_heartbeats
 def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
              n: list[int] | None = None, judge: str | None = None, lake: str | None = None,
              board: str | None = None, lease_wait_s: float = 0.0, stop_timeout_s: float | None = None,
-             devices: str | None = None):
+             devices: str | None = None, model: list[str] | None = None, canary: bool | None = None):
     reset_cost()
     with stop_on_signals(stop_timeout_s), cancelled_on_escalation():  # Prefect put its own SIGTERM handler in place
         try:
-            return _run(config_path, {"limit": limit, "models": models, "n": n, "judge": judge, "lake": lake,
-                                      "board": board, "stop_timeout_s": stop_timeout_s, "devices": devices},
+            return _run(config_path, {"limit": limit, "model": model, "models": models, "n": n, "judge": judge,
+                                      "lake": lake, "board": board, "stop_timeout_s": stop_timeout_s,
+                                      "devices": devices, "canary": canary},
                         lease_wait_s)
         except (stopping.Stopped, TerminationSignal):
             return _stopped()
@@ -67,6 +68,7 @@ def _run(config_path: str, overrides: dict, lease_wait_s: float):
     with lake_lease(config.lake, wait_s=lease_wait_s, run_id=flow_run.name):
         stopping.check()
         run_id = start_run(config, flow_run.name)
+        started_at = now()  # run.json's and the summary's started_at (UTC)
         record_run_config(config, run_id, config_path)
         families = run_families(config)
         stopping.progress.begin([name for names in families.values() for name in names])
@@ -83,7 +85,7 @@ def _run(config_path: str, overrides: dict, lease_wait_s: float):
             else:
                 stages, dispatch_problems = _families(config, run_id, families, config_path), []
         with tags(*run_tagged):  # every task run below carries them too
-            publish_stages(run_id, stages)
+            publish_stages(run_id, stages, board=config.board)
             stopping.check()
             # a drifted canary or an unreadable judge fails a run as cells do, and so does dispatched work lost
             problems = dispatch_problems + run_checks(config, run_id)
@@ -95,21 +97,22 @@ def _run(config_path: str, overrides: dict, lease_wait_s: float):
             # and the report opens with what changed
             history = snapshot(config, run_id)
             boards = leaderboard(config)
-            publish_leaderboards(run_id, boards)
-            publish_judges(run_id, judge_summary(config))
-            publish_changes(run_id, history["changes"])
+            publish_leaderboards(run_id, boards, board=config.board)
+            publish_judges(run_id, judge_summary(config), board=config.board)
+            publish_changes(run_id, history["changes"], board=config.board)
             stopping.check()
             problem_lines = failure_lines(stages, config.fail_on, problems)
             failed = "; ".join(problem_lines) or None
             stopping.check()
-            report = render_report(config, run_id, config_path, failed)
+            report = render_report(config, run_id, config_path, failed, started_at)
             publish_report(run_id, report, url=config.report.url, board=config.board)
             publish_failures(config, run_id)
     log_problems(problem_lines)  # on the parent flow run: one WARNING per reason it fails
     summary = {"run_id": run_id, "lake": config.lake, "board": config.board, "stages": stages, "leaderboard": boards,
                "report": report,
                "history": {"rows": history["rows"], "changes": len(history["changes"]), "seconds": history["seconds"]},
-               "tags": run_tagged, "failed": failed,
+               "tags": run_tagged, "failed": failed, "failed_lines": problem_lines,
+               "started_at": started_at.isoformat(), "finished_at": now().isoformat(),
                "artifacts": cost()}
     if failed:
         message = failure_state_message(failed, config.report.url, run_id, config.board)

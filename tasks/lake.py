@@ -40,9 +40,11 @@ def judge_summary(config: Config) -> list[dict]:
 
 
 @task(name="render-report", cache_policy=NO_CACHE)
-def render_report(config: Config, run_id: str, config_path: str, failed: str | None) -> dict[str, str]:
+def render_report(config: Config, run_id: str, config_path: str, failed: str | None,
+                  started_at=None) -> dict[str, str]:
     """The board's ``report.html``, ``report.md`` and dialogue explorer ``explorer.html`` in the run's folder
     ``<lake>/reports/runs/<run_id>/``, copied to the board's folder and (a board without CLI overrides) to the top of
     ``<lake>/reports`` (``dialogbench.report.publish``)."""
     return publish_reports(open_lake(config.lake), run_id=run_id, board=config.board, config_path=config_path,
-                           failed=failed, settings=config.report, judge_checks=settings_of(config))
+                           started_at=started_at, failed=failed, settings=config.report,
+                           judge_checks=settings_of(config))

@@ -188,7 +188,8 @@ def test_openai_endpoint_without_url_is_a_problem_without_key_a_note(make_config
     data["judges"] = [{"name": "judge", "backend": "openai", "weights": "m", "base_url_env": "NO_SUCH_URL_VAR",
                        "api_key_env": "NO_SUCH_KEY_VAR"}]
     found = check(make_config(data))
-    assert found.machine == ["config: model 'judge': base_url_env: environment variable NO_SUCH_URL_VAR is not set"]
+    assert found.machine == ["config: model 'judge': base_url_env: environment variable NO_SUCH_URL_VAR is not set (or give the "
+                             "endpoint's base_url in the model entry)"]
     assert len(found.notes) == 1 and "NO_SUCH_KEY_VAR" in found.notes[0] and "EMPTY" in found.notes[0]
     monkeypatch.setenv("NO_SUCH_URL_VAR", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("NO_SUCH_KEY_VAR", "k")
@@ -322,7 +323,7 @@ def test_cli_refuses_a_dataset_with_a_malformed_line(tmp_path, command):
 def test_cli_validate_still_says_valid_for_a_good_config(tmp_path):
     result = run_cli(["validate", "--config", str(_write(tmp_path, _scripted(tmp_path)))], tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "valid (1 models; families: botchat;" in result.stdout
+    assert "valid (1 model; families: botchat;" in result.stdout
     assert not (tmp_path / "lake").exists()  # validate leaves no trace
 
 
@@ -343,7 +344,7 @@ def test_cli_validate_notes_secrets_without_printing_them_and_keeps_its_exit_cod
     data["models"][0]["weights"] = f"https://alice:{PLANTED[0]}@weights.example.com/m.gguf"
     result = run_cli(["validate", "--config", str(_write(tmp_path, data))], tmp_path, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "valid (1 models; families: botchat;" in result.stdout
+    assert "valid (1 model; families: botchat;" in result.stdout
     notes = [line for line in result.stdout.splitlines() if SECRET_NOTE in line]
     assert [line.split(": ")[2] for line in notes] == ["models[0].weights", "models[0].engine.hf_token"]
     assert all(line.startswith("note: ") for line in notes)

@@ -65,7 +65,8 @@ def header(data: dict, sections: list[Section]) -> list[tuple[str, str]]:
         ("Dates", dates),
         ("Warnings", (f"{'; '.join(warned)}; a number marked {FLAG} is explained in its section's Warnings"
                       if warned else "none")
-         + f" (threshold: fewer than {settings.min_cells} cells, report.min_cells from {source})"),
+         + f" (a number resting on fewer than {settings.min_cells} cells is flagged: report.min_cells, as set in "
+            f"{source})"),
     ]
 
 

@@ -72,7 +72,7 @@ def collect(lake: Lake, *, examples_per_model: int = 3, settings: ReportConfig |
         read = partial(_rows, con)
         data: dict = {name: read(sql) for name, sql in QUERIES.items()}
         header = (data["header"] or [{}])[0]
-        found, source = ((settings, "given") if settings is not None
+        found, source = ((settings, "the config the report was rendered with") if settings is not None
                          else settings_from_run(header.get("run_config"), header.get("run_id")))
         data["settings"], data["settings_source"] = found, source
         rows = {f.name: {name: read(sql) for name, sql in f.report.queries.items()} for f in families}

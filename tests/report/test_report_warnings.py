@@ -145,7 +145,7 @@ def test_the_threshold_comes_from_the_latest_runs_config(tmp_path):
     lake = lake_of(tmp_path / "lake", passes=(True, False), config=str(config),  # 2 dialogues
                    run_config="report:\n  min_cells: 3\n")
     page = md(lake, min_cells=None)
-    assert "Fewer than 3 cells" in page and "report.min_cells from run run-1's config" in page
+    assert "Fewer than 3 cells" in page and "report.min_cells, as set in run run-1's config" in page
     lake = lake_of(tmp_path / "lake2", passes=(True, False), run_config="report:\n  min_cells: 2\n")
     assert "Fewer than" not in md(lake, min_cells=None)
     with pytest.raises(ValueError):
@@ -175,7 +175,7 @@ def test_header_fields(tmp_path):
     head = page["md"].split("## ")[0]
     for field in ("**Board**: nightly", "**Config**: configs/nightly.yaml", "**Models**: a, b", "**Judge**: judge-x",
                   "**Dates**: latest run run-1: started 2026-01-02 03:04:05 UTC, finished 2026-01-02 03:05:05 UTC",
-                  "**Warnings**:", "report.min\\_cells from given",
+                  "**Warnings**:", "report.min\\_cells, as set in the config the report was rendered with",
                   "**Code**: not recorded", "**Engines**: not recorded"):  # a run written before they were recorded
         assert field in head, field
     assert '<dl class="meta">' in page["html"] and "<dt>Code</dt>" in page["html"]
