@@ -29,8 +29,6 @@ import decimal
 import io
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection
@@ -43,6 +41,7 @@ from dialogbench.history.metric import Metric
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 from dialogbench.redact import redact
+from dialogbench.report.build import _atomic_write
 from dialogbench.runs import now
 from dialogbench.stats.shown import read_shown, slice_text
 
@@ -182,20 +181,6 @@ def collect_results(lake: Lake, board: str | None = None, *, run_id: str | None 
             "provenance": provenance, "leaderboards": boards}
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def results_json(results: dict) -> str:
     return json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
@@ -204,7 +189,7 @@ def write_json(results: dict, path: Path) -> Path:
     """``results`` as JSON at ``path`` (its folder made), replaced atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, results_json(results))
+    _atomic_write(path, results_json(results), newline="")
     return path
 
 
@@ -241,7 +226,7 @@ def write_csv(results: dict, folder: Path, *, raw: bool = False) -> dict[str, Pa
         for row in table["rows"]:
             writer.writerow([_csv_cell(row[c], raw) for c in table["columns"]])
         path = folder / f"{key.split('/', 1)[1]}.csv"
-        _atomic_write(path, text.getvalue())
+        _atomic_write(path, text.getvalue(), newline="")
         written[key] = path
     return written
 

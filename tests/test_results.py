@@ -226,7 +226,9 @@ def test_write_results_replaces_the_file_atomically(lake, tmp_path, monkeypatch)
     def broken(fd):
         raise OSError("disk gone")
 
-    monkeypatch.setattr(results.os, "fsync", broken)
+    import dialogbench.report.build as build  # the report's atomic writer, which results.json shares
+
+    monkeypatch.setattr(build.os, "fsync", broken)
     with pytest.raises(OSError, match="disk gone"):
         write_results(lake, BOARD, tmp_path / "out")
     assert path.read_text(encoding="utf-8") == before

@@ -84,10 +84,12 @@ def render(lake: Lake, *, title: str | None = None, examples_per_model: int = 3,
             "md": markdown.render(sections, title=title, subtitle=sub, header=head)}
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, text: str, *, newline: str | None = None) -> None:
+    """``text`` as ``path``, whole or not at all (a temp file beside it, synced, renamed over it); ``newline``: as
+    ``open``'s (``""`` for CSV, whose writer ends its own lines)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
