@@ -169,7 +169,7 @@ def test_report_links_follow_report_url(tmp_path):
         "judges": [{"name": "judge", "backend": "scripted", "script": [YES, NO]}]})
     done, summary = run(config, tmp_path)
     assert done.returncode == 4, done.stderr[-3000:]
-    assert f"Report: http://gpu-box:8765/runs/{summary['run_id']}/report.html" in done.stderr
+    assert f"served report: http://gpu-box:8765/runs/{summary['run_id']}/report.html" in done.stderr
     note = json.loads((lake / "reports" / "runs" / summary["run_id"] / "run.json").read_text())
     assert note["board"] == "night" and " cell(s) failed in " in note["failed"]
     assert os.path.isfile(summary["report"]["html"])
