@@ -672,7 +672,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "per judge; canary.every: run in the config repeats them every run)")
         if name == "run":
             p.add_argument("--verbose", action="store_true",
-                           help="log Prefect's task and flow states and vLLM's engine lines too (default: warnings)")
+                           help="log vLLM's engine lines too (default: its warnings)")
             p.add_argument("--json", help="also write the run summary as JSON to this file")
             _wait_flag(p)
             p.add_argument("--stop-timeout", type=_seconds, metavar="SECONDS",
@@ -759,13 +759,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _no_prefect_chatter(record: logging.LogRecord) -> bool:
-    """The terminal's filter under ``run`` without ``--verbose``: Prefect's own lines below WARNING ("Finished in
-    state Completed()", one per task run) are left to its UI. Prefect leaves a root handler of ours in place
-    (its setup_logging keeps user handlers), so the lines reach the terminal only through this one."""
-    return record.levelno >= logging.WARNING or not (record.name == "prefect" or record.name.startswith("prefect."))
-
-
 def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
     from dialogbench.config import ConfigError
@@ -793,9 +786,6 @@ def main(argv: list[str] | None = None) -> int:
     # vLLM logs every engine setting at INFO from its own processes; its warnings and errors stay.
     # Set VLLM_LOGGING_LEVEL=INFO (or `run --verbose`) to see them all.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
-    if args.command == "run" and not verbose:  # progress is the display's (progress_display), not a line per task run
-        for handler in logging.getLogger().handlers:  # the terminal's; Prefect's UI (its API handler) keeps them all
-            handler.addFilter(_no_prefect_chatter)
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate, "plan": cmd_plan,
                 "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export, "labels": cmd_labels,
                 "elo": run_elo_command, "verify": lambda a: run_verify_command(a, open_lake(a.lake or "data_lake")),

@@ -244,21 +244,3 @@ def test_a_display_showing_is_not_started_twice():
 def test_durations_read_as_a_person_says_them(seconds, text):
     assert progress_display.duration(seconds) == text
 
-
-def test_run_leaves_prefect_s_own_lines_below_warning_to_its_ui():
-    """`run` without --verbose: the terminal's handler drops Prefect's per-task "Finished in state" lines; ours, and
-    Prefect's warnings, stay. The filter sits on the terminal's handler, not on Prefect's loggers (whose API
-    handler feeds the UI)."""
-    import logging
-
-    from dialogbench.cli import _no_prefect_chatter
-
-    def record(name: str, level: int) -> logging.LogRecord:
-        return logging.LogRecord(name, level, __file__, 1, "Finished in state Completed()", None, None)
-
-    assert not _no_prefect_chatter(record("prefect.task_runs", logging.INFO))
-    assert not _no_prefect_chatter(record("prefect.flow_runs", logging.INFO))
-    assert not _no_prefect_chatter(record("prefect", logging.INFO))
-    assert _no_prefect_chatter(record("prefect.flow_runs", logging.WARNING))
-    assert _no_prefect_chatter(record("dialogbench.runner", logging.INFO))
-    assert _no_prefect_chatter(record("prefectish", logging.INFO))
