@@ -15,7 +15,7 @@ from typing import Any, Iterable
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._=,-]{0,99}$"  # a board a person names: no '+', no '/', at most 100 characters
 ANY_NAME = r"^[A-Za-z0-9][A-Za-z0-9._=,+-]{0,399}$"  # a board a run may carry (named from overrides: '+')
 ADHOC_MARK = "+"
-OVERRIDE_FLAGS = ("model", "limit", "models", "n", "judge")
+OVERRIDE_FLAGS = ("model", "limit", "models", "n", "judge")  # the flags that name an ad-hoc board (config.apply_overrides)
 
 
 def check_name(name: str, *, what: str, adhoc: bool = False) -> str:

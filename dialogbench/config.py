@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from dialogbench.boards import run_board
+from dialogbench.boards import OVERRIDE_FLAGS, run_board
 from dialogbench.redact import register, secret_values, watch_env
 from dialogbench.yamlbounds import read_yaml_file
 
@@ -436,7 +436,6 @@ def _keys_at(loc: Sequence[Any], families: Sequence["Family"]) -> list[str] | No
     return list(dict.fromkeys(name for cls in candidates for name in cls.model_fields))
 
 
-OVERRIDE_FLAGS = ("model", "limit", "models", "n", "judge")
 _MISSING = object()
 _NOTED: set[str] = set()  # override notes logged once per process (the CLI and the flow both load the config)
 
