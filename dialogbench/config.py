@@ -249,6 +249,17 @@ class DispatchConfig(Strict):
     judge_while_generating: bool = True
 
 
+class TrackingConfig(Strict):
+    """``tracking:``: each run's results also logged to an experiment tracker (dialogbench/tracking.py), once its
+    report and results.json are written: ``to`` names it (its package installed: ``pip install mlflow`` /
+    ``pip install wandb``); unset: nothing is logged. ``experiment``: MLflow's experiment, W&B's project. Where to
+    log and its credentials come from the tracker's own environment (MLFLOW_TRACKING_URI, WANDB_API_KEY…), never from
+    the config. A tracker's failure is a warning: the run's results stand."""
+
+    to: Literal["mlflow", "wandb"] | None = None
+    experiment: str = Field("dialogbench", min_length=1, max_length=500)
+
+
 class Config(Strict):
     """The run's config: the lake, the models and judges, and one section per family that runs. The sections are
     validated by the classes of the families it is validated against (``validate_config``: the registered ones,
@@ -262,6 +273,10 @@ class Config(Strict):
     models: list[ModelConfig] = Field(min_length=1)
     judges: list[ModelConfig] = Field(default_factory=list)
     fail_on: FailOn = FailOn()  # what failed cells do to the run's final state (and the CLI's exit code)
+    # `dialogbench run` says in seconds that the board's latest run holds this config's results when nothing changed
+    # since (config, code, lake) and nothing is left to compute, instead of recording a run that computes nothing
+    # (dialogbench/reuse.py); `run --rerun` records one anyway. Scheduled (Prefect) runs always record their run.
+    reuse_unchanged_run: bool = False
     # SIGTERM / SIGINT: how long the chunk in flight may go on before its calls are abandoned (dialogbench/stopping.py);
     # the process is gone a few seconds later. Under a Prefect worker's 30 s grace before its SIGKILL.
     stop_timeout_s: float = Field(20.0, gt=0, le=3600)
@@ -270,6 +285,7 @@ class Config(Strict):
     # CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi lists. Not part of any cell key (outputs do not depend on it).
     devices: list[str] | None = None
     dispatch: DispatchConfig | None = None  # unset: the run computes everything itself (dialogbench/dispatch.py)
+    tracking: TrackingConfig = TrackingConfig()  # off unless tracking.to names a tracker (dialogbench/tracking.py)
 
     @field_validator("devices", mode="before")
     @classmethod

@@ -47,4 +47,4 @@ def render_report(config: Config, run_id: str, config_path: str, failed: str | N
     ``<lake>/reports`` (``dialogbench.report.publish``)."""
     return publish_reports(open_lake(config.lake), run_id=run_id, board=config.board, config_path=config_path,
                            started_at=started_at, failed=failed, settings=config.report,
-                           judge_checks=settings_of(config))
+                           judge_checks=settings_of(config), tracking=config.tracking)

@@ -17,13 +17,15 @@ from pathlib import Path
 from urllib.parse import quote
 
 from dialogbench.boards import folder_name, is_adhoc
-from dialogbench.config import ReportConfig
+from dialogbench.config import ReportConfig, TrackingConfig
 from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
 from dialogbench.redact import redact
 from dialogbench.report.build import _atomic_write, write_report
+from dialogbench.environment import code_fingerprint
 from dialogbench.results import RESULTS, write_results
 from dialogbench.runs import now
+from dialogbench.tracking import track
 
 RUNS_DIR, BOARDS_DIR, RUN_NOTE = "runs", "boards", "run.json"
 FILES = ("report.html", "report.md", "explorer.html", RUN_NOTE, RESULTS)
@@ -39,10 +41,12 @@ def board_folder(lake: Lake, board: str) -> Path:
 
 def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, started_at=None,
                     failed: str | None = None, settings: ReportConfig | None = None,
-                    judge_checks=None) -> dict[str, str]:
+                    judge_checks=None, tracking: TrackingConfig | None = None) -> dict[str, str]:
     """Render the report and the explorer of ``board`` into the run's folder, then copy them to the board's folder
     and, unless the board is ad hoc, to the top of ``<lake>/reports``. Returns the run's files by kind (html, md,
-    explorer, note, results) and under "board" / "latest" the folders they were copied to."""
+    explorer, note, results) and under "board" / "latest" the folders they were copied to. ``tracking`` (the
+    config's; ``to`` set): then the run's results.json and report are logged to that tracker (dialogbench/tracking.py),
+    and "tracking" says how that went (a tracker's failure is a warning there, never the run's)."""
     folder = run_folder(lake, run_id)
     written = write_report(lake, folder, settings=settings, board=board, judge_checks=judge_checks)
     paths = {kind: str(path) for kind, path in written.items()}
@@ -50,7 +54,7 @@ def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, st
     note = {"run_id": run_id, "board": board, "adhoc": is_adhoc(board), "config": redact(config_path),
             "started_at": started_at.isoformat() if started_at else None, "finished_at": now().isoformat(),
             "rendered_at": now().isoformat(),
-            "failed": failed}
+            "failed": failed, "code": code_fingerprint()}
     _atomic_write(folder / RUN_NOTE, json.dumps(note, indent=2) + "\n")
     paths["note"] = str(folder / RUN_NOTE)
     paths["results"] = str(write_results(lake, board, folder, run_id=run_id, failed=failed, require_run=False))
@@ -59,6 +63,8 @@ def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, st
         copy_reports(folder, target)
     paths["board"] = str(targets[0])
     paths["latest"] = str(targets[1]) if len(targets) > 1 else None
+    if tracking is not None and tracking.to:  # everything is written first: a tracker's failure loses nothing
+        paths["tracking"] = track(tracking, folder, run_id=run_id, board=board)
     return paths
 
 
