@@ -40,18 +40,19 @@ def children_cpu_s() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def run_once(tree: Path, config: Path, lake: Path, home: Path) -> tuple[float, dict]:
+def run_once(tree: Path, config: Path, lake: Path, home: Path, *, rerun: bool = False) -> tuple[float, dict]:
     out = lake.parent / f"{lake.name}-summary.json"
     env = {**os.environ, "PYTHONPATH": str(tree), "PREFECT_HOME": str(home)}
     cpu, start = children_cpu_s(), time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config), "--lake", str(lake),
-                           "--json", str(out)], cwd=tree, env=env, capture_output=True, text=True)
+                           "--json", str(out), *(["--rerun"] if rerun else [])], cwd=tree, env=env,
+                          capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 4):  # 4: the run is complete, but failed cells or a judge check fail it
         raise SystemExit(f"{tree}: dialogbench run failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
     summary = json.loads(out.read_text())
     return seconds, {"computed": sum(s.get("computed", 0) for s in summary["stages"]), "stages": len(summary["stages"]),
-                     "cpu_s": children_cpu_s() - cpu}
+                     "cpu_s": children_cpu_s() - cpu, "reused": bool(summary.get("reused"))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tree", action="append", type=Path, help="source tree to time (default: this checkout)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--from-lake", type=Path, help="copy this lake (a filled one) instead of a first run filling it")
+    p.add_argument("--with-rerun", action="store_true",
+                   help="after each cached rerun, time one with --rerun too (a recorded run through Prefect that "
+                   "computes nothing), back to back: reuse_unchanged_run's gain, measured as a paired ratio")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "cached_rerun.json")
     args = p.parse_args(argv)
     trees = [t.resolve() for t in args.tree or [REPO]]
@@ -77,20 +81,35 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{tree}: first run {seconds:.1f}s, {counts['computed']} cells computed, {counts['stages']} stages")
     times: dict[Path, list[float]] = {t: [] for t in trees}
     cpus: dict[Path, list[float]] = {t: [] for t in trees}
+    reruns: dict[Path, list[float]] = {t: [] for t in trees}
+    reused: dict[Path, list[bool]] = {t: [] for t in trees}
     for repeat in range(args.repeats):
         for tree in trees:
             seconds, counts = run_once(tree, args.config, lakes[tree], homes[tree])
             assert counts["computed"] == 0, f"{tree}: a cached rerun computed {counts['computed']} cells"
             times[tree].append(seconds)
             cpus[tree].append(counts["cpu_s"])
+            reused[tree].append(counts["reused"])
             print(f"{tree}: cached rerun {repeat + 1}/{args.repeats}: {seconds:.1f}s, CPU {counts['cpu_s']:.1f}s "
-                  f"({counts['stages']} stages)")
+                  f"({counts['stages']} stages{', the latest run reused' if counts['reused'] else ''})")
+            if args.with_rerun:
+                seconds, counts = run_once(tree, args.config, lakes[tree], homes[tree], rerun=True)
+                assert counts["computed"] == 0 and not counts["reused"], f"{tree}: --rerun computed or reused"
+                reruns[tree].append(seconds)
+                print(f"{tree}: the same with --rerun (a recorded run): {seconds:.1f}s")
     result = {"config": str(args.config), "models": [m.get("backend") for m in config.get("models", [])],
               "from_lake": str(args.from_lake) if args.from_lake else None,
               "trees": {str(t): {"first_run_s": round(first_runs[t], 2), "seconds": [round(s, 2) for s in times[t]],
                                  "median_s": round(statistics.median(times[t]), 2),
                                  "cpu_s": [round(c, 2) for c in cpus[t]],
-                                 "median_cpu_s": round(statistics.median(cpus[t]), 2)} for t in trees}}
+                                 "median_cpu_s": round(statistics.median(cpus[t]), 2),
+                                 "reused": reused[t],
+                                 **({"rerun_seconds": [round(s, 2) for s in reruns[t]],
+                                     "median_rerun_s": round(statistics.median(reruns[t]), 2),
+                                     # each pair ran back to back: the ratio holds when the machine's speed drifts
+                                     "paired_rerun_over_cached": round(statistics.median(
+                                         r / c for r, c in zip(reruns[t], times[t])), 2)}
+                                    if reruns[t] else {})} for t in trees}}
     if len(trees) > 1:
         first = statistics.median(times[trees[0]])
         result["ratio_to_first"] = {str(t): round(statistics.median(times[t]) / first, 3) for t in trees}
@@ -104,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     for tree in trees:
         found = result["trees"][str(tree)]
         print(f"median cached rerun {found['median_s']:.1f}s, CPU {found['median_cpu_s']:.1f}s  {tree}")
+        if "median_rerun_s" in found:
+            print(f"median with --rerun {found['median_rerun_s']:.1f}s: {found['paired_rerun_over_cached']:.1f}x the "
+                  f"cached rerun's time (paired)  {tree}")
     print(f"written: {args.out}")
     return 0
 

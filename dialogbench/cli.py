@@ -124,6 +124,13 @@ def _run(args, config) -> int:
     with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
         ensure_current(open_lake(config.lake))  # so is an older one (migrate); a format-3 one is recorded in place
         stopping.check()
+        if config.reuse_unchanged_run and not args.rerun:
+            from dialogbench.reuse import unchanged_run
+
+            reuse = unchanged_run(config, lake=open_lake(config.lake))
+            if reuse.run_id is not None:
+                return _reused(args, config, reuse, start)
+            logging.getLogger("dialogbench.reuse").info("a new run: %s", reuse.reason)
         from flows.pipeline import pipeline  # Prefect (and its API log handler) only now
         from flows.signals import own_session_server, stop_temporary_server
         from tasks.returned import result_of
@@ -159,6 +166,8 @@ def _run(args, config) -> int:
         _say(f"\nreport: {result['report']['html']}")
         if result["report"].get("explorer"):
             _say(f"explorer: {result['report']['explorer']}")
+        if result["report"].get("tracking"):  # the config's tracking: logged to MLflow / W&B, or why not
+            _say(f"tracking: {result['report']['tracking']}")
     if args.json:
         from dialogbench.redact import redact
         from dialogbench.textsafe import visible_tree
@@ -172,6 +181,40 @@ def _run(args, config) -> int:
 
         _say(redact("\n".join(run_failed_lines(result, config, state.message))), file=sys.stderr)
         return RUN_FAILED
+    return 0
+
+
+def _reused(args, config, reuse, start: float) -> int:
+    """The board's latest run answers this rerun (``dialogbench/reuse.py``): its stages as this run would count them
+    (all cached), every leaderboard of the board, its report; ``--json`` gets the same summary shape, ``reused``."""
+    from dialogbench.registry import open_lake
+    from dialogbench.report.publish import FILES
+    from dialogbench.results import NoResults, format_all_leaderboards
+    from dialogbench.runs import StageReport
+
+    stages: dict[str, StageReport] = {}
+    for size in reuse.sizes:
+        if size.stage not in stages:
+            stages[size.stage] = StageReport(stage=size.stage, planned=size.planned, cached=size.cached)
+    _say(f"\nnothing to compute: {reuse.reason} (checked in {time.perf_counter() - start:.1f}s; --rerun records "
+         "a new run anyway)")
+    for stage in stages.values():
+        _say("  " + stage.line())
+    try:
+        _say("\n" + format_all_leaderboards(open_lake(config.lake), config.board))
+    except NoResults as exc:
+        _say(f"\n({exc})")
+    report = {kind: str(reuse.folder / name) for kind, name in zip(("html", "md", "explorer", "note", "results"), FILES)
+              if (reuse.folder / name).exists()}
+    if report.get("html"):
+        _say(f"\nreport: {report['html']}")
+        if report.get("explorer"):
+            _say(f"explorer: {report['explorer']}")
+    if args.json:
+        summary = {"run_id": reuse.run_id, "reused": True, "reason": reuse.reason, "lake": config.lake,
+                   "board": config.board, "finished_at": reuse.finished_at,
+                   "stages": [s.to_dict() for s in stages.values()], "report": report, "failed": None}
+        Path(args.json).write_text(json.dumps(summary, indent=2, default=str))
     return 0
 
 
@@ -672,8 +715,12 @@ def build_parser() -> argparse.ArgumentParser:
                            "per judge; canary.every: run in the config repeats them every run)")
         if name == "run":
             p.add_argument("--verbose", action="store_true",
-                           help="log vLLM's engine lines too (default: its warnings)")
+                           help="log Prefect's task and flow states and vLLM's engine lines too (default: their warnings)")
             p.add_argument("--json", help="also write the run summary as JSON to this file")
+            p.add_argument("--rerun", action="store_true",
+                           help="record a new run even when the board's latest run holds this config's results "
+                           "(config, code and lake unchanged, nothing to compute: with reuse_unchanged_run in the "
+                           "config, such a run is said in seconds instead of recomputing nothing)")
             _wait_flag(p)
             p.add_argument("--stop-timeout", type=_seconds, metavar="SECONDS",
                            help="on SIGTERM / SIGINT, how long the chunk in flight may go on before its calls are "
@@ -759,6 +806,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _no_prefect_chatter(record: logging.LogRecord) -> bool:
+    """The terminal's filter under ``run`` without ``--verbose``: Prefect's own lines below WARNING ("Finished in
+    state Completed()", one per task run) are left to its UI. Prefect leaves a root handler of ours in place
+    (its setup_logging keeps user handlers), so the lines reach the terminal only through this one."""
+    return record.levelno >= logging.WARNING or not (record.name == "prefect" or record.name.startswith("prefect."))
+
+
 def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
     from dialogbench.config import ConfigError
@@ -786,6 +840,9 @@ def main(argv: list[str] | None = None) -> int:
     # vLLM logs every engine setting at INFO from its own processes; its warnings and errors stay.
     # Set VLLM_LOGGING_LEVEL=INFO (or `run --verbose`) to see them all.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
+    if args.command == "run" and not verbose:  # progress is the display's (progress_display), not a line per task run
+        for handler in logging.getLogger().handlers:  # the terminal's; Prefect's UI (its API handler) keeps them all
+            handler.addFilter(_no_prefect_chatter)
     handlers = {"run": cmd_run, "query": cmd_query, "catalog": cmd_catalog, "validate": cmd_validate, "plan": cmd_plan,
                 "report": cmd_report, "explore": cmd_explore, "migrate": cmd_migrate, "export": cmd_export, "labels": cmd_labels,
                 "elo": run_elo_command, "verify": lambda a: run_verify_command(a, open_lake(a.lake or "data_lake")),

@@ -61,3 +61,21 @@ def environment() -> dict:
     versions["python"] = sys.version.split()[0]
     return {"commit": commit() or f"dialogbench {versions.get('dialogbench', 'unknown')} (installed, no git)",
             "versions": versions, "host": socket.gethostname(), "gpu": gpus()}
+
+
+CODE_FOLDERS = ("dialogbench", "flows", "tasks", "sql")  # what computes and aggregates a run's numbers
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint(repo: Path = REPO) -> str:
+    """A hash of the code's own files (every .py, .sql and .yaml under ``CODE_FOLDERS``, by path and content), so two
+    runs can be told to have run the same code even in a checkout with uncommitted changes or outside git."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for folder in CODE_FOLDERS:
+        root = repo / folder
+        for path in sorted(root.rglob("*")) if root.is_dir() else []:
+            if path.suffix in (".py", ".sql", ".yaml") and path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(repo)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]

@@ -35,3 +35,27 @@ def test_rows_record_backend_and_engine_version(make_config, lake_dir, pipeline)
     with connect(lake) as con:
         outputs = con.sql("select protocol, backend, output_format, verdicts from judge_outputs order by protocol").fetchall()
     assert outputs == [("botchat_unieval", "scripted", "free", 6), ("mtbench101_judge", "scripted", "free", 6)]
+
+
+def test_the_code_fingerprint_follows_every_code_file_and_nothing_else(tmp_path):
+    """What reuse_unchanged_run compares (dialogbench/reuse.py): any edit of the package, flows, tasks or SQL files,
+    committed or not, is other code; a file outside them, or a cache, is not."""
+    from dialogbench.environment import code_fingerprint
+
+    for folder, name in [("dialogbench", "a.py"), ("flows", "f.py"), ("tasks", "t.py"), ("sql", "v.sql")]:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_text("x = 1\n")
+    (tmp_path / "README.md").write_text("notes")
+    code_fingerprint.cache_clear()
+    first = code_fingerprint(tmp_path)
+    (tmp_path / "README.md").write_text("other notes")
+    (tmp_path / "dialogbench" / "__pycache__").mkdir()
+    (tmp_path / "dialogbench" / "__pycache__" / "a.py").write_text("cache")
+    code_fingerprint.cache_clear()
+    assert code_fingerprint(tmp_path) == first
+    for path in ["dialogbench/a.py", "flows/f.py", "tasks/t.py", "sql/v.sql"]:
+        (tmp_path / path).write_text("x = 2\n")
+        code_fingerprint.cache_clear()
+        assert code_fingerprint(tmp_path) != first, path
+        (tmp_path / path).write_text("x = 1\n")
+    code_fingerprint.cache_clear()

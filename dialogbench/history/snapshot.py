@@ -31,8 +31,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("dialogbench.history")
 
 
+# Config fields that change no number a run computes (where its results are also logged; whether an unchanged rerun
+# is answered from the latest run): left out of the fingerprint, so setting them is no "config changed".
+NOT_RESULTS = frozenset({"tracking", "reuse_unchanged_run"})
+
+
 def config_fingerprint(config: "Config") -> str:
-    return fingerprint(config.model_dump(mode="json"))
+    return fingerprint(config.model_dump(mode="json", exclude=set(NOT_RESULTS)))
 
 
 def record_config(lake: Lake, config: "Config", *, run_id: str, config_path: str) -> str:
