@@ -112,6 +112,11 @@ def _run(args, config) -> int:
     from dialogbench.preflight import preflight
 
     refuse_foreign(registry.open_lake(config.lake))  # a folder that is not a lake: one line, before anything in it
+    start = time.perf_counter()
+    if config.reuse_unchanged_run and not args.rerun:  # before preflight (which imports the engines): nothing runs
+        reuse = _unchanged_run(config)
+        if reuse is not None:
+            return _reused(args, config, reuse, start)
     preflight(config, source=args.config)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
@@ -120,17 +125,9 @@ def _run(args, config) -> int:
     from dialogbench.lake.version import ensure_current
     from dialogbench.runs import StageReport
 
-    start = time.perf_counter()
     with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
         ensure_current(open_lake(config.lake))  # so is an older one (migrate); a format-3 one is recorded in place
         stopping.check()
-        if config.reuse_unchanged_run and not args.rerun:
-            from dialogbench.reuse import unchanged_run
-
-            reuse = unchanged_run(config, lake=open_lake(config.lake))
-            if reuse.run_id is not None:
-                return _reused(args, config, reuse, start)
-            logging.getLogger("dialogbench.reuse").info("a new run: %s", reuse.reason)
         from flows.pipeline import pipeline  # Prefect (and its API log handler) only now
         from flows.signals import own_session_server, stop_temporary_server
         from tasks.returned import result_of
@@ -184,11 +181,31 @@ def _run(args, config) -> int:
     return 0
 
 
+def _unchanged_run(config):
+    """The board's latest run when this run would repeat it (``dialogbench/reuse.py``), else None, the reason logged.
+    It only reads (no lease: a run writing the lake meanwhile is a changed lake); whatever stops the check (a lake of
+    an older format, say) makes this a real run, which deals with it as any run does."""
+    from dialogbench.registry import open_lake
+    from dialogbench.reuse import unchanged_run
+
+    log = logging.getLogger("dialogbench.reuse")
+    try:
+        reuse = unchanged_run(config, lake=open_lake(config.lake))
+    except Exception as exc:  # noqa: BLE001 - the check only saves time; a real run is always right
+        log.warning("a new run: could not tell whether the board's latest run holds these results (%s: %s)",
+                    type(exc).__name__, exc)
+        return None
+    if reuse.run_id is None:
+        log.info("a new run: %s", reuse.reason)
+        return None
+    return reuse
+
+
 def _reused(args, config, reuse, start: float) -> int:
     """The board's latest run answers this rerun (``dialogbench/reuse.py``): its stages as this run would count them
     (all cached), every leaderboard of the board, its report; ``--json`` gets the same summary shape, ``reused``."""
     from dialogbench.registry import open_lake
-    from dialogbench.report.publish import FILES
+    from dialogbench.report.publish import FILES, LEADERBOARDS
     from dialogbench.results import NoResults, format_all_leaderboards
     from dialogbench.runs import StageReport
 
@@ -200,8 +217,10 @@ def _reused(args, config, reuse, start: float) -> int:
          "a new run anyway)")
     for stage in stages.values():
         _say("  " + stage.line())
+    written = reuse.folder / LEADERBOARDS  # as the run wrote them; a run from before it did: read from the lake
     try:
-        _say("\n" + format_all_leaderboards(open_lake(config.lake), config.board))
+        _say("\n" + (written.read_text().rstrip("\n") if written.is_file()
+                      else format_all_leaderboards(open_lake(config.lake), config.board)))
     except NoResults as exc:
         _say(f"\n({exc})")
     report = {kind: str(reuse.folder / name) for kind, name in zip(("html", "md", "explorer", "note", "results"), FILES)

@@ -23,11 +23,12 @@ from dialogbench.lake import Lake
 from dialogbench.redact import redact
 from dialogbench.report.build import _atomic_write, write_report
 from dialogbench.environment import code_fingerprint
-from dialogbench.results import RESULTS, write_results
+from dialogbench.results import RESULTS, NoResults, format_all_leaderboards, write_results
 from dialogbench.runs import now
 from dialogbench.tracking import track
 
 RUNS_DIR, BOARDS_DIR, RUN_NOTE = "runs", "boards", "run.json"
+LEADERBOARDS = "leaderboards.txt"  # the run's folder only: every leaderboard as plain text
 FILES = ("report.html", "report.md", "explorer.html", RUN_NOTE, RESULTS)
 
 
@@ -58,6 +59,10 @@ def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, st
     _atomic_write(folder / RUN_NOTE, json.dumps(note, indent=2) + "\n")
     paths["note"] = str(folder / RUN_NOTE)
     paths["results"] = str(write_results(lake, board, folder, run_id=run_id, failed=failed, require_run=False))
+    try:  # as `dialogbench export` prints them: what an unchanged rerun shows (dialogbench/reuse.py) without DuckDB
+        _atomic_write(folder / LEADERBOARDS, format_all_leaderboards(lake, board) + "\n")
+    except NoResults:  # nothing published to the board yet (a run whose every stage failed)
+        pass
     targets = [board_folder(lake, board), *([] if is_adhoc(board) else [lake.root / "reports"])]
     for target in targets:
         copy_reports(folder, target)
