@@ -9,10 +9,11 @@ and tasks of ``flows/`` and ``tasks/`` are made with these two decorators instea
 
 - ``flow``: the flow records a redacted copy of its parameters (``dialogbench.redact.redact_tree``: the values of
   keys naming a secret, URL passwords and tokens, Authorization values, key shapes and the config's own secret values
-  are ``[REDACTED]``); the call itself gets the real objects. The subflow is created by the process that runs the
-  parent flow, so this holds for a run from the CLI and from a deployment's worker alike. (Subflows loading the
-  config from its path instead would give a run two configs when the file changes meanwhile, and preflight once
-  per family.) Prefect's ``Flow.with_options`` makes a plain ``Flow``: call these flows as they are.
+  are ``[REDACTED]``; ``RedactedParametersFlow`` overrides ``Flow.serialize_parameters``, with Prefect's other
+  internals in ``flows/prefect_internals.py``); the call itself gets the real objects. The subflow is created by the
+  process that runs the parent flow, so this holds for a run from the CLI and from a deployment's worker alike.
+  (Subflows loading the config from its path instead would give a run two configs when the file changes meanwhile,
+  and preflight once per family.) Prefect's ``Flow.with_options`` makes a plain ``Flow``: call these flows as they are.
 - ``task`` (and ``flow``): an exception leaves the function with its text redacted
   (``dialogbench.redact.redact_exception``), so the state message Prefect stores for the task run, and for the flow
   run that re-raises it, holds no secret.
@@ -29,10 +30,9 @@ import inspect
 from typing import Any, Callable, TypeVar
 
 import prefect
-from prefect import Flow
-from prefect.utilities.hashing import file_hash
 
-from dialogbench.redact import redact_exception, redact_tree
+from dialogbench.redact import redact_exception
+from flows.prefect_internals import RedactedParametersFlow, flow_version
 from tasks.returned import keeping_returned
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,22 +58,15 @@ def redacted_errors(fn: F) -> F:
     return call  # type: ignore[return-value]
 
 
-class RedactedParametersFlow(Flow):
-    """A flow whose run records its parameters redacted (``redact_tree`` of what Prefect would store)."""
-
-    def serialize_parameters(self, parameters: dict[str, Any]) -> dict[str, Any]:
-        return redact_tree(super().serialize_parameters(parameters))
-
-
 def flow(**options: Any) -> Callable[[Callable[..., Any]], RedactedParametersFlow]:
     """Like ``prefect.flow(**options)``, with redacted parameters and errors, and its returned value kept for
-    ``tasks.returned.result_of``. Its version stays the hash of the function's own file (Prefect would hash this
-    module's, where the wrapper is)."""
+    ``tasks.returned.result_of``. Its version stays the hash of the function's own file (Prefect would hash the
+    wrapper's, ``tasks/returned.py``)."""
 
     def make(fn: Callable[..., Any]) -> RedactedParametersFlow:
         source = inspect.getsourcefile(fn)
         if source and "version" not in options:
-            options["version"] = file_hash(source)
+            options["version"] = flow_version(source)
         return RedactedParametersFlow(fn=keeping_returned(redacted_errors(fn)), **options)
 
     return make

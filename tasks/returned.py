@@ -7,7 +7,12 @@ the second as a duplicate transition, and the client gets the server's copy of t
 result is persisted: every task is ``NO_CACHE`` and no result storage is set). ``state.result()`` then raises
 ``MissingResult`` though the flow finished (CI saw it once, on a loaded machine). So every flow of ``flows/`` keeps
 what it returned in this process, by flow run id (``keeping_returned``), and ``result_of`` takes the value from
-there when the state lost it."""
+there when the state lost it.
+
+Prefect's public surface only (``FlowRunContext``, ``State``); the server's answer is the orchestration rule that
+rejects a duplicate transition and returns the state already set (PrefectHQ/prefect PR #11695), and Prefect has no
+way to get a subflow's value back from ``return_state=True`` without persisting results (PrefectHQ/prefect#11667).
+``tests/test_prefect_internals.py`` checks that a state without data still raises ``MissingResult``."""
 
 from __future__ import annotations
 
