@@ -16,10 +16,8 @@ Importing this module does no work.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -89,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(DEFAULT_OUT))
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    from bench.record import record
+
+    run = record(script=__file__, argv=argv)  # the load average before the work
 
     rows = []
     print(f"bootstrap_elo, {args.rounds} rounds, {args.models} models")
@@ -109,14 +110,13 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({
-        "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"python": sys.version.split()[0], "numpy": np.__version__, "platform": platform.platform(),
-                    "cpus": os.cpu_count(), "load_avg": os.getloadavg() if hasattr(os, "getloadavg") else None},
-        "bootstrap_elo": rows, "protocol": proto}, indent=2))
+    run["machine"].update({"numpy": np.__version__, "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]})
+    out.write_text(json.dumps({**run, "bootstrap_elo": rows, "protocol": proto}, indent=2) + "\n")
     print(f"\nwrote {out}")
     return 0
 
 
 if __name__ == "__main__":
+    if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+        sys.path[0] = str(REPO_ROOT)  # this checkout's dialogbench and bench.record, not bench/'s modules
     sys.exit(main())

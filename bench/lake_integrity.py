@@ -26,6 +26,11 @@ from dialogbench.lake import Lake
 from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect
 
+if __package__:
+    from .record import record
+else:  # run as a script: bench/ is sys.path[0], and PYTHONPATH may put another checkout's dialogbench first
+    from record import record
+
 T0 = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
 
 
@@ -64,13 +69,14 @@ def timed(fn, repeats: int) -> float:
     return statistics.median(samples)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=8, help="files per cell table")
     parser.add_argument("--rows", type=int, default=24, help="rows per file")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "lake_integrity.json"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    run = record(script=__file__, argv=argv)  # the load average before the work
     tables = [t for t in registry.tables() if t.done is not None or t.name in ("plans", "runs", "failures")]
     with tempfile.TemporaryDirectory() as tmp:
         lake = open_lake(tmp)
@@ -91,12 +97,11 @@ def main() -> int:
         else:
             result["quick_check_s_median"] = timed(lambda: quick_check(lake), args.repeats)
             result["verify_s_median"] = timed(lambda: verify(lake), args.repeats)
-    result.update({"nproc": os.cpu_count(), "loadavg": os.getloadavg()[0], "python": sys.version.split()[0],
-                   "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")})
     for key, value in result.items():
         print(f"{key:24} {value:.4f}" if isinstance(value, float) else f"{key:24} {value}")
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    Path(args.out).write_text(json.dumps({**run, **result}, indent=2) + "\n")
     return 0
 
 

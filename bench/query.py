@@ -14,7 +14,6 @@ the older checkout's), medians of ``--cli-repeats``. Writes the JSON and prints 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import statistics
@@ -117,6 +116,7 @@ def cli_seconds(root: Path, checkouts: dict[str, Path], repeats: int) -> dict[st
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO_ROOT))
+    from bench.record import record
     from bench.report import model_names, size_parser, synthetic_lake
     from dialogbench.environment import commit
     from dialogbench.lake.version import ensure_current
@@ -131,10 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
 
-    result = {"machine": {"nproc": os.cpu_count(), "loadavg_at_start": os.getloadavg(),
-                          "python": sys.version.split()[0],
-                          "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")},
-              "code": {"commit": commit(REPO_ROOT)}, "lakes": {}}
+    result = {**record(script=__file__, argv=argv), "code": {"commit": commit(REPO_ROOT)}, "lakes": {}}
     with tempfile.TemporaryDirectory(prefix="dialogbench-query-bench-") as tmp:
         one = Path(tmp) / "one-file-a-table"
         ensure_current(open_lake(one))  # the format marker first, as a run writes it
@@ -145,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             checkouts = {**({"before": args.before} if args.before else {}), "after": REPO_ROOT}
             result["lakes"][name] = {"files": count, "rows": rows, **readers(root, args.repeats),
                                      "cli_query_s": cli_seconds(root, checkouts, args.cli_repeats)}
-    result["machine"]["loadavg_at_end"] = os.getloadavg()
+    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(format_result(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")

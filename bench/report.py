@@ -21,7 +21,6 @@ import datetime as dt
 import itertools
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -179,11 +178,6 @@ def code_info() -> dict:
     return {"dialogbench": str(Path(dialogbench.__file__).resolve().parent), "commit": commit(REPO_ROOT)}
 
 
-def machine_info() -> dict:
-    return {"nproc": os.cpu_count(), "loadavg": os.getloadavg(), "python": platform.python_version(),
-            "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-
-
 def format_report(result: dict) -> str:
     lines = [f"report bench: {result['models']} models x {result['seeds']} seeds "
              f"(arena: {result['arena_seeds']} seeds, both orders)", ""]
@@ -199,7 +193,7 @@ def format_report(result: dict) -> str:
               f"  report.md             {result['bytes']['md'] / 1024:8.0f} KiB",
               f"  explorer.html         {result['bytes']['explorer'] / 1024:8.0f} KiB",
               f"  views defined: {', '.join(result['views'])}", ""]
-    lines += [f"  load average at start {result['machine']['loadavg'][0]:.2f} ({result['machine']['nproc']} CPUs)"]
+    lines += [f"  load average at start {result['machine']['loadavg_at_start'][0]:.2f} ({result['machine']['nproc']} CPUs)"]
     lines += [f"  {page:<21} median {result[f'{page}_median_s']:.2f} s: {'under' if ok else 'OVER'} the "
               f"{result['target_s']:g} s target" for page, ok in result["under_target"].items()]
     if "code" in result:
@@ -222,8 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    result = {"machine": machine_info(), "code": code_info(),
+    from bench.record import record
+
+    result = {**record(script=__file__, argv=argv), "code": code_info(),
               **run_bench(models=args.models, seeds=args.seeds, arena_seeds=args.arena_seeds, repeats=args.repeats)}
+    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(format_report(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str))

@@ -19,7 +19,6 @@ import datetime as dt
 import http.client
 import json
 import os
-import platform
 import re
 import signal
 import statistics
@@ -32,6 +31,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # run as a script: bench.report and dialogbench from this checkout
 
+from bench.record import record  # noqa: E402
 from bench.report import model_names, size_parser, synthetic_lake  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "serve.json"
@@ -112,11 +112,11 @@ def serve(lake: Path) -> tuple[subprocess.Popen, int, float]:
     return proc, int(found[1]), time.perf_counter() - start
 
 
-def machine_info() -> dict:
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True).stdout.strip()
-    return {"nproc": os.cpu_count(), "loadavg_at_start": os.getloadavg(), "python": platform.python_version(),
-            "platform": platform.platform(), "git_commit": commit or None,
-            "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+def code_info() -> dict:
+    """The checkout whose server is timed: its commit (with "+ uncommitted changes"; None outside git)."""
+    from dialogbench.environment import commit
+
+    return {"commit": commit(REPO_ROOT)}
 
 
 def run_bench(*, models: int, seeds: int, arena_seeds: int, runs: int, requests: int) -> dict:
@@ -157,10 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=50, help="timed requests per path after the cold one")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    machine = machine_info()
+    run = record(script=__file__, argv=argv)  # the load average before the work
     result = run_bench(models=args.models, seeds=args.seeds, arena_seeds=args.arena_seeds, runs=args.runs,
                        requests=args.requests)
-    result = {"machine": {**machine, "loadavg_at_end": os.getloadavg()}, **result}
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result = {**run, "code": code_info(), **result}
     print(format_report(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str))

@@ -43,7 +43,6 @@ import datetime as dt
 import itertools
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -359,8 +358,8 @@ def orchestration(seconds: float | None, source: str | None, snapshot_s: float |
     return {"seconds": None, "source": None, "snapshot_s": None, "snapshot_share": None,
             "missing": "no orchestration figure given: pass a scripted run's JSON with --orchestration-json, e.g. "
                        "bench/artifacts.py --config bench/paper_scripted.yaml (the paper-scale scripted config; "
-                       "bench/README.md, '## stats.py', has the scale that fits the 2-core machine and the figures "
-                       "measured): its first_run.wall_s is the run's wall time and its history_s the snapshot these "
+                       "bench/README.md, '## stats.py', has the scale that fits the 2-core machine, "
+                       "docs/benchmarks.md the figures measured): its first_run.wall_s is the run's wall time and its history_s the snapshot these "
                        "statistics are part of."}
 
 
@@ -462,12 +461,11 @@ def code_info() -> dict:
     return {"dialogbench": str(Path(dialogbench.__file__).resolve().parent), "commit": commit(REPO_ROOT)}
 
 
-def machine_info() -> dict:
+def versions() -> dict:
+    """The libraries the statistics' speed depends on, beside ``bench.record``'s machine facts."""
     import duckdb
 
-    return {"nproc": os.cpu_count(), "loadavg": os.getloadavg(), "python": platform.python_version(),
-            "numpy": np.__version__, "duckdb": duckdb.__version__,
-            "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    return {"numpy": np.__version__, "duckdb": duckdb.__version__}
 
 
 def verdicts(result: dict) -> dict:
@@ -523,8 +521,8 @@ def format_report(result: dict) -> str:
                          f"(history_s: its statistics at its own sizes, with the SQL and writes around them)")
     else:
         lines.append(f"  share of orchestration: not computed: {orch['missing']}")
-    lines += [f"  load average at start {result['machine']['loadavg'][0]:.2f}, at end "
-              f"{result['loadavg_at_end'][0]:.2f} ({result['machine']['nproc']} CPUs)",
+    lines += [f"  load average at start {result['machine']['loadavg_at_start'][0]:.2f}, at end "
+              f"{result['machine']['loadavg_at_end'][0]:.2f} ({result['machine']['nproc']} CPUs)",
               f"  code timed: {result['code']['dialogbench']} (commit {result['code']['commit'] or 'unknown'})"]
     return "\n".join(lines)
 
@@ -579,13 +577,16 @@ def main(argv: list[str] | None = None) -> int:
     given = (args.orchestration_s, "--orchestration-s") if args.orchestration_s else (None, None)
     if args.orchestration_json is not None:
         given = (*read_orchestration(args.orchestration_json), read_snapshot_s(args.orchestration_json))
-    machine = machine_info()  # the load average before the work
+    from bench.record import record
+
+    run = record(script=__file__, argv=argv)  # the load average before the work
+    run["machine"].update(versions())
     if args.lake is not None:
         measured = run_lake(args.lake, board=args.board, rounds=sizes["rounds"])
     else:
         measured = run_bench(sizes, seed=args.seed)
-    result = {"machine": machine, "code": code_info(), **measured}
-    result["loadavg_at_end"] = os.getloadavg()
+    result = {**run, "code": code_info(), **measured}
+    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     result["paper_scale"] = args.lake is None and all(sizes[k] == v for k, v in PAPER.items())
     result["paper"] = PAPER_NOTES
     result["gameeval_items"] = None if args.lake is not None else {"words": len(vendored_words(sizes["words"])),
