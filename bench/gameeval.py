@@ -8,13 +8,14 @@ batch, so the two modes should play the same games; the report says how many tra
 (up to float rounding of padded batches, see dialogbench/backends/transformers_backend.py).
 
     .venv/bin/python bench/gameeval.py [--config configs/demo.yaml] [--words 8] [--rounds 2]
+        [--out bench/results/gameeval.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
+import os
 import sys
 import tempfile
 import time
@@ -22,6 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.record import record  # noqa: E402
+
 RESULTS = ROOT / "bench" / "results" / "gameeval.json"
 
 
@@ -61,13 +65,26 @@ def play(config) -> dict:
             "transcripts": {g["cell_key"]: [(e["speaker"], e["raw"]) for e in g["transcript"]] for g in games}}
 
 
-def main() -> None:
+def summarise(*, model: str, words: int, rounds: int, max_tokens: int, results: dict[str, dict]) -> dict:
+    """The result from both modes' games (``play``, by mode): batching's speed-up in games per minute and how many of
+    the games one at a time the batched mode played move for move the same; the transcripts stay out."""
+    batched, sequential = results["batched"], results["sequential"]
+    same = sum(batched["transcripts"].get(k) == v for k, v in sequential["transcripts"].items())
+    return {"model": model, "words": words, "rounds": rounds, "max_tokens": max_tokens, "temperature": 1.0,
+            "speedup": batched["games_per_min"] / sequential["games_per_min"], "identical_games": same,
+            "games": len(sequential["transcripts"]),
+            **{mode: {k: v for k, v in r.items() if k != "transcripts"} for mode, r in results.items()}}
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="configs/demo.yaml")
     parser.add_argument("--words", type=int, default=8, help="Ask-Guess words (one game each)")
     parser.add_argument("--rounds", type=int, default=2, help="round limit of each game")
     parser.add_argument("--max-tokens", type=int, default=40)
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=RESULTS, help="JSON results (default bench/results/gameeval.json)")
+    args = parser.parse_args(argv)
+    run = record(script=__file__, argv=argv)  # the load average before the work
 
     from dialogbench.backends import get_backend, sampling_for
     from dialogbench.gameeval.config import players
@@ -84,19 +101,16 @@ def main() -> None:
             r = results[mode]
             print(f"{mode:<11} {r['games']:>3} games  {r['seconds']:7.1f}s  {r['games_per_min']:6.2f} games/min  "
                   f"{r['backend_calls']:>3} backend calls  {r['moves']:>3} moves  {r['completion_tokens']:>5} tokens")
-    batched, sequential = results["batched"], results["sequential"]
-    same = sum(batched["transcripts"].get(k) == v for k, v in sequential["transcripts"].items())
-    speedup = batched["games_per_min"] / sequential["games_per_min"]
-    print(f"speed-up from batching the step: {speedup:.2f}x  ({same}/{len(sequential['transcripts'])} games "
+    out = summarise(model=model.name, words=args.words, rounds=args.rounds, max_tokens=args.max_tokens,
+                    results=results)
+    print(f"speed-up from batching the step: {out['speedup']:.2f}x  ({out['identical_games']}/{out['games']} games "
           f"played identically in both modes)")
-    out = {"machine": {"python": platform.python_version(), "platform": platform.platform()},
-           "model": model.name, "words": args.words, "rounds": args.rounds, "max_tokens": args.max_tokens,
-           "temperature": 1.0, "speedup": speedup, "identical_games": same, "games": len(sequential["transcripts"]),
-           **{mode: {k: v for k, v in r.items() if k != "transcripts"} for mode, r in results.items()}}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2))
-    print(f"wrote {RESULTS}")
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({**run, **out}, indent=2))
+    print(f"wrote {args.out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

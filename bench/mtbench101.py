@@ -7,6 +7,7 @@
    requests: requests/s and the speed-up over 1.
 
     .venv/bin/python bench/mtbench101.py [--config configs/demo.yaml] [--tasks CM,SI,MR] [--limit 2]
+        [--out bench/results/mtbench101.json]
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import shutil
 import socket
 import statistics
@@ -28,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.record import record  # noqa: E402
 
 
 def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: int) -> dict:
@@ -71,12 +73,22 @@ def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: i
         start = time.perf_counter()
         raw_tokens = sum(sum(c.completion_tokens for c in real(batch, sampling=answering)) for batch in sent)
         raw_s.append(time.perf_counter() - start)
-    pipe_tps = statistics.median(t / s for t, s in zip(tokens, pipeline_s))
-    raw_tps = statistics.median(raw_tokens / s for s in raw_s)
-    return {"model": model.name, "tasks": tasks, "dialogues": len(dialogues), "turns": report.planned,
-            "backend_calls_per_pipeline_run": len(sent), "pipeline_tokens": tokens, "raw_tokens": raw_tokens,
-            "pipeline_seconds": pipeline_s, "raw_seconds": raw_s, "pipeline_tok_s": pipe_tps, "raw_tok_s": raw_tps,
-            "overhead": 1 - pipe_tps / raw_tps}
+    return golden_result(model=model.name, tasks=tasks, dialogues=len(dialogues), turns=report.planned,
+                         calls=len(sent), pipeline_tokens=tokens, raw_tokens=raw_tokens, pipeline_seconds=pipeline_s,
+                         raw_seconds=raw_s)
+
+
+def golden_result(*, model: str, tasks: list[str], dialogues: int, turns: int, calls: int,
+                  pipeline_tokens: list[int], raw_tokens: int, pipeline_seconds: list[float],
+                  raw_seconds: list[float]) -> dict:
+    """Part 1's result from its measurements: each path's median tok/s over the repeats and the pipeline's overhead
+    (1 - pipeline / raw). The raw path replays the same calls every repeat, so its tokens are one count."""
+    pipe_tps = statistics.median(t / s for t, s in zip(pipeline_tokens, pipeline_seconds))
+    raw_tps = statistics.median(raw_tokens / s for s in raw_seconds)
+    return {"model": model, "tasks": tasks, "dialogues": dialogues, "turns": turns,
+            "backend_calls_per_pipeline_run": calls, "pipeline_tokens": pipeline_tokens, "raw_tokens": raw_tokens,
+            "pipeline_seconds": pipeline_seconds, "raw_seconds": raw_seconds, "pipeline_tok_s": pipe_tps,
+            "raw_tok_s": raw_tps, "overhead": 1 - pipe_tps / raw_tps}
 
 
 def _free_port() -> int:
@@ -120,16 +132,22 @@ def judge_fanout(requests: int, latency_ms: int, levels: list[int]) -> dict:
             seconds = time.perf_counter() - start
             results[level] = {"seconds": seconds, "requests_per_s": len(prompts) / seconds,
                               "failed": sum(not c.ok for c in out)}
-        base = results[levels[0]]["requests_per_s"]
-        for level in levels:
-            results[level]["speedup"] = results[level]["requests_per_s"] / base
-        return {"requests": len(prompts), "latency_ms": latency_ms, "levels": results}
+        return fanout_result(requests=len(prompts), latency_ms=latency_ms, levels=results)
     finally:
         server.terminate()
         server.wait(timeout=10)
 
 
-def main() -> int:
+def fanout_result(*, requests: int, latency_ms: int, levels: dict[int, dict]) -> dict:
+    """Part 2's result from each concurrency's measurements (in the order run): each one's speed-up in requests per
+    second over the first's."""
+    base = next(iter(levels.values()))["requests_per_s"]
+    for row in levels.values():
+        row["speedup"] = row["requests_per_s"] / base
+    return {"requests": requests, "latency_ms": latency_ms, "levels": levels}
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="configs/demo.yaml")
     parser.add_argument("--tasks", default="CM,SI,MR")
@@ -138,10 +156,9 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=64)
     parser.add_argument("--latency-ms", type=int, default=250)
     parser.add_argument("--out", default=str(ROOT / "bench/results/mtbench101.json"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     started = time.time()
-    result = {"machine": {"nproc": os.cpu_count(), "python": platform.python_version(),
-                          "loadavg_at_start": os.getloadavg()}}
+    result = record(script=__file__, argv=argv)  # the load average before the work
     result["golden_generation"] = gen = golden_generation(args.config, args.tasks.split(","), args.limit, args.repeats)
     print(f"1. golden-context generation: {gen['model']}, {gen['dialogues']} dialogues, {gen['turns']} judged turns, "
           f"{gen['backend_calls_per_pipeline_run']} backend call(s) per pipeline run, median of {args.repeats}")
@@ -153,7 +170,7 @@ def main() -> int:
     print("   concurrency  seconds  requests/s  speed-up  failed")
     for level, row in fan["levels"].items():
         print(f"   {level:>11}  {row['seconds']:7.2f}  {row['requests_per_s']:10.1f}  {row['speedup']:7.1f}x  {row['failed']:>6}")
-    result["machine"]["loadavg_at_end"] = os.getloadavg()
+    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     result["seconds"] = time.time() - started
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2, default=str))

@@ -31,7 +31,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, "") and str(REPO_ROOT) not in sys.path:  # run as a script: `bench` from the repository root
     sys.path.insert(0, str(REPO_ROOT))
 
-from bench.botchat_pipeline import machine_info  # noqa: E402 - stdlib-only at import time
+from bench.botchat_pipeline import machine_facts  # noqa: E402 - stdlib-only at import time
+from bench.record import record  # noqa: E402
 VARIANTS = {
     "bound": {},
     "unbound1": {"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "1"},
@@ -89,7 +90,11 @@ def measure(variant: str, hogs: int, args: argparse.Namespace) -> dict:
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode != 0 or not lines:
         raise SystemExit(f"{variant} with {hogs} hogs failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    result = json.loads(lines[-1].removeprefix("RESULT "))
+    return summarise(variant=variant, hogs=hogs, result=json.loads(lines[-1].removeprefix("RESULT ")))
+
+
+def summarise(*, variant: str, hogs: int, result: dict) -> dict:
+    """One row of the result: a worker's measurements (``worker``) with its medians and tokens per second."""
     gen_s, gen_cpu = statistics.median(result["gen_s"]), statistics.median(result["gen_cpu_s"])
     return {"variant": variant, "hogs": hogs, **result, "gen_s_median": gen_s, "gen_cpu_s_median": gen_cpu,
             "tok_per_s": round(result["tokens"] / gen_s, 1)}
@@ -140,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         raise SystemExit(f"--variants: unknown {unknown}; known: {', '.join(VARIANTS)}")
-    machine = machine_info()
+    run = record(script=__file__, argv=argv)  # the load average before the work
+    run["machine"].update(timestamp=run["utc"], **machine_facts())
     rows = []
     for hogs in [int(h) for h in args.hogs.split(",") if h.strip()]:
         for variant in variants:
@@ -148,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(measure(variant, hogs, args))
     rows = with_ratios(rows)
     print(table(rows))
-    machine["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    result = {"rows": rows, "machine": machine, "args": {k: v for k, v in vars(args).items() if k != "worker"}}
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result = {**run, "rows": rows, "args": {k: v for k, v in vars(args).items() if k != "worker"}}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))

@@ -104,6 +104,20 @@ def size(n_bytes: int) -> str:
     return f"{number(n_bytes / 1e6)} MB" if n_bytes >= 1e6 else f"{number(n_bytes / 1e3)} kB"
 
 
+def mib(x: float) -> str:
+    return f"{number(x)} MiB"
+
+
+def percent(x: float) -> str:
+    """A share (0.0412) as a percentage (4.12%)."""
+    return f"{number(x * 100)}%"
+
+
+def known(show: Callable[[Any], str], x: Any) -> str:
+    """``show(x)``, or "n/a" where the bench wrote None (a figure it could not measure: no psutil, no base row)."""
+    return "n/a" if x is None else show(x)
+
+
 # ------------------------------------------------------------------------------------------ one extractor per bench
 
 def elo(data: dict) -> list[Row]:
@@ -201,6 +215,241 @@ def lake_integrity(data: dict) -> list[Row]:
     return rows
 
 
+def botchat_pipeline(data: dict) -> list[Row]:
+    """bench/botchat_pipeline.py: (1) the pipeline's generated tok/s against the raw backend's on the same calls and
+    the overhead, (2) the backend calls of lock-step generation, (3) the demo run and its cached rerun; a part skipped
+    (``--skip-demo``) or failed is not in the JSON and gives no row."""
+    rows = []
+    if "pipeline_overhead" in data:
+        at = "pipeline_overhead"
+        repeats = get(data, f"{at}.repeats")
+        scale = f"{get(data, f'{at}.model')}, {count(get(data, f'{at}.seeds'))} seeds to N = {get(data, f'{at}.n')}"
+        rows += [(f"generated tok/s, pipeline vs raw `backend.generate`, median of {repeats} ({scale})",
+                  f"{number(get(data, f'{at}.pipeline_tok_s'))} vs {number(get(data, f'{at}.raw_tok_s'))}"),
+                 (f"pipeline overhead, 1 − pipeline ÷ raw tok/s: median (best of {repeats}) ({scale}; target under "
+                  f"{percent(get(data, f'{at}.overhead_target'))})",
+                  f"{known(percent, get(data, f'{at}.overhead'))} "
+                  f"({known(percent, get(data, f'{at}.overhead_best'))})"),
+                 (f"share of the pipeline's wall time outside `backend.generate`, median ({scale})",
+                  known(percent, get(data, f"{at}.non_backend_share")))]
+    if "backend_calls" in data:
+        calls = get(data, "backend_calls")
+        sizes = " / ".join(count(get(data, f"backend_calls.{i}.seeds")) for i in range(len(calls)))
+        rows.append((f"backend calls to N = {get(data, 'backend_calls.0.n')}, scripted, for {sizes} seeds (lock-step: "
+                     f"N − 2 = {get(data, 'backend_calls.0.expected')} whatever the seeds)",
+                     " / ".join(str(get(data, f"backend_calls.{i}.calls")) for i in range(len(calls)))))
+    if "demo_rerun" in data:
+        at, limit = "demo_rerun", get(data, "demo_rerun.limit")
+        demo = f"`dialogbench run` of {Path(get(data, f'{at}.config')).name}" + (f", {limit} seeds" if limit else "")
+        rows += [(f"{demo}: first run / cached rerun ({count(get(data, f'{at}.second.computed'))} cells computed) "
+                  f"wall time, rerun ÷ first",
+                  f"{seconds(get(data, f'{at}.first.wall_seconds'))} / "
+                  f"{seconds(get(data, f'{at}.second.wall_seconds'))} ({ratio(get(data, f'{at}.rerun_ratio'))})"),
+                 (f"{demo}: the first run's peak RSS, whole process tree / largest process",
+                  f"{known(mib, get(data, f'{at}.first.peak_tree_rss_mib'))} / "
+                  f"{known(mib, get(data, f'{at}.first.max_process_rss_mib'))}")]
+    return rows
+
+
+def engines(data: dict) -> list[Row]:
+    """bench/engines.py: (1) per engine, its start-up, BotChat generation and UniEval tok/s and peak memory, and
+    vLLM's ratios to transformers; (2) the pipeline's seconds over plain ``model.generate``'s; (3) the demo's wall time
+    and peak memory per layout, and the first layout's ratios to the others. A part skipped gives no row."""
+    rows = []
+    for name in data.get("engines") or {}:
+        at = f"engines.{name}"
+        gen, free = f"{at}.generation", f"{at}.unieval_free"
+        rows += [(f"{name}: start-up, `get_backend` ({get(data, f'{at}.model')})",
+                  seconds(get(data, f"{at}.startup_seconds"))),
+                 (f"{name}: BotChat generation, {get(data, f'{gen}.conversations')} conversations × "
+                  f"{get(data, f'{gen}.max_tokens')} tokens, greedy", f"{number(get(data, f'{gen}.tok_s'))} tok/s"),
+                 (f"{name}: UniEval free / constrained, {get(data, f'{free}.conversations')} dialogues × "
+                  f"{get(data, f'{free}.max_tokens')} tokens",
+                  f"{number(get(data, f'{free}.tok_s'))} / {number(get(data, f'{at}.unieval_constrained.tok_s'))} "
+                  f"tok/s"),
+                 (f"{name}: peak RSS of its process tree", known(mib, get(data, f"{at}.peak_rss_mib")))]
+    if data.get("engine_ratios"):
+        rows.append(("vllm ÷ transformers: BotChat generation tok/s / start-up / peak memory",
+                     " / ".join(known(ratio, get(data, f"engine_ratios.{key}"))
+                                for key in ("generation_tok_s", "startup_seconds", "peak_rss_mib"))))
+    if "pipeline_vs_generate" in data:
+        at = "pipeline_vs_generate"
+        rows.append((f"pipeline ÷ plain `model.generate` seconds, median of {get(data, f'{at}.repeats')} "
+                     f"({get(data, f'{at}.seeds')} seeds to N = {get(data, f'{at}.n')}; goal ≤ "
+                     f"{get(data, f'{at}.target'):.2f})",
+                     f"{known(ratio, get(data, f'{at}.ratio'))} (`backend.generate` only: "
+                     f"{known(ratio, get(data, f'{at}.backend_ratio'))})"))
+    if "demo" in data:
+        limit = get(data, "demo.limit")
+        demo = f"the demo ({Path(get(data, 'demo.config')).name}{f', {limit} seeds' if limit else ''})"
+        for i in range(len(get(data, "demo.runs"))):
+            at = f"demo.runs.{i}"
+            code = get(data, f"{at}.returncode")
+            rows.append((f"{demo}, {get(data, f'{at}.label')} ({get(data, f'{at}.backends')}): wall time / peak RSS "
+                         f"of the process tree",
+                         f"{seconds(get(data, f'{at}.wall_seconds'))} / {number(get(data, f'{at}.peak_rss_gib'))} GiB"
+                         if code == 0 else f"failed (exit {code})"))
+        first = get(data, "demo.runs.0.label")
+        for label in get(data, "demo.ratios"):
+            rows.append((f"{demo}, {first} ÷ {label}: wall time / peak memory",
+                         f"{known(ratio, get(data, 'demo.ratios', label, 'wall'))} / "
+                         f"{known(ratio, get(data, 'demo.ratios', label, 'peak'))}"))
+    return rows
+
+
+def omp_threads(data: dict) -> list[Row]:
+    """bench/omp_threads.py: per number of busy processes beside and per thread variant, the median generation time,
+    tok/s, CPU seconds, and the time and CPU over vLLM's default (``bound``) at the same load."""
+    work = (f"{get(data, 'args.conversations')} chats × {get(data, 'args.tokens')} tokens, median of "
+            f"{get(data, 'args.repeats')}")
+    rows = []
+    for i in range(len(get(data, "rows"))):
+        at = f"rows.{i}"
+        variant, hogs = get(data, f"{at}.variant"), get(data, f"{at}.hogs")
+        value = (f"{seconds(get(data, f'{at}.gen_s_median'))}, {number(get(data, f'{at}.tok_per_s'))} tok/s, "
+                 f"{number(get(data, f'{at}.gen_cpu_s_median'))} CPU s")
+        if variant != "bound" and get(data, f"{at}.time_vs_bound") is not None:
+            value += (f" ({ratio(get(data, f'{at}.time_vs_bound'))} the time, {ratio(get(data, f'{at}.cpu_vs_bound'))} "
+                      f"the CPU of `bound`)")
+        rows.append((f"`{variant}`, {hogs} busy process{'' if hogs == 1 else 'es'} beside: generation of {work}",
+                     value))
+    return rows
+
+
+def cached_rerun(data: dict) -> list[Row]:
+    """bench/cached_rerun.py: per source tree, the cached rerun's wall and CPU seconds, and (``--with-rerun``) the
+    same run with ``--rerun`` and their paired ratio; with several trees, each one's ratios to the first."""
+    trees = list(get(data, "trees"))
+    lake = f" on a copy of {Path(data['from_lake']).name}" if data.get("from_lake") else ""
+    config = f"{Path(get(data, 'config')).name}{lake}"
+    rows = []
+    for tree in trees:
+        where = f"; `{tree}`" if len(trees) > 1 else ""
+        runs = len(get(data, "trees", tree, "seconds"))
+        reused = runs and all(get(data, "trees", tree, "reused"))
+        rows.append((f"cached rerun{', answered from the latest run' if reused else ''}: wall (CPU of its process "
+                     f"tree), median of {runs} ({config}{where})",
+                     f"{seconds(get(data, 'trees', tree, 'median_s'))} "
+                     f"({seconds(get(data, 'trees', tree, 'median_cpu_s'))})"))
+        if "median_rerun_s" in get(data, "trees", tree):
+            rows += [(f"the same run with `--rerun` (recorded, computes nothing), median of {runs} ({config}{where})",
+                      seconds(get(data, "trees", tree, "median_rerun_s"))),
+                     (f"`--rerun` ÷ cached rerun, median of the {runs} back-to-back pairs ({config}{where})",
+                      ratio(get(data, "trees", tree, "paired_rerun_over_cached")))]
+    for tree in trees[1:]:
+        rows.append((f"`{tree}` ÷ `{trees[0]}`: cached rerun wall / CPU / CPU paired by repeat ({config})",
+                     " / ".join(ratio(get(data, key, tree))
+                                for key in ("ratio_to_first", "cpu_ratio_to_first", "paired_cpu_ratio_to_first"))))
+    return rows
+
+
+def artifacts(data: dict) -> list[Row]:
+    """bench/artifacts.py: what a run spends publishing to the Prefect UI and snapshotting its history, beside its wall
+    time, for the first run and the cached reruns; the disk each cached rerun adds."""
+    overrides = get(data, "overrides")
+    config = Path(get(data, "config")).name + (f" with {', '.join(overrides)}" if overrides else "")
+    first = "first_run"
+    rows = [(f"first run: wall time ({config})", seconds(get(data, f"{first}.wall_s"))),
+            (f"first run: publishing {count(get(data, f'{first}.artifacts'))} artifacts and "
+             f"{count(get(data, f'{first}.progress_updates'))} progress updates (its share of the wall time) "
+             f"({config})",
+             f"{seconds(get(data, f'{first}.publish_s'))} ({percent(get(data, f'{first}.share_of_wall'))})"),
+            (f"first run: the history snapshot, {count(get(data, f'{first}.history_rows'))} rows (its share of the "
+             f"wall time) ({config})",
+             f"{seconds(get(data, f'{first}.history_s'))} ({percent(get(data, f'{first}.history_share_of_wall'))})")]
+    reruns = len(get(data, "cached_reruns"))
+    if reruns:
+        rows += [(f"cached rerun, median of {reruns}: publishing / history snapshot / wall time ({config})",
+                  " / ".join(seconds(get(data, key)) for key in
+                             ("cached_median_publish_s", "cached_median_history_s", "cached_median_wall_s"))),
+                 (f"disk each cached rerun adds: history tables / whole lake / Prefect home ({config})",
+                  " / ".join(size(get(data, "bytes_per_cached_rerun", key))
+                             for key in ("history_tables", "lake", "prefect_home")))]
+    return rows
+
+
+def scale_out(data: dict) -> list[Row]:
+    """bench/scale_out.py: one dispatched run per number of slots (work pool workers, GPUs of this box): the
+    dispatched units' seconds with their speed-up and its target, the whole run's; judging while the units generate
+    against after them."""
+    scale = f"{get(data, 'models')} models × {get(data, 'delay_s'):g} s per call"
+    rows = []
+    for i in range(len(get(data, "rows"))):
+        at = f"rows.{i}"
+        mode, slots = get(data, f"{at}.mode"), get(data, f"{at}.slots")
+        if mode.startswith("judging"):
+            continue
+        units = get(data, f"{at}.dispatch_s")
+        value = (f"units {seconds(units)} ({known(ratio, get(data, f'{at}.speedup_dispatch'))}, target "
+                 f"{ratio(get(data, f'{at}.target_dispatch'))}); " if units is not None else "")
+        rows.append((f"dispatched run, {mode} = {slots}: the units (speed-up; target) and the whole run (speed-up) "
+                     f"({scale})",
+                     f"{value}whole run {seconds(get(data, f'{at}.wall_s'))} "
+                     f"({ratio(get(data, f'{at}.speedup_run'))})"))
+    judged = get(data, "judging.wall_s")
+    if len(judged) == 2:
+        during, after = judged["judging while generating"], judged["judging after"]
+        rows.append((f"judging while the units generate vs after them: whole run ({get(data, 'judging.models')} "
+                     f"chatbots on {get(data, 'judging.gpus')} GPUs, judge {get(data, 'judging.judge_delay_s'):g} s "
+                     f"per cell)", f"{seconds(during)} vs {seconds(after)} ({ratio(after / during)})"))
+    return rows
+
+
+def gameeval(data: dict) -> list[Row]:
+    """bench/gameeval.py: Ask-Guess games per minute with every game in flight (one backend call per step) against one
+    game at a time, and how many games the two modes played identically."""
+    scale = (f"{get(data, 'games')} games of {get(data, 'rounds')} rounds at most, {get(data, 'model')}, "
+             f"temperature {get(data, 'temperature'):g}")
+    return [(f"Ask-Guess games per minute, batched vs one at a time ({scale})",
+             f"{number(get(data, 'batched.games_per_min'))} vs {number(get(data, 'sequential.games_per_min'))} "
+             f"({ratio(get(data, 'speedup'))})"),
+            (f"backend calls, batched vs one at a time ({scale})",
+             f"{count(get(data, 'batched.backend_calls'))} vs {count(get(data, 'sequential.backend_calls'))}"),
+            (f"games played identically in both modes ({scale})",
+             f"{get(data, 'identical_games')} / {get(data, 'games')}")]
+
+
+def mtbench101(data: dict) -> list[Row]:
+    """bench/mtbench101.py: golden-context generation through the pipeline against the raw backend (tok/s, overhead);
+    the judge's requests per second against a local server at each concurrency, and the speed-up over the first."""
+    at = "golden_generation"
+    scale = (f"{get(data, f'{at}.model')}, {get(data, f'{at}.dialogues')} dialogues of "
+             f"{', '.join(get(data, f'{at}.tasks'))}, {get(data, f'{at}.turns')} judged turns")
+    repeats = len(get(data, f"{at}.pipeline_seconds"))
+    rows = [(f"golden-context generation, pipeline vs raw `backend.generate` tok/s, median of {repeats} ({scale})",
+             f"{number(get(data, f'{at}.pipeline_tok_s'))} vs {number(get(data, f'{at}.raw_tok_s'))} "
+             f"(overhead {percent(get(data, f'{at}.overhead'))})")]
+    fan = (f"{get(data, 'judge_fanout.requests')} requests to a local server answering in "
+           f"{get(data, 'judge_fanout.latency_ms')} ms")
+    levels = list(get(data, "judge_fanout.levels"))
+    for level in levels:
+        failed = get(data, "judge_fanout.levels", level, "failed")
+        rows.append((f"judge fan-out, {level} concurrent: requests/s (speed-up over {levels[0]}) ({fan})",
+                     f"{number(get(data, 'judge_fanout.levels', level, 'requests_per_s'))} "
+                     f"({ratio(get(data, 'judge_fanout.levels', level, 'speedup'))})"
+                     + (f", {failed} failed" if failed else "")))
+    return rows
+
+
+def probes(data: dict) -> list[Row]:
+    """bench/probes.py: what the judges' known-answer probes cost in a first run and in a cached rerun: the run's wall
+    time and the probe stages' seconds, their cells, and their judge calls beside the rest of the run's."""
+    config = Path(get(data, "config")).name
+    rows = []
+    for key, run in (("first_run", "first run"), ("cached_rerun", "cached rerun")):
+        rows += [(f"{run}: wall time / the probe stages ({config})",
+                  f"{seconds(get(data, f'{key}.wall_s'))} / {seconds(get(data, f'{key}.probe_stage_s'))}"),
+                 (f"{run}: probe cells computed / cached ({config})",
+                  f"{count(get(data, f'{key}.probe_cells_computed'))} / "
+                  f"{count(get(data, f'{key}.probe_cells_cached'))}"),
+                 (f"{run}: judge calls (conversations), the probes' vs the rest of the run's ({config})",
+                  f"{count(get(data, f'{key}.probe_judge_calls'))} "
+                  f"({count(get(data, f'{key}.probe_judge_conversations'))}) vs "
+                  f"{count(get(data, f'{key}.other_judge_calls'))} "
+                  f"({count(get(data, f'{key}.other_judge_conversations'))})")]
+    return rows
+
+
 # The benches whose results the page shows, in the page's order; a result of any other bench is an error.
 EXTRACTORS: dict[str, Callable[[dict], list[Row]]] = {
     "elo": elo,
@@ -209,6 +458,15 @@ EXTRACTORS: dict[str, Callable[[dict], list[Row]]] = {
     "serve": serve,
     "query": query,
     "lake_integrity": lake_integrity,
+    "botchat_pipeline": botchat_pipeline,
+    "engines": engines,
+    "omp_threads": omp_threads,
+    "cached_rerun": cached_rerun,
+    "artifacts": artifacts,
+    "scale_out": scale_out,
+    "gameeval": gameeval,
+    "mtbench101": mtbench101,
+    "probes": probes,
 }
 
 

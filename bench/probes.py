@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -25,19 +24,27 @@ import duckdb
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.runs and dialogbench from this checkout
 
+from bench.record import record  # noqa: E402
 from bench.runs import dialogbench_run  # noqa: E402
+
 PREFIX = "judge_probe:"
 
 
 def run_once(config: Path, lake: Path, home: Path) -> dict:
     out = lake.parent / f"summary-{time.monotonic_ns()}.json"
     summary, exit_code, wall = dialogbench_run(config, lake, home, out, tail=3000)
-    probes = [s for s in summary["stages"] if s["stage"].startswith(PREFIX)]
     with duckdb.connect(str(lake / "catalog.duckdb"), read_only=True) as con:
         calls = con.execute("select stage like ? as probe, sum(batches), sum(conversations), sum(seconds) from usage "
                             "where run_id = ? and role = 'judge' group by all", [PREFIX + "%", summary["run_id"]]
                             ).fetchall()
-    by = {bool(probe): (int(b or 0), int(c or 0), float(s or 0.0)) for probe, b, c, s in calls}
+    return run_figures(summary=summary, exit_code=exit_code, wall=wall, judge_calls=calls)
+
+
+def run_figures(*, summary: dict, exit_code: int, wall: float, judge_calls: list[tuple]) -> dict:
+    """One run's figures from its ``--json`` summary, exit code, wall seconds and its judge calls in the lake's
+    ``usage`` table (rows of: a probe stage's or not, backend calls, conversations, seconds)."""
+    probes = [s for s in summary["stages"] if s["stage"].startswith(PREFIX)]
+    by = {bool(probe): (int(b or 0), int(c or 0), float(s or 0.0)) for probe, b, c, s in judge_calls}
     probe_calls, other_calls = by.get(True, (0, 0, 0.0)), by.get(False, (0, 0, 0.0))
     return {"wall_s": round(wall, 2), "exit": exit_code,
             "probe_stage_s": round(sum(s["seconds"] for s in probes), 2),
@@ -55,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", type=Path, default=REPO / "configs" / "demo.yaml")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "probes.json")
     args = p.parse_args(argv)
+    run = record(script=__file__, argv=argv)  # the load average before the work
     with tempfile.TemporaryDirectory(prefix="bench-probes-") as tmp:
         lake, home = Path(tmp) / "lake", Path(tmp) / "prefect"
         first = run_once(args.config, lake, home)
@@ -67,9 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cached rerun: {rerun['wall_s']:7.1f} s wall; probes {rerun['probe_stage_s']:6.1f} s, "
               f"{rerun['probe_cells_computed']} computed, {rerun['probe_cells_cached']} cached, "
               f"{rerun['probe_judge_calls']} judge calls")
-    result = {"config": str(args.config), "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
-                                                     "cpus": os.cpu_count()},
-              "first_run": first, "cached_rerun": rerun}
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result = {**run, "config": str(args.config), "first_run": first, "cached_rerun": rerun}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.out}")

@@ -30,6 +30,11 @@ from pathlib import Path
 import httpx
 import yaml
 
+if __package__:
+    from .record import record
+else:  # run as a script: bench/ is sys.path[0]
+    from record import record
+
 REPO = Path(__file__).resolve().parents[1]
 PREFECT = str(Path(sys.executable).parent / "prefect")
 POOL = "scale-out"
@@ -104,7 +109,30 @@ def _timed(work: Path, env: dict, config: Path, mode: str, slots: int) -> dict:
     return {"mode": mode, "slots": slots, "wall_s": round(wall, 1), "dispatch_s": float(found[2]) if found else None}
 
 
-def main() -> None:
+def with_speedups(rows: list[dict], *, models: int) -> list[dict]:
+    """Each slot row (not the judging comparison's) with its speed-ups over its mode's first row, of the dispatched
+    units (None where its run's log or the first row's gave no dispatch time) and of the whole run, and the units'
+    target: 0.8 x the slots over the first row's (no more slots than models count)."""
+    for r in (r for r in rows if not r["mode"].startswith("judging")):
+        base = next(b for b in rows if b["mode"] == r["mode"])  # each mode against its own first row
+        found = base["dispatch_s"] and r["dispatch_s"]
+        r["speedup_dispatch"] = round(base["dispatch_s"] / r["dispatch_s"], 2) if found else None
+        r["speedup_run"] = round(base["wall_s"] / r["wall_s"], 2)
+        r["target_dispatch"] = round(0.8 * min(r["slots"], models) / base["slots"], 2)
+    return rows
+
+
+def summarise(*, models: int, delay: float, judging_models: int, judging_gpus: int, judge_delay: float,
+              rows: list[dict]) -> dict:
+    """The result from the measured rows (``_timed``): the slot rows with their speed-ups, and the judging
+    comparison's two wall times by mode."""
+    judged = {r["mode"]: r["wall_s"] for r in rows if r["mode"].startswith("judging")}
+    return {"models": models, "delay_s": delay,
+            "judging": {"models": judging_models, "gpus": judging_gpus, "judge_delay_s": judge_delay, "wall_s": judged},
+            "rows": with_speedups(rows, models=models)}
+
+
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workers", default="1,2,3", help="work pool workers (none: '')")
     p.add_argument("--slots", default="1,2,4", help="GPUs of this box, no work pool (none: '')")
@@ -118,7 +146,8 @@ def main() -> None:
                    help="seconds a judge call takes per cell in it, in the judging comparison")
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, lakes)")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "scale_out.json")
-    args = p.parse_args()
+    args = p.parse_args(argv)
+    run = record(script=__file__, argv=argv)  # the load average before the work
     work = Path(tempfile.mkdtemp(prefix="dialogbench-scale-"))
     port = _port()
     api = f"http://127.0.0.1:{port}/api"
@@ -158,12 +187,9 @@ def main() -> None:
             print(f"{rows[-1]['mode']}: run {rows[-1]['wall_s']:.1f}s", flush=True)
     finally:
         _stop(server)
-    judged = {r["mode"]: r["wall_s"] for r in rows if r["mode"].startswith("judging")}
-    for r in (r for r in rows if not r["mode"].startswith("judging")):
-        base = next(b for b in rows if b["mode"] == r["mode"])  # each mode against its own first row
-        r["speedup_dispatch"] = round(base["dispatch_s"] / r["dispatch_s"], 2) if r["dispatch_s"] else None
-        r["speedup_run"] = round(base["wall_s"] / r["wall_s"], 2)
-        r["target_dispatch"] = round(0.8 * min(r["slots"], args.models) / base["slots"], 2)
+    result = summarise(models=args.models, delay=args.delay, judging_models=args.judging_models,
+                       judging_gpus=args.judging, judge_delay=args.judge_delay, rows=rows)
+    judged = result["judging"]["wall_s"]
     print("\nmode      slots  run_s  dispatch_s  speed-up (units)  target (0.8 x slots)  speed-up (whole run)")
     for r in (r for r in rows if not r["mode"].startswith("judging")):
         print(f"{r['mode']:<8}  {r['slots']:>5}  {r['wall_s']:>5.1f}  {r['dispatch_s']:>10}  {r['speedup_dispatch']:>16}  "
@@ -174,14 +200,13 @@ def main() -> None:
         print(f"\njudging ({args.judging_models} chatbots on {args.judging} GPUs, judge {args.judge_delay}s per cell): "
               f"while generating {judged['judging while generating']:.1f}s, after {judged['judging after']:.1f}s "
               f"({ratio:.2f}x)")
-    args.out.write_text(json.dumps({"models": args.models, "delay_s": args.delay, "machine_cpus": os.cpu_count(),
-                                    "judging": {"models": args.judging_models, "gpus": args.judging,
-                                                "judge_delay_s": args.judge_delay, "wall_s": judged},
-                                    "rows": rows}, indent=2) + "\n")
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    args.out.write_text(json.dumps({**run, **result}, indent=2) + "\n")
     print(f"\nwrote {args.out}" + (f"; work folder {work}" if args.keep else ""))
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
