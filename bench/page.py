@@ -451,6 +451,21 @@ def probes(data: dict) -> list[Row]:
 
 
 # The benches whose results the page shows, in the page's order; a result of any other bench is an error.
+def suite(data: dict) -> list[Row]:
+    """bench/suite.py: ``make test``'s wall and CPU seconds (its exit status when it failed), then each part's
+    seconds and counts."""
+    workers = get(data, "workers")
+    status = "" if get(data, "exit") == 0 else f", exit {get(data, 'exit')}"
+    rows = [("`make test` after set-up: wall (CPU of the processes it waited for)",
+             f"{seconds(get(data, 'wall_s'))} ({seconds(get(data, 'cpu_s'))}){status}")]
+    names = (f"part 1: every file on {workers} workers", "part 2: the `alone` tests, one at a time")
+    for i, name in enumerate(names[:len(get(data, "parts"))]):
+        counts = get(data, f"parts.{i}.counts")
+        tally = ", ".join(f"{n:,} {word}" for word, n in counts.items() if word not in ("deselected", "warning", "warnings"))
+        rows.append((f"{name} ({tally})", seconds(get(data, f"parts.{i}.seconds"))))
+    return rows
+
+
 EXTRACTORS: dict[str, Callable[[dict], list[Row]]] = {
     "elo": elo,
     "stats": stats,
@@ -467,6 +482,7 @@ EXTRACTORS: dict[str, Callable[[dict], list[Row]]] = {
     "gameeval": gameeval,
     "mtbench101": mtbench101,
     "probes": probes,
+    "suite": suite,
 }
 
 

@@ -160,7 +160,7 @@ def test_every_extractor_names_a_bench_script():
 # Every bench/*.py is one of these two: a bench, which records itself (bench/record.py) and has an extractor, or not
 # a bench (why beside it). A new script that is in neither fails here until it is placed.
 BENCHES = ("elo", "stats", "report", "serve", "query", "lake_integrity", "botchat_pipeline", "engines", "omp_threads",
-           "cached_rerun", "artifacts", "scale_out", "gameeval", "mtbench101", "probes")
+           "cached_rerun", "artifacts", "scale_out", "gameeval", "mtbench101", "probes", "suite")
 NOT_BENCHES = {"__init__.py": "the package", "page.py": "writes docs/benchmarks.md from the results",
                "record.py": "the recorder itself",
                "runs.py": "runs `dialogbench run` for artifacts.py and probes.py; writes nothing"}
@@ -482,3 +482,32 @@ def test_probes_rows(tmp_path):
         ("cached rerun: probe cells computed / cached (demo.yaml)", "0 / 10"),
         ("cached rerun: judge calls (conversations), the probes' vs the rest of the run's (demo.yaml)",
          "0 (0) vs 0 (0)")]
+
+
+SUITE_OUTPUT = """\
+tests/e2e/test_readme_commands.py ....
+===== 2204 passed, 1 skipped, 18 warnings, 10 errors in 1637.94s (0:27:17) =====
+...
+=============== 10 passed, 2215 deselected in 250.87s (0:04:10) ================
+"""
+
+
+def test_suite_reads_both_parts_of_make_test():
+    from bench import suite as bench
+
+    assert bench.parts(SUITE_OUTPUT) == [
+        {"counts": {"passed": 2204, "skipped": 1, "warnings": 18, "errors": 10}, "seconds": 1637.94},
+        {"counts": {"passed": 10, "deselected": 2215}, "seconds": 250.87}]
+    assert bench.makefile_workers() >= 1  # the Makefile's WORKERS ?= N
+
+
+def test_suite_rows(tmp_path):
+    from bench import suite as bench
+
+    argv = ["--workers", "2"]
+    result = {**recorded("suite", argv), "argv": ["make", "test", "WORKERS=2"], "workers": 2, "exit": 2,
+              "wall_s": 1900.4, "cpu_s": 3012.0, "parts": bench.parts(SUITE_OUTPUT)}
+    assert page_rows(tmp_path, result) == [
+        ("`make test` after set-up: wall (CPU of the processes it waited for)", "1,900 s (3,012 s), exit 2"),
+        ("part 1: every file on 2 workers (2,204 passed, 1 skipped, 10 errors)", "1,638 s"),
+        ("part 2: the `alone` tests, one at a time (10 passed)", "251 s")]

@@ -1,0 +1,97 @@
+"""How long the test suite takes: ``make test`` (the README's test command) run as it is, timed, with the CPU time of
+the processes it ran, and each of its two parts' pytest summary (tests passed, failed, ... and their seconds).
+
+    .venv/bin/python bench/suite.py [--workers N] [--log FILE] [--out bench/results/suite.json]
+
+Run it on a fresh clone after set-up (``make setup``: the target is the suite's time without the install), on a
+machine nothing else uses: the suite is CPU-bound, so another process's load lengthens it one for one. It prints the
+figures, writes JSON (docs/benchmarks.md shows it: ``bench/page.py``) and exits with ``make test``'s status.
+
+``cpu_s`` is the user + system time of every process ``make test`` waited for, its pytest processes and what they
+waited for in turn (engines, CLI runs, servers); a process nobody waited for (one killed with its group) is missing
+from it, so it is a lower bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # run as a script: bench.record from this checkout
+
+from bench.record import record  # noqa: E402
+
+# pytest's last line: "==== 2204 passed, 1 skipped, 18 warnings, 10 errors in 1637.94s (0:27:17) ===="
+SUMMARY = re.compile(r"^=+ (?P<counts>.+?) in (?P<seconds>[\d.]+)s(?: \([\d:]+\))? =+$", re.M)
+COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)")
+
+
+def parts(output: str) -> list[dict]:
+    """Each pytest run's summary in ``output``, in order: its counts (passed, failed, errors, skipped, deselected,
+    ...) and its seconds."""
+    found = []
+    for match in SUMMARY.finditer(output):
+        counts = {word: int(n) for n, word in COUNT.findall(match["counts"])}
+        found.append({"counts": counts, "seconds": float(match["seconds"])})
+    return found
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def makefile_workers() -> int:
+    """The Makefile's default ``WORKERS`` (``WORKERS ?= 3``)."""
+    found = re.search(r"^WORKERS \?= (\d+)$", (REPO / "Makefile").read_text(), re.M)
+    if found is None:
+        raise SystemExit("Makefile: no `WORKERS ?= N` line (make test's number of pytest-xdist workers)")
+    return int(found[1])
+
+
+def run_suite(*, workers: int | None, log: Path) -> dict:
+    """``make test`` in the repository root, its output teed to ``log`` and the terminal; its wall and CPU seconds,
+    exit status and parts."""
+    argv = ["make", "test", *([f"WORKERS={workers}"] if workers else [])]
+    cpu, start = children_cpu_s(), time.perf_counter()
+    with log.open("w") as out:
+        proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            sys.stdout.write(line)
+        code = proc.wait()
+    wall, cpu = time.perf_counter() - start, children_cpu_s() - cpu
+    return {"argv": argv, "workers": workers or makefile_workers(), "exit": code, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+            "parts": parts(log.read_text())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--workers", type=int, default=None, help="make test's WORKERS (default: the Makefile's)")
+    p.add_argument("--log", type=Path, default=Path("/tmp/dialogbench-suite.log"), help="make test's whole output")
+    p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "suite.json")
+    args = p.parse_args(argv)
+    run = record(script=__file__, argv=argv)  # the load average before the suite
+    suite = run_suite(workers=args.workers, log=args.log)
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result = {**run, **suite}
+    print(f"\nmake test: exit {suite['exit']}, {suite['wall_s']:.0f} s wall, {suite['cpu_s']:.0f} CPU s")
+    for number, part in enumerate(suite["parts"], 1):
+        print(f"  part {number}: {part['counts']} in {part['seconds']:.0f} s")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return suite["exit"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
