@@ -3,10 +3,13 @@ through ``dialogbench.botchat.stages`` (what the Prefect tasks call), without Pr
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 import yaml
@@ -15,6 +18,9 @@ from dialogbench.backends import clear_backends
 from dialogbench.config import Config
 from dialogbench.registry import load_config
 from dialogbench.botchat.config import chatbots
+
+if TYPE_CHECKING:
+    from dialogbench.backends.base import Completion, Sampling
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -146,18 +152,121 @@ def pipeline() -> Callable[..., dict]:
     return run_pipeline
 
 
-@pytest.fixture
-def backend_calls(monkeypatch) -> dict[str, list[int]]:
-    """Every scripted backend call, as {model name: [conversations per call]} (robust to backends
-    being released or rebuilt between stages)."""
+# --- the scripted backends' calls: one patch of ScriptedBackend.generate, for every test that watches or steers them --
+
+Conversation = list[dict]
+Script = Callable[[list[Conversation]], list["Completion"]]  # the patched backend's own generate, arguments bound
+
+
+@dataclass
+class BackendCall:
+    """One ``ScriptedBackend.generate`` call: the backend's model, the conversations it was sent, the sampling, and
+    what it returned (None while the call runs, or when it raised)."""
+
+    model: str
+    conversations: list[Conversation]
+    sampling: "Sampling"
+    completions: list["Completion"] | None = None
+
+
+class ScriptedCalls:
+    """Every ``ScriptedBackend.generate`` call while the class is patched (so backends released or rebuilt between
+    stages are seen too), in order, and what the test has the backends do instead of their scripts: ``instead(backend,
+    conversations, script)`` answers every call, ``script(conversations)`` being the backend's own answer (None: the
+    scripts answer). A call is recorded before it runs: a call that raises is one too."""
+
+    def __init__(self) -> None:
+        self.calls: list[BackendCall] = []
+        self.instead: Callable[[Any, list[Conversation], Script], list["Completion"]] | None = None
+
+    def of(self, model: str) -> list[BackendCall]:
+        return [call for call in self.calls if call.model == model]
+
+    def sent(self, model: str) -> list[Conversation]:
+        """Every conversation ``model`` was sent, in order, across its calls."""
+        return [conversation for call in self.of(model) for conversation in call.conversations]
+
+    def answer(self, model: str, reply: Callable[[Conversation], str]) -> None:
+        """``model`` answers each conversation with ``reply(conversation)`` (one prompt and one completion token)
+        instead of its script; the other models by theirs."""
+        from dialogbench.backends.base import Completion
+
+        def instead(backend, conversations: list[Conversation], script: Script) -> list[Completion]:
+            if backend.model.name != model:
+                return script(conversations)
+            return [Completion(text=reply(c), prompt_tokens=1, completion_tokens=1) for c in conversations]
+
+        self.instead = instead
+
+    def clear(self) -> None:
+        self.calls.clear()
+
+    def patched(self, real: Callable) -> Callable:
+        """``real`` (``ScriptedBackend.generate``) recording each call, answered by ``instead`` when set."""
+
+        def generate(backend, conversations, *, sampling, seeds=None, formats=None):
+            call = BackendCall(backend.model.name, list(conversations), sampling)
+            self.calls.append(call)
+
+            def script(sent: list[Conversation]) -> list:
+                return real(backend, sent, sampling=sampling, seeds=seeds, formats=formats)
+
+            call.completions = (script(call.conversations) if self.instead is None
+                                else self.instead(backend, call.conversations, script))
+            return call.completions
+
+        return generate
+
+
+@contextlib.contextmanager
+def scripted_calls_patched() -> Iterator[ScriptedCalls]:
+    """``ScriptedCalls`` while the block runs (the ``scripted_calls`` fixture; scripts outside pytest use it too)."""
     from dialogbench.backends.scripted import ScriptedBackend
 
-    calls: dict[str, list[int]] = {}
-    real = ScriptedBackend.generate
+    calls = ScriptedCalls()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ScriptedBackend, "generate", calls.patched(ScriptedBackend.generate))
+        yield calls
 
-    def generate(self, conversations, *, sampling, seeds=None, formats=None):
-        calls.setdefault(self.model.name, []).append(len(conversations))
-        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
 
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
-    return calls
+@pytest.fixture
+def scripted_calls() -> Iterator[ScriptedCalls]:
+    """Every scripted backend call of the test (``ScriptedCalls``), and the place to make the backends answer
+    otherwise."""
+    with scripted_calls_patched() as calls:
+        yield calls
+
+
+class PerModel(Mapping[str, list]):
+    """``{model name: [what(call) for each of its calls]}`` of a ``ScriptedCalls``' calls so far, in order, compared
+    as a dict; ``clear()`` forgets the calls."""
+
+    def __init__(self, calls: ScriptedCalls, what: Callable[[BackendCall], Any]) -> None:
+        self._calls, self._what = calls, what
+
+    def _found(self) -> dict[str, list]:
+        found: dict[str, list] = {}
+        for call in self._calls.calls:
+            found.setdefault(call.model, []).append(self._what(call))
+        return found
+
+    def __getitem__(self, model: str) -> list:
+        return self._found()[model]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._found())
+
+    def __len__(self) -> int:
+        return len(self._found())
+
+    def __repr__(self) -> str:
+        return repr(self._found())
+
+    def clear(self) -> None:
+        self._calls.clear()
+
+
+@pytest.fixture
+def backend_calls(scripted_calls: ScriptedCalls) -> PerModel:
+    """Every scripted backend call, as {model name: [conversations per call]} (``scripted_calls``, counted)."""
+    return PerModel(scripted_calls, lambda call: len(call.conversations))

@@ -9,7 +9,6 @@ import pyarrow as pa
 import pytest
 
 from dialogbench.backends import clear_backends
-from dialogbench.backends.scripted import ScriptedBackend
 from tests import stage_runner as cs
 from tests import stage_runner as stages
 from dialogbench.registry import open_lake
@@ -193,20 +192,14 @@ def test_gteval_views_by_hand(make_config, lake_dir):
     assert data_tests(open_lake(config.lake)) == {}
 
 
-def test_gteval_cuts_both_sides_to_the_human_length(make_config, lake_dir, monkeypatch):
+def test_gteval_cuts_both_sides_to_the_human_length(make_config, lake_dir, scripted_calls):
     """Dialogues generated to 6; MT-1 has 4 human utterances, MT-4 7, MT-5 5: L = 4, 6, 5."""
     config = comparison_config(make_config, lake_dir, models=[chatbot("bot-a")], limit=3, n=[6],
                                arena={"n": [6]}, judge_script=[C1])
     generate(config)
-    prompts: list[str] = []
-    real = ScriptedBackend.generate
-
-    def spy(self, conversations, *, sampling, seeds=None, formats=None):
-        prompts.extend(c[0]["content"] for c in conversations)
-        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
-
-    monkeypatch.setattr(ScriptedBackend, "generate", spy)
+    scripted_calls.clear()
     judge(config, "gteval")
+    prompts = [c[0]["content"] for call in scripted_calls.calls for c in call.conversations]
     seeds = {s["seed_id"]: s["dialogue"] for s in open_lake(config.lake).read("seeds").to_pylist()}
     gens = {g["item_id"]: g["utterances"] for g in open_lake(config.lake).read("generations", GENERATIONS).to_pylist()}
     rows = judged(config, "botchat_gteval")

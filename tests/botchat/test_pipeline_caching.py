@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from dialogbench.backends.scripted import ScriptedBackend
 from tests import stage_runner as stages
 from dialogbench import registry
 from dialogbench.botchat.leaderboard import format_leaderboard
@@ -268,21 +267,20 @@ def test_judging_is_chunked(make_config, pipeline, backend_calls):
     assert backend_calls["judge"] == [4, 4, 2]
 
 
-def test_interrupted_generation_resumes_from_its_checkpoint(make_config, pipeline, monkeypatch, backend_calls):
+def test_interrupted_generation_resumes_from_its_checkpoint(make_config, pipeline, scripted_calls, backend_calls):
     config = make_config(limit=3, n=[8], models=[chatbot("bot-a")])
-    real = ScriptedBackend.generate
 
-    def dies_on_call_4(self, conversations, *, sampling, seeds=None):
-        if self.stats.calls == 3:
+    def dies_on_call_4(backend, conversations, script):
+        if backend.stats.calls == 3:
             raise RuntimeError("killed")
-        return real(self, conversations, sampling=sampling, seeds=seeds)
+        return script(conversations)
 
-    monkeypatch.setattr(ScriptedBackend, "generate", dies_on_call_4)
+    scripted_calls.instead = dies_on_call_4
     with pytest.raises(RuntimeError, match="killed"):
         pipeline(config)
     assert open_lake(config.lake).files("_state")  # 3 steps checkpointed
     assert generations(config) == []
-    monkeypatch.setattr(ScriptedBackend, "generate", real)
+    scripted_calls.instead = None
     backend_calls.clear()
 
     reports = pipeline(config, "run-2")

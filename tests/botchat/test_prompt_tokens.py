@@ -37,23 +37,22 @@ def test_each_utterance_keeps_the_prompt_tokens_of_its_call(make_config, pipelin
     assert data_tests(open_lake(config.lake)) == {}
 
 
-def test_a_checkpoint_written_before_prompt_tokens_resumes_with_unknowns(make_config, pipeline, monkeypatch):
+def test_a_checkpoint_written_before_prompt_tokens_resumes_with_unknowns(make_config, pipeline, scripted_calls):
     config = make_config(limit=2, n=[8], models=[chatbot("bot-a")])
-    real = ScriptedBackend.generate
 
-    def dies_on_call_4(self, conversations, *, sampling, seeds=None, formats=None):
-        if self.stats.calls == 3:
+    def dies_on_call_4(backend, conversations, script):
+        if backend.stats.calls == 3:
             raise RuntimeError("killed")
-        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
+        return script(conversations)
 
-    monkeypatch.setattr(ScriptedBackend, "generate", dies_on_call_4)
+    scripted_calls.instead = dies_on_call_4
     with pytest.raises(RuntimeError, match="killed"):
         pipeline(config)
     lake = open_lake(config.lake)
     [checkpoint] = lake.files(STATE)
     lake.write(STATE, pq.read_table(checkpoint).drop_columns(["prompt_tokens"]),
                partition={"stage": "botchat_generation"}, name=checkpoint.name)  # as an older version wrote it
-    monkeypatch.setattr(ScriptedBackend, "generate", real)
+    scripted_calls.instead = None
     pipeline(config, "run-2")
     for row in generations(config):
         utterances = row["utterances"]

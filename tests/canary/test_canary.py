@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from dialogbench import registry
-from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.canary.check import drifted
 from dialogbench.cells.records import run_failures
 from dialogbench.config import ConfigError
@@ -51,19 +50,18 @@ def test_the_canary_repeats_a_fixed_set_and_agrees_with_a_steady_judge(make_conf
                for j in judged)
 
 
-def test_a_judge_that_answers_otherwise_is_flagged(make_config, lake_dir, monkeypatch):
+def test_a_judge_that_answers_otherwise_is_flagged(make_config, lake_dir, scripted_calls):
     data = canary_config(lake_dir)
     night(make_config(data), "r1")
-    real = ScriptedBackend.generate
 
-    def swapped(self, conversations, **kwargs):  # the served judge changed behind the same config
-        completions = real(self, conversations, **kwargs)
-        if self.model.name == "judge":
+    def swapped(backend, conversations, script):  # the served judge changed behind the same config
+        completions = script(conversations)
+        if backend.model.name == "judge":
             for c in completions:
                 object.__setattr__(c, "text", VERDICT_YES_3)  # an AI at utterance 3 of the 4 judged
         return completions
 
-    monkeypatch.setattr(ScriptedBackend, "generate", swapped)
+    scripted_calls.instead = swapped
     night(make_config(data), "r2")
     [flagged] = [a for a in rows(lake_dir, "select * from canary_agreement") if a["run_id"] == "r2"]
     assert (flagged["agree"], flagged["judgments"], flagged["flagged"]) == (0, 2, True)
@@ -75,27 +73,26 @@ def test_a_judge_that_answers_otherwise_is_flagged(make_config, lake_dir, monkey
     assert drifted(make_config(data), open_lake(lake_dir), "r3") == []
 
 
-def test_a_failed_canary_judgment_is_a_failure_of_its_run(make_config, lake_dir, monkeypatch):
+def test_a_failed_canary_judgment_is_a_failure_of_its_run(make_config, lake_dir, scripted_calls):
     """The run's failures (its artifact, ``fail_on``) count it; the ``failures`` view (what the next run retries)
     does not list it once the judgment was repeated before: every run repeats the whole set anyway."""
     data = canary_config(lake_dir)
     night(make_config(data), "r1")
-    real = ScriptedBackend.generate
 
-    def down(self, conversations, **kwargs):
-        completions = real(self, conversations, **kwargs)
-        if self.model.name == "judge":
+    def down(backend, conversations, script):
+        completions = script(conversations)
+        if backend.model.name == "judge":
             for c in completions:
                 object.__setattr__(c, "text", "")
                 object.__setattr__(c, "error", "HTTP 503")
         return completions
 
-    monkeypatch.setattr(ScriptedBackend, "generate", down)
+    scripted_calls.instead = down
     report = night(make_config(data), "r2")["judge_canary"]
     assert (report.computed, report.failed) == (0, 2)
     assert [f["stage"] for f in run_failures(open_lake(lake_dir), "r2")] == ["judge_canary"] * 2
     assert rows(lake_dir, "select * from failures") == []
-    monkeypatch.setattr(ScriptedBackend, "generate", real)
+    scripted_calls.instead = None
     assert night(make_config(data), "r3")["judge_canary"].computed == 2
 
 

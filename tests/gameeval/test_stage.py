@@ -93,56 +93,50 @@ def test_backend_errors_end_games_unfinished_and_they_are_replayed(make_config, 
     assert (second.cached, second.failed) == (0, 1)  # replayed, not cached
 
 
-def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_config, lake_dir, monkeypatch):
-    from dialogbench.backends.scripted import ScriptedBackend
-
+def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_config, lake_dir, monkeypatch,
+                                                                        scripted_calls):
     from dialogbench.gameeval import play_stage as game_stage
 
     monkeypatch.setattr(game_stage, "WRITE_EVERY_GAMES", 1)
     config = game_config(make_config, lake_dir, concurrency=2,
                          askguess={"settings": ["without_description"], "max_rounds": 1})
-    real, calls = ScriptedBackend.generate, []
 
-    def dying(self, conversations, *, sampling, seeds=None, formats=None):
-        calls.append(len(conversations))
-        if len(calls) == 6:
+    def dying(backend, conversations, script):
+        if len(scripted_calls.calls) == 6:
             raise KeyboardInterrupt  # the process dies here
-        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
+        return script(conversations)
 
-    monkeypatch.setattr(ScriptedBackend, "generate", dying)
+    scripted_calls.instead = dying
     with pytest.raises(KeyboardInterrupt):
         stage.run_game(config, "askguess", "run-1")
     kept = len(rows(lake_dir, "askguess"))
     assert 0 < kept < 8
-    monkeypatch.setattr(ScriptedBackend, "generate", real)
+    scripted_calls.instead = None
     rerun = stage.run_game(config, "askguess", "run-2")
     assert (rerun.cached, rerun.computed) == (kept, 8 - kept)
     games = rows(lake_dir, "askguess")
     assert len(games) == len({g["cell_key"] for g in games}) == 8
 
 
-def test_a_run_stopped_mid_play_writes_the_games_that_ended(make_config, lake_dir, monkeypatch):
+def test_a_run_stopped_mid_play_writes_the_games_that_ended(make_config, lake_dir, scripted_calls):
     """Finished games wait in a buffer (64 games or 30 s); a chunk the run's stop ends (SIGTERM, SIGINT) flushes
     them, so only the games in flight are replayed."""
     from dialogbench import stopping
-    from dialogbench.backends.scripted import ScriptedBackend
 
     config = game_config(make_config, lake_dir, concurrency=2,
                          askguess={"settings": ["without_description"], "max_rounds": 1})
-    real, calls = ScriptedBackend.generate, []
 
-    def abandoned(self, conversations, *, sampling, seeds=None, formats=None):
-        calls.append(len(conversations))
-        if len(calls) == 6:
+    def abandoned(backend, conversations, script):
+        if len(scripted_calls.calls) == 6:
             raise stopping.Stopped()  # what a call in flight at the stop's deadline raises
-        return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
+        return script(conversations)
 
-    monkeypatch.setattr(ScriptedBackend, "generate", abandoned)
+    scripted_calls.instead = abandoned
     with pytest.raises(stopping.Stopped) as stopped:
         stage.run_game(config, "askguess", "run-1")
     kept = len(rows(lake_dir, "askguess"))
     assert 0 < kept < 8 and stopped.value.report.computed == kept
-    monkeypatch.setattr(ScriptedBackend, "generate", real)
+    scripted_calls.instead = None
     rerun = stage.run_game(config, "askguess", "run-2")
     assert (rerun.cached, rerun.computed) == (kept, 8 - kept)
     games = rows(lake_dir, "askguess")

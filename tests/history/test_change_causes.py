@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.botchat.tables import GENERATIONS_TABLE, UNIEVAL_TABLE
 from dialogbench.canary.tables import CANARY_TABLE
 from dialogbench.gameeval.tables import GAMES_TABLE
@@ -30,20 +29,19 @@ def causes(lake: Lake, board: str | None = None) -> dict[tuple[str, str, str, st
     return {row[:4]: row[4] for row in found}
 
 
-def test_a_flagged_judge_canary_is_named_for_the_judged_series_only(make_config, lake_dir, monkeypatch):
+def test_a_flagged_judge_canary_is_named_for_the_judged_series_only(make_config, lake_dir, scripted_calls):
     data = canary_config(lake_dir)  # a canary of 2 UniEval judgments, min_agreement 0.75
     data["gameeval"] = ASKGUESS_ONLY  # series without a judge
     night(make_config(data), "r1")
-    real = ScriptedBackend.generate
 
-    def swapped(self, conversations, **kwargs):  # the served judge answers otherwise behind the same config
-        completions = real(self, conversations, **kwargs)
-        if self.model.name == "judge":
+    def swapped(backend, conversations, script):  # the served judge answers otherwise behind the same config
+        completions = script(conversations)
+        if backend.model.name == "judge":
             for c in completions:
                 object.__setattr__(c, "text", VERDICT_YES_3)
         return completions
 
-    monkeypatch.setattr(ScriptedBackend, "generate", swapped)
+    scripted_calls.instead = swapped
     night(make_config(data), "r2")  # every cell cached: only the canary judged again
     found = causes(open_lake(lake_dir))
     judged = {k: v for k, v in found.items() if k[0] == "botchat"}
@@ -53,18 +51,17 @@ def test_a_flagged_judge_canary_is_named_for_the_judged_series_only(make_config,
     assert set(unjudged.values()) == {None}
 
 
-def test_an_engine_change_is_named_for_the_model_and_the_judge(make_config, lake_dir, monkeypatch):
+def test_an_engine_change_is_named_for_the_model_and_the_judge(make_config, lake_dir, scripted_calls):
     data = config_dict(lake_dir, judge_script=[VERDICT_NO], n=[4], limit=3)
     night(make_config(data), "r1")
-    real = ScriptedBackend.generate
     upgraded: dict[str, str] = {}
 
-    def generate(self, conversations, **kwargs):  # bot-a's and the judge's engine upgraded between the runs
-        if self.model.name in upgraded:
-            self.version = upgraded[self.model.name]
-        return real(self, conversations, **kwargs)
+    def generate(backend, conversations, script):  # bot-a's and the judge's engine upgraded between the runs
+        if backend.model.name in upgraded:
+            backend.version = upgraded[backend.model.name]
+        return script(conversations)
 
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+    scripted_calls.instead = generate
     upgraded.update({"bot-a": "v2", "judge": "v2"})
     data["botchat"]["limit"] = 4  # a seed more: each model's new dialogues and their verdicts are written by r2
     night(make_config(data), "r2")

@@ -15,7 +15,6 @@ import yaml
 from dialogbench import registry
 from dialogbench.backends import clear_backends
 from dialogbench.backends.base import Completion
-from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.cells.runner import run_stage
 from dialogbench.explorer import disagreements as panel_module
 from dialogbench.explorer.records import Source
@@ -23,7 +22,7 @@ from dialogbench.judge_checks import agreement
 from dialogbench.judge_checks.agreement import disagreements, kappa, ranking_agreement, ranks, spearman
 from dialogbench.lake.catalog import connect
 from dialogbench.registry import load_config
-from tests.conftest import REPO_ROOT, config_dict
+from tests.conftest import REPO_ROOT, config_dict, scripted_calls_patched
 
 BOARD = "config"
 MODELS = ("bot-a", "bot-b", "bot-c")
@@ -166,18 +165,16 @@ def judged_lake(root: Path, judges: tuple[str, ...], *, together: bool = False) 
     """A lake where each of ``judges`` judged (its own config, all named config.yaml: one board) three seeds of three
     scripted chatbots in UniEval, Arena (N=6) and GTEval, and one MT-Bench-101 dialogue; the last config. ``together``:
     one config and run instead, the first judge the protocols' judge and the others their ``agreement_judges``."""
-    real = ScriptedBackend.generate
-
-    def generate(self, conversations, *, sampling, seeds=None, formats=None):
-        if not self.model.name.startswith("judge"):
-            return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
-        return [Completion(text=verdict(self.model.name, c), prompt_tokens=1, completion_tokens=1)
+    def generate(backend, conversations, script):
+        if not backend.model.name.startswith("judge"):
+            return script(conversations)
+        return [Completion(text=verdict(backend.model.name, c), prompt_tokens=1, completion_tokens=1)
                 for c in conversations]
 
     lake_dir = root / "lake"
     config = None
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ScriptedBackend, "generate", generate)
+    with scripted_calls_patched() as calls:
+        calls.instead = generate
         for i, judge in enumerate(judges[:1] if together else judges):
             data = config_dict(lake_dir, judge_script=["unused"], n=[6], limit=3,
                                models=[{"name": m, "backend": "scripted", "script": [f"{m} says {{n}}"]} for m in MODELS],

@@ -67,25 +67,16 @@ def test_each_order_and_the_flip_rate_are_gated_apart():
     assert found.check == "position" and found.short == "not measured: 22% flip with the order"
 
 
-def test_the_orders_view_counts_each_order_and_the_items_that_flip(make_config, lake_dir, monkeypatch):
+def test_the_orders_view_counts_each_order_and_the_items_that_flip(make_config, lake_dir, scripted_calls):
     """A judge that always picks the conversation shown first, on real probe stages: one order all right, the other
     all wrong, every item a flip (judge_probe_orders); hard items fail it on both counts."""
-    from dialogbench.backends.base import Completion
-    from dialogbench.backends.scripted import ScriptedBackend
     from dialogbench.judge_checks.health import order_rows, probe_rows
     from dialogbench.lake.catalog import connect
     from dialogbench.registry import open_lake
     from tests.judge_checks.test_probes import night, oracle, probe_config
 
-    real = ScriptedBackend.generate
-
-    def generate(self, conversations, *, sampling, seeds=None, formats=None):
-        if self.model.name != "judge":
-            return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
-        return [Completion(text="Choice: Conversation 1\nReason: first." if "Conversation 2:" in c[-1]["content"]
-                           else oracle(c), prompt_tokens=1, completion_tokens=1) for c in conversations]
-
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+    scripted_calls.answer("judge", lambda c: "Choice: Conversation 1\nReason: first."
+                          if "Conversation 2:" in c[-1]["content"] else oracle(c))
     config = probe_config(make_config, lake_dir, probes=4)
     night(config, "r1")
     with connect(open_lake(config.lake), board=config.board) as con:

@@ -10,8 +10,6 @@ import re
 import pytest
 
 from dialogbench import registry
-from dialogbench.backends.base import Completion
-from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.botchat.probes import human_dialogues
 from dialogbench.cells.runner import run_stage
 from dialogbench.judge_checks.check import failing, settings_of, summary
@@ -64,15 +62,8 @@ def probes_view(config) -> dict[tuple[str, str], dict]:
         return {(r["protocol"], r["kind"]): r for r in (dict(zip(cols, row)) for row in rel.fetchall())}
 
 
-def test_an_oracle_judge_is_right_on_every_probe(make_config, lake_dir, monkeypatch):
-    real = ScriptedBackend.generate
-
-    def generate(self, conversations, *, sampling, seeds=None, formats=None):
-        if self.model.name != "judge":
-            return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
-        return [Completion(text=oracle(c), prompt_tokens=1, completion_tokens=1) for c in conversations]
-
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+def test_an_oracle_judge_is_right_on_every_probe(make_config, lake_dir, scripted_calls):
+    scripted_calls.answer("judge", oracle)
     config = probe_config(make_config, lake_dir)
     reports = night(config, "r1")
     assert {name: r.computed for name, r in reports.items() if name.startswith("judge_probe:")} == {

@@ -15,8 +15,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from dialogbench import registry
-from dialogbench.backends.base import Completion
-from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.botchat import probes as botchat_probes
 from dialogbench.cells import Table
 from dialogbench.cells.runner import run_stage
@@ -29,7 +27,7 @@ from dialogbench.judge_checks.tables import PROBES, PROBES_TABLE
 from dialogbench.lake.catalog import connect
 from dialogbench.mtbench101 import probes as mtbench101_probes
 from dialogbench.report.build import render
-from tests.conftest import VERDICT_NO, config_dict
+from tests.conftest import VERDICT_NO, ScriptedCalls, config_dict
 from tests.judge_checks.test_hard_gates import kind, wilson
 
 K = 20  # hard items per protocol: 10 with each side the longer (40 cells a pairwise protocol, 20 pairs MT-Bench-101)
@@ -198,21 +196,14 @@ def longer_is_better(probe, pairs) -> str:
 JUDGES = {"knows the answer": knows_the_answer, "longer is better": longer_is_better}
 
 
-def judged_night(config, monkeypatch, judge, stages: dict, run_id: str = "r1") -> None:
+def judged_night(config, scripted_calls: ScriptedCalls, judge, stages: dict, run_id: str = "r1") -> None:
     """The probe stages run through the cell runner with a scripted judge that answers each probe's prompt."""
     replies = {}
     for stage in stages.values():
         pairs = pair_answers(stage)
         for probe in stage.probes:
             replies[json.dumps(stage.prompt(probe))] = judge(probe, pairs)
-    real = ScriptedBackend.generate
-
-    def generate(self, conversations, *, sampling, seeds=None, formats=None):
-        if self.model.name != "judge":
-            return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
-        return [Completion(text=replies[json.dumps(c)], prompt_tokens=1, completion_tokens=1) for c in conversations]
-
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+    scripted_calls.answer("judge", lambda c: replies[json.dumps(c)])
     lake = registry.open_lake(config.lake)
     for stage in stages.values():
         assert run_stage(stage, config, run_id, lake=lake).computed == len(stage.probes)
@@ -224,9 +215,10 @@ def views(config) -> tuple[list[dict], list[dict]]:
 
 
 @pytest.mark.parametrize("name", list(JUDGES))
-def test_the_view_and_the_check_name_a_judge_that_prefers_the_longer_side(make_config, lake_dir, monkeypatch, name):
+def test_the_view_and_the_check_name_a_judge_that_prefers_the_longer_side(make_config, lake_dir, scripted_calls,
+                                                                           name):
     config = hard_config(make_config, lake_dir)
-    judged_night(config, monkeypatch, JUDGES[name], stages_of(config))
+    judged_night(config, scripted_calls, JUDGES[name], stages_of(config))
     rows, probes = views(config)
     by = {r["protocol"]: r for r in rows}
     assert [(r["protocol"], r["kind"]) for r in rows] == [
@@ -265,9 +257,9 @@ def test_the_view_and_the_check_name_a_judge_that_prefers_the_longer_side(make_c
     assert all("verbosity" in artifact[p]["checks"] and not artifact[p]["measured"] for p in by)
 
 
-def test_the_report_shows_the_gap_with_its_interval(make_config, lake_dir, monkeypatch):
+def test_the_report_shows_the_gap_with_its_interval(make_config, lake_dir, scripted_calls):
     config = hard_config(make_config, lake_dir, k=10)
-    judged_night(config, monkeypatch, longer_is_better, stages_of(config, k=10))
+    judged_night(config, scripted_calls, longer_is_better, stages_of(config, k=10))
     md = render(registry.open_lake(config.lake), board=config.board)["md"]
     block = md.split("## Can the judge tell?")[1].split("\n## ")[0]
     assert "| right when the right side is longer | right when it is shorter | gap [95% CI] |" in block
@@ -282,7 +274,7 @@ def test_the_report_shows_the_gap_with_its_interval(make_config, lake_dir, monke
 
 # --- files written before the column ---------------------------------------------------------------------------------
 
-def test_probe_files_without_the_longer_column_still_read(make_config, lake_dir, monkeypatch):
+def test_probe_files_without_the_longer_column_still_read(make_config, lake_dir, scripted_calls):
     """A night written by the code before ``longer`` existed (its files lack the column): the probes read as they did
     (judge_probes), the lake reads the column as null, and judge_verbosity has no row for them. A later night with the
     column finds the cells computed and keeps them, so they stay without a longer side until the judge changes."""
@@ -292,7 +284,7 @@ def test_probe_files_without_the_longer_column_still_read(make_config, lake_dir,
                 done=PROBES_TABLE.done)
     for stage in stages.values():
         stage.table = old
-    judged_night(config, monkeypatch, longer_is_better, stages)
+    judged_night(config, scripted_calls, longer_is_better, stages)
     lake = registry.open_lake(config.lake)
     files = lake.files("judge_probes")
     assert files and all("longer" not in pq.read_schema(f).names for f in files)

@@ -13,32 +13,24 @@ import pyarrow.parquet as pq
 import pytest
 
 from dialogbench.backends import clear_backends
-from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.gameeval.tables import GAMEEVAL_GAMES
 from dialogbench.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.runs import sum_reports
 from dialogbench.botchat.config import chatbots
 from tests import stage_runner as stages
-from tests.conftest import chatbot, config_dict
+from tests.conftest import ScriptedCalls, chatbot, config_dict
 
 MOVE = json.dumps({"thought": "t", "speak": "a thing", "name": "player1", "question": 2, "ask": "player2"})
 JUDGE_PROTOCOLS = ("botchat_unieval", "botchat_arena", "botchat_gteval", "mtbench101_judge")
 
 
-@pytest.fixture
-def spent(monkeypatch) -> dict[str, list[tuple[int, int]]]:
-    """Every scripted completion, as {model: [(prompt_tokens, completion_tokens), …]}."""
-    calls: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    real = ScriptedBackend.generate
-
-    def generate(self, conversations, *, sampling, seeds=None, formats=None):
-        results = real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
-        calls[self.model.name] += [(r.prompt_tokens, r.completion_tokens) for r in results]
-        return results
-
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
-    return calls
+def spent(calls: ScriptedCalls) -> dict[str, list[tuple[int, int]]]:
+    """Every scripted completion so far, as {model: [(prompt_tokens, completion_tokens), …]}."""
+    found: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for call in calls.calls:
+        found[call.model] += [(r.prompt_tokens, r.completion_tokens) for r in call.completions or []]
+    return found
 
 
 def usage_config(make_config, lake_dir, *, n=(4,)):
@@ -67,7 +59,7 @@ def usage(config) -> dict[tuple[str, str, str], dict]:
         return {(r["model"], r["role"], r["protocol"]): r for r in con.sql("select * from stored_usage").to_arrow_table().to_pylist()}
 
 
-def test_usage_is_what_the_backends_returned_for_every_protocol(make_config, lake_dir, spent):
+def test_usage_is_what_the_backends_returned_for_every_protocol(make_config, lake_dir, scripted_calls):
     config = usage_config(make_config, lake_dir)
     generate(config, "run-1")
     judged = {p: judge(config, p, "run-1").computed for p in ("botchat_unieval", "botchat_arena", "botchat_gteval")}
@@ -80,7 +72,7 @@ def test_usage_is_what_the_backends_returned_for_every_protocol(make_config, lak
     assert set(rows) == {(m, "chatbot", p) for m in ("bot-a", "bot-b") for p in ("botchat", "mtbench101")} | \
         {(m, "player", "gameeval_spyfall") for m in ("bot-a", "bot-b")} | {("judge", "judge", p) for p in JUDGE_PROTOCOLS}
     # every call the backends answered is counted once, with its own counts, under its model
-    for model, calls in spent.items():
+    for model, calls in spent(scripted_calls).items():
         mine = [r for (m, _, _), r in rows.items() if m == model]
         assert sum(r["calls"] for r in mine) == len(calls)
         assert sum(r["prompt_tokens"] for r in mine) == sum(p for p, _ in calls) > 0
@@ -106,7 +98,7 @@ def test_usage_is_what_the_backends_returned_for_every_protocol(make_config, lak
     assert data_tests(open_lake(config.lake)) == {}
 
 
-def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, spent):
+def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, scripted_calls):
     """Dialogues generated to N = 4 by a version that kept no prompt tokens, extended to 8 by this one: each
     utterance counts once (the longest row), the four old ones in calls_without_counts, their completion tokens still
     summed. A game row without per-move counts: its moves are calls without counts."""
@@ -117,13 +109,13 @@ def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, spent):
         lake.write("generations", pq.read_table(path).drop_columns(["prompt_tokens"]), partition=partition,
                    name=path.name)
     assert "prompt_tokens" not in pq.read_schema(lake.files("generations")[0]).names
-    first = {m: list(calls) for m, calls in spent.items()}
+    first = spent(scripted_calls)
     config = usage_config(make_config, lake_dir, n=(4, 8))
     generate(config, "run-2")
 
-    rows = usage(config)
+    rows, every = usage(config), spent(scripted_calls)
     for model in ("bot-a", "bot-b"):
-        row, before, after = rows[(model, "chatbot", "botchat")], first[model], spent[model][len(first[model]):]
+        row, before, after = rows[(model, "chatbot", "botchat")], first[model], every[model][len(first[model]):]
         assert (len(before), len(after)) == (4, 8)
         assert (row["calls"], row["calls_without_counts"]) == (12, 4)
         assert row["prompt_tokens"] == sum(p for p, _ in after)   # the old utterances' prompts are unknown
@@ -148,7 +140,7 @@ def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, spent):
     assert data_tests(open_lake(config.lake)) == {}
 
 
-def test_usage_per_run_is_every_backend_call_with_its_seconds_and_cost(make_config, lake_dir, spent, monkeypatch):
+def test_usage_per_run_is_every_backend_call_with_its_seconds_and_cost(make_config, lake_dir, scripted_calls):
     """``usage``: what each run's backend calls cost per (model, role, stage), from the calls themselves (every call
     of a chunk, failed conversations included), with their wall time and, for a model with prices, the cost."""
     data = config_dict(lake_dir, models=[chatbot("bot-a", ["hi", "!error:HTTP 503"]), chatbot("bot-b")], n=[4],
@@ -163,11 +155,12 @@ def test_usage_per_run_is_every_backend_call_with_its_seconds_and_cost(make_conf
                 con.sql("select * from usage where run_id = 'run-1'").to_arrow_table().to_pylist()}
     assert set(rows) == {("bot-a", "chatbot", "generate:bot-a"), ("bot-b", "chatbot", "generate:bot-b"),
                          ("judge", "judge", "botchat_unieval")}
+    returned = spent(scripted_calls)
     for model in ("bot-a", "bot-b", "judge"):
         (row,) = [r for (m, _, _), r in rows.items() if m == model]
-        assert row["conversations"] == len(spent[model])  # every conversation sent, failed ones too
-        assert row["prompt_tokens"] == sum(p for p, _ in spent[model])
-        assert row["completion_tokens"] == sum(c for _, c in spent[model])
+        assert row["conversations"] == len(returned[model])  # every conversation sent, failed ones too
+        assert row["prompt_tokens"] == sum(p for p, _ in returned[model])
+        assert row["completion_tokens"] == sum(c for _, c in returned[model])
         assert row["board"] == config.board
     assert rows[("bot-a", "chatbot", "generate:bot-a")]["failed"] > 0
     judged = rows[("judge", "judge", "botchat_unieval")]

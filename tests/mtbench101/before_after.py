@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import json
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from statistics import fmean
 
@@ -29,11 +30,11 @@ import yaml
 from dialogbench import registry
 from dialogbench.backends import clear_backends
 from dialogbench.backends.base import Completion
-from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.lake.catalog import connect
 from dialogbench.mtbench101.config import answerers
 from dialogbench.runs import new_run_id, sum_reports
 from tests import stage_runner as stages
+from tests.conftest import ScriptedCalls, scripted_calls_patched
 
 ROOT = Path(__file__).resolve().parents[2]
 LENGTHS = (120, 240, 360, 480)  # words of the chatbot's replies, cycled
@@ -65,22 +66,18 @@ def rated(conversation: list[dict]) -> str:
 
 
 @contextlib.contextmanager
-def rule_judge(seen: list[list[dict]]):
-    """The judge model answers by ``rated``; its conversations are appended to ``seen``."""
-    real = ScriptedBackend.generate
+def rule_judge() -> Iterator[ScriptedCalls]:
+    """The judge model answers by ``rated`` (its prompt's tokens, 5 completion tokens); every call is recorded."""
 
-    def generate(self, conversations, *, sampling, seeds=None, formats=None):
-        if self.model.name != "rule-judge":
-            return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
-        seen.extend(conversations)
-        return [Completion(text=rated(c), prompt_tokens=self.count_tokens(c), completion_tokens=5)
+    def generate(backend, conversations, script):
+        if backend.model.name != "rule-judge":
+            return script(conversations)
+        return [Completion(text=rated(c), prompt_tokens=backend.count_tokens(c), completion_tokens=5)
                 for c in conversations]
 
-    ScriptedBackend.generate = generate
-    try:
-        yield
-    finally:
-        ScriptedBackend.generate = real
+    with scripted_calls_patched() as calls:
+        calls.instead = generate
+        yield calls
 
 
 def run(config) -> dict:
@@ -112,11 +109,10 @@ def measure(work: Path, tasks: list[str], limit: int) -> dict:
         path = folder / "config.yaml"  # one name: both publish to the same board, as successive nights do
         path.write_text(yaml.safe_dump(config_data(work / "lake", tasks, limit, settings), sort_keys=False))
         config = registry.load_config(path, None, root=ROOT)
-        seen: list[list[dict]] = []
-        with rule_judge(seen):
+        with rule_judge() as calls:
             result = run(config)
         words: dict[str, list[int]] = {}
-        for conversation in seen:
+        for conversation in calls.sent("rule-judge"):
             task = next(t for t in tasks if conversation[0]["content"] == _system(t))
             words.setdefault(task, []).append(sum(len(m["content"].split()) + 4 for m in conversation))
         result["judge_prompt_words"] = {t: round(fmean(w)) for t, w in words.items()}

@@ -32,22 +32,6 @@ GR_TURNS, MR_TURNS = 3 + 4, 2 + 2  # the judged turns of the first two GR and MR
 
 
 @pytest.fixture
-def sent(monkeypatch) -> list[tuple[str, int, int]]:
-    """Every scripted backend call as (model, sampling.max_tokens, conversations)."""
-    from dialogbench.backends.scripted import ScriptedBackend
-
-    calls: list[tuple[str, int, int]] = []
-    real = ScriptedBackend.generate
-
-    def generate(self, convs, *, sampling, seeds=None, formats=None):
-        calls.append((self.model.name, sampling.max_tokens, len(convs)))
-        return real(self, convs, sampling=sampling, seeds=seeds, formats=formats)
-
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
-    return calls
-
-
-@pytest.fixture
 def mt(make_config, lake_dir):
     def make(*, script=(LONG,), tasks=("GR", "MR"), bot: dict | None = None, **section):
         data = config_dict(lake_dir, models=[chatbot("bot-a", list(script), **(bot or {}))],
@@ -62,13 +46,13 @@ def answers(config) -> list[dict]:
     return open_lake(config.lake).read("mtbench101_answers").to_pylist()
 
 
-def test_answers_get_their_own_limit_not_the_models_max_tokens(mt, sent):
+def test_answers_get_their_own_limit_not_the_models_max_tokens(mt, scripted_calls):
     """Default 4096 (the window 8192 holds it): the model's max_tokens 64 no longer cuts the 300-word reply."""
     config = mt(bot={"max_tokens": 64, "context_window": 8192})
     model = config.model("bot-a")
     assert config.mtbench101.answer_max_tokens == 4096 and answer_max_tokens(config, model) == 4096
     run_all(config)
-    assert [(m, limit) for m, limit, _ in sent if m == "bot-a"] == [("bot-a", 4096)]
+    assert [call.sampling.max_tokens for call in scripted_calls.of("bot-a")] == [4096]
     stored = answers(config)
     assert len(stored) == GR_TURNS + MR_TURNS
     assert {(a["answer"], a["completion_tokens"], a["max_tokens"]) for a in stored} == {(LONG, 300, 4096)}
@@ -85,17 +69,17 @@ def test_the_limit_is_clamped_to_half_the_context_window(mt, window, limit):
     assert answer_max_tokens(own, own.model("bot-a")) == 7  # null: the model's max_tokens, unclamped as before
 
 
-def test_clamped_answers_are_cut_at_half_the_window_and_the_prompt_keeps_the_rest(mt, sent):
+def test_clamped_answers_are_cut_at_half_the_window_and_the_prompt_keeps_the_rest(mt, scripted_calls):
     config = mt(bot={"context_window": 600})
     reports = run_all(config)
-    assert {limit for m, limit, _ in sent if m == "bot-a"} == {300}
+    assert {call.sampling.max_tokens for call in scripted_calls.of("bot-a")} == {300}
     stored = answers(config)
     assert {(a["completion_tokens"], a["max_tokens"]) for a in stored} == {(300, 300)}
     assert max(a["prompt_tokens"] for a in stored) <= 300  # the prompt fitted to what the answer leaves
     assert reports["bot-a"].detail["cut"] == GR_TURNS + MR_TURNS
 
 
-def test_the_limit_is_in_the_answer_key_only_when_it_is_not_the_models_max_tokens(mt, sent):
+def test_the_limit_is_in_the_answer_key_only_when_it_is_not_the_models_max_tokens(mt):
     """Null, or the model's own max_tokens: the key every answer had before (its cells stay cached); another limit:
     other cells (answered again, and judged again since a judgment's key holds its answer's)."""
     before = mt(bot={"max_tokens": 64}, answer_max_tokens=None)

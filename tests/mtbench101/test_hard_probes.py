@@ -18,8 +18,6 @@ import pytest
 import yaml
 
 from dialogbench import registry
-from dialogbench.backends.base import Completion
-from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.cells.runner import run_stage
 from dialogbench.judge_checks.check import settings_of
 from dialogbench.keys import fingerprint
@@ -30,7 +28,7 @@ from dialogbench.mtbench101.prompts import DIALOGUE_FRAMING, REFERENCE_TASKS
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.selection import selected_dialogues
 from dialogbench.mtbench101.taxonomy import TASK_CODES
-from tests.conftest import REPO_ROOT, config_dict
+from tests.conftest import REPO_ROOT, ScriptedCalls, config_dict
 
 K = 54  # 4 items a task, 5 for the first two (CM, SI)
 SHIPPED = sorted((REPO_ROOT / "configs").glob("*.yaml"))
@@ -349,15 +347,8 @@ def test_the_reference_overlap_judge_wins_exactly_where_the_reference_is_the_gol
 
 # --- through the lake: the judge_probes view grades the new kind as the tests above do ----------------------------
 
-def night(config, monkeypatch, judge: Callable[[list[dict]], str]) -> dict:
-    real = ScriptedBackend.generate
-
-    def generate(self, conversations, *, sampling, seeds=None, formats=None):
-        if self.model.name != "judge":
-            return real(self, conversations, sampling=sampling, seeds=seeds, formats=formats)
-        return [Completion(text=judge(c), prompt_tokens=1, completion_tokens=1) for c in conversations]
-
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
+def night(config, scripted_calls: ScriptedCalls, judge: Callable[[list[dict]], str]) -> dict:
+    scripted_calls.answer("judge", judge)
     (found,) = hard.probes(config, 13)
     report = run_stage(found, config, "r1", lake=registry.open_lake(config.lake))
     assert report.computed == 26
@@ -369,14 +360,14 @@ def night(config, monkeypatch, judge: Callable[[list[dict]], str]) -> dict:
     return rows[0] | {"stage": found}
 
 
-def test_the_view_grades_an_oracle_right_on_every_hard_pair(make_config, lake_dir, monkeypatch, dialogues):
-    row = night(make_config(hard_config_dict(lake_dir, 13)), monkeypatch, oracle(dialogues))
+def test_the_view_grades_an_oracle_right_on_every_hard_pair(make_config, lake_dir, scripted_calls, dialogues):
+    row = night(make_config(hard_config_dict(lake_dir, 13)), scripted_calls, oracle(dialogues))
     assert (row["correct"], row["accuracy"], row["unparsed"], row["mean_gap"]) == (13, 1.0, 0, 7.0)
 
 
-def test_the_view_grades_a_heuristic_judge_as_the_tests_do(make_config, lake_dir, monkeypatch):
+def test_the_view_grades_a_heuristic_judge_as_the_tests_do(make_config, lake_dir, scripted_calls):
     judge = absolute(MEASURES["question words"], 1)
-    row = night(make_config(hard_config_dict(lake_dir, 13)), monkeypatch, judge)
+    row = night(make_config(hard_config_dict(lake_dir, 13)), scripted_calls, judge)
     assert row["accuracy"] == accuracy(row["stage"], ask(row["stage"], judge)) < 0.8
 
 

@@ -29,23 +29,6 @@ TURNS = {"GR": 3 + 4, "MR": 2 + 2, "CM": 3 + 3}  # judged turns of the first two
 
 
 @pytest.fixture
-def judged(monkeypatch) -> list[list[dict]]:
-    """Every conversation the scripted judge was sent."""
-    from dialogbench.backends.scripted import ScriptedBackend
-
-    seen: list[list[dict]] = []
-    real = ScriptedBackend.generate
-
-    def generate(self, convs, *, sampling, seeds=None, formats=None):
-        if self.model.name == "judge":
-            seen.extend(convs)
-        return real(self, convs, sampling=sampling, seeds=seeds, formats=formats)
-
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
-    return seen
-
-
-@pytest.fixture
 def mt(make_config, lake_dir):
     def make(**section):
         data = config_dict(lake_dir, models=[chatbot("bot-a", ["answer {n}"])], judge_script=["Rating: [[6]]"])
@@ -67,10 +50,11 @@ def by_turn(config, conversations: list[list[dict]]) -> dict[tuple[int, int], st
     return out
 
 
-def test_the_golden_dialogue_so_far_is_the_default_reference(mt, judged):
+def test_the_golden_dialogue_so_far_is_the_default_reference(mt, scripted_calls):
     config = mt()
     assert config.mtbench101.reference == "dialogue"
     run_all(config)
+    judged = scripted_calls.sent("judge")
     assert len(judged) == sum(TURNS.values())
     assert all(c[1]["content"].startswith("The dialogue need to be judged is:\n***\nHuman: ") for c in judged)
     dialogues = {d.id: d for d in stages.selected_dialogues(config)}
@@ -92,22 +76,21 @@ def test_the_golden_dialogue_so_far_is_the_default_reference(mt, judged):
     assert data_tests(open_lake(config.lake)) == {}
 
 
-def test_the_turn_reference_rejudges_mr_and_gr_only(mt, judged):
+def test_the_turn_reference_rejudges_mr_and_gr_only(mt, scripted_calls):
     run_all(mt())
-    judged.clear()
+    scripted_calls.clear()
     config = mt(reference="turn")
     again = run_all(config)
     assert again["bot-a"].computed == 0  # the answers do not depend on it
     assert again["judge"].computed == TURNS["GR"] + TURNS["MR"] and again["judge"].cached == TURNS["CM"]
     dialogues = {d.id: d for d in stages.selected_dialogues(config)}
-    messages = by_turn(config, judged)
+    messages = by_turn(config, scripted_calls.sent("judge"))
     assert len(messages) == TURNS["GR"] + TURNS["MR"]
     for (dialogue_id, i), text in messages.items():
         assert text.split(REFERENCE)[1] == dialogues[dialogue_id].turns[i].bot + "\n###"  # the golden reply alone
     turns = view(config, "mtbench101_turns")
     assert {(t["task"], t["reference"]) for t in turns} == {("GR", "turn"), ("MR", "turn"), ("CM", None)}
     assert data_tests(open_lake(config.lake)) == {}
-    judged.clear()
     assert run_all(mt())["judge"].computed == 0  # back to the dialogue form: its judgments are still stored
 
 

@@ -15,26 +15,16 @@ from tests import stage_runner as stages
 from dialogbench.mtbench101.taxonomy import TASK_CODES, TASKS
 from dialogbench.runs import new_run_id, sum_reports
 from dialogbench.mtbench101.config import answerers
-from tests.conftest import chatbot, config_dict
+from tests.conftest import PerModel, ScriptedCalls, chatbot, config_dict
 
 # GR (no turn skipped): dialogues 1 (3 turns), 2 (4 turns); CM (first turn not judged): 1145, 1146 (4 turns each).
 JUDGED_PER_MODEL = 3 + 4 + 3 + 3
 
 
 @pytest.fixture
-def conversations(monkeypatch) -> dict[str, list[list]]:
+def conversations(scripted_calls: ScriptedCalls) -> PerModel:
     """Every scripted backend call as {model name: [the conversations of each call]}."""
-    from dialogbench.backends.scripted import ScriptedBackend
-
-    calls: dict[str, list[list]] = {}
-    real = ScriptedBackend.generate
-
-    def generate(self, convs, *, sampling, seeds=None, formats=None):
-        calls.setdefault(self.model.name, []).append(list(convs))
-        return real(self, convs, sampling=sampling, seeds=seeds, formats=formats)
-
-    monkeypatch.setattr(ScriptedBackend, "generate", generate)
-    return calls
+    return PerModel(scripted_calls, lambda call: call.conversations)
 
 
 @pytest.fixture

@@ -1,7 +1,9 @@
 -- changes: what changed since the previous run of the board. One row per metric series (family, leaderboard, metric,
--- model, slice) of the current board's latest run that recorded its metrics (current_board: a run reads its own),
--- against that series' most recent earlier value on the same board (metric_history): a run on another board (an
--- ad-hoc run with CLI overrides) never moves these series nor is compared with them.
+-- model, slice) of the current board's latest run that recorded its metrics (current_board: a run reads its own; a
+-- later run that recorded none, one that failed early, leaves the comparison as it was), against that series' value
+-- of the most recent older run that recorded it on the same board (metric_history), runs ordered as board_runs orders
+-- them (newest started_at first, as latest_runs): a run on another board (an ad-hoc run with CLI overrides) never
+-- moves these series nor is compared with them.
 --   status: 'new' (no earlier value), 'moved' (the value differs by more than 1e-9, or one side is null), 'same';
 --     'within noise' when it differs but the night-over-night paired test (metric_changes: tonight - the previous
 --     night on the units both have, dialogbench/history/noise.py) has a 95% interval that holds 0: what moved is
@@ -45,27 +47,34 @@ run_engines as (
     select * from {{ ref('run_engines') }}
 ),
 
-history as (
-    select * from {{ ref('metric_history') }}
-    where board is not distinct from (select board from {{ ref('current_board') }})
+board_runs as (
+    select run_id, recency from {{ ref('board_runs') }}
 ),
 
-latest_run as (
-    select arg_max(run_id, created_at) as run_id from history
+history as (  -- the board's metric values, each with its run's recency (board_runs: 1 for the board's latest run)
+    select metric_history.*, board_runs.recency
+    from {{ ref('metric_history') }} metric_history
+    join board_runs using (run_id)
+    where metric_history.board is not distinct from (select board from {{ ref('current_board') }})
+),
+
+latest_run as (  -- the board's latest run that recorded metrics: a later run that recorded none blanks nothing
+    select run_id from {{ ref('latest_metric_runs') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
 ),
 
 tonight as (
     select history.* from history semi join latest_run using (run_id)
 ),
 
-earlier as (
+earlier as (  -- each series' value of the most recent older run
     select history.*
     from history
     join tonight using (family, leaderboard, metric, model, slice)
-    where history.created_at < tonight.created_at
+    where history.recency > tonight.recency
     qualify row_number() over (
         partition by history.family, history.leaderboard, history.metric, history.model, history.slice
-        order by history.created_at desc
+        order by history.recency, history.created_at desc
     ) = 1
 ),
 

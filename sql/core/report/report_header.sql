@@ -1,9 +1,9 @@
--- report_header: the report's header, one row: the current board (current_board) and its latest run (the run_id of
--- the newest start among the board's runs), the config it ran with (runs.config: the path given to `dialogbench run`;
--- run_config: its effective config as YAML, from run_configs, null for runs before it was recorded), when it started
--- and finished, what ran it (commit, versions, host, gpu: as its runs rows recorded them, null for runs before they
--- were), the board's first run, how many runs the board has, and the models and judges of the current plans
--- (current_cells).
+-- report_header: the report's header, one row: the current board (current_board) and its latest run (latest_runs: the
+-- newest start among the board's runs, ties broken by run_id), the config it ran with (runs.config: the path given to
+-- `dialogbench run`; run_config: its effective config as YAML, from run_configs, null for runs before it was recorded),
+-- when it started and finished (its stages' first start and last finish), what ran it (commit, versions, host, gpu: as
+-- its runs rows recorded them, null for runs before they were), the board's first run, how many runs the board has,
+-- and the models and judges of the current plans (current_cells).
 with runs as (
     select * from {{ ref('runs') }}
     where board is not distinct from (select board from {{ ref('current_board') }})
@@ -18,12 +18,13 @@ current_cells as (
 ),
 
 latest as (
-    select arg_max(run_id, started_at) as run_id from runs
+    select run_id from {{ ref('latest_runs') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
 ),
 
 latest_run as (
     select
-        any_value(run_id) as run_id,
+        (select run_id from latest) as run_id,
         string_agg(distinct config, ', ' order by config) as config,
         min(started_at) as started_at,
         max(finished_at) as finished_at,

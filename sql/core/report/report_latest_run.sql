@@ -1,12 +1,12 @@
--- report_latest_run: the report's run table, one row per stage of the current board's most recent run (the run_id of
--- the newest started_at among the board's runs).
+-- report_latest_run: the report's run table, one row per stage of the current board's latest run (latest_runs: the
+-- newest started_at among the board's runs, ties broken by run_id); none while that run has finished no stage.
 with runs as (
     select * from {{ ref('runs') }}
-    where board is not distinct from (select board from {{ ref('current_board') }})
 ),
 
 latest as (
-    select arg_max(run_id, started_at) as run_id from runs
+    select run_id from {{ ref('latest_runs') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
 ),
 
 final as (

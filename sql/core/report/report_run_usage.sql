@@ -1,11 +1,13 @@
--- report_run_usage: the report's cost and time table: per model and role, what the current board's latest run spent
--- (usage: backend calls, conversations, tokens, wall seconds, cost where the model has prices), most seconds first.
+-- report_run_usage: the report's cost and time table: per model and role, what the current board's latest run
+-- (latest_runs) spent over all its stages (usage's rows of the run, per stage, added up: backend calls, conversations,
+-- tokens, wall seconds, cost where the model has prices; priced: every stage's cost known), most seconds first.
 with usage as (
     select * from {{ ref('usage') }}
 ),
 
 latest as (
-    select run_id from {{ ref('report_latest_run') }} limit 1
+    select run_id from {{ ref('latest_runs') }}
+    where board is not distinct from (select board from {{ ref('current_board') }})
 ),
 
 final as (
