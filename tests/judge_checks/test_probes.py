@@ -118,28 +118,33 @@ def test_probes_are_the_same_every_time_and_mark_a_line_after_the_seed(make_conf
 
 
 @pytest.mark.slow
-def test_the_probe_benchmark_measures_a_first_run_and_a_cached_rerun(make_config, lake_dir, tmp_path):
-    """bench/probes.py on a scripted config: the first run computes the probes in one judge call per protocol, the
-    cached rerun none."""
-    import json
-
-    import yaml
-
-    from bench import probes as bench
-    from tests.conftest import config_dict
-
+def test_probes_are_judged_in_one_call_per_protocol_and_cached_on_the_next_run(make_config, lake_dir,
+                                                                              scripted_calls):
+    """What bench/probes.py measures, on a scripted config: the first night computes the probes in one judge call per
+    protocol (UniEval here: 3 human dialogues and 3 with an AI line), beside the run's own judging; the next night
+    judges none of them again (every probe cell cached)."""
     data = config_dict(lake_dir, judge_script=[VERDICT_NO], n=[6], limit=2)
     data["judge_checks"] = {"probes": 3, "fail": []}
-    config = tmp_path / "probe-bench.yaml"
-    config.write_text(yaml.safe_dump(data))
-    out = tmp_path / "probes.json"
-    assert bench.main(["--config", str(config), "--out", str(out)]) == 0
-    result = json.loads(out.read_text())
-    first, rerun = result["first_run"], result["cached_rerun"]
-    assert first["probe_cells_computed"] == 6 and first["probe_judge_calls"] == 1  # UniEval: 3 human + 3 marked
-    assert first["probe_judge_conversations"] == 6 and first["other_judge_calls"] >= 1
-    assert rerun["probe_cells_computed"] == 0 and rerun["probe_cells_cached"] == 6 and rerun["probe_judge_calls"] == 0
+    config = make_config(data)
 
+    def run(run_id: str) -> tuple[dict, dict]:
+        lake = registry.open_lake(config.lake)
+        reports, calls = {}, {}
+        for stage in registry.stages(config):
+            scripted_calls.clear()
+            reports[stage.name] = run_stage(stage, config, run_id, lake=lake)
+            calls[stage.name] = scripted_calls.of("judge")
+        return reports, calls
+
+    first, first_calls = run("night-1")
+    probes = [name for name in first if name.startswith("judge_probe:")]
+    assert probes == ["judge_probe:botchat_unieval"]
+    assert first[probes[0]].computed == 6
+    assert [len(call.conversations) for call in first_calls[probes[0]]] == [6]  # one call, every probe in it
+    assert sum(len(c) for name, c in first_calls.items() if name not in probes) >= 1  # the run's own judging
+    second, second_calls = run("night-2")
+    assert (second[probes[0]].computed, second[probes[0]].cached) == (0, 6)
+    assert second_calls[probes[0]] == []
 
 
 def test_the_renamed_mtbench101_probes_keep_their_cell_keys(make_config, lake_dir):
