@@ -1,7 +1,7 @@
-"""Scaling out: wall time of one dispatched run (dialogbench/dispatch.py) with 1, 2 and 3 workers of one Prefect
+"""Scaling out: wall time of one dispatched run (dialogbench/dispatch/units.py) with 1, 2 and 3 workers of one Prefect
 process work pool, each a "GPU slot" (its own CUDA_VISIBLE_DEVICES; one per box, or several on one), and with 1, 2
 and 4 GPUs of this box and no work pool (``dispatch:`` without a deployment: each unit a process of the run's on
-its own device, dialogbench/box.py). Scripted models with a delay per backend call stand in for engines, so that
+its own device, dialogbench/dispatch/box.py). Scripted models with a delay per backend call stand in for engines, so that
 model time dominates; the dispatched phase (the units: each model's BotChat dialogues and MT-Bench-101 answers) is
 what divides over the slots, the rest of the run (seeds, judging, data tests, report) does not. Then judging while
 the units generate against judging after them (``dispatch.judge_while_generating``): 3 chatbots on 2 GPUs of this
@@ -19,47 +19,21 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
 import yaml
 
-if __package__:
-    from .record import record
-else:  # run as a script: bench/ is sys.path[0]
-    from record import record
-
 REPO = Path(__file__).resolve().parents[1]
-PREFECT = str(Path(sys.executable).parent / "prefect")
+sys.path.insert(0, str(REPO))  # run as a script: bench.record and the tests' Prefect helpers from this checkout
+
+from bench.record import record  # noqa: E402
+from tests.e2e.prefect_server import PREFECT, deploy_work, kill, running_server, spawn  # noqa: E402
+
 POOL = "scale-out"
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _spawn(args: list[str], env: dict, log: Path) -> subprocess.Popen:
-    with log.open("wb") as out:
-        return subprocess.Popen(args, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _config(work: Path, name: str, *, models: int, delay: float, devices: int | None = None,
@@ -86,7 +60,7 @@ def _config(work: Path, name: str, *, models: int, delay: float, devices: int | 
 
 
 def measure(work: Path, env: dict, workers: int, *, models: int, delay: float) -> dict:
-    procs = [_spawn([PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--limit", "1", "--name",
+    procs = [spawn([PREFECT, "worker", "start", "--pool", POOL, "--type", "process", "--limit", "1", "--name",
                      f"slot-{i}", "--install-policy", "never"], {**env, "CUDA_VISIBLE_DEVICES": str(i)},
                     work / f"worker-{workers}-{i}.log") for i in range(workers)]
     try:
@@ -94,7 +68,7 @@ def measure(work: Path, env: dict, workers: int, *, models: int, delay: float) -
         return _timed(work, env, _config(work, f"w{workers}", models=models, delay=delay), "workers", workers)
     finally:
         for proc in procs:
-            _stop(proc)
+            kill(proc)
 
 
 def _timed(work: Path, env: dict, config: Path, mode: str, slots: int) -> dict:
@@ -149,26 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     run = record(script=__file__, argv=argv)  # the load average before the work
     work = Path(tempfile.mkdtemp(prefix="dialogbench-scale-"))
-    port = _port()
-    api = f"http://127.0.0.1:{port}/api"
-    env = {**os.environ, "PREFECT_HOME": str(work / "prefect"), "PREFECT_API_URL": api,
-           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_UI_ENABLED": "false",
-           "PREFECT_WORKER_QUERY_SECONDS": "1", "PREFECT_WORKER_PREFETCH_SECONDS": "2"}
-    server = _spawn([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)], env, work / "server.log")
-    try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{api}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
-        spec = {"name": "scale-out", "prefect-version": "3.7.7",
-                "pull": [{"prefect.deployments.steps.set_working_directory": {"directory": str(REPO)}}],
-                "deployments": [{"name": "scale", "entrypoint": "flows/work.py:work", "work_pool": {"name": POOL}}]}
-        (work / "prefect.yaml").write_text(yaml.safe_dump(spec))
-        for cmd in (["work-pool", "create", POOL, "--type", "process"],
-                    ["--no-prompt", "deploy", "--all", "--prefect-file", str(work / "prefect.yaml")]):
-            subprocess.run([PREFECT, *cmd], cwd=REPO, env=env, check=True, capture_output=True, timeout=300)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}  # no server or home of the user
+    with running_server(work / "prefect", clean) as (_, env):
+        env = {**env, "PREFECT_WORKER_QUERY_SECONDS": "1", "PREFECT_WORKER_PREFETCH_SECONDS": "2"}
+        deploy_work(env, work, pool=POOL, name="scale")
         rows = []
         for n in [int(w) for w in args.workers.split(",") if w]:
             rows.append(measure(work, env, n, models=args.models, delay=args.delay))
@@ -185,8 +143,6 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(_timed(work, env, config, "judging while generating" if judging else "judging after",
                                args.judging))
             print(f"{rows[-1]['mode']}: run {rows[-1]['wall_s']:.1f}s", flush=True)
-    finally:
-        _stop(server)
     result = summarise(models=args.models, delay=args.delay, judging_models=args.judging_models,
                        judging_gpus=args.judging, judge_delay=args.judge_delay, rows=rows)
     judged = result["judging"]["wall_s"]

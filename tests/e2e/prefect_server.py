@@ -1,6 +1,7 @@
 """A real Prefect server in a subprocess for the end-to-end tests: start one (its own PREFECT_HOME, no analytics, no
 UI), wait until it answers, stop it with everything it started. ``running_server`` is what the tests use;
-``tests/e2e/conftest.py`` keeps one for the whole session (``shared_api``)."""
+``tests/e2e/conftest.py`` keeps one for the whole session (``shared_api``). ``deploy_work`` registers the work
+flow on a process pool of it, for the dispatch tests and ``bench/scale_out.py`` (the one copy of those steps)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from pathlib import Path
 from typing import Iterator
 
 import httpx
+import prefect
 import pytest
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 PREFECT = str(Path(sys.executable).parent / "prefect")
@@ -153,3 +156,23 @@ def postgres() -> Iterator[str]:
     finally:
         subprocess.run(as_postgres(f"{bin_dir}/pg_ctl -D {data} -m immediate stop"), capture_output=True, timeout=60)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def deploy_work(env: dict[str, str], folder: Path, *, pool: str, name: str) -> str:
+    """The work flow (``flows/work.py:work``, a unit of a dispatched run) deployed as ``dialogbench-work/<name>`` on a
+    new process work pool ``pool`` of the server ``env`` points at: the steps the docs give for the GPU pool
+    (``prefect work-pool create``, then ``prefect deploy`` of a prefect.yaml, written to ``folder``, that runs the work
+    flow from this checkout). Returns the deployment's name, what a config's ``dispatch.deployment`` names; raises
+    RuntimeError with Prefect's output when a step fails."""
+    spec = {"name": f"dialogbench-{name}", "prefect-version": prefect.__version__,
+            "pull": [{"prefect.deployments.steps.set_working_directory": {"directory": str(REPO)}}],
+            "deployments": [{"name": name, "entrypoint": "flows/work.py:work", "work_pool": {"name": pool}}]}
+    (folder / "prefect.yaml").write_text(yaml.safe_dump(spec))
+    for args in (["work-pool", "create", pool, "--type", "process"],
+                 ["--no-prompt", "deploy", "--all", "--prefect-file", str(folder / "prefect.yaml")]):
+        done = subprocess.run([PREFECT, *args], cwd=REPO, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=300)
+        if done.returncode != 0:
+            raise RuntimeError(f"prefect {' '.join(args)}: exit {done.returncode}\n{done.stdout[-2000:]}"
+                               f"{done.stderr[-2000:]}")
+    return f"dialogbench-work/{name}"

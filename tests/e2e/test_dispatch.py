@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import REPO, cli_env
-from tests.e2e.prefect_server import PREFECT, kill, postgres, running_server, spawn, tail
+from tests.e2e.prefect_server import PREFECT, deploy_work, kill, postgres, running_server, spawn, tail
 
 pytestmark = pytest.mark.slow
 POOL, DEPLOYMENT = "dispatch-test", "dialogbench-work/test"
@@ -66,14 +66,7 @@ def postgres_pool(tmp_path):
 def _pool(tmp_path: Path, env: dict):
     with running_server(tmp_path / "server", env) as (api, env):
         env = {**env, "PREFECT_WORKER_QUERY_SECONDS": "1", "PREFECT_WORKER_PREFETCH_SECONDS": "2"}
-        spec = {"name": "dispatch-test", "prefect-version": "3.7.7",
-                "pull": [{"prefect.deployments.steps.set_working_directory": {"directory": str(REPO)}}],
-                "deployments": [{"name": "test", "entrypoint": "flows/work.py:work", "work_pool": {"name": POOL}}]}
-        (tmp_path / "prefect.yaml").write_text(yaml.safe_dump(spec))
-        for args in (["work-pool", "create", POOL, "--type", "process"],
-                     ["--no-prompt", "deploy", "--all", "--prefect-file", str(tmp_path / "prefect.yaml")]):
-            done = subprocess.run([PREFECT, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
-            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        assert deploy_work(env, tmp_path, pool=POOL, name="test") == DEPLOYMENT
         workers = []
         for gpu in ("0", "1"):
             log = tmp_path / f"worker-{gpu}.log"
