@@ -49,7 +49,7 @@ def _resolve(path: str | os.PathLike) -> Path:
 
 
 def load_bench_config(config_path: str | os.PathLike):
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
 
     return load_config(_resolve(config_path), root=REPO_ROOT)
 
@@ -76,8 +76,11 @@ def _temp_dir(prefix: str, keep: bool = False) -> Iterator[Path]:
 @contextmanager
 def record_generate(backend) -> Iterator[list[dict]]:
     """Wrap ``backend.generate`` (on the instance) so every call's conversations, sampling, seeds,
-    output formats, completions and time are recorded; the class method is back in place afterwards."""
+    output formats, completions and time are recorded; the class method is back in place afterwards. ``get_backend``
+    hands out a new metering wrapper (``Metered``) at each call around one cached backend, so the wrapper a bench
+    holds is not the one the stage calls: the cached backend inside it is what gets wrapped."""
     calls: list[dict] = []
+    backend = vars(backend).get("_backend", backend)  # Metered's backend, the instance every stage's calls reach
     original = backend.generate
 
     def generate(conversations, *, sampling, seeds=None, formats=None):
@@ -140,8 +143,8 @@ def generate_stage(*, root, model, seeds, system_prompt: str, n_target: int):
     under ``root`` holding ``seeds``; returns its StageReport."""
     from dialogbench.botchat.generate_stage import GenerateDialogues
     from dialogbench.cells.runner import run_stage
-    from dialogbench.registry import validate_config
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import validate_config
+    from dialogbench.run.registry import open_lake
     from dialogbench.lake.version import ensure_current
 
     lake = open_lake(root / "lake")
@@ -260,7 +263,7 @@ def pipeline_overhead(*, model, seeds, system_prompt: str, n_target: int, repeat
 # --------------------------------------------------------------------------------- 2. backend calls
 
 def scripted_model(name: str = "bench-scripted"):
-    from dialogbench.config import ModelConfig
+    from dialogbench.run.config import ModelConfig
 
     return ModelConfig(name=name, backend="scripted", script=["ok"])
 

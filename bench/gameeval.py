@@ -30,7 +30,7 @@ RESULTS = ROOT / "bench" / "results" / "gameeval.json"
 
 
 def bench_config(config_path: str, lake: str, *, words: int, rounds: int, concurrency: int, max_tokens: int):
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
 
     overrides = {"lake": lake}
     config = load_config(config_path, overrides, root=ROOT)
@@ -46,10 +46,10 @@ def bench_config(config_path: str, lake: str, *, words: int, rounds: int, concur
 
 def play(config) -> dict:
     from dialogbench.backends import get_backend
-    from dialogbench import registry
+    from dialogbench.run import registry
     from dialogbench.cells.runner import run_stage
     from dialogbench.gameeval.config import players
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
 
     backend = get_backend(players(config)[0])
     calls_before, moves_before = backend.stats.calls, backend.stats.conversations

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.lake import Lake
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect
 
 if __package__:

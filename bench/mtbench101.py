@@ -34,7 +34,7 @@ from bench.record import record  # noqa: E402
 
 def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: int) -> dict:
     from dialogbench.backends import get_backend, sampling_for
-    from dialogbench.registry import load_config, open_lake
+    from dialogbench.run.registry import load_config, open_lake
     from dialogbench.cells.runner import run_stage
     from dialogbench.mtbench101.answer_stage import AnswerTurns
     from dialogbench.mtbench101.config import answer_max_tokens
@@ -47,7 +47,8 @@ def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: i
         if dialogue.task in tasks and per_task.get(dialogue.task, 0) < limit:
             per_task[dialogue.task] = per_task.get(dialogue.task, 0) + 1
             dialogues.append(dialogue)
-    backend = get_backend(model)
+    held = get_backend(model)  # a metering wrapper of the cached backend; the stage gets its own wrapper of it
+    backend = vars(held).get("_backend", held)  # so the cached backend is where the calls are recorded
     sent: list = []
     real = backend.generate
 
@@ -100,7 +101,7 @@ def _free_port() -> int:
 def judge_fanout(requests: int, latency_ms: int, levels: list[int]) -> dict:
     from dialogbench.backends import Sampling
     from dialogbench.backends.openai_backend import OpenAIBackend
-    from dialogbench.config import ModelConfig
+    from dialogbench.run.config import ModelConfig
     from dialogbench.mtbench101.dataset import read_dialogues, turn_items
     from dialogbench.mtbench101.prompts import judge_messages
 

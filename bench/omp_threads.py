@@ -52,7 +52,7 @@ def variant_env(name: str) -> dict[str, str]:
 def worker(*, config: str, conversations: int, tokens: int, repeats: int) -> dict:
     """Load the config's first model's engine in this process and time its generation."""
     from dialogbench.backends.vllm_backend import engine_kwargs
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
 
     model = load_config(config).models[0]
     os.environ.update(model.engine_env)  # the demo's engine runs in the run's process

@@ -56,7 +56,7 @@ def split_lake(source: Path, target: Path, parts: int) -> int:
     """``source``'s tables rewritten as ``parts`` committed files each (same rows); returns the file count."""
     import pyarrow.parquet as pq
 
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.lake.version import ensure_current
 
     lake = open_lake(target)
@@ -71,7 +71,7 @@ def split_lake(source: Path, target: Path, parts: int) -> int:
 
 def readers(root: Path, repeats: int) -> dict:
     """Connection build and each query, for the read_parquet views (before) and the query path (after)."""
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.lake.catalog import connect
     from dialogbench.lake.query import read_only_connection
 
@@ -118,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO_ROOT))
     from bench.record import record
     from bench.report import model_names, size_parser, synthetic_lake
-    from dialogbench.environment import commit
+    from dialogbench.run.environment import commit
     from dialogbench.lake.version import ensure_current
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
 
     parser = size_parser(__doc__)
     parser.add_argument("--split", type=int, default=40, help="files a table in the second lake")

@@ -42,7 +42,7 @@ TARGET_MS = 100
 def build_reports(lake: Path, *, models: int, seeds: int, arena_seeds: int, runs: int) -> dict:
     """The lake, its report and explorer rendered once, and the board and run folders linking them."""
     from dialogbench.explorer import write_explorer
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.report.build import write_report
 
     start = time.perf_counter()
@@ -114,7 +114,7 @@ def serve(lake: Path) -> tuple[subprocess.Popen, int, float]:
 
 def code_info() -> dict:
     """The checkout whose server is timed: its commit (with "+ uncommitted changes"; None outside git)."""
-    from dialogbench.environment import commit
+    from dialogbench.run.environment import commit
 
     return {"commit": commit(REPO_ROOT)}
 

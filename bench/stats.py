@@ -237,7 +237,7 @@ def units_connection(sizes: dict, *, seed: int = 0):
 
 def stats_families():
     """What the snapshot and ``dialogbench compare`` take: every registered family with metrics."""
-    from dialogbench import registry
+    from dialogbench.run import registry
 
     return [family for family in registry.families() if family.metrics]
 
@@ -410,7 +410,7 @@ def run_lake(lake_dir: Path, *, board: str | None, rounds: int) -> dict:
     import duckdb
 
     from dialogbench.lake.catalog import connect
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
 
     if not lake_dir.is_dir():
         raise SystemExit(f"error: --lake {lake_dir}: no such directory")
@@ -456,7 +456,7 @@ def timed(con, families, *, rounds: int, rows: dict, build_s: float, board: str 
 def code_info() -> dict:
     """The checkout whose code is timed: its path and commit (with "+ uncommitted changes"; None outside git)."""
     import dialogbench
-    from dialogbench.environment import commit
+    from dialogbench.run.environment import commit
 
     return {"dialogbench": str(Path(dialogbench.__file__).resolve().parent), "commit": commit(REPO_ROOT)}
 

@@ -25,7 +25,7 @@ PREFECT_DEFAULTS = {
 
 RUN_FAILED = 4  # `run`: cells failed (fail_on in the config); results, summary and report are still written
 DISK_FULL = 5   # any command: a write failed for a full disk or quota; what was committed before stays (lake.space)
-# `run` stopped by SIGTERM / SIGINT: 128 + the signal (143, 130), as a shell reports it (dialogbench/stopping.py)
+# `run` stopped by SIGTERM / SIGINT: 128 + the signal (143, 130), as a shell reports it (dialogbench/run/stopping.py)
 
 
 def _csv(value: str) -> list[str]:
@@ -52,7 +52,7 @@ def _positive(value: str) -> int:
 def _say(text: str = "", *, file=None) -> None:
     """Print a line for a terminal: its control characters made visible (``textsafe``), so model output in a
     leaderboard, or a name in a path, runs no escape sequence."""
-    from dialogbench.textsafe import visible
+    from dialogbench.text.textsafe import visible
 
     print(visible(text), file=file or sys.stdout)
 
@@ -94,8 +94,8 @@ def _config_or_default(parser: argparse.ArgumentParser, args) -> None:
 
 
 def cmd_run(args) -> int:
-    from dialogbench import progress_display, stopping
-    from dialogbench.registry import load_config
+    from dialogbench.run import progress_display, stopping
+    from dialogbench.run.registry import load_config
 
     config = load_config(args.config, _overrides(args))  # fail fast, before Prefect starts
     # SIGTERM / SIGINT stop the run cleanly from here on; each stage's progress is shown (a live line on a terminal)
@@ -107,9 +107,9 @@ def cmd_run(args) -> int:
 
 
 def _run(args, config) -> int:
-    from dialogbench import registry, stopping
+    from dialogbench.run import registry, stopping
     from dialogbench.lake.version import refuse_foreign
-    from dialogbench.preflight import preflight
+    from dialogbench.run.preflight import preflight
 
     refuse_foreign(registry.open_lake(config.lake))  # a folder that is not a lake: one line, before anything in it
     start = time.perf_counter()
@@ -120,10 +120,10 @@ def _run(args, config) -> int:
     preflight(config, source=args.config)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.lake.lease import lake_lease
     from dialogbench.lake.version import ensure_current
-    from dialogbench.runs import StageReport
+    from dialogbench.run.runs import StageReport
 
     with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
         ensure_current(open_lake(config.lake))  # so is an older one (migrate); a format-3 one is recorded in place
@@ -166,15 +166,15 @@ def _run(args, config) -> int:
         if result["report"].get("tracking"):  # the config's tracking: logged to MLflow / W&B, or why not
             _say(f"tracking: {result['report']['tracking']}")
     if args.json:
-        from dialogbench.redact import redact
-        from dialogbench.textsafe import visible_tree
+        from dialogbench.text.redact import redact
+        from dialogbench.text.textsafe import visible_tree
 
         Path(args.json).write_text(redact(json.dumps(visible_tree(result), indent=2, default=str)))
     failed = sum(s["failed"] for s in result["stages"])
     if failed:
         _say(f"\n{_count(failed, 'cell')} failed; see `{failures_command(result)}`. A rerun retries them.")
     if not state.is_completed():  # failed cells, as the config's fail_on counts them: results published, run Failed
-        from dialogbench.redact import redact
+        from dialogbench.text.redact import redact
 
         _say(redact("\n".join(run_failed_lines(result, config, state.message))), file=sys.stderr)
         return RUN_FAILED
@@ -182,11 +182,11 @@ def _run(args, config) -> int:
 
 
 def _unchanged_run(config):
-    """The board's latest run when this run would repeat it (``dialogbench/reuse.py``), else None, the reason logged.
+    """The board's latest run when this run would repeat it (``dialogbench/run/reuse.py``), else None, the reason logged.
     It only reads (no lease: a run writing the lake meanwhile is a changed lake); whatever stops the check (a lake of
     an older format, say) makes this a real run, which deals with it as any run does."""
-    from dialogbench.registry import open_lake
-    from dialogbench.reuse import unchanged_run
+    from dialogbench.run.registry import open_lake
+    from dialogbench.run.reuse import unchanged_run
 
     log = logging.getLogger("dialogbench.reuse")
     try:
@@ -202,12 +202,12 @@ def _unchanged_run(config):
 
 
 def _reused(args, config, reuse, start: float) -> int:
-    """The board's latest run answers this rerun (``dialogbench/reuse.py``): its stages as this run would count them
+    """The board's latest run answers this rerun (``dialogbench/run/reuse.py``): its stages as this run would count them
     (all cached), every leaderboard of the board, its report; ``--json`` gets the same summary shape, ``reused``."""
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.report.publish import FILES, LEADERBOARDS
-    from dialogbench.results import NoResults, format_all_leaderboards
-    from dialogbench.runs import StageReport
+    from dialogbench.report.results import NoResults, format_all_leaderboards
+    from dialogbench.run.runs import StageReport
 
     stages: dict[str, StageReport] = {}
     for size in reuse.sizes:
@@ -247,7 +247,7 @@ def failures_command(result: dict) -> str:
     is ad hoc, never the readers' default), so it can be pasted as it is."""
     import shlex
 
-    from dialogbench.boards import is_adhoc
+    from dialogbench.run.boards import is_adhoc
 
     words = ["dialogbench", "query"]
     lake = result.get("lake")
@@ -271,7 +271,7 @@ def run_failed_lines(result: dict, config, message: str | None) -> list[str]:
     """Why a run failed (exit 4), as a headline of at most ``HEADLINE_MAX`` characters saying what failed and where
     to look, then one indented line per reason: each stage whose failed cells fail it under ``fail_on``, each
     family check's problem (a judge check, the canary's drift, a lost dispatched unit), then where to look."""
-    from dialogbench.runs import failing_stages, failure_message
+    from dialogbench.run.runs import failing_stages, failure_message
 
     policy = config.fail_on
     failing = failing_stages(result.get("stages") or [], policy)
@@ -326,8 +326,8 @@ def _split_problems(text: str) -> list[str]:
 def _pairwise_leaderboards(config, board: str) -> str:
     """BotChat's Arena and GTEval leaderboards (the family's table above is UniEval's), as ``dialogbench export``
     and results.json have them."""
-    from dialogbench.registry import open_lake
-    from dialogbench.results import NoResults, format_all_leaderboards
+    from dialogbench.run.registry import open_lake
+    from dialogbench.report.results import NoResults, format_all_leaderboards
 
     try:
         return format_all_leaderboards(open_lake(config.lake), board, views=("botchat_elo", "botchat_gteval"))
@@ -338,12 +338,12 @@ def _pairwise_leaderboards(config, board: str) -> str:
 def _stopped(args, state) -> NoReturn:
     """A run stopped by SIGTERM / SIGINT (the flow ended Cancelled, the lease is let go): ``--json`` gets what the
     flow says was kept, the temporary server stops, no process of the run is left, one line, exit 130 / 143."""
-    from dialogbench import stopping
+    from dialogbench.run import stopping
     from tasks.returned import result_of
 
     data = result_of(state, raise_on_failure=False)
     if args.json and isinstance(data, dict):
-        from dialogbench.redact import redact
+        from dialogbench.text.redact import redact
 
         Path(args.json).write_text(redact(json.dumps(data, indent=2, default=str)))
     stopping.exit_now(stopping.requested())
@@ -385,10 +385,10 @@ def cmd_export(args) -> int:
 
 
 def _export_leaderboards(args) -> int:
-    """``export`` without SQL: every leaderboard of ``--board`` (``dialogbench.results``) as one JSON file, or as a
+    """``export`` without SQL: every leaderboard of ``--board`` (``dialogbench.report.results``) as one JSON file, or as a
     folder of one CSV per leaderboard, outside the lake; a board no run published to is refused (exit 2), named."""
     from dialogbench.lake.query import QueryRefused
-    from dialogbench.results import NoResults, collect_results, write_csv, write_json
+    from dialogbench.report.results import NoResults, collect_results, write_csv, write_json
 
     out = Path(args.out)
     fmt = args.format or ("json" if out.suffix.lower() == ".json" else None)
@@ -416,7 +416,7 @@ def _export_leaderboards(args) -> int:
 
 def _data_lake(lake: str | None):
     """The lake a query or an export reads: one that exists, of this format, and is a lake at all."""
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.lake.version import refuse_not_a_lake
 
     _refuse_older(lake)
@@ -465,7 +465,7 @@ class NoLake(ValueError):
 
 def _refuse_older(lake: str | None) -> None:
     """Readers (query, export, catalog, report, explore): a missing lake or one of an older format is refused."""
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.lake.version import refuse_older
 
     refuse_older(open_lake(_existing_lake(lake)))
@@ -482,14 +482,14 @@ def _lease(args):
     """The lake's lease for a command that writes in it (a run writing the lake is waited for or refused)."""
     from dialogbench.lake.lease import lake_lease
     from dialogbench.lake.version import refuse_foreign
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
 
     refuse_foreign(open_lake(args.lake or "data_lake"))  # a folder that is not a lake gets no .lease file either
     return lake_lease(args.lake or "data_lake", wait_s=args.wait, create=False)
 
 
 def cmd_migrate(args) -> int:
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.lake.version import migrate, refuse_foreign
 
     with _lease(args):  # refuses a folder that is not a lake before the lease writes its file there
@@ -504,7 +504,7 @@ def cmd_migrate(args) -> int:
 def cmd_labels(args) -> int:
     """``labels import FILE``: a person's labels of judged items, stored as one more judge (human:<source>)."""
     from dialogbench.judge_checks.labels import LabelError, import_labels
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
 
     _refuse_older(args.lake)
     try:
@@ -521,7 +521,7 @@ def cmd_labels(args) -> int:
 
 def cmd_catalog(args) -> int:
     _refuse_older(args.lake)
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.lake.catalog import build_catalog
 
     with _lease(args):
@@ -532,7 +532,7 @@ def cmd_catalog(args) -> int:
 
 def cmd_report(args) -> int:
     _refuse_older(args.lake)
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.report.build import write_report
 
     lake = open_lake(args.lake or "data_lake")
@@ -547,7 +547,7 @@ def cmd_explore(args) -> int:
     _refuse_older(args.lake)
     from dialogbench.explorer import write_explorer
     from dialogbench.explorer.collect import DEFAULT_LIMIT
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
 
     lake = open_lake(args.lake or "data_lake")
     with _lease(args):
@@ -614,13 +614,13 @@ def cmd_validate(args) -> int:
     """Exit 2 when the config points at something unusable (its lake, a dataset line: what `run` would refuse
     on any machine), 1 when only this machine lacks something (weights, an endpoint URL, an endpoint that does not
     answer or serve the model), else 0. Weights and endpoints are found without loading anything (``locate``)."""
-    from dialogbench.config import ConfigError
-    from dialogbench.registry import load_config
-    from dialogbench.preflight import check, locate
-    from dialogbench.redact import redact
+    from dialogbench.run.config import ConfigError
+    from dialogbench.run.registry import load_config
+    from dialogbench.run.preflight import check, locate
+    from dialogbench.text.redact import redact
 
     config = load_config(args.config, _overrides(args))
-    from dialogbench import registry
+    from dialogbench.run import registry
 
     found = check(config, source=args.config)
     located = locate(config, source=args.config)
@@ -644,7 +644,7 @@ def cmd_validate(args) -> int:
 def cmd_plan(args) -> int:
     """Per stage and model: the cells still to compute and the tokens they generate at most (and are expected to,
     from the lake's history); nothing is computed or written."""
-    from dialogbench import registry, sizing
+    from dialogbench.run import registry, sizing
 
     config = registry.load_config(args.config, _overrides(args))
     rows = sizing.size(config, registry.stages(config), registry.open_lake(config.lake))
@@ -834,7 +834,7 @@ def _no_prefect_chatter(record: logging.LogRecord) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     from dialogbench.botchat.seeds import DatasetError
-    from dialogbench.config import ConfigError
+    from dialogbench.run.config import ConfigError
     from dialogbench.lake.lease import LakeNotWritable, LeaseHeld, not_writable
     from dialogbench.lake.links import LakeLinkError
     from dialogbench.lake.query import QueryRefused
@@ -842,7 +842,7 @@ def main(argv: list[str] | None = None) -> int:
     from dialogbench.lake.version import LakeFormatError
     from dialogbench.lake.commands import run_repair_command, run_verify_command
     from dialogbench.ratings.command import run_elo_command
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.stats.command import run_compare_command
     from dialogbench.serve import ServeError
 
@@ -850,7 +850,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _config_or_default(parser, args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    from dialogbench.redact import install as redact_logs, redact
+    from dialogbench.text.redact import install as redact_logs, redact
 
     redact_logs()  # no API key reaches a log line (ours, Prefect's console, or its API's stored logs)
     verbose = args.command == "run" and getattr(args, "verbose", False)

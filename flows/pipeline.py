@@ -23,18 +23,18 @@ from prefect.exceptions import TerminationSignal
 from prefect.runtime import flow_run
 from prefect.states import Cancelled, Failed, State
 
-from dialogbench import stopping
+from dialogbench.run import stopping
 from dialogbench.lake.lease import lake_lease
 from dialogbench.lake.space import DiskFull
-from dialogbench.pool import release_all
-from dialogbench.runs import failure_lines, new_run_id, now
-from dialogbench.redact import redact
+from dialogbench.run.pool import release_all
+from dialogbench.run.runs import failure_lines, new_run_id, now
+from dialogbench.text.redact import redact
 from dialogbench.report.publish import failure_state_message
-from flows.family import family
+from flows.family_subflow import family
 from flows.signals import cancelled_on_escalation, stop_on_signals
 from tasks.artifacts import (cost, log_problems, publish_changes, publish_failures, publish_judges,
                              publish_leaderboards, publish_report, publish_stages, reset_cost, tag_flow_run)
-from tasks.config import load_run_config, release_engines, start_run
+from tasks.lifecycle import load_run_config, release_engines, start_run
 from tasks.dispatch import dispatched_reports, send_units, split_units
 from tasks.history import record_run_config, snapshot
 from tasks.lake import catalog, check_lake, judge_summary, leaderboard, render_report

@@ -59,7 +59,7 @@ from typing import Any
 
 from prefect import Flow
 
-from dialogbench.redact import redact_tree
+from dialogbench.text.redact import redact_tree
 
 WRITTEN_AGAINST = "3.7.7"  # the Prefect version every note here was checked against (pyproject.toml pins it)
 SERVER_MODULE = "prefect.server.api.server"  # seconds to import: imported only when a temporary server is wanted

@@ -1,4 +1,4 @@
-"""A run stopped by SIGTERM or SIGINT, under Prefect (``dialogbench/stopping.py`` does the stopping;
+"""A run stopped by SIGTERM or SIGINT, under Prefect (``dialogbench/run/stopping.py`` does the stopping;
 docs/reliability.md, "Stopping a run"). Wiring only:
 
 - each flow's body runs with dialogbench's signal handlers (``stop_on_signals``): Prefect's flow engine puts its own
@@ -25,7 +25,7 @@ from typing import Any, ContextManager, Iterator
 from prefect.context import FlowRunContext
 from prefect.states import Cancelled, State
 
-from dialogbench import stopping
+from dialogbench.run import stopping
 from flows import prefect_internals
 
 

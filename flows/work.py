@@ -1,7 +1,7 @@
-"""A unit of a run's model work (``dialogbench/dispatch.py``): one model's stages (or one game's) written into the
+"""A unit of a run's model work (``dialogbench/dispatch/units.py``): one model's stages (or one game's) written into the
 lake under the dispatching run's id, while this attempt is the unit's current one. On a worker of the dispatch work
 pool (deployed as ``dialogbench-work``, prefect.yaml) its GPUs are the worker's (CUDA_VISIBLE_DEVICES in its
-environment, else every GPU it sees); on this box (``python -m flows.work``, ``dialogbench/box.py``) the ones the
+environment, else every GPU it sees); on this box (``python -m flows.work``, ``dialogbench/dispatch/box.py``) the ones the
 run gave it. Wiring only.
 
 A unit beats (``dispatch.heartbeat``) from its first moment: what comes before its work (Prefect imported, its flow
@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import sys
 
-from dialogbench import dispatch  # the lake's names and the beat: nothing slow
+from dialogbench.dispatch import units as dispatch  # the lake's names and the beat: nothing slow
 
 
 def _on_this_box() -> None:
-    """A unit on this box (``dialogbench/box.py``): its parameters on stdin, its beat started before anything else."""
+    """A unit on this box (``dialogbench/dispatch/box.py``): its parameters on stdin, its beat started before anything else."""
     parameters = json.load(sys.stdin)
     with dispatch.heartbeat(parameters["overrides"]["lake"], parameters["unit"], parameters["token"]):
-        from dialogbench.box import die_with_parent
+        from dialogbench.dispatch.box import die_with_parent
 
         die_with_parent(parameters.pop("parent_pid"))
         from flows.work import work as flow  # this file as a module: the flow a worker of the pool runs too
@@ -46,7 +46,7 @@ def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stage
     with dispatch.heartbeat(overrides["lake"], unit, token):  # on this box: beating already
         from prefect.states import Failed
 
-        from flows.family import family
+        from flows.family_subflow import family
         from tasks.dispatch import attempt_guard, load_unit_config
         from tasks.returned import result_of
 

@@ -2,10 +2,10 @@
 the report, the failed cells, a progress bar per computing stage) and its tags. Prefect wiring only: the numbers
 come from ``dialogbench``. Publishing never fails a run: an API error is a warning and the run goes on. Every string
 an artifact carries (table cells, Markdown, descriptions) has its control characters made visible
-(``dialogbench.textsafe``): the UI and anyone who copies an artifact's text get no terminal escape or bidi override.
+(``dialogbench.text.textsafe``): the UI and anyone who copies an artifact's text get no terminal escape or bidi override.
 
 Artifact keys (each run adds a version under the same key; the flow run's Artifacts tab shows its own). Every key
-names the run's board (``dialogbench/boards.py``), ``dialogbench-<board>-…``, so the UI's latest version of a key is
+names the run's board (``dialogbench/run/boards.py``), ``dialogbench-<board>-…``, so the UI's latest version of a key is
 that board's latest run's: an ad-hoc run of another config publishes beside the nightly's, never over it. The board
 is the one the caller gives, else the running family subflow's ``config`` parameter's, else the run's
 ``board:<board>`` tag (the pipeline publishes inside ``prefect.tags`` of its run tags); only an artifact published
@@ -49,16 +49,16 @@ from prefect import get_run_logger
 from prefect.context import FlowRunContext, TagsContext
 from prefect.futures import PrefectFuture, as_completed
 
-from dialogbench import stopping
+from dialogbench.run import stopping
 from dialogbench.cells import Chunk
 from dialogbench.cells.records import run_failures
-from dialogbench.config import Config
+from dialogbench.run.config import Config
 from dialogbench.judge_checks.self_judging import BIAS
-from dialogbench.registry import open_lake
-from dialogbench.redact import redact_tree
+from dialogbench.run.registry import open_lake
+from dialogbench.text.redact import redact_tree
 from dialogbench.report.publish import report_urls
-from dialogbench.runs import StageReport
-from dialogbench.textsafe import visible_tree
+from dialogbench.run.runs import StageReport
+from dialogbench.text.textsafe import visible_tree
 
 log = logging.getLogger("dialogbench.artifacts")
 
@@ -81,7 +81,7 @@ _spent = {"artifacts": 0, "updates": 0, "seconds": 0.0}
 KEY_MAX_CHARS = 128
 BOARD_KEY_CHARS = 48   # the board's part of a key, its hash included
 HASH_CHARS = 8
-BOARD_TAG = "board:"   # the run's tag naming its board (``dialogbench.runs.run_tags``)
+BOARD_TAG = "board:"   # the run's tag naming its board (``dialogbench.run.runs.run_tags``)
 
 
 def _slug(text: str) -> str:

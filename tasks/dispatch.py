@@ -1,6 +1,6 @@
-"""Sending a run's model work out and waiting for it (``dialogbench/dispatch.py`` says what goes and how no cell is
+"""Sending a run's model work out and waiting for it (``dialogbench/dispatch/units.py`` says what goes and how no cell is
 lost or doubled). Each unit becomes a flow run of the config's ``dispatch.deployment`` on a work pool, or, without
-one, a process of this box on GPUs of the run's (``dialogbench/box.py``), started when enough of them are free; a
+one, a process of this box on GPUs of the run's (``dialogbench/dispatch/box.py``), started when enough of them are free; a
 unit whose flow run crashed (process killed), or whose worker stopped beating, is sent again (a new attempt token)
 up to ``retries`` times; the run goes on when every unit has ended, and the stages after the dispatch find their
 cells cached."""
@@ -21,13 +21,14 @@ from prefect.client.schemas.objects import StateType
 from prefect.deployments import run_deployment
 from prefect.states import Cancelled, Crashed
 
-from dialogbench import box, dispatch, placement, stopping
-from dialogbench.config import Config
+from dialogbench.dispatch import box, placement, units as dispatch
+from dialogbench.run import stopping
+from dialogbench.run.config import Config
 from dialogbench.lake.lease import describe, held_by, holder
 from dialogbench.lake.store import guard_commits
 from dialogbench.cells.shared_tables import RUNS_TABLE
-from dialogbench.registry import load_config, open_lake
-from dialogbench.runs import StageReport, combine
+from dialogbench.run.registry import load_config, open_lake
+from dialogbench.run.runs import StageReport, combine
 from tasks.redacted import task
 
 log = logging.getLogger("dialogbench.dispatch")
@@ -194,7 +195,7 @@ class _Pool:
 
 
 class _OnThisBox:
-    """Units as processes of this box, each on GPUs of the run's own (``dialogbench/box.py``)."""
+    """Units as processes of this box, each on GPUs of the run's own (``dialogbench/dispatch/box.py``)."""
 
     def __init__(self, config: Config, client, units: list[dispatch.Unit]) -> None:
         devices = placement.devices().devices  # the run's: --devices, the config's, CUDA_VISIBLE_DEVICES, nvidia-smi

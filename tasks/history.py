@@ -5,10 +5,10 @@ import time
 
 from prefect.cache_policies import NO_CACHE
 
-from dialogbench.config import Config
+from dialogbench.run.config import Config
 from dialogbench.history.changes import read_changes
 from dialogbench.history.snapshot import record_config, snapshot_metrics
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect
 from tasks.redacted import task
 

@@ -3,11 +3,11 @@ explorer."""
 
 from prefect.cache_policies import NO_CACHE
 
-from dialogbench import registry
-from dialogbench.config import Config
+from dialogbench.run import registry
+from dialogbench.run.config import Config
 from dialogbench.judge_checks.check import settings_of, summary
 from dialogbench.lake.catalog import build_catalog, connect, data_tests
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.report.publish import publish_reports
 from tasks.redacted import task
 

@@ -1,13 +1,13 @@
 """Prefect keeps no secret of a run, whatever config field it hides in (docs/reliability.md,
 "No secret is stored").
 
-Two things Prefect stores do not pass through logging, where ``dialogbench.redact.install`` already redacts every
+Two things Prefect stores do not pass through logging, where ``dialogbench.text.redact.install`` already redacts every
 record: a flow run's parameters (``Flow.serialize_parameters``: a family subflow takes the whole ``Config``, so an
 engine's ``hf_token`` or a password in a ``weights`` URL would be shown in the UI as written), and a failed task's or
 flow's state message (``str(exception)``: an engine failing to load can quote the URL it was given). So the flows
 and tasks of ``flows/`` and ``tasks/`` are made with these two decorators instead of Prefect's own:
 
-- ``flow``: the flow records a redacted copy of its parameters (``dialogbench.redact.redact_tree``: the values of
+- ``flow``: the flow records a redacted copy of its parameters (``dialogbench.text.redact.redact_tree``: the values of
   keys naming a secret, URL passwords and tokens, Authorization values, key shapes and the config's own secret values
   are ``[REDACTED]``; ``RedactedParametersFlow`` overrides ``Flow.serialize_parameters``, with Prefect's other
   internals in ``flows/prefect_internals.py``); the call itself gets the real objects. The subflow is created by the
@@ -15,12 +15,12 @@ and tasks of ``flows/`` and ``tasks/`` are made with these two decorators instea
   (Subflows loading the config from its path instead would give a run two configs when the file changes meanwhile,
   and preflight once per family.) Prefect's ``Flow.with_options`` makes a plain ``Flow``: call these flows as they are.
 - ``task`` (and ``flow``): an exception leaves the function with its text redacted
-  (``dialogbench.redact.redact_exception``), so the state message Prefect stores for the task run, and for the flow
+  (``dialogbench.text.redact.redact_exception``), so the state message Prefect stores for the task run, and for the flow
   run that re-raises it, holds no secret.
 
 Task runs store no parameter values (their inputs are references and type names) and every task here uses
 ``NO_CACHE`` (no cache key, no persisted result), so these two are the whole of it; logs and artifacts are redacted
-where they are made (``dialogbench.redact.install``, ``tasks/artifacts.py``).
+where they are made (``dialogbench.text.redact.install``, ``tasks/artifacts.py``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any, Callable, TypeVar
 
 import prefect
 
-from dialogbench.redact import redact_exception
+from dialogbench.text.redact import redact_exception
 from flows.prefect_internals import RedactedParametersFlow, flow_version
 from tasks.returned import keeping_returned
 

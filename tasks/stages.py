@@ -7,14 +7,14 @@ from prefect import Task
 from prefect.cache_policies import NO_CACHE
 from prefect.states import Cancelled, State
 
-from dialogbench import registry, runs, stopping
+from dialogbench.run import registry, runs, stopping
 from dialogbench.cells import Chunk
 from dialogbench.cells.runner import finish_stage, plan_stage, record_stage_plan, run_chunk
-from dialogbench.config import Config
-from dialogbench.pool import Schedule
-from dialogbench.registry import open_lake
+from dialogbench.run.config import Config
+from dialogbench.run.pool import Schedule
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.space import is_disk_full
-from dialogbench.runs import StageReport
+from dialogbench.run.runs import StageReport
 from tasks.redacted import task
 
 log = logging.getLogger("dialogbench.checks")

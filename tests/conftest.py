@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from dialogbench.backends import clear_backends
-from dialogbench.config import Config
-from dialogbench.registry import load_config
+from dialogbench.run.config import Config
+from dialogbench.run.registry import load_config
 from dialogbench.botchat.config import chatbots
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def lake_dir(tmp_path: Path) -> Path:
 def config_file(tmp_path: Path, lake_dir: Path) -> Callable[..., Path]:
     """Write a YAML config into tmp_path: ``config_file(data)`` or ``config_file(**config_dict kwargs)``. Each call
     writes its own file, always named ``config.yaml`` (in its own folder), so every config of a test publishes to the
-    same board, ``config``, as successive versions of one config file do (dialogbench/boards.py)."""
+    same board, ``config``, as successive versions of one config file do (dialogbench/run/boards.py)."""
     counter = itertools.count()
 
     def write(data: dict | str | None = None, **kwargs: Any) -> Path:
@@ -129,8 +129,8 @@ def run_pipeline(config: Config, run_id: str | None = None, *, record: bool = Fa
     """The flow's stages in order, as a fresh process would run them (backends rebuilt).
     Returns {"seeds": report, "<model>": generation report, "unieval": merged judging report}."""
     from tests import stage_runner as stages
-    from dialogbench.registry import open_lake
-    from dialogbench.runs import new_run_id, record_stage, sum_reports
+    from dialogbench.run.registry import open_lake
+    from dialogbench.run.runs import new_run_id, record_stage, sum_reports
 
     run_id = run_id or new_run_id()
     clear_backends()

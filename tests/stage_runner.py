@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.botchat.selection import comparison_seeds, selected_seeds  # noqa: F401  (re-exported)
 from dialogbench.mtbench101.selection import selected_dialogues  # noqa: F401
 from dialogbench.cells.runner import plan_stage, run_chunk, run_stage
 from dialogbench.history.snapshot import record_config, snapshot_metrics
 from dialogbench.lake.catalog import connect
-from dialogbench.runs import StageReport
+from dialogbench.run.runs import StageReport
 
 
 def plan(config, name: str, run_id: str):

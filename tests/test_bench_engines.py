@@ -13,7 +13,7 @@ import yaml
 
 from bench import botchat_pipeline
 from bench import engines as bench
-from dialogbench.registry import load_config
+from dialogbench.run.registry import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "configs" / "demo.yaml"
@@ -162,3 +162,22 @@ def test_record_generate_passes_formats_through():
     assert seen == {"seeds": None, "formats": None}
     assert [c["formats"] for c in calls] == [["f"], None]
     assert "generate" not in vars(backend)  # the instance wrapper is gone
+
+
+def test_record_generate_sees_the_calls_of_every_metered_wrapper_of_the_backend():
+    """``get_backend`` gives each caller its own metering wrapper of one cached backend: what the bench holds and what
+    the stage calls are two wrappers, and the calls through either are recorded."""
+    from dialogbench.backends import clear_backends, get_backend
+    from dialogbench.backends.base import Sampling
+    from dialogbench.run.config import ModelConfig
+
+    model = ModelConfig(name="bot", backend="scripted", script=["hello"])
+    clear_backends()
+    try:
+        held, used = get_backend(model), get_backend(model)
+        assert held is not used
+        with botchat_pipeline.record_generate(held) as calls:
+            used.generate([[{"role": "user", "content": "hi"}]], sampling=Sampling())
+        assert len(calls) == 1 and calls[0]["completions"][0].text == "hello"
+    finally:
+        clear_backends()

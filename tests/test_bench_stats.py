@@ -127,7 +127,7 @@ def test_the_paper_scripted_config_is_the_papers_scale():
     and GTEval, all of MT-Bench-101, GameEval's trial counts; the models' scripts differ (equal scripts would give
     every model the same units, and the bootstrap skips constant differences)."""
     from dialogbench.botchat.seeds import read_seeds
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
 
     config = load_config(PAPER_SCRIPTED, root=bench.REPO_ROOT)
     assert len(config.models) == 14 and {m.backend for m in [*config.models, *config.judges]} == {"scripted"}
@@ -153,7 +153,7 @@ def test_the_scripted_judge_reads_in_every_protocol():
     from dialogbench.botchat.unieval import parse_verdict
     from dialogbench.gameeval.replies import parse_reply
     from dialogbench.mtbench101.rating import parse_rating
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
 
     config = load_config(PAPER_SCRIPTED, root=bench.REPO_ROOT)
     replies = config.judges[0].script
@@ -174,7 +174,7 @@ def test_artifacts_overrides_scale_the_paper_config_down(tmp_path):
     import yaml
 
     from bench import artifacts
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
 
     data = yaml.safe_load(PAPER_SCRIPTED.read_text())
     for assignment in ("botchat.limit=182", "mtbench101.limit=35", "gameeval.askguess.trials=2",
@@ -232,7 +232,7 @@ def scripted_night(tmp_path_factory):
     without Prefect (tests/stage_runner.night): its lake and board."""
     import yaml
 
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
     from tests.conftest import VERDICT_NO, VERDICT_YES_3, VERDICT_YES_5, config_dict
     from tests.stage_runner import night
 
@@ -254,7 +254,7 @@ def test_lake_mode_times_the_statistics_on_a_runs_own_units(scripted_night, tmp_
     """--lake: the same three parts on the lake's units views; its comparisons are the ones the run recorded (the
     pairwise view), and every series has a previous night (the run's own snapshot), one paired test each."""
     from dialogbench.lake.catalog import connect
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
 
     lake, board = scripted_night
     out = tmp_path / "lake.json"

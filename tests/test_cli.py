@@ -108,7 +108,7 @@ def test_a_bad_stop_timeout_is_a_usage_error(config_file, capsys, value):
 
 def test_the_stop_timeout_is_a_config_field_the_flag_overrides_without_a_board_of_its_own(config_file, lake_dir,
                                                                                           capsys):
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
 
     path = config_file({**config_dict(lake_dir), "stop_timeout_s": 45})
     assert load_config(path).stop_timeout_s == 45

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from dialogbench.cli import HEADLINE_MAX, build_parser, failures_command, main, run_failed_lines
-from dialogbench.config import ConfigError
-from dialogbench.registry import load_config
-from dialogbench.runs import StageReport, failure_lines
+from dialogbench.run.config import ConfigError
+from dialogbench.run.registry import load_config
+from dialogbench.run.runs import StageReport, failure_lines
 from tests.conftest import REPO_ROOT, config_dict
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dialogbench.config import ConfigError, FailOn
-from dialogbench import registry
-from dialogbench.registry import load_config
-from dialogbench.runs import StageReport, failing_stages, failure_message, family_tags, run_tags
+from dialogbench.run.config import ConfigError, FailOn
+from dialogbench.run import registry
+from dialogbench.run.registry import load_config
+from dialogbench.run.runs import StageReport, failing_stages, failure_message, family_tags, run_tags
 from tests.conftest import config_dict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def test_one_warning_per_stage_with_the_first_error_redacted(tmp_path, caplog):
     from dialogbench.cells.cell import Cell
     from dialogbench.cells.runner import finish_stage
     from dialogbench.cells.stage import Emit
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
 
     config = load_config(_write(tmp_path))
     cells = [Cell(key=f"k{i}", item_id=f"i{i}", roles={"model": "bot-a"}) for i in range(3)]
@@ -179,7 +179,7 @@ def test_two_boards_never_share_an_artifact_key():
 
 
 def test_a_long_board_or_stage_still_gives_a_short_valid_key():
-    from dialogbench.boards import check_name
+    from dialogbench.run.boards import check_name
     from tasks.artifacts import BOARD_KEY_CHARS, KEY_MAX_CHARS, board_slug, key
 
     longest = check_name("n" * 100, what="board")  # the longest board a person may name

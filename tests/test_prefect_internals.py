@@ -370,7 +370,7 @@ class Local:
 
 logging.getLogger("prefect.server").setLevel(logging.WARNING)
 FlowRunContext.get().flow_run.id
-sys.modules.get("dialogbench.config")
+sys.modules.get("dialogbench.run.config")
 Local()._private
 """
     assert private_uses(public) == []

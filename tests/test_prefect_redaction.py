@@ -16,8 +16,8 @@ from prefect.utilities.asyncutils import run_coro_as_sync
 
 import flows
 import tasks
-from dialogbench.config import ConfigError
-from flows.family import family
+from dialogbench.run.config import ConfigError
+from flows.family_subflow import family
 from flows.pipeline import pipeline
 from tasks.redacted import RedactedParametersFlow, task
 from tests.conftest import chatbot, config_dict

@@ -4,7 +4,7 @@ output format held them; the views and judge_outputs show it. Scripted models: f
 from __future__ import annotations
 
 from tests import stage_runner as game_stage
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.mtbench101.config import answerers
 from tests import stage_runner as mt_stages
@@ -38,9 +38,9 @@ def test_rows_record_backend_and_engine_version(make_config, lake_dir, pipeline)
 
 
 def test_the_code_fingerprint_follows_every_code_file_and_nothing_else(tmp_path):
-    """What reuse_unchanged_run compares (dialogbench/reuse.py): any edit of the package, flows, tasks or SQL files,
+    """What reuse_unchanged_run compares (dialogbench/run/reuse.py): any edit of the package, flows, tasks or SQL files,
     committed or not, is other code; a file outside them, or a cache, is not."""
-    from dialogbench.environment import code_fingerprint
+    from dialogbench.run.environment import code_fingerprint
 
     for folder, name in [("dialogbench", "a.py"), ("flows", "f.py"), ("tasks", "t.py"), ("sql", "v.sql")]:
         (tmp_path / folder).mkdir()

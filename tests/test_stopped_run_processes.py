@@ -12,7 +12,7 @@ from tests.conftest import REPO_ROOT
 
 KILL_DURING_A_PASS = """
 import subprocess, time
-from dialogbench import stopping
+from dialogbench.run import stopping
 
 first = subprocess.Popen(["sleep", "60"])
 late = []

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.backends import get_backend, sampling_for
 from dialogbench.cells import Cell, Emit, Planned, Stage, Table
 from dialogbench.cells.shared_tables import verdict_table
-from dialogbench.config import FamilySection
-from dialogbench.family import Family
-from dialogbench.judging import JudgeStage, judge_chunk
-from dialogbench.keys import fingerprint, model_fingerprint
+from dialogbench.run.config import FamilySection
+from dialogbench.run.family_spec import Family
+from dialogbench.cells.judging import JudgeStage, judge_chunk
+from dialogbench.cells.keys import fingerprint, model_fingerprint
 
 ECHOES = Table("toy_echoes", pa.schema([("cell_key", pa.string()), ("item_id", pa.string()), ("model", pa.string()),
                                         ("reply", pa.string()), ("run_id", pa.string())]),

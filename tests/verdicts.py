@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from dialogbench.registry import open_lake
-from dialogbench import registry
+from dialogbench.run.registry import open_lake
+from dialogbench.run import registry
 from dialogbench.lake import Lake
 from dialogbench.lake.renames import PROTOCOLS
 from dialogbench.lake.version import VERDICT_TABLES

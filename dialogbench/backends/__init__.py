@@ -6,8 +6,8 @@ import threading
 
 from dialogbench.backends.base import Backend, BackendError, BatchStats, Completion, Conversation, Sampling
 from dialogbench.backends.metering import Metered
-from dialogbench.config import ModelConfig
-from dialogbench.keys import fingerprint
+from dialogbench.run.config import ModelConfig
+from dialogbench.cells.keys import fingerprint
 
 __all__ = ["Backend", "BackendError", "BatchStats", "Completion", "Conversation", "Sampling",
            "get_backend", "sampling_for", "clear_backends", "release_except"]

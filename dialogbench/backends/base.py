@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, Sequence
 
-from dialogbench.redact import redact
+from dialogbench.text.redact import redact
 
 if TYPE_CHECKING:
     from dialogbench.backends.formats import OutputFormat

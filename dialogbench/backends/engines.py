@@ -13,7 +13,7 @@ import logging
 import threading
 from typing import Any, Callable, TypeVar
 
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 
 log = logging.getLogger("dialogbench.backends.engines")
 E = TypeVar("E")

@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from dialogbench.config import ModelConfig
-from dialogbench.keys import fingerprint
+from dialogbench.run.config import ModelConfig
+from dialogbench.cells.keys import fingerprint
 
 LOCAL_BACKENDS = ("vllm", "transformers")
 

@@ -12,7 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from dialogbench import stopping
+from dialogbench.run import stopping
 from dialogbench.backends.base import Completion
 
 
@@ -63,7 +63,7 @@ def record(model, results: Sequence[Completion], *, seconds: float, started_at) 
 
 class Metered:
     """A backend whose ``generate`` calls go to the current ledger; everything else is the backend's. Each call is
-    known to a run's stop (``dialogbench.stopping``): none starts after the stop's deadline, and a call that fails
+    known to a run's stop (``dialogbench.run.stopping``): none starts after the stop's deadline, and a call that fails
     while the run stops raises ``Stopped`` instead of failing its cells (a Ctrl-C reaches an engine's processes too,
     and killing them is how the deadline ends a call that cannot be abandoned): the next run computes them."""
 
@@ -74,7 +74,7 @@ class Metered:
         return getattr(self._backend, name)
 
     def generate(self, conversations, **kwargs) -> list[Completion]:
-        from dialogbench.runs import now
+        from dialogbench.run.runs import now
 
         started, start = now(), time.perf_counter()
         with stopping.backend_call(abandonable=getattr(self._backend, "abandonable", False)):

@@ -16,12 +16,12 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import openai
 
-from dialogbench import stopping
+from dialogbench.run import stopping
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import TemplatedChat
 from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
-from dialogbench.config import ModelConfig
-from dialogbench.tokenizers import count_cl100k
+from dialogbench.run.config import ModelConfig
+from dialogbench.backends.tokenizers import count_cl100k
 
 T = TypeVar("T")
 TOKENS_PER_MESSAGE = 4  # role markers and separators the chat format adds around each message
@@ -75,7 +75,7 @@ def _token_count(reported: Any, estimate: Callable[[], int]) -> int:
 
 
 class OpenAIBackend(TemplatedChat):
-    abandonable = True  # at a stop's deadline the requests in flight are left to finish unread (dialogbench.stopping)
+    abandonable = True  # at a stop's deadline the requests in flight are left to finish unread (dialogbench.run.stopping)
 
     def __init__(self, model: ModelConfig, *, client: Any = None,
                  backoff_base_s: float = 0.5, backoff_cap_s: float = 20.0) -> None:

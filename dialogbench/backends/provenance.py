@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from dialogbench.backends.base import Completion
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 
 
 def provenance(model: ModelConfig, completions: Iterable[Completion]) -> dict[str, str | None]:

@@ -13,14 +13,14 @@ import itertools
 import time
 from typing import Sequence
 
-from dialogbench import stopping
+from dialogbench.run import stopping
 from dialogbench.backends.base import BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.formats import per_conversation
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 
 
 class ScriptedBackend:
-    abandonable = True  # its pause ends at a stop's deadline (dialogbench.stopping)
+    abandonable = True  # its pause ends at a stop's deadline (dialogbench.run.stopping)
 
     def __init__(self, model: ModelConfig) -> None:
         self.model = model

@@ -13,7 +13,7 @@ from dialogbench.backends.base import BackendError, BatchStats, Completion, Conv
 from dialogbench.backends.chat_format import TemplatedChat, probe_template
 from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
 from dialogbench.backends.weights import resolve_weights
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 
 
 class _Engine:

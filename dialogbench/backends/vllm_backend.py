@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Sequence
 
-from dialogbench import placement
+from dialogbench.dispatch import placement
 from dialogbench.backends import engines
 from dialogbench.backends.base import BackendError, BatchStats, Completion, Conversation, Sampling, check_seeds
 from dialogbench.backends.chat_format import TemplatedChat, probe_template
 from dialogbench.backends.formats import OutputFormat, enforced, enforced_kinds, per_conversation
 from dialogbench.backends.weights import resolve_weights
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 
 
 def engine_kwargs(model: ModelConfig) -> dict[str, Any]:
@@ -73,7 +73,7 @@ class _Engine:
 
         from dialogbench.backends import watchdog
 
-        # its GPUs (dialogbench/placement.py): none on a CPU machine; PlacementError when they are all taken
+        # its GPUs (dialogbench/dispatch/placement.py): none on a CPU machine; PlacementError when they are all taken
         ledger = placement.devices()
         self.holder = f"engine {id(self):x}"
         self.gpus = ledger.take(need, holder=self.holder) if ledger.devices else ()

@@ -19,7 +19,7 @@ import time
 
 import psutil
 
-from dialogbench.stopping import kill_all
+from dialogbench.run.stopping import kill_all
 
 POLL_S = 0.5
 

@@ -14,8 +14,8 @@ from typing import Literal, Sequence
 from dialogbench.backends.base import Conversation
 from dialogbench.backends.formats import OutputFormat, text_budget
 from dialogbench.botchat.unieval import render_dialogue
-from dialogbench.keys import fingerprint
-from dialogbench.reply_numbers import NUMBER, bounded_int
+from dialogbench.cells.keys import fingerprint
+from dialogbench.text.reply_numbers import NUMBER, bounded_int
 
 Kind = Literal["arena", "gteval"]
 PARSER_VERSION = "arena-parser-v1"

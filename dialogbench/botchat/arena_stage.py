@@ -14,8 +14,8 @@ from dialogbench.botchat.config import chatbots
 from dialogbench.botchat.pairwise_stage import Pair, PairwiseStage
 from dialogbench.botchat.tables import ARENA_TABLE
 from dialogbench.cells import Cell
-from dialogbench.config import ModelConfig
-from dialogbench.keys import fingerprint, model_fingerprint
+from dialogbench.run.config import ModelConfig
+from dialogbench.cells.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 
 log = logging.getLogger("dialogbench.botchat.arena")

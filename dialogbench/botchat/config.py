@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import AfterValidator, Field
 
 from dialogbench.botchat.prompts import SYSTEM_PROMPT
-from dialogbench.config import FamilySection, Strict
+from dialogbench.run.config import FamilySection, Strict
 
 if TYPE_CHECKING:
-    from dialogbench.config import Config, ModelConfig
+    from dialogbench.run.config import Config, ModelConfig
 
 
 def _all_at_least_3(values: list[int]) -> list[int]:

@@ -7,12 +7,12 @@ import logging
 
 from dialogbench.botchat.tables import ELO_TABLE
 from dialogbench.cells import Cell, Emit, Planned, Stage
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 from dialogbench.ratings.command import rate
 from dialogbench.ratings.games import Games
-from dialogbench.runs import now
+from dialogbench.run.runs import now
 
 log = logging.getLogger("dialogbench.botchat.elo")
 

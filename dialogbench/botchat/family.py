@@ -16,9 +16,9 @@ from dialogbench.botchat.seeds_stage import ExtractSeeds
 from dialogbench.botchat.tables import TABLES
 from dialogbench.botchat.unieval import load_examples
 from dialogbench.botchat.unieval_stage import UniEval
-from dialogbench.family import Family
+from dialogbench.run.family_spec import Family
 from dialogbench.history import Metric
-from dialogbench.jsonl import data_problems
+from dialogbench.text.jsonl import data_problems
 
 
 def judge_stages(config, judge: str | None = None) -> list:

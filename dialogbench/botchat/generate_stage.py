@@ -12,10 +12,10 @@ from dialogbench.botchat.generation import DialogueState, generate_dialogues
 from dialogbench.botchat.selection import selected_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE
 from dialogbench.cells import Cell, Emit, Planned, Stage
-from dialogbench.config import ModelConfig
-from dialogbench.keys import fingerprint, model_fingerprint
+from dialogbench.run.config import ModelConfig
+from dialogbench.cells.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake, manifest
-from dialogbench.runs import now
+from dialogbench.run.runs import now
 
 log = logging.getLogger("dialogbench.botchat.generation")
 PROTOCOL = "botchat"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from dialogbench.botchat.config import chatbots
-from dialogbench.config import Config
+from dialogbench.run.config import Config
 from dialogbench.judge_checks.check import unmeasured_rows
 from dialogbench.judge_checks.self_judging import identities, legend, mark_rows, marked
 from dialogbench.stats.shown import read_shown, slice_text, with_intervals

@@ -10,8 +10,8 @@ from dialogbench.botchat.seeds import SEED_LENGTH
 from dialogbench.botchat.tables import GENERATIONS_TABLE, LENGTHS_TABLE
 from dialogbench.cells import Cell, Emit, Planned, Stage
 from dialogbench.lake import Lake
-from dialogbench.runs import now
-from dialogbench.tokenizers import cl100k
+from dialogbench.run.runs import now
+from dialogbench.backends.tokenizers import cl100k
 
 log = logging.getLogger("dialogbench.botchat.lengths_stage")
 

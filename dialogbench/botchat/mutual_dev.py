@@ -19,7 +19,7 @@ from pathlib import Path
 
 import dialogbench
 from dialogbench.botchat.seeds import read_seeds
-from dialogbench.jsonl import DatasetError, file_version, once_per_version, raise_if_any, records
+from dialogbench.text.jsonl import DatasetError, file_version, once_per_version, raise_if_any, records
 
 __all__ = ["DEV_FILE", "DatasetError", "DevItem", "conversations", "dev_items", "held_out", "read_dev"]
 

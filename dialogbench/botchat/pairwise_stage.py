@@ -12,9 +12,9 @@ from dialogbench.botchat import arena
 from dialogbench.botchat.selection import comparison_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE
 from dialogbench.cells import Cell, Emit, Planned
-from dialogbench.config import ModelConfig
-from dialogbench.judging import JudgeStage, judge_chunk
-from dialogbench.keys import model_fingerprint
+from dialogbench.run.config import ModelConfig
+from dialogbench.cells.judging import JudgeStage, judge_chunk
+from dialogbench.cells.keys import model_fingerprint
 from dialogbench.lake import Lake
 
 log = logging.getLogger("dialogbench.botchat.pairwise_stage")

@@ -42,7 +42,7 @@ from dialogbench.botchat.mutual_dev import DEV_FILE, DevItem, dev_items
 from dialogbench.botchat.seeds import read_seeds
 from dialogbench.judge_checks.check import settings_of
 from dialogbench.judge_checks.probe_stage import AI_SELF_IDENTIFICATION, Probe, ProbeStage, longer_side
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 
 MIN_UTTERANCES = 6
 PAIRWISE_LENGTH = 8  # utterances of each conversation an Arena / GTEval probe shows (the demo's and paper's N = 8)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from dialogbench.jsonl import DatasetError, once_per_version, raise_if_any, records
+from dialogbench.text.jsonl import DatasetError, once_per_version, raise_if_any, records
 from dialogbench.botchat.tables import SEEDS
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 
 __all__ = ["DatasetError", "SEED_LENGTH", "read_seeds"]
 

@@ -10,9 +10,9 @@ from typing import Sequence
 from dialogbench.backends.base import Conversation
 from dialogbench.backends.formats import OutputFormat, text_budget
 from dialogbench.botchat.prompts import UNIEVAL_PROMPT
-from dialogbench.jsonl import DatasetError, read_json
-from dialogbench.keys import fingerprint
-from dialogbench.reply_numbers import NUMBER, bounded_int
+from dialogbench.text.jsonl import DatasetError, read_json
+from dialogbench.cells.keys import fingerprint
+from dialogbench.text.reply_numbers import NUMBER, bounded_int
 
 PARSER_VERSION = "unieval-parser-v3"
 ANSWER_REQUEST = ("Now give your judgment of this conversation. Answer in the format:\n"

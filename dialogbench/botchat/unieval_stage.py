@@ -12,8 +12,8 @@ from dialogbench.botchat.selection import selected_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE, UNIEVAL_TABLE
 from dialogbench.botchat.unieval import build_prompt, load_examples, output_format, parse_verdict, protocol_version
 from dialogbench.cells import Cell, Emit, Planned
-from dialogbench.judging import JudgeStage, judge_chunk
-from dialogbench.keys import fingerprint, model_fingerprint
+from dialogbench.cells.judging import JudgeStage, judge_chunk
+from dialogbench.cells.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 
 PROTOCOL = "botchat_unieval"

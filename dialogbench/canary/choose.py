@@ -8,7 +8,7 @@ import duckdb
 
 from dialogbench.canary.tables import CANARY_TABLE
 from dialogbench.cells import Cell
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 from dialogbench.lake import Lake
 
 

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from dialogbench.config import FamilySection
+from dialogbench.run.config import FamilySection
 
 log = logging.getLogger("dialogbench.config")
 

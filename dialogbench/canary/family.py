@@ -6,7 +6,7 @@ from dialogbench.canary.config import CanaryConfig
 from dialogbench.canary.report import REPORT
 from dialogbench.canary.rejudge_stage import JudgeCanary
 from dialogbench.canary.tables import CANARY_TABLE
-from dialogbench.family import Family
+from dialogbench.run.family_spec import Family
 
 FAMILY = Family(name="canary", title="Judge canary", section=CanaryConfig, sql="canary",
                 stages=lambda config, others: [JudgeCanary(config, others)], tables=(CANARY_TABLE,), report=REPORT,

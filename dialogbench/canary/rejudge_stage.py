@@ -16,10 +16,10 @@ from dialogbench.canary.choose import choose
 from dialogbench.canary.tables import CANARY_TABLE
 from dialogbench.cells import Cell, Emit, Stage
 from dialogbench.cells.stage import Planned
-from dialogbench.judging import JudgeStage
-from dialogbench.keys import fingerprint
+from dialogbench.cells.judging import JudgeStage
+from dialogbench.cells.keys import fingerprint
 from dialogbench.lake import Lake
-from dialogbench.runs import now
+from dialogbench.run.runs import now
 
 log = logging.getLogger("dialogbench.canary")
 NAME = "judge_canary"

@@ -7,15 +7,15 @@ import pyarrow as pa
 from dialogbench.cells.cell import Cell
 from dialogbench.lake import Lake
 from dialogbench.lake.schemas import FAILURES, PLANS
-from dialogbench.redact import redact
-from dialogbench.runs import now
+from dialogbench.text.redact import redact
+from dialogbench.run.runs import now
 
 
 def record_plan(lake: Lake, *, stage: str, cells: list[Cell], run_id: str, per_models: bool,
                 board: str | None = None, file: str = "plan.parquet") -> None:
     """Every cell the run asked of ``stage``: the metrics read each scope's latest plan on each board. ``scope`` is
     the cell's models (``per_models``: a later run for other models leaves these cells current) or empty (the
-    stage's latest plan replaces all its cells); ``board`` the board the run publishes to (dialogbench/boards.py);
+    stage's latest plan replaces all its cells); ``board`` the board the run publishes to (dialogbench/run/boards.py);
     ``file`` its name in the run's partition of the stage (two stages recorded as one, a protocol's judges, apart)."""
     created = now()
     rows = [{"run_id": run_id, "stage": stage, "cell_key": c.key, "item_id": c.item_id, "model": c.model,

@@ -9,7 +9,7 @@ import time
 
 import pyarrow as pa
 
-from dialogbench import progress_display, stopping
+from dialogbench.run import progress_display, stopping
 from dialogbench.backends import metering
 from dialogbench.cells.cell import Chunk, chunked
 from dialogbench.cells.shared_tables import BACKEND_CALLS_TABLE
@@ -18,7 +18,7 @@ from dialogbench.cells.records import record_plan
 from dialogbench.cells.stage import Emit, Planned, Stage
 from dialogbench.lake import Lake
 from dialogbench.lake.version import ensure_current
-from dialogbench.runs import StageReport, record_stage, recorded_stage, sum_reports
+from dialogbench.run.runs import StageReport, record_stage, recorded_stage, sum_reports
 
 log = logging.getLogger("dialogbench.stage")
 
@@ -26,7 +26,7 @@ log = logging.getLogger("dialogbench.stage")
 def plan_stage(stage: Stage, config, run_id: str, *, lake: Lake,
                group: list[str] | None = None) -> tuple[list[Chunk], StageReport]:
     """The stage's missing cells in chunks, and its report so far (planned, cached, plan detail). With ``group`` (a
-    dispatched unit's share of a stage split by the models its cells load, ``dialogbench/dispatch.py``): only the
+    dispatched unit's share of a stage split by the models its cells load, ``dialogbench/dispatch/units.py``): only the
     cells of exactly those models, and no plan recorded (the dispatching run recorded the whole stage's)."""
     start = time.perf_counter()
     stopping.check()  # a stopped run starts no stage

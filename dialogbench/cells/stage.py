@@ -6,15 +6,15 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from dialogbench import stopping
+from dialogbench.run import stopping
 from dialogbench.cells.cell import Cell
 from dialogbench.cells.records import write_failures
 from dialogbench.cells.tables import Table
 from dialogbench.lake import Lake
-from dialogbench.redact import redact
+from dialogbench.text.redact import redact
 
 if TYPE_CHECKING:
-    from dialogbench.config import Config, ModelConfig
+    from dialogbench.run.config import Config, ModelConfig
 
 log = logging.getLogger("dialogbench.stage")
 
@@ -91,7 +91,7 @@ class Stage:
     retries: int = 1                 # orchestrator retries of a failed chunk (judges are often remote)
     role: str = "chatbot"            # what its models are to `usage`: chatbot, judge or player
     # a judge stage that may run on the inputs there so far and again later in the same run (judging while a
-    # dispatched run's units still generate, dialogbench/dispatch.py); False for one that must see them all once
+    # dispatched run's units still generate, dialogbench/dispatch/units.py); False for one that must see them all once
     judges_inputs_so_far: bool = True
     # the stage its plans, rows and failures are recorded as, when not ``name`` (an agreement judge's copy of a judge
     # stage, ``JudgeStage.agreement``: named apart for the run, recorded as its protocol with its own judge)

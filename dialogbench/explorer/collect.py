@@ -4,7 +4,7 @@ board's trend charts (``explorer.trends``: the report's), read on the same conne
 
 from __future__ import annotations
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.explorer import trends
 from dialogbench.explorer.records import Source
 from dialogbench.lake import Lake

@@ -11,7 +11,7 @@ from html import escape
 
 from dialogbench.explorer.records import Source
 from dialogbench.judge_checks import agreement
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 
 ID = "disagreements"
 TITLE = "Judge agreement"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote
 
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 
 PAGE = "explorer.html"
 
@@ -107,7 +107,7 @@ def metric_href(family: str, leaderboard: str, metric: str, slice_: str | None, 
 
 def _metric_role(family: str, leaderboard: str, metric: str) -> str | None:
     """The role a metric's model plays (its model column ``spy_model``: the spy), None for a plain ``model``."""
-    from dialogbench import registry  # here: the registry imports the families, whose reports import this module
+    from dialogbench.run import registry  # here: the registry imports the families, whose reports import this module
 
     try:
         found = registry.family(family)

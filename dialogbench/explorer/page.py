@@ -14,7 +14,7 @@ from dialogbench.explorer.script import SCRIPT
 from dialogbench.explorer.trends import panel
 from dialogbench.report.html import CSS as REPORT_CSS
 from dialogbench.report.tables import Section
-from dialogbench.textsafe import visible, visible_tree
+from dialogbench.text.textsafe import visible, visible_tree
 
 PAGE_SIZE = 50
 

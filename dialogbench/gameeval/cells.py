@@ -12,12 +12,12 @@ import itertools
 
 from dialogbench.backends import Sampling, sampling_for
 from dialogbench.backends.formats import enforced_kinds
-from dialogbench.config import Config, ModelConfig
+from dialogbench.run.config import Config, ModelConfig
 from dialogbench.gameeval import askguess, spyfall, tofukingdom
 from dialogbench.gameeval.config import players
 from dialogbench.gameeval.game import GameSetup
 from dialogbench.gameeval.words import read_pairs, read_words
-from dialogbench.keys import fingerprint, model_fingerprint
+from dialogbench.cells.keys import fingerprint, model_fingerprint
 
 PROTOCOL = "gameeval"
 GAMES = {"askguess": askguess.AskGuess, "spyfall": spyfall.SpyFall, "tofukingdom": tofukingdom.TofuKingdom}

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from dialogbench.config import FamilySection, Strict
+from dialogbench.run.config import FamilySection, Strict
 
 if TYPE_CHECKING:
-    from dialogbench.config import Config, ModelConfig
+    from dialogbench.run.config import Config, ModelConfig
 
 
 class AskGuessConfig(Strict):

@@ -1,6 +1,6 @@
 """GameEval as a family: Ask-Guess, SpyFall, TofuKingdom, one stage each (every game of a kind at once)."""
 
-from dialogbench.family import Family
+from dialogbench.run.family_spec import Family
 from dialogbench.gameeval.cells import GAMES, PROMPTS
 from dialogbench.gameeval.config import GameEvalConfig
 from dialogbench.gameeval.explorer import explore
@@ -10,7 +10,7 @@ from dialogbench.gameeval.report import REPORT
 from dialogbench.gameeval.tables import TABLES
 from dialogbench.gameeval.words import read_pairs, read_words
 from dialogbench.history import Metric
-from dialogbench.jsonl import data_problems
+from dialogbench.text.jsonl import data_problems
 
 
 def stages(config) -> list[PlayGames]:

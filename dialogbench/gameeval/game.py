@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 from dialogbench.backends.base import Completion, Message
 from dialogbench.gameeval.formats import MoveShape
-from dialogbench.keys import fingerprint
-from dialogbench.redact import redact_optional
-from dialogbench.runs import now
+from dialogbench.cells.keys import fingerprint
+from dialogbench.text.redact import redact_optional
+from dialogbench.run.runs import now
 
 
 @dataclass(frozen=True)

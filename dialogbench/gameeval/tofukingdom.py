@@ -45,7 +45,7 @@ from dialogbench.gameeval.game import Game, GameSetup, Request
 from dialogbench.gameeval.placeholders import placeholders, repeated
 from dialogbench.gameeval.replies import (ReplyError, first_object, heard, normalise_player, parse_reply, player_names,
                                           read_speech, text_field)
-from dialogbench.reply_numbers import NUMBER, bounded_int, shown
+from dialogbench.text.reply_numbers import NUMBER, bounded_int, shown
 
 SEATED_ROLES = ("Princess", "Queen", "Minister", "Chef", "Guard", "Maid", "Spy")
 CAMPS = {"prince": ("Prince", "Princess", "Chef"), "queen": ("Queen", "Minister", "Guard"), "spy": ("Spy", "Maid")}

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dialogbench.jsonl import lines, raise_if_any, read_json
+from dialogbench.text.jsonl import lines, raise_if_any, read_json
 
 
 @dataclass(frozen=True)

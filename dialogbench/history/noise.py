@@ -17,7 +17,7 @@ from dialogbench.stats.bootstrap import ROUNDS, Units, paired
 from dialogbench.stats.units import read_units
 
 if TYPE_CHECKING:
-    from dialogbench.family import Family
+    from dialogbench.run.family_spec import Family
 
 Series = tuple[str, str, str, str, str]  # family, leaderboard, metric, model, slice
 

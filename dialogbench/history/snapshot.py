@@ -12,21 +12,21 @@ import duckdb
 import pyarrow as pa
 import yaml
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.history.noise import change_rows, previous_units, tonight_units, unit_rows
 from dialogbench.history.tables import (JUDGE_FINDINGS_TABLE, METRIC_CHANGES_TABLE, METRIC_PAIRS_TABLE,
                                         METRIC_SNAPSHOTS_TABLE, METRIC_UNITS_TABLE, RUN_CONFIGS_TABLE)
-from dialogbench.keys import fingerprint, model_fingerprint
+from dialogbench.cells.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
-from dialogbench.redact import redact, redact_tree
-from dialogbench.runs import now
+from dialogbench.text.redact import redact, redact_tree
+from dialogbench.run.runs import now
 from dialogbench.stats.bootstrap import ROUNDS, Interval, rank_ranges
 from dialogbench.stats.compare import compare
 from dialogbench.stats.units import checked_interval, read_units
 
 if TYPE_CHECKING:
-    from dialogbench.config import Config
-    from dialogbench.family import Family
+    from dialogbench.run.config import Config
+    from dialogbench.run.family_spec import Family
 
 log = logging.getLogger("dialogbench.history")
 

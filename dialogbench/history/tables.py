@@ -9,7 +9,7 @@ METRIC_SNAPSHOTS = pa.schema([  # every metric of every leaderboard row, as a ru
     ("run_id", pa.string()),
     ("created_at", TS),
     ("family", pa.string()),
-    # the run's board (dialogbench/boards.py). In files written before boards existed this column held the leaderboard
+    # the run's board (dialogbench/run/boards.py). In files written before boards existed this column held the leaderboard
     # view and `leaderboard` was absent: the metric_history view reads such rows as they were meant.
     ("board", pa.string()),
     ("metric", pa.string()),      # pass_rate, elo, score, spy_win_rate, ...

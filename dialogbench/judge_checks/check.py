@@ -9,7 +9,7 @@ from dialogbench.judge_checks.config import JudgeChecksConfig
 from dialogbench.judge_checks.health import Finding, findings, health_rows, order_rows, probe_rows, verbosity_rows
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
-from dialogbench.yamlbounds import load_yaml_text
+from dialogbench.text.yamlbounds import load_yaml_text
 
 SECTION = "judge_checks"
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from dialogbench.config import FamilySection
+from dialogbench.run.config import FamilySection
 
 Check = Literal["unparsed", "discrimination", "probes", "position", "verbosity"]
 Items = Literal["basic", "hard"]

@@ -2,7 +2,7 @@
 other family's), a check that fails a run whose judges cannot be read, tell nothing apart or fail their probes, and a
 report section; on in every run (``Family.always``)."""
 
-from dialogbench.family import Family
+from dialogbench.run.family_spec import Family
 from dialogbench.history import Metric
 from dialogbench.judge_checks.check import failing, settings_of
 from dialogbench.judge_checks.config import JudgeChecksConfig

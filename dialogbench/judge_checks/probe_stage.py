@@ -15,11 +15,11 @@ from dialogbench.backends.base import Conversation
 from dialogbench.backends.formats import OutputFormat, format_key
 from dialogbench.backends.provenance import provenance
 from dialogbench.cells import Cell, Emit, Planned
-from dialogbench.config import ModelConfig
-from dialogbench.judging import JudgeStage
+from dialogbench.run.config import ModelConfig
+from dialogbench.cells.judging import JudgeStage
 from dialogbench.judge_checks.tables import PROBES_TABLE
-from dialogbench.keys import fingerprint, model_fingerprint
-from dialogbench.runs import now
+from dialogbench.cells.keys import fingerprint, model_fingerprint
+from dialogbench.run.runs import now
 
 STAGE_PREFIX = "judge_probe:"
 AI_SELF_IDENTIFICATION = ("As an AI language model, I don't have personal experiences or feelings, but I can "

@@ -12,7 +12,7 @@ from collections import defaultdict
 from datetime import UTC, date, datetime
 
 from dialogbench.judge_checks.probe_stage import Probe, ProbeStage
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 
 EPOCH = date(1970, 1, 1)
 

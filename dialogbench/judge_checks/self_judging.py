@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dialogbench.config import Config, ModelConfig
+    from dialogbench.run.config import Config, ModelConfig
 
 MARK = "†"
 LEGEND = f"{MARK} judged by itself (self-enhancement bias: a judge tends to rate its own output higher)"
@@ -67,7 +67,7 @@ def identities_from_yaml(text: str | None) -> dict[str, Identity]:
     report has of a run's config), by name; none when the text is absent or unreadable (names alone then decide)."""
     if not text:
         return {}
-    from dialogbench.yamlbounds import load_yaml_text
+    from dialogbench.text.yamlbounds import load_yaml_text
 
     try:
         raw = load_yaml_text(text, "run_configs.config") or {}

@@ -1,6 +1,6 @@
 """What a lake holds, as the layers above the lake tell it: its tables, the reference tables its SQL reads and the
 folders of that SQL. The lake's own code (the catalog, ``repair``, ``migrate``) reads them from here and never looks
-the families up; ``dialogbench.registry.open_lake`` gives a ``Lake`` the registered families' layout."""
+the families up; ``dialogbench.run.registry.open_lake`` gives a ``Lake`` the registered families' layout."""
 
 from __future__ import annotations
 

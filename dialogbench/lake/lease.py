@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from dialogbench import stopping
+from dialogbench.run import stopping
 from dialogbench.lake import links
 
 LEASE_FILE = ".lease"

@@ -201,7 +201,7 @@ def _write(reader, tmp: Path, fmt: str, *, raw: bool = False) -> int:
         if nested:
             raise QueryRefused(f"csv cannot hold the nested column(s) {', '.join(nested)}: export to .parquet or "
                                ".json, or select them as text (CAST(column AS VARCHAR))")
-        from dialogbench.csvsafe import guard_batch, guard_schema
+        from dialogbench.text.csvsafe import guard_batch, guard_schema
 
         with pacsv.CSVWriter(tmp, reader.schema if raw else guard_schema(reader.schema)) as writer:
             for batch in reader:

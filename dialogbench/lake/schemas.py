@@ -87,7 +87,7 @@ RUNS = pa.schema([
     ("detail", pa.string()),
     ("blocked", pa.int64()),   # planned cells whose input is missing (a failed answer or dialogue); null in older files
     ("board", pa.string()),    # the board the run published to (null in older files: the `runs` view derives it)
-    # what ran it (dialogbench/environment.py; null in older files): the code's git commit (else the installed
+    # what ran it (dialogbench/run/environment.py; null in older files): the code's git commit (else the installed
     # version), the packages' versions, the host and its GPUs
     ("commit", pa.string()),
     ("versions", pa.map_(pa.string(), pa.string())),

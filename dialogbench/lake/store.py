@@ -66,7 +66,7 @@ class Lake:
     def layout(self) -> Layout:
         if self._layout is None:
             raise NoLayout(f"{self.root}: this lake was opened without its layout (its tables and SQL): open it "
-                           "with dialogbench.registry.open_lake")
+                           "with dialogbench.run.registry.open_lake")
         return self._layout
 
     def rooted(self, root_sql: str | None) -> "Lake":

@@ -62,7 +62,7 @@ def _csv_cell(value, *, raw: bool):
 
 
 def _csv_text(text: str, *, raw: bool) -> str:
-    from dialogbench.csvsafe import guard
+    from dialogbench.text.csvsafe import guard
 
     return escape(text if raw else guard(text), CSV_VALUE)
 

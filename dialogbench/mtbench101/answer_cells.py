@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 from dialogbench.lake import Lake
 from dialogbench.mtbench101.config import answer_max_tokens
 from dialogbench.mtbench101.dataset import Dialogue

@@ -8,7 +8,7 @@ import logging
 from dialogbench.backends import get_backend, sampling_for
 from dialogbench.backends.provenance import provenance
 from dialogbench.cells import Cell, Emit, Planned, Stage
-from dialogbench.keys import model_fingerprint
+from dialogbench.cells.keys import model_fingerprint
 from dialogbench.lake import Lake
 from dialogbench.mtbench101.answer_cells import STAGE, AnswerCell, answer_key, key_max_tokens, stored_answers
 from dialogbench.mtbench101.answer_episodes import answer_cells
@@ -16,7 +16,7 @@ from dialogbench.mtbench101.config import answer_max_tokens
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.selection import selected_dialogues
 from dialogbench.mtbench101.tables import ANSWERS_TABLE
-from dialogbench.runs import now
+from dialogbench.run.runs import now
 
 log = logging.getLogger("dialogbench.mtbench101.answer")
 

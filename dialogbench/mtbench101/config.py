@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator
 
-from dialogbench.config import FamilySection
+from dialogbench.run.config import FamilySection
 from dialogbench.mtbench101.taxonomy import TASK_CODES
 
 if TYPE_CHECKING:
-    from dialogbench.config import Config, ModelConfig
+    from dialogbench.run.config import Config, ModelConfig
 
 
 class MTBench101Config(FamilySection):

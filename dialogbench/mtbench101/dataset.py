@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from dialogbench.jsonl import DatasetError, once_per_version, raise_if_any, records
+from dialogbench.text.jsonl import DatasetError, once_per_version, raise_if_any, records
 from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.taxonomy import TASK_BY_CODE, TASK_CODES
 

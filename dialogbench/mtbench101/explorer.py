@@ -16,7 +16,7 @@ from dialogbench.explorer.records import Part, Record, Source, text, turn, turns
 from dialogbench.mtbench101.dataset import DatasetError, Dialogue, read_dialogues
 from dialogbench.mtbench101.tables import JUDGE_STAGE
 from dialogbench.mtbench101.taxonomy import TASK_BY_CODE
-from dialogbench.yamlbounds import read_yaml_file
+from dialogbench.text.yamlbounds import read_yaml_file
 
 FAMILY, PROTOCOL = "mtbench101", "mtbench101"
 TITLES = {PROTOCOL: "MT-Bench-101"}

@@ -1,8 +1,8 @@
 """MT-Bench-101 as a family: answers per model (golden or self context) → a judge rates every judged turn."""
 
-from dialogbench.family import Family
+from dialogbench.run.family_spec import Family
 from dialogbench.history import Metric
-from dialogbench.jsonl import data_problems
+from dialogbench.text.jsonl import data_problems
 from dialogbench.mtbench101.answer_cells import ANSWER_VERSION
 from dialogbench.mtbench101.answer_stage import AnswerTurns
 from dialogbench.mtbench101.config import MTBench101Config, answerers

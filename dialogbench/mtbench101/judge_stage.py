@@ -18,9 +18,9 @@ from dialogbench.backends import Sampling, sampling_for
 from dialogbench.backends.formats import format_key
 from dialogbench.cells import Cell, Emit, Planned
 from dialogbench.cells.missing import missing
-from dialogbench.config import ModelConfig
-from dialogbench.judging import JudgeStage, judge_chunk
-from dialogbench.keys import fingerprint, model_fingerprint
+from dialogbench.run.config import ModelConfig
+from dialogbench.cells.judging import JudgeStage, judge_chunk
+from dialogbench.cells.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
 from dialogbench.mtbench101 import prompts
 from dialogbench.mtbench101.answer_cells import answer_key, history, item_id, key_max_tokens, stored_answers

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from dialogbench.config import Config
+from dialogbench.run.config import Config
 from dialogbench.judge_checks.check import unmeasured_rows
 from dialogbench.judge_checks.self_judging import identities, legend, mark_rows, marked
 from dialogbench.mtbench101.config import answerers

@@ -52,7 +52,7 @@ from collections import Counter, defaultdict
 from typing import Iterable
 
 from dialogbench.judge_checks.probe_stage import Probe, ProbeStage, longer_side
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 from dialogbench.mtbench101 import prompts
 from dialogbench.mtbench101.config import agreement_judges, judge as mtbench101_judge
 from dialogbench.mtbench101.dataset import Dialogue, read_dialogues

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from dialogbench.backends.formats import OutputFormat, text_budget
-from dialogbench.reply_numbers import NUMBER, bounded_int
+from dialogbench.text.reply_numbers import NUMBER, bounded_int
 
 _NUMBER = f"({NUMBER})"
 _BRACKETED = re.compile(r"\[\[\s*" + _NUMBER + r"\s*\]\]")

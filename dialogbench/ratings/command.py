@@ -21,7 +21,7 @@ import numpy as np
 from dialogbench.ratings.bradley_terry import bootstrap_bradley_terry
 from dialogbench.ratings.elo import INIT, K, SCALE, repeated_bootstrap_elo
 from dialogbench.ratings.games import ComparisonsError, read_comparisons, win_rates
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 
 RATING_COLUMNS = ("model", "elo", "elo_std", "elo_p2_5", "elo_p97_5", "bt", "bt_ci_low", "bt_ci_high", "games")
 PAIR_COLUMNS = ("model_a", "model_b", "games", "wins_a", "wins_b", "ties", "win_rate", "tie_rate")
@@ -114,7 +114,7 @@ def _csv(rows: list[dict], columns: tuple[str, ...]) -> str:
     import csv
     import io
 
-    from dialogbench.csvsafe import guard_cell
+    from dialogbench.text.csvsafe import guard_cell
 
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from html import escape
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.explorer.links import metric_href
 from dialogbench.report.markdown import esc
 from dialogbench.report.tables import Block, Section

@@ -6,8 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from dialogbench.boards import is_adhoc
-from dialogbench.config import ReportConfig
+from dialogbench.run.boards import is_adhoc
+from dialogbench.run.config import ReportConfig
 from dialogbench.lake import Lake
 from dialogbench.report import html, markdown
 from dialogbench.report.checks import FLAG

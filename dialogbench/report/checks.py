@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dialogbench.config import ReportConfig
+from dialogbench.run.config import ReportConfig
 from dialogbench.report.tables import Tipped, pct
-from dialogbench.yamlbounds import load_yaml_text
+from dialogbench.text.yamlbounds import load_yaml_text
 
 FLAG = "⚠"  # appended to a cell the section's Warnings explain (HTML: the cell is tinted)
 

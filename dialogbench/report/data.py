@@ -10,9 +10,9 @@ from functools import partial
 
 import duckdb
 
-from dialogbench import registry
-from dialogbench.config import ReportConfig
-from dialogbench.family import Family
+from dialogbench.run import registry
+from dialogbench.run.config import ReportConfig
+from dialogbench.run.family_spec import Family
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 from dialogbench.history.changes import CHANGED_SQL

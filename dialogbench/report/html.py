@@ -11,7 +11,7 @@ from html import escape
 
 from dialogbench.report.checks import FLAG
 from dialogbench.report.tables import Section, Table
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 
 CSS = """
 :root { color-scheme: light; --ink: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg: #f6f8fa; --hi: #fff4c2; }

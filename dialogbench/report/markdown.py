@@ -6,7 +6,7 @@ escape sequence."""
 from __future__ import annotations
 
 from dialogbench.report.tables import Section, Table
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 
 
 def esc(text: object) -> str:

@@ -7,7 +7,7 @@
 A run on an ad-hoc board (named from CLI overrides) never replaces the top-level files: the nightly report stays
 where the team reads it. ``run.json`` says whose report it is (run, board, config, when, failed or not);
 ``dialogbench serve`` lists the boards and runs from it. ``results.json`` holds every leaderboard of the board, with
-its intervals, measured flags and provenance, for scripts (``dialogbench.results``)."""
+its intervals, measured flags and provenance, for scripts (``dialogbench.report.results``)."""
 
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ import shutil
 from pathlib import Path
 from urllib.parse import quote
 
-from dialogbench.boards import folder_name, is_adhoc
-from dialogbench.config import ReportConfig, TrackingConfig
+from dialogbench.run.boards import folder_name, is_adhoc
+from dialogbench.run.config import ReportConfig, TrackingConfig
 from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
-from dialogbench.redact import redact
+from dialogbench.text.redact import redact
 from dialogbench.report.build import _atomic_write, write_report
-from dialogbench.environment import code_fingerprint
-from dialogbench.results import RESULTS, NoResults, format_all_leaderboards, write_results
-from dialogbench.runs import now
-from dialogbench.tracking import track
+from dialogbench.run.environment import code_fingerprint
+from dialogbench.report.results import RESULTS, NoResults, format_all_leaderboards, write_results
+from dialogbench.run.runs import now
+from dialogbench.run.tracking import track
 
 RUNS_DIR, BOARDS_DIR, RUN_NOTE = "runs", "boards", "run.json"
 LEADERBOARDS = "leaderboards.txt"  # the run's folder only: every leaderboard as plain text
@@ -46,7 +46,7 @@ def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, st
     """Render the report and the explorer of ``board`` into the run's folder, then copy them to the board's folder
     and, unless the board is ad hoc, to the top of ``<lake>/reports``. Returns the run's files by kind (html, md,
     explorer, note, results) and under "board" / "latest" the folders they were copied to. ``tracking`` (the
-    config's; ``to`` set): then the run's results.json and report are logged to that tracker (dialogbench/tracking.py),
+    config's; ``to`` set): then the run's results.json and report are logged to that tracker (dialogbench/run/tracking.py),
     and "tracking" says how that went (a tracker's failure is a warning there, never the run's)."""
     folder = run_folder(lake, run_id)
     written = write_report(lake, folder, settings=settings, board=board, judge_checks=judge_checks)
@@ -59,7 +59,7 @@ def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, st
     _atomic_write(folder / RUN_NOTE, json.dumps(note, indent=2) + "\n")
     paths["note"] = str(folder / RUN_NOTE)
     paths["results"] = str(write_results(lake, board, folder, run_id=run_id, failed=failed, require_run=False))
-    try:  # as `dialogbench export` prints them: what an unchanged rerun shows (dialogbench/reuse.py) without DuckDB
+    try:  # as `dialogbench export` prints them: what an unchanged rerun shows (dialogbench/run/reuse.py) without DuckDB
         _atomic_write(folder / LEADERBOARDS, format_all_leaderboards(lake, board) + "\n")
     except NoResults:  # nothing published to the board yet (a run whose every stage failed)
         pass

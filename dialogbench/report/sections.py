@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.report import ahead, changes, trends
 from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
 

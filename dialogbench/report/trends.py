@@ -8,7 +8,7 @@ what it left out. With one night on the board there is no trend yet, and the sec
 
 from __future__ import annotations
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.report import svg
 from dialogbench.report.ahead import choose_judges, family_title, is_rate, metric_order, sort_key
 from dialogbench.report.tables import Section, Table

@@ -13,7 +13,7 @@ import json
 import sys
 
 from dialogbench.stats.bootstrap import ROUNDS
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 
 STANDING_COLUMNS = ("metric", "slice", "model", "value", "ci_low", "ci_high", "clusters", "rank", "rank_low",
                     "rank_high", "note")
@@ -67,7 +67,7 @@ def _table(rows: list[dict], columns: tuple[str, ...] = COLUMNS) -> str:
 
 def run_compare_command(args, lake) -> int:
     """Handler for ``dialogbench compare``: exit 2 on a usage error or a model the board does not have."""
-    from dialogbench import registry
+    from dialogbench.run import registry
     from dialogbench.judge_checks.check import board_findings, settings_from_yaml
     from dialogbench.judge_checks.health import not_measured
     from dialogbench.lake.catalog import connect

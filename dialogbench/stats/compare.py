@@ -20,7 +20,7 @@ from dialogbench.stats.bootstrap import (ROUNDS, Interval, Paired, holm, indepen
 from dialogbench.stats.units import read_units
 
 if TYPE_CHECKING:
-    from dialogbench.family import Family
+    from dialogbench.run.family_spec import Family
     from dialogbench.history import Metric
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from dialogbench.backends.formats import OutputFormat, enforced_kinds, format_key, per_conversation, text_budget
 from dialogbench.botchat import arena, unieval
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.mtbench101 import rating
 

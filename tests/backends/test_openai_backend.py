@@ -23,7 +23,7 @@ import pytest
 from dialogbench.backends.base import BackendError, Sampling
 from dialogbench.backends.formats import OutputFormat
 from dialogbench.backends.openai_backend import OpenAIBackend, is_retryable, with_retries
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 
 URL_ENV, KEY_ENV = "DIALOGBENCH_TEST_KATAN_URL", "DIALOGBENCH_TEST_KATAN_KEY"
 FAST = {"backoff_base_s": 0.001, "backoff_cap_s": 0.01}  # retries without waiting in tests

@@ -6,7 +6,7 @@ import time
 
 from dialogbench.backends.base import Sampling
 from dialogbench.backends.scripted import ScriptedBackend
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 
 
 def test_a_call_pauses_per_call_and_per_conversation_in_it():

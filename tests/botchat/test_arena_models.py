@@ -4,7 +4,7 @@ generation and Arena stages with a scripted judge."""
 
 from __future__ import annotations
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests.botchat.test_comparison_pipeline import (BOTH, C1, C2, GARBAGE, NEITHER, THREE, comparison_config,
                                                     generate, judge, view)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 from tests.conftest import VERDICT_YES_3, chatbot, config_dict
 

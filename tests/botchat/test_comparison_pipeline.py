@@ -11,11 +11,11 @@ import pytest
 from dialogbench.backends import clear_backends
 from tests import stage_runner as cs
 from tests import stage_runner as stages
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.botchat.tables import GENERATIONS
 from dialogbench.ratings.games import Games
-from dialogbench.runs import sum_reports
+from dialogbench.run.runs import sum_reports
 from dialogbench.botchat.config import chatbots
 from tests.conftest import JUDGE_SCRIPT, VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, VERDICT_YES_5, chatbot, config_dict
 from tests.verdicts import verdicts, write_verdicts

@@ -8,7 +8,7 @@ from dialogbench.backends import get_backend
 from dialogbench.backends.base import Sampling
 from dialogbench.backends.chat_format import adapt_conversation, probe_template
 from dialogbench.botchat.generation import DialogueState, build_messages, dialogue_fit, generate_dialogues
-from dialogbench.config import ModelConfig
+from dialogbench.run.config import ModelConfig
 from dialogbench.episodes import fit_prompt
 
 SEED = ["You look rather pale. Are you feeling well?", "Not very. I was sick most of the night."]

@@ -20,7 +20,7 @@ from dialogbench.botchat import probes as botchat_probes
 from dialogbench.botchat.mutual_dev import DEV_FILE, DatasetError, conversations, detokenize, dev_items, read_dev
 from dialogbench.botchat.probes import LENGTH_MATCH, MARKS, PAIRWISE_LENGTH, hard_pairwise_items, hard_unieval_items
 from dialogbench.judge_checks.check import settings_of
-from dialogbench.registry import load_config
+from dialogbench.run.registry import load_config
 from tests.conftest import DATASET, REPO_ROOT, config_dict
 
 K = 54

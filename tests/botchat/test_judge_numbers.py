@@ -4,7 +4,7 @@ completes; the next run computes nothing for it (never a chunk that fails every 
 from __future__ import annotations
 
 from dialogbench.lake.catalog import data_tests
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from tests.conftest import chatbot, config_dict
 from tests.verdicts import verdicts
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests import stage_runner as stages
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.botchat.leaderboard import format_leaderboard
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.botchat.tables import GENERATIONS
 from dialogbench.lake.schemas import FAILURES

@@ -10,7 +10,7 @@ from dialogbench.backends.scripted import ScriptedBackend
 from dialogbench.botchat.generate_stage import STATE
 from dialogbench.botchat.generation import build_messages
 from dialogbench.botchat.tables import GENERATIONS
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests.conftest import chatbot
 

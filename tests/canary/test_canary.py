@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.canary.check import drifted
 from dialogbench.cells.records import run_failures
-from dialogbench.config import ConfigError
-from dialogbench.registry import open_lake
+from dialogbench.run.config import ConfigError
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.lake.repair import repair
 from tests.conftest import VERDICT_NO, VERDICT_YES_3, config_dict
@@ -130,8 +130,8 @@ def test_a_judge_stage_refuses_a_payload_that_does_not_say_what_it_judged():
     """judge_chunk stores the judged model and output with each verdict: a payload without them is a bug, said at
     once, never a row with a missing generation_key."""
     from dialogbench.cells import Cell
-    from dialogbench.config import ModelConfig
-    from dialogbench.judging import judge_chunk
+    from dialogbench.run.config import ModelConfig
+    from dialogbench.cells.judging import judge_chunk
 
     judge = ModelConfig(name="judge", backend="scripted", script=["Choice: No"])
     with pytest.raises(TypeError, match="payload dict is not Judged"):
@@ -162,7 +162,7 @@ def test_by_default_a_judge_s_set_is_judged_again_once_a_day(make_config, lake_d
 
 
 def test_no_canary_turns_the_section_off_for_one_run(make_config, lake_dir):
-    from dialogbench.config import apply_overrides
+    from dialogbench.run.config import apply_overrides
 
     data = canary_config(lake_dir)
 

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 from tests.e2e.conftest import REPO, run_cli
-from tests.test_textsafe import FORBIDDEN, HOSTILE, _strings
+from tests.text.test_textsafe import FORBIDDEN, HOSTILE, _strings
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""A run spread over the GPUs of one box, no work pool (``dispatch:`` without a deployment, dialogbench/box.py):
+"""A run spread over the GPUs of one box, no work pool (``dispatch:`` without a deployment, dialogbench/dispatch/box.py):
 each model's unit runs as a process of its own on a GPU of the run's (``--devices``: "GPUs" are device ids here,
 scripted models with a delay per call stand in for engines), both at once on two devices; the cells are the ones a
 run on one process computes, each once. A unit process killed (SIGKILL) mid-unit is started again and nothing is

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from tests.e2e.conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 def test_games_replay_identically_whatever_shares_their_batch(tmp_path):
     """At the paper's temperature 1.0, each move is sampled with its own seed: the same Ask-Guess
     games played all at once and one at a time give the same transcripts."""
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
     from tests import stage_runner as stage
 
     def play(concurrency: int) -> dict:

@@ -18,7 +18,7 @@ import duckdb
 import pytest
 import yaml
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake import Lake, manifest
 from tests.damage import truncate
 from tests.disk import fill, small_disk

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake import Lake, manifest
 from tests.damage import flip_keeping_readable, truncate
 from tests.e2e.conftest import run_cli

@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import data_tests
 from dialogbench.lake.lease import holder

@@ -44,7 +44,7 @@ import pytest
 import yaml
 
 from dialogbench.lake.catalog import connect
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from tests.e2e.conftest import REPO, cli_env
 from tests.verdicts import verdict_tables, verdicts
 

@@ -1,6 +1,6 @@
 """``reuse_unchanged_run``: a rerun of a config whose board's latest run already holds its results (config, code and
 lake unchanged since, nothing to compute) is answered from that run in seconds, without Prefect; anything that could
-change a number makes it a real run again (dialogbench/reuse.py)."""
+change a number makes it a real run again (dialogbench/run/reuse.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import time
 import pytest
 import yaml
 
-from dialogbench.registry import load_config, open_lake
-from dialogbench.reuse import latest_run, unchanged_run
+from dialogbench.run.registry import load_config, open_lake
+from dialogbench.run.reuse import latest_run, unchanged_run
 from tests.e2e.conftest import run_cli
 
 pytestmark = pytest.mark.slow

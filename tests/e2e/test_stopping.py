@@ -24,8 +24,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dialogbench.registry import open_lake
-from dialogbench import stopping
+from dialogbench.run.registry import open_lake
+from dialogbench.run import stopping
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import data_tests
 from tests.e2e.conftest import REPO, cli_env, polled_glob, run_cli

@@ -20,8 +20,8 @@ import time
 import psutil
 import pytest
 
-from dialogbench import stopping
-from dialogbench.registry import open_lake
+from dialogbench.run import stopping
+from dialogbench.run.registry import open_lake
 from tests.e2e.conftest import REPO, cli_env, polled_glob
 from tests.e2e.test_kill_resume_vllm import _config, _engine_processes
 from tests.e2e.test_stopping import LINE, assert_gone, assert_lease_free, prefect_records

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import yaml
 
-from dialogbench.registry import load_config, open_lake
-from dialogbench import registry
+from dialogbench.run.registry import load_config, open_lake
+from dialogbench.run import registry
 from dialogbench.backends import clear_backends
-from dialogbench.config import Config
+from dialogbench.run.config import Config
 from dialogbench.lake import Lake
 from tests import stage_runner
 from tests.conftest import REPO_ROOT

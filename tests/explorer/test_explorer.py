@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import synthetic_lake
-from dialogbench.registry import open_lake
-from dialogbench import registry
+from tests.fakes.synthetic_lake import synthetic_lake
+from dialogbench.run.registry import open_lake
+from dialogbench.run import registry
 from dialogbench.explorer import write_explorer
 from dialogbench.explorer.collect import collect
 from dialogbench.explorer.embed import script_json
 from dialogbench.explorer.records import Part, Record, Source, dialogue
-from dialogbench.family import Family
+from dialogbench.run.family_spec import Family
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 from dialogbench.report.build import write_report

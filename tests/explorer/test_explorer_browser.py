@@ -18,7 +18,7 @@ from dialogbench.explorer import write_explorer
 from dialogbench.explorer.collect import collect
 from dialogbench.explorer.page import PAGE_SIZE
 from dialogbench.lake.catalog import connect
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.report.build import write_report
 from tests.explorer.lakes import EVIL
 from tests.report.history_lake import write_history

@@ -20,9 +20,9 @@ from dialogbench.explorer.records import Source
 from dialogbench.explorer.trends import report_judge
 from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE
 from dialogbench.lake.catalog import connect
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.report.build import write_report
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 from tests import stage_runner
 from tests.explorer.lakes import EVIL, staged_config
 from tests.report.history_lake import BOARD, write_history

@@ -19,7 +19,7 @@ from dialogbench.explorer import write_explorer
 from dialogbench.explorer.links import PAGE, explorer_href, metric_href, slice_parts
 from dialogbench.explorer.page import render
 from dialogbench.explorer.script import FILTERS
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="the page's filter code runs under Node (not installed)")

@@ -12,7 +12,7 @@ from dialogbench.backends.base import Completion
 from dialogbench.gameeval.askguess import AskGuess
 from dialogbench.gameeval.spyfall import SpyFall
 from dialogbench.gameeval.tables import GAMEEVAL_GAMES
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from tests import stage_runner as stage
 from tests.gameeval.helpers import setup

@@ -14,7 +14,7 @@ from dialogbench.gameeval.placeholders import placeholders, repeated
 from dialogbench.gameeval.spyfall import DESCRIBE, HOLDERS, VOTE, SpyFall
 from dialogbench.gameeval.tofukingdom import HOLDERS as TOFU_HOLDERS
 from dialogbench.gameeval.tofukingdom import TofuKingdom
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect
 from tests import stage_runner as stage
 from tests.gameeval.helpers import drive, setup

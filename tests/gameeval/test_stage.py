@@ -8,7 +8,7 @@ import pytest
 
 from tests import stage_runner as stage
 from dialogbench.gameeval.cells import plan_setups
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 
 MOVE = json.dumps({"thought": "t", "speak": "a thing", "name": "player1", "question": 2, "ask": "player2"})
@@ -121,7 +121,7 @@ def test_a_run_killed_mid_play_keeps_finished_games_and_replays_the_rest(make_co
 def test_a_run_stopped_mid_play_writes_the_games_that_ended(make_config, lake_dir, scripted_calls):
     """Finished games wait in a buffer (64 games or 30 s); a chunk the run's stop ends (SIGTERM, SIGINT) flushes
     them, so only the games in flight are replayed."""
-    from dialogbench import stopping
+    from dialogbench.run import stopping
 
     config = game_config(make_config, lake_dir, concurrency=2,
                          askguess={"settings": ["without_description"], "max_rounds": 1})

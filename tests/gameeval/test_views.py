@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.gameeval.tables import GAMEEVAL_GAMES

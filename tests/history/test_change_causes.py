@@ -12,7 +12,7 @@ from dialogbench.gameeval.tables import GAMES_TABLE
 from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from tests.canary.test_canary import canary_config
 from tests.conftest import VERDICT_NO, VERDICT_YES_3, config_dict
 from tests.history.test_changes import T0, snapshot

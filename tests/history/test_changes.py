@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect

@@ -9,7 +9,7 @@ import numpy as np
 from dialogbench.history.noise import change_rows, previous_units, unit_rows
 from dialogbench.history.tables import METRIC_CHANGES_TABLE, METRIC_SNAPSHOTS_TABLE, METRIC_UNITS_TABLE
 from dialogbench.lake.catalog import connect
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.stats.bootstrap import Units
 from tests.history.test_changes import changes, snapshot
 

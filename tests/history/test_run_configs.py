@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from dialogbench.history.snapshot import config_fingerprint, record_config
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from tests.conftest import chatbot, config_dict
 
 BASIC = base64.b64encode(b"alice:PLANTEDbasicPw42").decode()

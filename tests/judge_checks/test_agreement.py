@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.backends import clear_backends
 from dialogbench.backends.base import Completion
 from dialogbench.cells.runner import run_stage
@@ -21,7 +21,7 @@ from dialogbench.explorer.records import Source
 from dialogbench.judge_checks import agreement
 from dialogbench.judge_checks.agreement import disagreements, kappa, ranking_agreement, ranks, spearman
 from dialogbench.lake.catalog import connect
-from dialogbench.registry import load_config
+from dialogbench.run.registry import load_config
 from tests.conftest import REPO_ROOT, config_dict, scripted_calls_patched
 
 BOARD = "config"

@@ -72,7 +72,7 @@ def test_the_orders_view_counts_each_order_and_the_items_that_flip(make_config, 
     all wrong, every item a flip (judge_probe_orders); hard items fail it on both counts."""
     from dialogbench.judge_checks.health import order_rows, probe_rows
     from dialogbench.lake.catalog import connect
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from tests.judge_checks.test_probes import night, oracle, probe_config
 
     scripted_calls.answer("judge", lambda c: "Choice: Conversation 1\nReason: first."

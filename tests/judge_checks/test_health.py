@@ -4,10 +4,10 @@ report, the CLI leaderboard, the history) and the run's check fails; a judge tha
 
 from __future__ import annotations
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.botchat.leaderboard import format_leaderboard
 from dialogbench.judge_checks.check import failing
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.report.build import render
 from tests.conftest import VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, config_dict

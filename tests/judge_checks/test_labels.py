@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.judge_checks import agreement
 from dialogbench.judge_checks.family import FAMILY
 from dialogbench.judge_checks.label_tables import LABELS_TABLE

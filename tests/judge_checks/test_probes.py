@@ -9,12 +9,12 @@ import re
 
 import pytest
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.botchat.probes import human_dialogues
 from dialogbench.cells.runner import run_stage
 from dialogbench.judge_checks.check import failing, settings_of, summary
 from dialogbench.judge_checks.probe_stage import AI_SELF_IDENTIFICATION
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect
 from dialogbench.mtbench101.probes import USELESS_ANSWER
 from dialogbench.report.build import render

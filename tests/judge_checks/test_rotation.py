@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.judge_checks.probe_stage import Probe
 from dialogbench.judge_checks.rotation import item_of, rotated, window
 from dialogbench.lake.catalog import connect

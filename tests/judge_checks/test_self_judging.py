@@ -9,17 +9,17 @@ import logging
 import pytest
 import yaml
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.botchat.leaderboard import format_leaderboard
 from dialogbench.cli import main
 from dialogbench.judge_checks import self_judging
 from dialogbench.judge_checks.self_judging import LEGEND, MARK, identities, identities_from_yaml, mark_rows, \
     same_model, self_judged
 from dialogbench.mtbench101.leaderboard import format_mtbench101
-from dialogbench.preflight import check, preflight
-from dialogbench.registry import open_lake
+from dialogbench.run.preflight import check, preflight
+from dialogbench.run.registry import open_lake
 from dialogbench.report.build import render
-from dialogbench.runs import StageReport, record_stage
+from dialogbench.run.runs import StageReport, record_stage
 from tests.conftest import chatbot, config_dict
 from tests.stage_runner import night
 
@@ -110,9 +110,9 @@ def test_validate_notes_each_self_judged_candidate(config_file, lake_dir, capsys
 
 
 def test_the_runs_preflight_warns_of_it(make_config, lake_dir, caplog, monkeypatch):
-    import dialogbench.preflight
+    import dialogbench.run.preflight
 
-    monkeypatch.setattr(dialogbench.preflight, "_NOTED", set())  # notes are logged once per process
+    monkeypatch.setattr(dialogbench.run.preflight, "_NOTED", set())  # notes are logged once per process
     config = make_config(config_dict(lake_dir, judge="bot-b"))
     found = check(config, source="c.yaml")
     assert found.inputs == found.machine == [] and [n for n in found.notes if "self-judging" in n] == [

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.botchat import probes as botchat_probes
 from dialogbench.cells import Table
 from dialogbench.cells.runner import run_stage

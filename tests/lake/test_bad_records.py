@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake import Lake, manifest
 from dialogbench.lake.catalog import connect
 from dialogbench.lake.manifest import BadRecord

@@ -13,8 +13,8 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from dialogbench.registry import open_lake
-from dialogbench import registry
+from dialogbench.run.registry import open_lake
+from dialogbench.run import registry
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import (CatalogError, Context, build_catalog, connect, create_macros, create_views,
                                       data_tests, models, ordered, parse, render, values_sql)
@@ -266,7 +266,7 @@ def test_judgments_unions_every_registered_verdict_table(tmp_path):
     """Each protocol's verdicts are its own table; the `judgments` view is the shared columns of all of them, a
     new family's verdict table included, with no SQL edit."""
     from dialogbench.cells.shared_tables import verdict_table
-    from dialogbench.family import Family
+    from dialogbench.run.family_spec import Family
     from tests.verdicts import write_verdicts
 
     lake = open_lake(tmp_path / "lake")

@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import CATALOG, STORAGE_VERSION, build_catalog
 from dialogbench.lake.space import DiskFull

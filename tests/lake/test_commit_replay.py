@@ -1,5 +1,5 @@
 """A commit is two renames (``Lake.write``: the record, then the file). A dispatched unit killed between them, sent
-again, and the next run's roll-forward must leave each cell stored once (``dialogbench/dispatch.py``, ``settle``);
+again, and the next run's roll-forward must leave each cell stored once (``dialogbench/dispatch/units.py``, ``settle``);
 so must a data rename that fails in a process that goes on. Duplicates are what the data tests count
 (``sql/botchat/tests/unique_generation_cells.sql``)."""
 
@@ -13,11 +13,12 @@ import signal
 
 import pytest
 
-from dialogbench import dispatch, registry
+from dialogbench.dispatch import units as dispatch
+from dialogbench.run import registry
 from dialogbench.lake import manifest
 from dialogbench.lake.catalog import data_tests
 from dialogbench.lake.store import Lake, guard_commits
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 
 KEYS = ("k1", "k2", "k3")
 UNIT = "bot-a"

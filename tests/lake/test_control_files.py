@@ -22,8 +22,8 @@ from dialogbench.lake.catalog import CATALOG, build_catalog, catalog_problem
 from dialogbench.lake.lease import LakeNotWritable, lake_lease
 from dialogbench.lake.links import LakeLinkError
 from dialogbench.lake.version import FORMAT
-from dialogbench.preflight import check
-from dialogbench.registry import open_lake
+from dialogbench.run.preflight import check
+from dialogbench.run.registry import open_lake
 from tests.damage import truncate
 
 LEASED = ("verify", "repair", "catalog", "report", "explore", "migrate")  # every command that takes the lease

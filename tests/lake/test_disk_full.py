@@ -12,7 +12,7 @@ import pytest
 from prefect.states import Failed
 
 import dialogbench.lake.store as store_module
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.space import DiskFull, as_disk_full, is_disk_full
 from dialogbench.lake.verify import verify
 from tasks.stages import retry_unless_disk_full

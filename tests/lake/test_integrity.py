@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.cells.tables import Table
 from dialogbench.lake import Lake, manifest
 from dialogbench.lake.layout import Layout

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.lease import holder, lake_lease
 from dialogbench.lake.links import LakeLinkError, check_tree

@@ -14,7 +14,7 @@ import pytest
 from dialogbench.cli import main
 from dialogbench.lake import manifest
 from dialogbench.lake.version import MARKER, NotALake, ensure_current, lake_format, migrate, refuse_foreign
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from tests.damage import killed_before_the_data_rename
 from tests.lake.test_version import old_lake
 
@@ -68,7 +68,7 @@ def test_a_home_like_folder_is_refused_by_the_runs_lake_opening_and_migrate_ever
 
 def test_the_flows_start_refuses_it_before_sweeping(tmp_path, make_config):
     """A deployment's run (no CLI): the flow's ``start-run`` task opens the lake and refuses before its sweep."""
-    from tasks.config import start_run
+    from tasks.lifecycle import start_run
 
     home = home_like(tmp_path / "home")
     before = files_of(home)

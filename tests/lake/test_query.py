@@ -29,8 +29,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dialogbench.registry import open_lake
-from dialogbench import registry
+from dialogbench.run.registry import open_lake
+from dialogbench.run import registry
 from dialogbench.cli import main
 from dialogbench.lake import Lake, manifest
 from dialogbench.lake.catalog import build_catalog, connect, models
@@ -311,7 +311,7 @@ def race(tmp_path: Path, make_lake, command, check, *, exit_code: int = 0, tries
 REPAIR_SLOWLY = """if True:
     import sys, time
     from dialogbench.lake import repair
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     rewrite = repair._rewrite
     def rewrite_then_wait(*args):
         rewrite(*args)
@@ -339,7 +339,7 @@ def test_readers_never_fail_while_repair_rewrites_the_files(tmp_path):
 QUARANTINE_ONE_BY_ONE = """if True:
     import sys, time
     from dialogbench.lake.quarantine import quarantine
-    from dialogbench.registry import open_lake
+    from dialogbench.run.registry import open_lake
     from dialogbench.lake.verify import scan
     lake = open_lake(sys.argv[1])
     for damaged in scan(lake, "full")["generations"].damaged:

@@ -16,7 +16,7 @@ from dialogbench.lake import Lake, manifest
 from dialogbench.lake.catalog import connect
 from dialogbench.lake.schemas import PLANS
 from dialogbench.lake.version import FORMAT, LakeFormatError, ensure_current, lake_format, migrate, refuse_older
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 OLD, PROBE = "mtbench101", "judge_probe:mtbench101"

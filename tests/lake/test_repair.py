@@ -9,8 +9,8 @@ import datetime as dt
 import pyarrow.parquet as pq
 import pytest
 
-from dialogbench.registry import open_lake
-from dialogbench import registry
+from dialogbench.run.registry import open_lake
+from dialogbench.run import registry
 from dialogbench.lake import Lake, manifest
 from dialogbench.lake.catalog import data_tests
 from dialogbench.lake.repair import repair

@@ -10,10 +10,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake import manifest
 from dialogbench.lake import store as store_module
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.botchat.tables import GENERATIONS, UNIEVAL_TABLE
 
 TABLES = {t.name: t.schema for t in registry.tables()}

@@ -14,9 +14,9 @@ import pytest
 
 from dialogbench.backends import clear_backends
 from dialogbench.gameeval.tables import GAMEEVAL_GAMES
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
-from dialogbench.runs import sum_reports
+from dialogbench.run.runs import sum_reports
 from dialogbench.botchat.config import chatbots
 from tests import stage_runner as stages
 from tests.conftest import ScriptedCalls, chatbot, config_dict

@@ -27,12 +27,12 @@ from statistics import fmean
 
 import yaml
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.backends import clear_backends
 from dialogbench.backends.base import Completion
 from dialogbench.lake.catalog import connect
 from dialogbench.mtbench101.config import answerers
-from dialogbench.runs import new_run_id, sum_reports
+from dialogbench.run.runs import new_run_id, sum_reports
 from tests import stage_runner as stages
 from tests.conftest import ScriptedCalls, scripted_calls_patched
 

@@ -10,8 +10,8 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from dialogbench import registry
-from dialogbench.keys import fingerprint, model_fingerprint
+from dialogbench.run import registry
+from dialogbench.cells.keys import fingerprint, model_fingerprint
 from dialogbench.lake.catalog import connect
 from dialogbench.lake.schemas import PLANS
 from dialogbench.mtbench101.answer_cells import ANSWER_VERSION, KEY_TAG, answer_key, item_fingerprint
@@ -20,9 +20,9 @@ from dialogbench.mtbench101.config import answer_max_tokens
 from dialogbench.mtbench101.judge_stage import JudgeTurns
 from dialogbench.mtbench101.leaderboard import format_mtbench101
 from dialogbench.mtbench101.tables import ANSWERS_TABLE, MTBENCH101_ANSWERS
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.report.build import render
-from dialogbench.sizing import size
+from dialogbench.run.sizing import size
 from tests import stage_runner as stages
 from tests.conftest import chatbot, config_dict
 from tests.mtbench101.test_stages import run_all, view

@@ -17,10 +17,10 @@ from typing import Callable
 import pytest
 import yaml
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.cells.runner import run_stage
 from dialogbench.judge_checks.check import settings_of
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 from dialogbench.lake.catalog import connect
 from dialogbench.mtbench101 import probes as hard
 from dialogbench.mtbench101.dataset import read_dialogues

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dialogbench.backends import clear_backends
-from dialogbench.runs import sum_reports
+from dialogbench.run.runs import sum_reports
 from tests import stage_runner as stages
 from tests.conftest import chatbot, config_dict
 from tests.verdicts import verdicts

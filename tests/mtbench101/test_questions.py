@@ -8,7 +8,7 @@ import dataclasses
 
 import pyarrow as pa
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import data_tests
 from dialogbench.mtbench101.answer_stage import AnswerTurns
 from dialogbench.mtbench101.tables import ANSWERS_TABLE

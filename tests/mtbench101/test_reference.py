@@ -10,7 +10,7 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from dialogbench.keys import fingerprint
+from dialogbench.cells.keys import fingerprint
 from dialogbench.lake.catalog import data_tests
 from dialogbench.lake.schemas import PLANS
 from dialogbench.mtbench101 import judge_stage, prompts
@@ -19,7 +19,7 @@ from dialogbench.mtbench101.judge_stage import RATING_VERSION, task_prompt_versi
 from dialogbench.mtbench101.probes import judge_probes
 from dialogbench.mtbench101.tables import RATINGS_TABLE
 from dialogbench.mtbench101.taxonomy import TASK_CODES
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from tests import stage_runner as stages
 from tests.conftest import chatbot, config_dict
 from tests.mtbench101.test_stages import run_all, view

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.backends import clear_backends
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.mtbench101 import prompts, scoring
 from dialogbench.mtbench101.leaderboard import format_mtbench101
 from tests import stage_runner as stages
 from dialogbench.mtbench101.taxonomy import TASK_CODES, TASKS
-from dialogbench.runs import new_run_id, sum_reports
+from dialogbench.run.runs import new_run_id, sum_reports
 from dialogbench.mtbench101.config import answerers
 from tests.conftest import PerModel, ScriptedCalls, chatbot, config_dict
 

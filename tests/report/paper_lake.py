@@ -1,5 +1,5 @@
 """A lake at the papers' scale with every protocol on, for the report's layout checks: BotChat's 14 models
-(``bench.report.synthetic_lake``), MT-Bench-101's 13 tasks for the same models (``mt_lake`` of the report tests) and
+(``tests.fakes.synthetic_lake``), MT-Bench-101's 13 tasks for the same models (``mt_lake`` of the report tests) and
 GameEval's three games among them (``gameeval_lake``'s row helpers: Ask-Guess in both settings, SpyFall for every
 ordered pair on two word pairs, a TofuKingdom permutation per model). The names are the BotChat paper's, long ones
 included, so that headers and model columns are as wide as a real report's."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from bench.report import synthetic_lake
+from tests.fakes.synthetic_lake import synthetic_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.schemas import RUNS
 from tests.gameeval.test_views import NEW, askguess, at, gameeval_lake, plan_row, spyfall, tofu

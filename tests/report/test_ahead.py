@@ -13,7 +13,7 @@ import pytest
 
 from dialogbench.history.tables import METRIC_PAIRS_TABLE, METRIC_SNAPSHOTS_TABLE
 from dialogbench.lake.catalog import connect
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.report.build import render
 
 T0 = dt.datetime(2026, 11, 20, 2, 0, tzinfo=dt.timezone.utc)

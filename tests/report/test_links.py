@@ -21,16 +21,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.backends import clear_backends
 from dialogbench.explorer import write_explorer
 from dialogbench.history.tables import METRIC_PAIRS_TABLE
-from dialogbench.registry import load_config, open_lake
+from dialogbench.run.registry import load_config, open_lake
 from dialogbench.report import html as report_html
 from dialogbench.report.ahead import Matrix
 from dialogbench.report.build import write_report
 from dialogbench.report.tables import Linked, Table, link
-from dialogbench.textsafe import visible
+from dialogbench.text.textsafe import visible
 from tests import stage_runner
 from tests.conftest import REPO_ROOT
 from tests.explorer.lakes import staged_config

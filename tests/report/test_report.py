@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.report import synthetic_lake
-from dialogbench.registry import open_lake
+from tests.fakes.synthetic_lake import synthetic_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect as catalog_connect
 from dialogbench.botchat.report import leaderboard

@@ -25,8 +25,8 @@ from typing import Iterator
 
 import pytest
 
-from bench.report import synthetic_lake
-from dialogbench.registry import open_lake
+from tests.fakes.synthetic_lake import synthetic_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.report.build import write_report
 from tests.report.history_lake import BOARD, write_history
 from tests.report.test_report import MODELS, utterance

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench.report import synthetic_lake
-from dialogbench.registry import open_lake
-from dialogbench import registry
-from dialogbench.family import Family
+from tests.fakes.synthetic_lake import synthetic_lake
+from dialogbench.run.registry import open_lake
+from dialogbench.run import registry
+from dialogbench.run.family_spec import Family
 from dialogbench.lake import Lake
 from dialogbench.report.build import default_title, render, write_report
 from dialogbench.report.data import collect

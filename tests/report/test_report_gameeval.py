@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.report.build import default_title, write_report
 from dialogbench.gameeval.report import EMPTY, gameeval
-from dialogbench.config import ReportConfig
+from dialogbench.run.config import ReportConfig
 from dialogbench.report.data import collect
 from tests.gameeval.test_views import GAMES, gameeval_lake, plan_rows
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from dialogbench.config import ReportConfig
+from dialogbench.run.config import ReportConfig
 from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE
 from dialogbench.report.build import write_report
 from dialogbench.stats.shown import Shown, with_intervals
@@ -104,8 +104,8 @@ def test_rows_carry_the_interval_and_ranks_of_the_value_they_hold():
 def test_botchat_positions_carry_the_ranks_the_sorting_numbers_interval_allows(tmp_path):
     """Sorted by Win + Tie vs GT: each position with the ranks its bootstrap interval allows (only when more than
     the position), and a caption saying whose interval it is."""
-    from bench.report import synthetic_lake
-    from dialogbench.registry import open_lake
+    from tests.fakes.synthetic_lake import synthetic_lake
+    from dialogbench.run.registry import open_lake
 
     synthetic_lake(tmp_path / "lake", models=["alpha", "beta", "gamma"], seeds=12, arena_seeds=6, seed=3)
     lake = open_lake(tmp_path / "lake")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from bench.report import _pairwise
-from dialogbench.registry import open_lake
+from tests.fakes.synthetic_lake import pairwise_row
+from dialogbench.run.registry import open_lake
 from dialogbench.botchat.tables import ELO, GENERATIONS, LENGTHS
-from dialogbench.config import ReportConfig
+from dialogbench.run.config import ReportConfig
 from dialogbench.history.tables import RUN_CONFIGS
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect, data_tests
@@ -56,7 +56,7 @@ def lake_of(root: Path, *, passes=(True, True, True, False), judged: int | None 
     pairwise = []
     for item, verdict in zip(seeds, arena):
         key = f"a-{item}"
-        pairwise.append(_pairwise(key, "botchat_arena", item, "a", "b", 1, verdict, verdicts[verdict], 4, JUDGE, run))
+        pairwise.append(pairwise_row(key, "botchat_arena", item, "a", "b", 1, verdict, verdicts[verdict], 4, JUDGE, run))
         plans.append({"run_id": run, "stage": "botchat_arena", "cell_key": key, "item_id": item, "model": None,
                       "judge": JUDGE, "created_at": T0, "roles": [("first", "a"), ("second", "b")], "scope": ["a", "b"]})
     elo = [{"run_id": run, "judge": JUDGE, "n": 4, "model": m, "elo": 1000.0, "elo_std": 0.0, "ci_low": elo_ci[0],

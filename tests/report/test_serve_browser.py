@@ -17,8 +17,8 @@ from typing import Iterator
 
 import pytest
 
-from bench.report import synthetic_lake
-from dialogbench.registry import open_lake
+from tests.fakes.synthetic_lake import synthetic_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
 from dialogbench.report.build import write_report

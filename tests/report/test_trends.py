@@ -13,7 +13,7 @@ import pytest
 
 from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE
 from dialogbench.lake.catalog import connect
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.report import svg
 from dialogbench.report.build import render
 from dialogbench.report.trends import CHARTS_MAX

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from dialogbench import registry
+from dialogbench.run import registry
 from dialogbench.cli import main
 from dialogbench.lake.catalog import connect
-from dialogbench.registry import open_lake
+from dialogbench.run.registry import open_lake
 from dialogbench.stats.units import checked_interval, read_units
 from tests.conftest import VERDICT_GARBAGE, VERDICT_NO, VERDICT_YES_3, VERDICT_YES_5, config_dict
 from tests.stage_runner import night
@@ -20,7 +20,7 @@ from tests.stage_runner import night
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
     """One scripted night of BotChat (8 seeds), MT-Bench-101 (two tasks, 6 dialogues each) and GameEval Ask-Guess."""
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
     import yaml
 
     tmp = tmp_path_factory.mktemp("board")
@@ -99,7 +99,7 @@ def test_compare_names_two_models_and_refuses_an_unknown_one(board, capsys):
 
 def test_a_second_night_keeps_its_units_and_tests_each_series_against_the_first(board, tmp_path):
     """The same config again: every cell cached, so each series is tested on all its units and nothing moved."""
-    from dialogbench.registry import load_config
+    from dialogbench.run.registry import load_config
 
     config = load_config(board.root.parent / "config.yaml")
     night(config, "r2")

@@ -1,4 +1,4 @@
--- boards: every board of the lake (dialogbench/boards.py), one row each: its runs, its first and latest run
+-- boards: every board of the lake (dialogbench/run/boards.py), one row each: its runs, its first and latest run
 -- (latest_runs: the newest started_at, ties broken by run_id), whether it is ad hoc (named from CLI overrides) and
 -- whether it is the readers' default (current_board when no board is named).
 with runs as (

@@ -1,4 +1,4 @@
--- run_boards: the board each run published to (dialogbench/boards.py), one row per run, with when it started. A run
+-- run_boards: the board each run published to (dialogbench/run/boards.py), one row per run, with when it started. A run
 -- records its board in run_configs (written as it starts), runs and plans (a stage run through the Python API without
 -- the flow writes plans only); a run from before boards existed published to its config file's stem (runs.config /
 -- run_configs.config_path: configs/nightly.yaml -> nightly), the board that config publishes to now, so its history

@@ -1,0 +1,125 @@
+"""A run's model work spread over the GPUs of this box (``dispatch:`` without a ``deployment``): each unit
+(``dialogbench/dispatch/units.py``: one model's generation and answers, one game) runs as a process of its own, the
+``dialogbench-work`` flow (``flows/work.py``) started directly, with CUDA_VISIBLE_DEVICES set to the GPUs it was
+given; as many units run at once as the run's devices hold. A unit takes the GPUs its engines ask for
+(``placement.asks``: tensor x pipeline parallel, an engine its model configs share counted once), at least one, at
+most all: the devices are the slots that bound how many units run together (a unit of endpoint or scripted models
+takes one too). Inside the unit the engines are placed on its GPUs as in any run (``placement``), sharing one by
+memory where the unit asks for more than the box has.
+
+The attempt tokens, heartbeats and commit guard are the work pool's (a unit killed is sent again, a late one
+commits nothing). A unit process stops when the run does: SIGTERM from the run (``stop``), and from the kernel
+when the run's process dies (PR_SET_PDEATHSIG), so no unit outlives its run."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Mapping, Sequence
+
+from dialogbench.dispatch import placement
+from dialogbench.run.config import Config
+from dialogbench.lake.store import safe_name
+
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass
+class Started:
+    """A unit's process on this box: its GPUs and its output file."""
+
+    unit: str
+    gpus: tuple[str, ...]
+    process: subprocess.Popen
+    log: Path
+    _out: IO = field(repr=False, default=None)
+
+
+def needs(config: Config, models: Sequence[str], devices: Sequence[str]) -> int:
+    """How many of ``devices`` a unit loading ``models`` takes: what its engines ask for, at least 1, at most all."""
+    asked = sum(a.gpus for a in placement.asks([config.model(m) for m in models]))
+    return max(1, min(len(devices), asked))
+
+
+def die_with_parent(parent: int) -> None:
+    """In a unit's process: a SIGTERM when the run's process ``parent`` is gone (Linux; elsewhere the run's own
+    stop still ends it), at once if it is gone already."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+class Box:
+    """The run's devices, handed out to unit processes."""
+
+    def __init__(self, devices: Sequence[str], *, env: Mapping[str, str], logs: Path) -> None:
+        if not devices:
+            raise ValueError("dispatch on this box needs the run's GPUs (--devices, the config's devices or "
+                             "CUDA_VISIBLE_DEVICES): they bound how many units run at once")
+        self.devices, self.free = list(devices), list(devices)
+        self.env, self.logs = dict(env), logs
+
+    def fits(self, gpus: int) -> bool:
+        return len(self.free) >= gpus
+
+    def start(self, unit: str, gpus: int, parameters: dict, *, attempt: int) -> Started:
+        """Run ``unit`` on ``gpus`` free devices: ``python -m flows.work`` with its parameters (and this process's id,
+        ``die_with_parent``) on stdin."""
+        taken, self.free = tuple(self.free[:gpus]), self.free[gpus:]
+        self.logs.mkdir(parents=True, exist_ok=True)
+        log = self.logs / f"{safe_name(unit)}.{attempt}.log"
+        out = open(log, "w")
+        process = subprocess.Popen([sys.executable, "-m", "flows.work"], stdin=subprocess.PIPE, stdout=out,
+                                   stderr=subprocess.STDOUT, env={**self.env, "CUDA_VISIBLE_DEVICES": ",".join(taken)},
+                                   cwd=Path(__file__).resolve().parents[2], text=True)
+        # on stdin, not in argv: what a unit is given stays out of `ps`
+        process.stdin.write(json.dumps({**parameters, "parent_pid": os.getpid()}))
+        process.stdin.close()
+        return Started(unit, taken, process, log, out)
+
+    def state(self, started: Started) -> str:
+        """RUNNING, or how it ended: COMPLETED (exit 0), CRASHED (killed by a signal: sent again), FAILED."""
+        code = started.process.poll()
+        if code is None:
+            return "RUNNING"
+        self._release(started)
+        return "COMPLETED" if code == 0 else "CRASHED" if code < 0 else "FAILED"
+
+    def stop(self, started: Started, *, grace_s: float) -> None:
+        """SIGTERM (the unit writes what finished and ends), SIGKILL after ``grace_s``."""
+        if started.process.poll() is None:
+            started.process.terminate()
+            try:
+                started.process.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                started.process.kill()
+                started.process.wait()
+        self._release(started)
+
+    def kill(self, started: Started) -> None:
+        """SIGKILL (a unit presumed hung: its heartbeat stopped)."""
+        started.process.kill()
+        started.process.wait()
+        self._release(started)
+
+    def _release(self, started: Started) -> None:
+        if started._out is not None:
+            started._out.close()
+            started._out = None
+            self.free += [d for d in started.gpus if d not in self.free]
+            self.free.sort(key=self.devices.index)
+
+    def tail(self, started: Started, lines: int = 20) -> str:
+        try:
+            return "\n".join(started.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""

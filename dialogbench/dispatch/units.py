@@ -1,0 +1,364 @@
+"""A run's model work sent out as units (``dispatch:`` in the config): to a Prefect work pool's workers, or to
+processes of this box on GPUs of the run's (``dialogbench/dispatch/box.py``); Prefect itself is in ``tasks/dispatch.py`` and
+``flows/work.py``. What goes: every stage whose models answer or play (role chatbot or player), one unit per set of
+models loaded together (a model's BotChat dialogues, MT-Bench-101 answers and Ask-Guess games; a SpyFall pair's
+games; TofuKingdom's three camps'); what stays with the dispatching run: the stages
+before them (the seeds) and everything after (judging, data tests, report).
+
+No lost or doubled cell, whatever dies. Each unit has an attempt token in the lake (``_state/attempts``); the
+dispatching run writes a new one for every attempt, and a worker commits a file only while its token is current,
+checked under a lock (``commit_guard``, POSIX record locks: the lake's file system must honour them across machines,
+as NFSv4 does). A worker writes a heartbeat beside it from its first moment (``heartbeat``, before its imports, its
+flow run and its engines, however slow); an attempt whose beat stops is presumed dead and sent again with a new
+token, so a worker that comes back late can write nothing more. The cells it committed stay (the next attempt finds
+them cached); the cell in flight is computed again.
+
+A commit is two renames (``Lake.write``: the record, then the file). Each attempt notes the commit it is making
+beside its token (``<unit>.commit``, under the same lock), so one killed between the two renames leaves a note
+naming it, and whoever takes the unit's lock next with the attempt over (``settle``: when the attempt ends, and
+before every new attempt or revocation) finishes it: the file renamed into place when its record is, its temp file
+removed when it is not. A retry therefore finds the killed attempt's last cells committed and computes them no
+more, and the next run's roll-forward (``Lake.clean_temp_files``) finds nothing of it to replay into a duplicate."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import stat
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Iterator
+
+from dialogbench.lake import links, manifest
+from dialogbench.lake.store import fsync_path, safe_name
+
+if TYPE_CHECKING:  # (imported where used: a unit's process imports this module before anything slow, to beat)
+    from dialogbench.run.config import Config
+
+WORK_ROLES = ("chatbot", "player")
+BEAT_S = 5.0  # how often a unit's heartbeat file is touched
+MAX_NOTE_BYTES = 4096  # a commit note is ~100 bytes; a larger one is not ours
+log = logging.getLogger("dialogbench.dispatch")
+
+
+class Superseded(RuntimeError):
+    """This attempt is no longer the unit's current one: the dispatching run sent the unit again."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One flow run's worth of model work: its name (its models, ``+``-joined), its stages, in order, the models
+    they load at once (a game's players), and which of its stages it runs only in part: ``grouped`` stages are split
+    by the models their cells load (a game's groups of players), so the unit computes only the cells of exactly its
+    models (``cells.runner.of_group``) and the dispatching run records those stages' plans."""
+
+    name: str
+    stages: tuple[str, ...]
+    models: tuple[str, ...] = ()
+    grouped: tuple[str, ...] = ()
+
+
+def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[Unit],
+                                                                   dict[str, list[str]]]:
+    """(the stages to run before the dispatch, by family; the units; the stages to run after it, by family). A unit
+    is one set of models loaded together: a model's own (its BotChat dialogues, MT-Bench-101 answers, Ask-Guess
+    games), or a group of players (a SpyFall pair, TofuKingdom's three camps), so a stage of several groups goes out
+    as several units that run at the same time."""
+    from dialogbench.run import registry
+
+    before: dict[str, list[str]] = {}
+    after: dict[str, list[str]] = {}
+    units: dict[tuple[str, ...], list[str]] = {}
+    grouped: dict[tuple[str, ...], list[str]] = {}
+    for family, names in families.items():
+        stages = [s for s in registry.family_stages(config, family) if s.name in names]  # built once
+        sent = [i for i, s in enumerate(stages) if s.role in WORK_ROLES and s.models(config)]
+        last = max(sent, default=-1)
+        for i, stage in enumerate(stages):
+            if i not in sent:
+                (before if i < last else after).setdefault(family, []).append(stage.name)
+                continue
+            groups = sorted({tuple(sorted(m.name for m in group)) for group in stage.model_groups(config)})
+            for group in groups:
+                units.setdefault(group, []).append(stage.name)
+                grouped.setdefault(group, [])
+                if len(groups) > 1:
+                    grouped[group].append(stage.name)
+    return before, [Unit("+".join(group), tuple(stages), group, tuple(grouped[group]))
+                    for group, stages in units.items()], after
+
+
+def judging(config: Config, after: dict[str, list[str]]) -> Unit | None:
+    """The judge stages of ``after`` that judge what the units finished while others still run (``dispatch.
+    judge_while_generating``; a stage whose ``judges_inputs_so_far``), as one unit on its judges' GPUs: the
+    dispatching run starts it when a unit ends and again when more have ended meanwhile; once every unit has ended,
+    the run judges the rest as before, finding what this unit judged cached. None when there is nothing to judge
+    early. Its name, ``judging:<judges>``, is no model's (a model's name has no ``:``)."""
+    if not config.dispatch or not config.dispatch.judge_while_generating:
+        return None
+    from dialogbench.run import registry
+
+    stages, models = [], {}
+    for family, names in after.items():
+        for stage in registry.family_stages(config, family):
+            if stage.name in names and stage.role == "judge" and stage.judges_inputs_so_far and stage.models(config):
+                stages.append(stage.name)
+                models.update({m.name: None for m in stage.models(config)})
+    return Unit("judging:" + "+".join(models), tuple(stages), tuple(models)) if stages else None
+
+
+def _folder(lake: str | os.PathLike) -> Path:
+    folder = Path(lake) / "_state" / "attempts"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+_THREADS: dict[str, threading.Lock] = {}  # unit lock file -> this process's lock of it (``_locked``)
+_BEATING: set[str] = set()  # beat files this process touches (``heartbeat``)
+_MINE = threading.Lock()  # guards the two above
+
+
+def _thread_lock(path: Path) -> threading.Lock:
+    """This process's lock for a unit: a POSIX record lock is held by the process, not the thread, so two threads of
+    one unit (its chunks commit at once) would hold it together, and the first to close its descriptor would release
+    it under the other, mid-commit."""
+    with _MINE:
+        return _THREADS.setdefault(os.path.abspath(path), threading.Lock())
+
+
+@contextlib.contextmanager
+def _locked(lake: str | os.PathLike, unit: str) -> Iterator[Path]:
+    path = _folder(lake) / f"{safe_name(unit)}.json"
+    with _thread_lock(path), open(path.with_suffix(".lock"), "a+") as lock:
+        fcntl.lockf(lock, fcntl.LOCK_EX)
+        try:
+            yield path
+        finally:
+            fcntl.lockf(lock, fcntl.LOCK_UN)
+
+
+def grant(lake: str | os.PathLike, unit: str, run_id: str) -> str:
+    """A new attempt of ``unit`` for ``run_id``: its token, from now the only one that may commit. A commit an earlier
+    attempt left between its two renames is finished first (``settle``), so the new one finds its cells."""
+    token = uuid.uuid4().hex
+    with _locked(lake, unit) as path:
+        _settle(lake, unit)
+        path.write_text(json.dumps({"run_id": run_id, "token": token, "granted": time.time()}))
+    return token
+
+
+def revoke(lake: str | os.PathLike, unit: str) -> None:
+    """No attempt of ``unit`` may commit any more: its token becomes one no worker holds (an attempt presumed dead
+    that comes back late, the units of a run that stops)."""
+    grant(lake, unit, "revoked")
+
+
+def current(lake: str | os.PathLike, unit: str) -> dict:
+    with _locked(lake, unit) as path:
+        return json.loads(path.read_text()) if path.exists() else {}
+
+
+def check(path: Path, token: str) -> None:
+    held = json.loads(path.read_text()) if path.exists() else {}
+    if held.get("token") != token:
+        raise Superseded(f"attempt {token[:8]} of {path.stem} was superseded (the dispatching run sent it again): "
+                         f"it commits nothing more")
+
+
+def commit_guard(lake: str | os.PathLike, unit: str, token: str):
+    """What ``Lake.write`` commits under (``store.guard_commits``): the unit's lock, the token still current, and the
+    commit (its temp file ``tmp``) noted until both its renames are done (``settle``)."""
+
+    @contextlib.contextmanager
+    def guard(tmp: Path) -> Iterator[None]:
+        with _locked(lake, unit) as path:
+            check(path, token)
+            note = _note_path(lake, unit)
+            _write_note(note, lake, tmp)
+            try:
+                yield
+            finally:
+                _clear_note(note)
+
+    return guard
+
+
+def settle(lake: str | os.PathLike, unit: str) -> str | None:
+    """Finish the commit an attempt of ``unit`` was killed in, between its two renames: its file renamed into place
+    when its record is (it was committed), its temp file removed when its record never landed. Call it once the
+    attempt is over (ended, killed or revoked); under the unit's lock no live attempt is mid-commit, so a noted
+    commit is a dead one's. Returns what it did (logged), None when nothing was pending."""
+    with _locked(lake, unit):
+        return _settle(lake, unit)
+
+
+def _note_path(lake: str | os.PathLike, unit: str) -> Path:
+    return _folder(lake) / f"{safe_name(unit)}.commit"
+
+
+def _write_note(note: Path, lake: str | os.PathLike, tmp: Path) -> None:
+    """Note ``tmp``'s folder (inside the lake) and name, on disk before the commit's first rename. A write outside
+    the lake (none is) is not noted: the next run's start finishes it."""
+    folder = os.path.relpath(os.path.abspath(tmp.parent), os.path.abspath(lake))
+    if folder == os.curdir or folder.split(os.sep)[0] == os.pardir:
+        return
+    created = not os.path.lexists(note)
+    fd = links.open_regular(note, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        os.write(fd, json.dumps({"folder": PurePosixPath(*Path(folder).parts).as_posix(), "tmp": tmp.name}).encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_path(note.parent)
+
+
+def _clear_note(note: Path) -> None:
+    """Nothing pending any more: the note emptied (kept, so the next one needs no new folder entry)."""
+    try:
+        os.close(links.open_regular(note, os.O_WRONLY | os.O_TRUNC))
+    except links.LakeLinkError:  # not ours to write through: the link itself goes
+        note.unlink(missing_ok=True)
+    except FileNotFoundError:
+        pass
+
+
+def _settle(lake: str | os.PathLike, unit: str) -> str | None:
+    note = _note_path(lake, unit)
+    try:
+        text = links.read_regular(note, MAX_NOTE_BYTES)
+    except FileNotFoundError:
+        return None
+    except (OSError, links.LakeLinkError) as exc:
+        log.warning("dispatch: %s: its commit note %s is unreadable (%s): the next run's start finishes what it "
+                    "names", unit, note, exc)
+        _clear_note(note)
+        return None
+    if not text.strip():
+        return None
+    try:
+        tmp = _noted(lake, text)
+        done = _finish(tmp) if tmp is not None else None
+    except ValueError as exc:
+        log.warning("dispatch: %s: %s: %s; left for the next run's start", unit, note, exc)
+        done = None
+    _clear_note(note)
+    if done:
+        log.info("dispatch: %s: a killed attempt's commit: %s", unit, done)
+    return done
+
+
+def _noted(lake: str | os.PathLike, text: bytes) -> Path | None:
+    """The temp file a note names, checked as input: a temp name of the lake (``manifest.temp_name``) in a folder of
+    one of its tables, reached without following a link. None when that folder is gone; ``ValueError`` why not."""
+    try:
+        raw = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError("not a commit note (not JSON)") from None
+    if not isinstance(raw, dict) or set(raw) != {"folder", "tmp"} or not all(isinstance(v, str) for v in raw.values()):
+        raise ValueError("not a commit note (an object of two strings, folder and tmp)")
+    if manifest.final_name(raw["tmp"]) is None:
+        raise ValueError(f"{raw['tmp'][:80]!r} is not a temp name of the lake")
+    folder = PurePosixPath(raw["folder"])
+    if (folder.is_absolute() or not folder.parts or any(p == ".." or "\0" in p for p in folder.parts)
+            or folder.parts[0].startswith(("_", ".")) or folder.parts[0] in links.UNWALKED):
+        raise ValueError(f"{raw['folder'][:80]!r} is not a table's folder of the lake")
+    here = Path(lake)
+    for part in folder.parts:
+        here = here / part
+        try:
+            mode = os.lstat(here).st_mode
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISDIR(mode):
+            raise ValueError(f"{here} is not a folder (a link is never followed)")
+    return here / raw["tmp"]
+
+
+def _finish(tmp: Path) -> str | None:
+    """``tmp`` renamed over its file when the file's record names it and it is the size recorded (the first rename
+    was done: it was committed); removed when no record names it (it never was). None when it is gone (both renames
+    were done) or is not what its record says (left for ``dialogbench verify``)."""
+    try:
+        st = os.lstat(tmp)
+    except FileNotFoundError:
+        return None
+    final = tmp.with_name(manifest.final_name(tmp.name))
+    record = manifest.of(final)
+    if record is not None and record.tmp == tmp.name:
+        if not stat.S_ISREG(st.st_mode) or st.st_size != record.size:
+            return None
+        os.replace(tmp, final)
+        fsync_path(tmp.parent)
+        return f"finished {final}"
+    tmp.unlink(missing_ok=True)  # a link: the link itself
+    return f"removed {tmp} (never committed)"
+
+
+def beat_path(lake: str | os.PathLike, unit: str, token: str) -> Path:
+    return _folder(lake) / f"{safe_name(unit)}.{token}.beat"
+
+
+@contextlib.contextmanager
+def heartbeat(lake: str | os.PathLike, unit: str, token: str, every_s: float | None = None) -> Iterator[None]:
+    """Touch the attempt's beat file at once and every ``every_s`` (``BEAT_S``) while the work runs. A unit's process
+    beats from its first moment (``flows/work.py``); a heartbeat of the same file inside it (nested) adds nothing."""
+    path, stop = beat_path(lake, unit, token), threading.Event()
+    key = os.path.abspath(path)
+    with _MINE:
+        outer = key not in _BEATING
+        _BEATING.add(key)
+    if not outer:
+        yield
+        return
+    every = BEAT_S if every_s is None else every_s
+
+    def beat() -> None:
+        while not stop.is_set():
+            path.write_text(str(time.time()))
+            stop.wait(every)
+
+    thread = threading.Thread(target=beat, name=f"heartbeat {unit}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        with _MINE:
+            _BEATING.discard(key)
+
+
+@dataclass
+class Watch:
+    """One attempt's liveness, as the dispatching run sees it: presumed dead after ``dead_after_s`` without a
+    heartbeat, counted from when a worker picked it up (its flow run Pending or Running, first seen) or from its last
+    beat. Time spent waiting in the work pool's queue for a free worker, however long, is not a death."""
+
+    dead_after_s: float
+    picked: float | None = None
+
+    def silent_s(self, *, picked_up: bool, beat: float | None, now: float) -> float:
+        """Seconds since the attempt was last known alive (0 while it waits for a worker)."""
+        if not picked_up:
+            return 0.0
+        if self.picked is None:
+            self.picked = now
+        return now - max(self.picked, beat or 0.0)
+
+    def dead(self, *, picked_up: bool, beat: float | None, now: float) -> bool:
+        return self.silent_s(picked_up=picked_up, beat=beat, now=now) > self.dead_after_s
+
+
+def last_beat(lake: str | os.PathLike, unit: str, token: str) -> float | None:
+    """When the attempt last beat (its file's time), None before its first."""
+    try:
+        return beat_path(lake, unit, token).stat().st_mtime
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,58 @@
+"""`dialogbench plan`: what a run would compute, per stage and model, before it runs; nothing written."""
+
+from __future__ import annotations
+
+import json
+
+from dialogbench.run import registry
+from dialogbench.cli import main
+from dialogbench.run.runs import record_stage
+from dialogbench.run.sizing import size
+from tests.conftest import chatbot
+from tests.stage_runner import run, run_all
+
+
+def _rows(config) -> dict[tuple[str, str], dict]:
+    rows = size(config, registry.stages(config), registry.open_lake(config.lake))
+    return {(r.stage, r.models): r.to_dict() for r in rows}
+
+
+def test_a_run_s_cells_tokens_and_history(make_config, lake_dir):
+    config = make_config(limit=3, n=[4, 8])  # two chatbots of max_tokens 64, a judge of 64
+    run(config, "extract_seeds")
+    before = _rows(config)
+    generate = before[("generate:bot-a", "bot-a")]
+    assert (generate["planned"], generate["cached"], generate["to_compute"]) == (3, 0, 3)
+    assert generate["max_tokens"] == 3 * (8 - 2) * 64  # every utterance after the seed's two, at most 64 tokens
+    assert generate["expected_tokens"] is None  # no history yet
+    unieval = before[("botchat_unieval", "judge")]
+    # one verdict per dialogue (at the largest N), once it is generated: 3 seeds x 2 models
+    assert unieval["to_compute"] == 0 and unieval["waiting"] == 6 and unieval["max_tokens"] == 6 * 64
+
+    for report in run_all(config, "r1").values():  # recorded as the flow records them: the history
+        record_stage(registry.open_lake(config.lake), run_id="r1", report=report, config="config.yaml")
+    after = _rows(config)
+    assert after[("generate:bot-a", "bot-a")]["cached"] == 3 and after[("generate:bot-a", "bot-a")]["to_compute"] == 0
+    assert after[("botchat_unieval", "judge")]["cached"] == 6
+
+    grown = make_config(limit=5, n=[4, 8])  # two more seeds: their cells only, expected from the first run
+    rows = _rows(grown)
+    generate = rows[("generate:bot-a", "bot-a")]
+    assert (generate["planned"], generate["cached"], generate["to_compute"]) == (5, 3, 2)
+    lake = registry.open_lake(config.lake)
+    calls = [c for c in lake.read("backend_calls").to_pylist() if c["stage"] == "generate:bot-a"]
+    per_cell = sum(c["completion_tokens"] for c in calls) / 3
+    assert generate["expected_tokens"] == round(2 * per_cell) > 0
+    assert generate["expected_seconds"] is not None
+
+
+def test_plan_prints_the_table_and_writes_json_without_writing_the_lake(config_file, lake_dir, tmp_path, capsys):
+    path = config_file(models=[chatbot("bot-a")], limit=2, n=[4])
+    assert main(["plan", "--config", str(path), "--json", str(tmp_path / "plan.json")]) == 0
+    out = capsys.readouterr().out
+    assert "to_compute" in out and "max_tokens" in out and any(line.startswith("total") for line in out.splitlines())
+    assert "note: extract_seeds not computed yet" in out  # a fresh lake: BotChat's later stages wait for the seeds
+    rows = json.loads((tmp_path / "plan.json").read_text())
+    assert {r["stage"] for r in rows} >= {"extract_seeds", "generate:bot-a", "botchat_unieval"}
+    assert not lake_dir.exists() or not any(lake_dir.rglob("*.parquet"))  # nothing computed, nothing written
+
