@@ -205,7 +205,7 @@ def _reused(args, config, reuse, start: float) -> int:
     """The board's latest run answers this rerun (``dialogbench/run/reuse.py``): its stages as this run would count them
     (all cached), every leaderboard of the board, its report; ``--json`` gets the same summary shape, ``reused``."""
     from dialogbench.run.registry import open_lake
-    from dialogbench.report.publish import FILES, LEADERBOARDS
+    from dialogbench.report.publish import FILE_OF_KIND, LEADERBOARDS
     from dialogbench.report.results import NoResults, format_all_leaderboards
     from dialogbench.run.runs import StageReport
 
@@ -223,8 +223,7 @@ def _reused(args, config, reuse, start: float) -> int:
                       else format_all_leaderboards(open_lake(config.lake), config.board)))
     except NoResults as exc:
         _say(f"\n({exc})")
-    report = {kind: str(reuse.folder / name) for kind, name in zip(("html", "md", "explorer", "note", "results"), FILES)
-              if (reuse.folder / name).exists()}
+    report = {kind: str(reuse.folder / name) for kind, name in FILE_OF_KIND.items() if (reuse.folder / name).exists()}
     if report.get("html"):
         _say(f"\nreport: {report['html']}")
         if report.get("explorer"):

@@ -29,7 +29,10 @@ from dialogbench.run.tracking import track
 
 RUNS_DIR, BOARDS_DIR, RUN_NOTE = "runs", "boards", "run.json"
 LEADERBOARDS = "leaderboards.txt"  # the run's folder only: every leaderboard as plain text
-FILES = ("report.html", "report.md", "explorer.html", RUN_NOTE, RESULTS)
+# a run's published files by kind: what publish_reports returns them under, and what a reused run reports
+FILE_OF_KIND = {"html": "report.html", "md": "report.md", "explorer": "explorer.html", "note": RUN_NOTE,
+                "results": RESULTS}
+FILES = tuple(FILE_OF_KIND.values())
 
 
 def run_folder(lake: Lake, run_id: str) -> Path:

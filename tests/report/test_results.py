@@ -10,6 +10,7 @@ import csv
 import datetime as dt
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -75,6 +76,14 @@ def test_every_registered_leaderboard_view_is_collected():
     assert views == EXPECTED
     declared = {(f.name, m.view) for f in registry.families() for m in f.metrics}  # no family's metric view missed
     assert {f"{family}/{v}" for family, v in declared} <= views
+
+
+def test_each_published_file_is_where_its_kind_says(lake, published):
+    """``FILE_OF_KIND`` (what a reused rerun reports, dialogbench/cli.py) names the file publish_reports wrote under
+    each kind, every kind."""
+    from dialogbench.report.publish import FILE_OF_KIND
+
+    assert {kind: Path(published[kind]).name for kind in FILE_OF_KIND} == FILE_OF_KIND
 
 
 def test_results_json_lies_beside_the_report_with_every_leaderboard_whole(lake, published):
