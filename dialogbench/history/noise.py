@@ -54,11 +54,13 @@ def previous_units(con: duckdb.DuckDBPyConnection, *, board: str | None, run_id:
     try:
         found = con.execute(
             """
-            with earlier as (
-                select family, leaderboard, metric, model, slice, arg_max(run_id, created_at) as previous_run_id
-                from metric_history
-                where board is not distinct from ? and run_id <> ?
-                group by family, leaderboard, metric, model, slice
+            with earlier as (  -- the run board_runs puts next before this one, the order changes uses
+                select h.family, h.leaderboard, h.metric, h.model, h.slice,
+                       arg_min(h.run_id, r.recency) as previous_run_id
+                from metric_history h
+                join board_runs r using (run_id)
+                where h.board is not distinct from ? and h.run_id <> ?
+                group by h.family, h.leaderboard, h.metric, h.model, h.slice
             )
             select u.family, u.leaderboard, u.metric, u.model, u.slice, u.run_id, u.stratum, u.cluster, u.value,
                    u.weight
