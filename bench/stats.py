@@ -307,9 +307,10 @@ PREVIOUS_RUN, TONIGHT_RUN = "run-previous", "run-tonight"
 
 
 def previous_night(con, families, *, seed: int) -> None:
-    """A previous night in ``con`` for (c): ``metric_history`` (one row per series) and ``metric_units`` (its units)
-    tables as ``history.noise.previous_units`` reads them: tonight's series with a tenth of each one's clusters given
-    another of its values (recomputed cells), so the paired tests have differences to find."""
+    """A previous night in ``con`` for (c): ``metric_history`` (one row per series), ``metric_units`` (its units) and
+    ``board_runs`` (the board's order of runs: this one) tables as ``history.noise.previous_units`` reads them:
+    tonight's series with a tenth of each one's clusters given another of its values (recomputed cells), so the paired
+    tests have differences to find."""
     from dialogbench.history.noise import tonight_units, unit_rows
     from dialogbench.stats.bootstrap import Units
 
@@ -324,8 +325,11 @@ def previous_night(con, families, *, seed: int) -> None:
                 "created_at": dt.datetime(2026, 11, 27, 3, 0), "board": None} for f, lb, m, model, sl in before]
     import pyarrow as pa
 
+    runs = [{"run_id": PREVIOUS_RUN, "board": None, "started_at": dt.datetime(2026, 11, 27, 3, 0), "recency": 1,
+             "recorded": True}]
     for name, rows in (("metric_history", history), ("metric_units", unit_rows(before, run_id=PREVIOUS_RUN,
-                                                                                  board=None))):
+                                                                                  board=None)),
+                       ("board_runs", runs)):
         con.register("synthetic_rows", pa.Table.from_pylist(rows))
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM synthetic_rows")
         con.unregister("synthetic_rows")
