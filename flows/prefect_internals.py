@@ -2,7 +2,7 @@
 ``prefect.context``, ``prefect.states``, ``prefect.settings``, ``prefect.exceptions``, the client) is used where it
 is needed; what reaches past it (a private name, a subclass overriding a method Prefect's engine calls, a module
 attribute swapped, a class-level registry written) lives here and nowhere else, so that a Prefect upgrade has one
-module to break. ``tests/test_prefect_internals.py`` checks, against the installed Prefect, everything each patch
+module to break. ``tests/flows/test_prefect_internals.py`` checks, against the installed Prefect, everything each patch
 below relies on, and fails naming the patch when an upgrade changes it; it also fails when another module of
 ``dialogbench/``, ``flows/`` or ``tasks/`` touches a private Prefect name.
 

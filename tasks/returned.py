@@ -12,7 +12,7 @@ there when the state lost it.
 Prefect's public surface only (``FlowRunContext``, ``State``); the server's answer is the orchestration rule that
 rejects a duplicate transition and returns the state already set (PrefectHQ/prefect PR #11695), and Prefect has no
 way to get a subflow's value back from ``return_state=True`` without persisting results (PrefectHQ/prefect#11667).
-``tests/test_prefect_internals.py`` checks that a state without data still raises ``MissingResult``."""
+``tests/flows/test_prefect_internals.py`` checks that a state without data still raises ``MissingResult``."""
 
 from __future__ import annotations
 

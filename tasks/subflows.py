@@ -4,7 +4,7 @@ Prefect joins it when the subflow ends, which cost ~0.6 s per subflow (bench: ca
 
 Prefect's public surface only (the ``PREFECT_FLOWS_HEARTBEAT_FREQUENCY`` setting, ``temporary_settings``); Prefect
 3.7.7 sends heartbeats by default since PrefectHQ/prefect PR #21058 (180 s) and joins the thread with a 2 s bound
-(PR #19641). No upstream issue found for a per-subflow setting. ``tests/test_subflows.py`` checks the setting."""
+(PR #19641). No upstream issue found for a per-subflow setting. ``tests/tasks/test_subflows.py`` checks the setting."""
 
 from __future__ import annotations
 

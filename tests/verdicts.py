@@ -8,10 +8,10 @@ import pyarrow as pa
 from dialogbench.run.registry import open_lake
 from dialogbench.run import registry
 from dialogbench.lake import Lake
-from dialogbench.lake.renames import PROTOCOLS
-from dialogbench.lake.version import VERDICT_TABLES
 
-TABLE_OF = {PROTOCOLS.get(p, p): table for p, table in VERDICT_TABLES.items()}  # protocol (its current name) -> table
+LEGACY = registry.layout().legacy  # the families' verdict tables and renamed protocols (dialogbench/<family>/legacy.py)
+# protocol (its current name) -> its verdict table
+TABLE_OF = {LEGACY.protocols.get(p, p): table for p, table in LEGACY.verdict_tables.items()}
 
 
 def verdict_tables() -> dict:

@@ -12,7 +12,7 @@ import pytest
 from bench import page
 from bench.record import record
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "bench" / "results"
 PAGE = REPO / "docs" / "benchmarks.md"
 

@@ -326,7 +326,7 @@ def test_no_other_module_reaches_into_prefect():
                     found[path.relative_to(REPO_ROOT).as_posix()] = uses
     assert not found, (f"these modules reach past Prefect's public surface: {found}. Move each into "
                        "flows/prefect_internals.py with its note (what it patches, why, the Prefect version, the "
-                       "upstream issue) and a check in tests/test_prefect_internals.py")
+                       "upstream issue) and a check in tests/flows/test_prefect_internals.py")
 
 
 def test_the_scan_finds_each_way_of_reaching_in():

@@ -15,7 +15,7 @@ from bench import botchat_pipeline
 from bench import engines as bench
 from dialogbench.run.registry import load_config
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "configs" / "demo.yaml"
 
 
