@@ -17,6 +17,7 @@ from dialogbench.botchat.tables import TABLES
 from dialogbench.botchat.unieval import load_examples
 from dialogbench.botchat.unieval_stage import UniEval
 from dialogbench.run.family_spec import Family
+from dialogbench.botchat.legacy import LEGACY
 from dialogbench.history import Metric
 from dialogbench.text.jsonl import data_problems
 
@@ -66,4 +67,4 @@ METRICS = (
 FAMILY = Family(name="botchat", title="BotChat", section=BotChatConfig, stages=stages, tables=TABLES, sql="botchat",
                 check_data=check_data, probes=probes, leaderboard=unieval_leaderboard,
                 format_leaderboard=lambda config, rows: format_leaderboard(rows, config.botchat.n), report=REPORT,
-                metrics=METRICS, prompts=prompts, explorer=explore)
+                metrics=METRICS, prompts=prompts, explorer=explore, legacy=LEGACY)

@@ -5,7 +5,7 @@ report's judge; the Arena's at the number's N)."""
 
 from __future__ import annotations
 
-from dialogbench.explorer.links import explorer_href
+from dialogbench.explorer.hrefs import explorer_href
 from dialogbench.judge_checks import self_judging
 from dialogbench.report import svg
 from dialogbench.report.checks import FLAG, coverage, few, few_warning, flag, interval as rate_interval, \

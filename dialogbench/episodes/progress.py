@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from dialogbench.episodes.stepper import RunStats
+from dialogbench.episodes.stats import RunStats
 
 
 class Progress:
@@ -23,7 +21,7 @@ class Progress:
     def start(self) -> None:
         self._last = time.monotonic()
 
-    def tick(self, stats: "RunStats", *, in_flight: int) -> None:
+    def tick(self, stats: RunStats, *, in_flight: int) -> None:
         if self.every_s is None or time.monotonic() - self._last <= self.every_s:
             return
         self._last = time.monotonic()

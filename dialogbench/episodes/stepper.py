@@ -9,24 +9,14 @@ at most ``concurrency`` are in flight and batches stay full.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from dialogbench.episodes.batch import send
 from dialogbench.episodes.progress import Progress
 from dialogbench.episodes.protocol import Episode, Reply, Request, Seat
+from dialogbench.episodes.stats import RunStats
 
 E = TypeVar("E", bound=Episode)
-
-
-@dataclass
-class RunStats:
-    steps: int = 0
-    backend_calls: int = 0
-    moves: int = 0  # requests sent
-    trimmed_prompts: int = 0  # requests whose prompt was cut to fit
-    finished: int = 0  # episodes done
-    batch_sizes: list[int] = field(default_factory=list)
 
 
 def step(active: Sequence[Episode], *, seats: Mapping[str, Seat], stats: RunStats,

@@ -2,8 +2,8 @@
 game can be read with the judge's raw output and what was parsed from it, filtered by family, model, judge,
 verdict, unparseable only and free text; folded above them, the board's trend charts (the report's: ``trends``).
 Each family contributes its records through ``Family.explorer`` (``records``); ``collect`` asks them, ``page``
-renders, ``embed`` escapes the data, ``build`` writes the file. ``links`` writes the addresses of filtered views (the
-report links each number to the items behind it)."""
+renders, ``embed`` escapes the data, ``build`` writes the file. ``hrefs`` writes the addresses of filtered views (the
+report links each number to the items behind it), ``links`` those of a headline metric's slice."""
 
 __all__ = ["write_explorer"]
 

@@ -1,22 +1,17 @@
-"""Addresses of the explorer filtered to the items behind a number: ``explorer_href`` writes the ``#`` part the page's
-script reads (``script.FILTERS`` says what each name selects), ``metric_href`` the one of a headline metric's slice
-(the report's "Who is really ahead" cells and its model labels).
-
-The address is relative (``explorer.html#…``): the report and the explorer are written to the same folder (each
-run's, each board's and the top of ``<lake>/reports``: report/publish.py), so the link works from a file and over
-``dialogbench serve`` alike. Every value is percent-encoded (a model's name may hold ``&``, ``#``, quotes or markup:
-none of it survives as syntax) and has its control characters made visible first, as the explorer's data has them
-(``textsafe``), so that the name in the link is the name the page holds. HTML-escaping the address where it is put
-in an attribute stays the renderer's concern (``report.html``)."""
+"""Addresses of the explorer filtered to the items behind a headline metric's number: ``metric_href`` writes the
+``#`` part of one metric's slice (the report's "Who is really ahead" cells and its model labels), with
+``hrefs.explorer_href`` (kept apart so the families' report sections link their numbers without importing this
+module, which reads the registered families' metrics: ``_metric_role``). ``PAGE`` and ``explorer_href`` are
+importable from here too."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from urllib.parse import quote
+from collections.abc import Iterable
 
-from dialogbench.text.textsafe import visible
+from dialogbench.explorer.hrefs import PAGE, explorer_href
+from dialogbench.run import registry
 
-PAGE = "explorer.html"
+__all__ = ["PAGE", "PER_N", "PROTOCOLS", "ROLE_SUFFIX", "explorer_href", "metric_href", "slice_parts"]
 
 # The explorer's protocol of each leaderboard view's numbers (the records a family's ``explorer`` gives the page:
 # dialogbench/<family>/explorer.py), for the metrics the report compares (``Family.metrics``).
@@ -36,35 +31,6 @@ PROTOCOLS = {
 PER_N = frozenset({"botchat_arena"})
 # A metric's model column ``<role>_model`` (SpyFall's spy_model): the model plays that role in the game.
 ROLE_SUFFIX = "_model"
-
-
-def explorer_href(*, protocol: str | None = None, family: str | None = None, models: Iterable[str] = (),
-                  judge: str | None = None, unparsed: bool = False, role: str | None = None,
-                  with_: Iterable[str] = (), seats: Mapping[str, str] | Iterable[tuple[str, str]] = (),
-                  keys: Iterable[str] = (), n: int | str | None = None) -> str:
-    """``explorer.html#…`` showing the records of ``protocol`` (else all of ``family``'s, else all), of any of
-    ``models`` (in ``role`` when given), judged by ``judge``, having ``with_`` models too, each (role, model) of
-    ``seats`` among their players, each of ``keys`` among their keys, read up to ``n`` utterances, unparseable only
-    when ``unparsed``. The names are in the page's order (``script.FILTERS``' ``format``)."""
-    pairs: list[tuple[str, str]] = []
-    scope = protocol or (f"family:{family}" if family else None)
-    if scope:
-        pairs.append(("protocol", scope))
-    pairs += [("model", m) for m in dict.fromkeys(models) if m]
-    if judge:
-        pairs.append(("judge", judge))
-    if unparsed:
-        pairs.append(("unparsed", "1"))
-    if role:
-        pairs.append(("role", role))
-    pairs += [("with", m) for m in dict.fromkeys(with_) if m]
-    seated = seats.items() if isinstance(seats, Mapping) else seats
-    pairs += [("seat", f"{r}:{m}") for r, m in seated]
-    pairs += [("key", k) for k in dict.fromkeys(keys) if k]
-    if n is not None and n != "":
-        pairs.append(("n", str(n)))
-    fragment = "&".join(f"{name}={quote(visible(str(value)), safe='')}" for name, value in pairs)
-    return f"{PAGE}#{fragment}" if fragment else PAGE
 
 
 def slice_parts(slice_: str | None) -> dict[str, str]:
@@ -107,8 +73,6 @@ def metric_href(family: str, leaderboard: str, metric: str, slice_: str | None, 
 
 def _metric_role(family: str, leaderboard: str, metric: str) -> str | None:
     """The role a metric's model plays (its model column ``spy_model``: the spy), None for a plain ``model``."""
-    from dialogbench.run import registry  # here: the registry imports the families, whose reports import this module
-
     try:
         found = registry.family(family)
     except KeyError:

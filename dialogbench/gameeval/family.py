@@ -1,6 +1,7 @@
 """GameEval as a family: Ask-Guess, SpyFall, TofuKingdom, one stage each (every game of a kind at once)."""
 
 from dialogbench.run.family_spec import Family
+from dialogbench.gameeval.legacy import LEGACY
 from dialogbench.gameeval.cells import GAMES, PROMPTS
 from dialogbench.gameeval.config import GameEvalConfig
 from dialogbench.gameeval.explorer import explore
@@ -46,4 +47,4 @@ METRICS = (
 FAMILY = Family(name="gameeval", title="GameEval", section=GameEvalConfig, stages=stages, tables=TABLES,
                 sql="gameeval", check_data=check_data,
                 leaderboard=gameeval_leaderboard, format_leaderboard=lambda config, rows: format_gameeval(rows),
-                report=REPORT, metrics=METRICS, prompts=prompts, explorer=explore)
+                report=REPORT, metrics=METRICS, prompts=prompts, explorer=explore, legacy=LEGACY)

@@ -8,7 +8,7 @@ unfinished ones too, each with its outcome."""
 
 from __future__ import annotations
 
-from dialogbench.explorer.links import explorer_href
+from dialogbench.explorer.hrefs import explorer_href
 from dialogbench.report.checks import coverage, few, few_warning, flag
 from dialogbench.report.section import Context, ReportSection, Rows
 from dialogbench.stats import shown

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import duckdb
 import numpy as np
 
-from dialogbench.explorer.links import explorer_href
+from dialogbench.explorer.hrefs import explorer_href
 from dialogbench.stats.bootstrap import LEVEL, MIN_CLUSTERS, ROUNDS, Units, replicates
 
 SEED = 0

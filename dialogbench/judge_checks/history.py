@@ -8,7 +8,7 @@ from __future__ import annotations
 from dialogbench.report import svg
 from dialogbench.report.checks import interval
 from dialogbench.report.tables import Table, num, pct
-from dialogbench.report.trends import run_labels
+from dialogbench.report.run_axis import run_labels
 
 SQL = ("select * from judge_probe_history where board is not distinct from (select board from current_board) "
        "order by judge, protocol, kind, run_at")

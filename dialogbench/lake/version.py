@@ -3,15 +3,16 @@ never silently mixed with new rows.
 
 Format 2 (the cell-stage mechanism): ``plans`` rows carry ``roles`` (role → model) and ``scope`` (what
 the plan is the latest one for) instead of packed ``model`` strings ("a vs b", "spy=x;villager=y").
-Format 3: each protocol's judge verdicts are its own table (``unieval_judgments``, ``arena_judgments``,
-``gteval_judgments``, ``mtbench101_judgments``) instead of rows of one ``judgments`` table of every column.
+Format 3: each protocol's judge verdicts are its own table (the families declare which: ``Legacy.verdict_tables``)
+instead of rows of one ``judgments`` table of every column.
 Format 4: every committed file has its record (checksum, size, rows: ``lake.manifest``); reads leave out files
 without one. A format-3 lake is brought to 4 in place by the first run (or ``migrate``) that opens it, under the
 lake's lease: each file that reads whole is recorded (nothing is rewritten), one that does not is quarantined.
 Readers refuse a format-3 lake until then.
-Format 5: the MT-Bench-101 judge stage is named ``mtbench101_judge`` (it was ``mtbench101``) wherever the lake stores a
-stage or judge protocol name (``lake.renames``). A format-4 lake is brought to 5 in place by the first run (or
-``migrate``) that opens it, under the lake's lease; readers refuse it until then.
+Format 5: the MT-Bench-101 judge stage has its new name wherever the lake stores a stage or judge protocol name
+(``lake.renames``; the families declare the names: ``Legacy.stages``, ``Legacy.protocols``). A format-4 lake is
+brought to 5 in place by the first run (or ``migrate``) that opens it, under the lake's lease; readers refuse it until
+then.
 """
 
 from __future__ import annotations
@@ -30,15 +31,15 @@ import pyarrow.parquet as pq
 from dialogbench.lake import links, manifest, space
 from dialogbench.lake.catalog import CATALOG
 from dialogbench.lake.lease import LEASE_FILE
+from dialogbench.lake.legacy import Unpacked, Unpacker
 from dialogbench.lake.schemas import PLANS
 from dialogbench.lake.store import QUARANTINE, WORK, Lake
 
 FORMAT = 5
 MARKER = "lake.json"
 log = logging.getLogger("dialogbench.lake")
-LEGACY_JUDGMENTS = "judgments"  # the format-2 table of every protocol's verdicts, split by migrate
-VERDICT_TABLES = {"botchat_unieval": "unieval_judgments", "botchat_arena": "arena_judgments",
-                  "botchat_gteval": "gteval_judgments", "mtbench101": "mtbench101_judgments"}
+LEGACY_JUDGMENTS = "judgments"  # the format-2 table of every protocol's verdicts, split by migrate (into the tables
+# of ``Layout.legacy.verdict_tables``, which the families declare)
 
 
 class LakeFormatError(RuntimeError):
@@ -115,9 +116,10 @@ def refuse_older(lake: Lake) -> None:
                               f"its checksum record); run `dialogbench migrate --lake {lake.root}` or any run: it "
                               "records the files in place")
     if found == 4:
-        raise LakeFormatError(f"{lake.root}: lake format 4, this dialogbench reads format {FORMAT} (the MT-Bench-101 "
-                              f"judge stage renamed mtbench101_judge); run `dialogbench migrate --lake {lake.root}` or "
-                              "any run: it renames the stage in place, keeping every row")
+        renamed = ", ".join(f"{old} renamed {new}" for old, new in lake.layout.legacy.protocols.items())
+        raise LakeFormatError(f"{lake.root}: lake format 4, this dialogbench reads format {FORMAT} (the judge stage "
+                              f"{renamed}); run `dialogbench migrate --lake {lake.root}` or any run: it renames the "
+                              "stage in place, keeping every row")
     if found is not None and found != FORMAT:
         ensure_current(lake)
 
@@ -236,7 +238,8 @@ def migrate(lake: Lake) -> dict[str, int]:
             table = pq.read_table(path)
             if "scope" in table.column_names and table.column("scope").null_count == 0:
                 continue
-            rows = [{**{f.name: r.get(f.name) for f in PLANS}, **_unpack(r)} for r in table.to_pylist()]
+            rows = [{**{f.name: r.get(f.name) for f in PLANS}, **_unpack(r, lake.layout.legacy.unpackers)}
+                    for r in table.to_pylist()]
             _replace(path, pa.Table.from_pylist(rows, schema=PLANS))
             rewritten += 1
     if found is not None and found < 3:
@@ -254,15 +257,16 @@ def migrate(lake: Lake) -> dict[str, int]:
 
 def _split_judgments(lake: Lake) -> int:
     tables = dict(lake.layout.tables)
+    verdict_tables = lake.layout.legacy.verdict_tables
     moved = 0
     for path in lake.files(LEGACY_JUDGMENTS):
         rows = pq.read_table(path).to_pylist()
         groups: dict[tuple[str, str], list[dict]] = {}
         for i, row in enumerate(rows):
-            if row.get("protocol") not in VERDICT_TABLES:
+            if row.get("protocol") not in verdict_tables:
                 raise LakeFormatError(f"{path}: row {i}: protocol {row.get('protocol')!r} has no verdict table "
-                                      f"(known: {', '.join(VERDICT_TABLES)}); nothing was removed")
-            groups.setdefault((VERDICT_TABLES[row["protocol"]], row["judge"]), []).append(row)
+                                      f"(known: {', '.join(verdict_tables)}); nothing was removed")
+            groups.setdefault((verdict_tables[row["protocol"]], row["judge"]), []).append(row)
         for (name, judge), group in groups.items():
             table = tables[name]
             lake.write(name, pa.Table.from_pylist([{c: r.get(c) for c in table.schema.names} for r in group],
@@ -275,18 +279,16 @@ def _split_judgments(lake: Lake) -> int:
     return moved
 
 
-def _unpack(row: dict) -> dict:
+def _unpack(row: dict, unpackers: tuple[Unpacker, ...]) -> dict:
+    """A format-1 plan's ``roles``, ``model`` and ``scope``: as the first of the families' ``unpackers`` that claims
+    its stage reads the packed ``model`` string, else one model (or none) in the role ``model``."""
     stage, packed = row["stage"], row.get("model") or ""
-    if stage == "botchat_arena" and " vs " in packed:
-        first, second = packed.split(" vs ", 1)
-        roles = {"first": first, "second": second}
-    elif stage.startswith("gameeval_"):
-        roles = dict(part.split("=", 1) for part in packed.split(";") if "=" in part)
-    else:
-        roles = {"model": packed} if packed else {}
-    models = sorted(set(roles.values()))
-    return {"roles": list(roles.items()), "model": models[0] if len(models) == 1 else None,
-            "scope": [] if stage.startswith("gameeval_") else models}
+    found = next((u for u in (unpack(stage, packed) for unpack in unpackers) if u is not None), None)
+    if found is None:
+        found = Unpacked({"model": packed} if packed else {})
+    models = sorted(set(found.roles.values()))
+    return {"roles": list(found.roles.items()), "model": models[0] if len(models) == 1 else None,
+            "scope": models if found.scope is None else found.scope}
 
 
 def _replace(path: Path, table: pa.Table) -> None:

@@ -1,6 +1,7 @@
 """MT-Bench-101 as a family: answers per model (golden or self context) → a judge rates every judged turn."""
 
 from dialogbench.run.family_spec import Family
+from dialogbench.mtbench101.legacy import LEGACY
 from dialogbench.history import Metric
 from dialogbench.text.jsonl import data_problems
 from dialogbench.mtbench101.answer_cells import ANSWER_VERSION
@@ -46,4 +47,4 @@ FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Confi
                 sql="mtbench101", check_data=check_data, probes=probes,
                 references={"mtbench101_taxonomy": taxonomy_table}, leaderboard=mtbench101_leaderboard,
                 format_leaderboard=lambda config, rows: format_mtbench101(rows), report=REPORT,
-                metrics=METRICS, prompts=prompts, explorer=explore)
+                metrics=METRICS, prompts=prompts, explorer=explore, legacy=LEGACY)

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import groupby
 
-from dialogbench.explorer.links import explorer_href
+from dialogbench.explorer.hrefs import explorer_href
 from dialogbench.judge_checks import self_judging
 from dialogbench.mtbench101.leaderboard import average_text
 from dialogbench.mtbench101.tables import JUDGE_STAGE as PROTOCOL  # judge_checks' findings name it

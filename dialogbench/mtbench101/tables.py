@@ -35,6 +35,6 @@ TABLES = (ANSWERS_TABLE, RATINGS_TABLE)
 
 # The stages' names, as every plans, runs and backend_calls row stores them (and the judge's verdicts, probes and
 # findings as their `protocol`): "mtbench101_answer:<model>" per answering model, then the judge's. The judge stage was
-# "mtbench101" before lake format 5 (lake/version.py renames it in stored rows).
+# "mtbench101" before lake format 5 (legacy.py declares the rename, lake/renames.py makes it in stored rows).
 ANSWER_STAGE = "mtbench101_answer"
 JUDGE_STAGE = "mtbench101_judge"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dialogbench.run import registry
 from dialogbench.report import svg
 from dialogbench.report.ahead import choose_judges, family_title, is_rate, metric_order, sort_key
+from dialogbench.report.run_axis import run_labels
 from dialogbench.report.tables import Section, Table
 
 SQL = "select * from report_trends order by family, leaderboard, metric, slice, model, run_index"
@@ -30,16 +31,6 @@ def protocol(family: str) -> bool:
 def _when(rows: list[dict], index: int) -> str:
     at = next((r["run_at"] for r in rows if r["run_index"] == index and r["run_at"] is not None), None)
     return "date not recorded" if at is None else f"{at:%Y-%m-%d}"
-
-
-def run_labels(runs: list[tuple[int, object, str]]) -> list[str]:
-    """Each run's label: its date (month-day), with the time where two runs share a date, the seconds where they
-    share a minute too, and the run id where even those are the same (its id alone without a time)."""
-    labels = [run if at is None else f"{at:%m-%d}" for _, at, run in runs]
-    for finer in ("%m-%d %H:%M", "%m-%d %H:%M:%S"):
-        labels = [f"{at:{finer}}" if at is not None and labels.count(label) > 1 else label
-                  for (_, at, _), label in zip(runs, labels)]
-    return [f"{label} {run}" if labels.count(label) > 1 else label for (_, _, run), label in zip(runs, labels)]
 
 
 def _percent(metric: str, rows: list[dict]) -> bool:

@@ -10,7 +10,7 @@ import os
 import re
 import typing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Sequence
+from typing import Any, ClassVar, Literal, NamedTuple, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -18,12 +18,25 @@ from dialogbench.run.boards import OVERRIDE_FLAGS, run_board
 from dialogbench.text.redact import register, secret_values, watch_env
 from dialogbench.text.yamlbounds import read_yaml_file
 
-if TYPE_CHECKING:
-    from dialogbench.run.family_spec import Family
 
 log = logging.getLogger("dialogbench.config")
 
 BACKENDS = ("transformers", "vllm", "openai", "scripted")
+
+
+class FamilyLike(Protocol):
+    """What a config reads of a family (``dialogbench.run.family_spec.Family`` is one): its section's name and class,
+    and whether it is on in every config. A protocol, so this module does not import the family spec, which imports
+    the stages and tables that read a ``Config``."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def section(self) -> type: ...
+
+    @property
+    def always(self) -> bool: ...
 
 
 class ConfigError(ValueError):
@@ -57,7 +70,7 @@ class FamilySection(Strict):
         """The ``PATHS`` this section reads when it runs (each must be a readable file)."""
         return self.PATHS
 
-    def check(self, config: "Config", families: Sequence["Family"] = ()) -> None:
+    def check(self, config: "Config", families: Sequence[FamilyLike] = ()) -> None:
         """Cross-references to the rest of the config (``families``: the ones it is validated against); raise
         ValueError("<section>.<field>: …")."""
 
@@ -366,7 +379,7 @@ class Config(Strict):
 
 
 
-def _format_errors(source: str, error: ValidationError, families: Sequence["Family"] = (),
+def _format_errors(source: str, error: ValidationError, families: Sequence[FamilyLike] = (),
                    raw: dict[str, Any] | None = None) -> str:
     """One line per problem, ``<file>: <field path>: <message>``. A misspelled key says which key it was likely meant
     to be (``botchat.limt: unknown key; did you mean 'limit'?``), else the keys allowed there; ``raw`` (the YAML
@@ -399,7 +412,7 @@ def unknown_key(key: str, allowed: Sequence[str] | None, *, listing: str | None 
     return f"unknown key ({listing or 'allowed keys: ' + ', '.join(allowed)})"
 
 
-def _unknown_top_level(raw: dict[str, Any] | None, families: Sequence["Family"]) -> dict[str, str]:
+def _unknown_top_level(raw: dict[str, Any] | None, families: Sequence[FamilyLike]) -> dict[str, str]:
     """Each key of the YAML's top level that is neither a Config field nor a family's section, with its hint."""
     names = [f.name for f in families]
     if not isinstance(raw, dict) or not names:
@@ -423,7 +436,7 @@ def _models_in(annotation: Any) -> tuple[list[type[BaseModel]], bool]:
     return found, keyed or (origin in (dict, collections.abc.Mapping) and bool(found))
 
 
-def _keys_at(loc: Sequence[Any], families: Sequence["Family"]) -> list[str] | None:
+def _keys_at(loc: Sequence[Any], families: Sequence[FamilyLike]) -> list[str] | None:
     """The keys the mapping at ``loc[:-1]`` allows (its classes' field names), or None when the path is not followed."""
     sections = {f.name: f.section for f in families}
     candidates: list[type[BaseModel]] = [Config]
@@ -463,7 +476,7 @@ class Overridden(NamedTuple):
     notes: list[str]
 
 
-def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, families: Sequence["Family"],
+def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, families: Sequence[FamilyLike],
                     source: str = "the config") -> Overridden:
     """Apply CLI flags (or a deployment's parameters) on top of the YAML mapping, in every family section of the
     config that maps the flag to a field (``FamilySection.OVERRIDES`` of the section classes of ``families``); a flag
@@ -512,7 +525,7 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any] | None, *, fa
     return Overridden(raw, notes)
 
 
-def _add_models(raw: dict, specs: list[str], source: str, families: Sequence["Family"]) -> tuple[dict, str | None]:
+def _add_models(raw: dict, specs: list[str], source: str, families: Sequence[FamilyLike]) -> tuple[dict, str | None]:
     """``--model SPEC`` (``dialogbench.run.model_spec``): each model is added to the config's models with the settings of
     its first model of the same backend, and every family evaluates exactly these models (as ``--models`` would
     pick them: matchups naming the config's own models are dropped, a part left with too few is off)."""
@@ -550,7 +563,7 @@ def _add_models(raw: dict, specs: list[str], source: str, families: Sequence["Fa
     return raw, (note.replace("--models ", "--model ", 1) if note else None)
 
 
-def _keep_models(raw: dict, wanted: list[str], source: str, families: Sequence["Family"]) -> tuple[dict, str | None]:
+def _keep_models(raw: dict, wanted: list[str], source: str, families: Sequence[FamilyLike]) -> tuple[dict, str | None]:
     """``--models``: every section keeps only ``wanted`` (see ``apply_overrides``); returns the note saying what
     the flag turned off and dropped, or None."""
     flag = "--models " + ",".join(wanted)
@@ -606,7 +619,7 @@ def _keep_models(raw: dict, wanted: list[str], source: str, families: Sequence["
     return raw, (f"{flag}: {'; '.join(parts)}" if parts else None)
 
 
-def _sections(raw: dict, families: Sequence["Family"]):
+def _sections(raw: dict, families: Sequence[FamilyLike]):
     """(name, section class) of each family section present in ``raw`` as a mapping."""
     return [(f.name, f.section) for f in families if isinstance(raw.get(f.name), dict)]
 
@@ -654,7 +667,7 @@ def _set(mapping: dict, path: list[str], value: Any) -> dict:
     return {**mapping, head: inner}
 
 
-def validate_config(raw: dict[str, Any], *, families: Sequence["Family"]) -> Config:
+def validate_config(raw: dict[str, Any], *, families: Sequence[FamilyLike]) -> Config:
     """``raw`` as a Config whose sections are those of ``families``. Raises pydantic's ValidationError with every
     problem located (``botchat.n``), the sections' and the top level's; the cross-references between sections
     (``FamilySection.check``) are checked once every part is valid."""
@@ -683,7 +696,7 @@ def _located(error: dict, *prefix: str) -> dict:
             **({"ctx": error["ctx"]} if "ctx" in error else {})}
 
 
-def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None, *, families: Sequence["Family"],
+def load_config(path: str | os.PathLike, overrides: dict[str, Any] | None = None, *, families: Sequence[FamilyLike],
                 root: Path | None = None) -> Config:
     """Read (within ``yamlbounds.LIMITS``), override and validate a YAML config whose family sections are those of
     ``families`` (``dialogbench.run.registry.load_config``: the registered ones); relative paths resolve against ``root``
@@ -735,7 +748,7 @@ def _not_found(source: str) -> str:
 
 
 def _blame(source: str, raw: dict, overrides: dict[str, Any] | None, error: ValidationError,
-           families: Sequence["Family"]) -> str:
+           families: Sequence[FamilyLike]) -> str:
     """The validation errors, each prefixed with the flags that caused it when the config alone is valid: the
     flag that fails alone (``--n 2``), else every flag given."""
     message = _format_errors(source, error, families, raw)
@@ -750,7 +763,7 @@ def _blame(source: str, raw: dict, overrides: dict[str, Any] | None, error: Vali
     return "\n".join(f"{flags}: {line}" for line in message.splitlines())
 
 
-def _valid(raw: dict, families: Sequence["Family"]) -> bool:
+def _valid(raw: dict, families: Sequence[FamilyLike]) -> bool:
     try:
         validate_config(raw, families=families)
     except ValidationError:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import pyarrow as pa
 
 from dialogbench.cells import Stage, Table
+from dialogbench.lake.legacy import Legacy
 
 if TYPE_CHECKING:
     from dialogbench.run.config import Config
@@ -33,7 +34,9 @@ class Family:
     names a prompt change as a cause there. ``checks(config, lake, run_id)`` returns what fails the run besides its
     failed cells (one line each; the judge canary's drift), read once the family's stages are done.
     ``explorer(source)`` returns the family's records for the dialogue explorer (dialogbench/explorer/records.py:
-    one record format for every family; none: the explorer leaves the family out)."""
+    one record format for every family; none: the explorer leaves the family out). ``legacy`` names what the family
+    stored under other names in older lake formats (its verdict tables, renamed stages, packed plan models), which
+    the lake's migration reads from its layout (``lake.legacy``) rather than knowing the family."""
 
     name: str
     title: str
@@ -56,6 +59,7 @@ class Family:
     probes: Callable[["Config", int], list[Stage]] | None = None
     sql: str | None = None  # its SQL folder (views, metrics, report, tests): a name under sql/, or a path
     over_others: bool = False  # its stages are built from the other families' (the judge canary, the judge checks)
+    legacy: Legacy = field(default_factory=Legacy)
 
     def settings(self, config: "Config"):
         """The family's config section, or None when the config has none."""

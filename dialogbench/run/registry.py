@@ -13,6 +13,7 @@ from dialogbench.run.family_spec import Family
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import SQL_DIR, connect
 from dialogbench.lake.layout import Layout
+from dialogbench.lake.legacy import merge
 
 CORE_SQL = "core"  # the views every family builds on (runs, plans, boards, current cells, usage, changes)
 
@@ -75,9 +76,10 @@ def tables() -> list[Table]:
 
 def layout() -> Layout:
     """What the lake holds (``lake.layout``): every table, every family's reference tables, the shared SQL folder
-    (``sql/core``) then each family's."""
+    (``sql/core``) then each family's, and the names the families stored in older formats (``Family.legacy``)."""
     return Layout(tables={t.name: t for t in tables()}, references=references(),
-                  sql=(SQL_DIR / CORE_SQL, *(SQL_DIR / f.sql for f in families() if f.sql)))
+                  sql=(SQL_DIR / CORE_SQL, *(SQL_DIR / f.sql for f in families() if f.sql)),
+                  legacy=merge(f.legacy for f in families()))
 
 
 def open_lake(root: str | os.PathLike) -> Lake:

@@ -30,13 +30,10 @@ import functools
 import logging
 import os
 import re
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol, Sequence
 
 from dialogbench.text.textsafe import visible
 from dialogbench.text.urlsecrets import url_secrets
-
-if TYPE_CHECKING:
-    from dialogbench.run.config import Config
 
 REDACTED = "[REDACTED]"
 MIN_SECRET = 8  # shorter configured values ("EMPTY", "1") would mangle ordinary text and protect nothing
@@ -160,7 +157,25 @@ def register(*values: str | None) -> None:
     _VALUES.update(v for v in values if v and len(v) >= MIN_SECRET)
 
 
-def secrets_from(config: "Config") -> list[str]:
+class KeyedModel(Protocol):
+    """What ``secrets_from`` reads of a model entry (a ``run.config.ModelConfig``): the text layer does not import
+    the run's config, which imports it (every entry registers its key here)."""
+
+    @property
+    def api_key_env(self) -> str: ...
+
+
+class KeyedConfig(Protocol):
+    """What ``secrets_from`` reads of a run's config (a ``run.config.Config``)."""
+
+    @property
+    def models(self) -> Sequence[KeyedModel]: ...
+
+    @property
+    def judges(self) -> Sequence[KeyedModel]: ...
+
+
+def secrets_from(config: KeyedConfig) -> list[str]:
     """The configured keys' values: each model's and judge's ``api_key_env``, read now (and watched)."""
     names = [m.api_key_env for m in [*config.models, *config.judges]]
     watch_env(*names)
