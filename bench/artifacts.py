@@ -36,7 +36,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.runs and dialogbench from this checkout
 
-from bench.record import record  # noqa: E402
+from bench.record import ended, record  # noqa: E402
 from bench.runs import dialogbench_run  # noqa: E402
 
 
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cached rerun {i + 1}/{args.repeats}: {rerun['wall_s']:6.1f}s wall, {rerun['artifacts']} artifacts in "
               f"{rerun['publish_s']:.3f}s ({rerun['share_of_wall']:.1%}); history {rerun['history_s']:.3f}s "
               f"({rerun['history_share_of_wall']:.1%})")
-    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(run)
     result = {**run, **summarise(config=str(args.config), overrides=args.override, canary=args.canary, first=first,
                                  reruns=reruns, kept=str(work) if args.keep else None)}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -127,8 +127,7 @@ def finish(result: dict, *, started: float, report, out: str | os.PathLike) -> N
     """End a benchmark run: its seconds and the load average at the end into ``result``, the report
     printed, the JSON written to ``out``."""
     result["seconds"] = round(time.perf_counter() - started, 1)
-    if hasattr(os, "getloadavg"):
-        result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    recorder.ended(result)
     print(report(result))
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -33,9 +33,9 @@ from pathlib import Path
 import yaml
 
 if __package__:
-    from .record import record
+    from .record import ended, record
 else:  # run as a script: bench/ is sys.path[0]
-    from record import record
+    from record import ended, record
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     result = summarise(config=str(args.config), models=[m.get("backend") for m in config.get("models", [])],
                        from_lake=str(args.from_lake) if args.from_lake else None, first_runs=by_name(first_runs),
                        times=by_name(times), cpus=by_name(cpus), reruns=by_name(reruns), reused=by_name(reused))
-    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(run)
     result = {**run, **result}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -87,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(DEFAULT_OUT))
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    from bench.record import record
+    from bench.record import ended, record
 
     run = record(script=__file__, argv=argv)  # the load average before the work
 
@@ -110,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    run["machine"].update({"numpy": np.__version__, "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]})
+    ended(run)["machine"]["numpy"] = np.__version__
     out.write_text(json.dumps({**run, "bootstrap_elo": rows, "protocol": proto}, indent=2) + "\n")
     print(f"\nwrote {out}")
     return 0

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.record import record  # noqa: E402
+from bench.record import ended, record  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "gameeval.json"
 
@@ -105,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                     results=results)
     print(f"speed-up from batching the step: {out['speedup']:.2f}x  ({out['identical_games']}/{out['games']} games "
           f"played identically in both modes)")
-    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(run)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({**run, **out}, indent=2))
     print(f"wrote {args.out}")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -27,9 +26,9 @@ from dialogbench.run.registry import open_lake
 from dialogbench.lake.catalog import connect
 
 if __package__:
-    from .record import record
+    from .record import ended, record
 else:  # run as a script: bench/ is sys.path[0], and PYTHONPATH may put another checkout's dialogbench first
-    from record import record
+    from record import ended, record
 
 T0 = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
 
@@ -99,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             result["verify_s_median"] = timed(lambda: verify(lake), args.repeats)
     for key, value in result.items():
         print(f"{key:24} {value:.4f}" if isinstance(value, float) else f"{key:24} {value}")
-    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(run)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({**run, **result}, indent=2) + "\n")
     return 0

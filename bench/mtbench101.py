@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.record import record  # noqa: E402
+from bench.record import ended, record  # noqa: E402
 
 
 def golden_generation(config_path: str, tasks: list[str], limit: int, repeats: int) -> dict:
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     print("   concurrency  seconds  requests/s  speed-up  failed")
     for level, row in fan["levels"].items():
         print(f"   {level:>11}  {row['seconds']:7.2f}  {row['requests_per_s']:10.1f}  {row['speedup']:7.1f}x  {row['failed']:>6}")
-    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(result)
     result["seconds"] = time.time() - started
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2, default=str))

@@ -32,7 +32,7 @@ if __package__ in (None, "") and str(REPO_ROOT) not in sys.path:  # run as a scr
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench.botchat_pipeline import machine_facts  # noqa: E402 - stdlib-only at import time
-from bench.record import record  # noqa: E402
+from bench.record import ended, record  # noqa: E402
 VARIANTS = {
     "bound": {},
     "unbound1": {"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "1"},
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(measure(variant, hogs, args))
     rows = with_ratios(rows)
     print(table(rows))
-    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(run)
     result = {**run, "rows": rows, "args": {k: v for k, v in vars(args).items() if k != "worker"}}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ import duckdb
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.runs and dialogbench from this checkout
 
-from bench.record import record  # noqa: E402
+from bench.record import ended, record  # noqa: E402
 from bench.runs import dialogbench_run  # noqa: E402
 
 PREFIX = "judge_probe:"
@@ -75,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cached rerun: {rerun['wall_s']:7.1f} s wall; probes {rerun['probe_stage_s']:6.1f} s, "
               f"{rerun['probe_cells_computed']} computed, {rerun['probe_cells_cached']} cached, "
               f"{rerun['probe_judge_calls']} judge calls")
-    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(run)
     result = {**run, "config": str(args.config), "first_run": first, "cached_rerun": rerun}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")

@@ -116,7 +116,7 @@ def cli_seconds(root: Path, checkouts: dict[str, Path], repeats: int) -> dict[st
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO_ROOT))
-    from bench.record import record
+    from bench.record import ended, record
     from bench.report import model_names, size_parser, synthetic_lake
     from dialogbench.run.environment import commit
     from dialogbench.lake.version import ensure_current
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             checkouts = {**({"before": args.before} if args.before else {}), "after": REPO_ROOT}
             result["lakes"][name] = {"files": count, "rows": rows, **readers(root, args.repeats),
                                      "cli_query_s": cli_seconds(root, checkouts, args.cli_repeats)}
-    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(result)
     print(format_result(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n")

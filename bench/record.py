@@ -40,3 +40,11 @@ def record(*, script: str, argv: Sequence[str] | None = None) -> dict:
     machine facts into ``machine`` and may add ``machine["loadavg_at_end"]``."""
     return {"bench": Path(script).stem, "command": command(script=script, argv=argv), "utc": utc_now(),
             "machine": machine()}
+
+
+def ended(run: dict) -> dict:
+    """``run`` (what ``record`` gave) with the load average as the bench ends (``machine["loadavg_at_end"]``), which
+    docs/benchmarks.md shows beside the one at its start."""
+    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    return run
+

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -116,11 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
-    from bench.record import record
+    from bench.record import ended, record
 
     result = {**record(script=__file__, argv=argv), "code": code_info(),
               **run_bench(models=args.models, seeds=args.seeds, arena_seeds=args.arena_seeds, repeats=args.repeats)}
-    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(result)
     print(format_report(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str))

@@ -30,7 +30,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.record and the tests' Prefect helpers from this checkout
 
-from bench.record import record  # noqa: E402
+from bench.record import ended, record  # noqa: E402
 from tests.e2e.prefect_server import PREFECT, deploy_work, kill, running_server, spawn  # noqa: E402
 
 POOL = "scale-out"
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\njudging ({args.judging_models} chatbots on {args.judging} GPUs, judge {args.judge_delay}s per cell): "
               f"while generating {judged['judging while generating']:.1f}s, after {judged['judging after']:.1f}s "
               f"({ratio:.2f}x)")
-    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(run)
     args.out.write_text(json.dumps({**run, **result}, indent=2) + "\n")
     print(f"\nwrote {args.out}" + (f"; work folder {work}" if args.keep else ""))
     if not args.keep:

@@ -31,7 +31,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # run as a script: bench.report and dialogbench from this checkout
 
-from bench.record import record  # noqa: E402
+from bench.record import ended, record  # noqa: E402
 from bench.report import model_names, size_parser, synthetic_lake  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "serve.json"
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     run = record(script=__file__, argv=argv)  # the load average before the work
     result = run_bench(models=args.models, seeds=args.seeds, arena_seeds=args.arena_seeds, runs=args.runs,
                        requests=args.requests)
-    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(run)
     result = {**run, "code": code_info(), **result}
     print(format_report(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -42,7 +42,6 @@ import argparse
 import datetime as dt
 import itertools
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -581,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     given = (args.orchestration_s, "--orchestration-s") if args.orchestration_s else (None, None)
     if args.orchestration_json is not None:
         given = (*read_orchestration(args.orchestration_json), read_snapshot_s(args.orchestration_json))
-    from bench.record import record
+    from bench.record import ended, record
 
     run = record(script=__file__, argv=argv)  # the load average before the work
     run["machine"].update(versions())
@@ -590,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         measured = run_bench(sizes, seed=args.seed)
     result = {**run, "code": code_info(), **measured}
-    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(result)
     result["paper_scale"] = args.lake is None and all(sizes[k] == v for k, v in PAPER.items())
     result["paper"] = PAPER_NOTES
     result["gameeval_items"] = None if args.lake is not None else {"words": len(vendored_words(sizes["words"])),

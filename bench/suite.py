@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import resource
 import subprocess
@@ -27,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.record from this checkout
 
-from bench.record import record  # noqa: E402
+from bench.record import ended, record  # noqa: E402
 
 # pytest's last line: "==== 2204 passed, 1 skipped, 18 warnings, 10 errors in 1637.94s (0:27:17) ===="
 SUMMARY = re.compile(r"^=+ (?P<counts>.+?) in (?P<seconds>[\d.]+)s(?: \([\d:]+\))? =+$", re.M)
@@ -82,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     run = record(script=__file__, argv=argv)  # the load average before the suite
     suite = run_suite(workers=args.workers, log=args.log)
-    run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    ended(run)
     result = {**run, **suite}
     print(f"\nmake test: exit {suite['exit']}, {suite['wall_s']:.0f} s wall, {suite['cpu_s']:.0f} CPU s")
     for number, part in enumerate(suite["parts"], 1):

@@ -1,17 +1,14 @@
 """Addresses of the explorer filtered to the items behind a headline metric's number: ``metric_href`` writes the
 ``#`` part of one metric's slice (the report's "Who is really ahead" cells and its model labels), with
 ``hrefs.explorer_href`` (kept apart so the families' report sections link their numbers without importing this
-module, which reads the registered families' metrics: ``_metric_role``). ``PAGE`` and ``explorer_href`` are
-importable from here too."""
+module, which reads the registered families' metrics: ``_metric_role``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dialogbench.explorer.hrefs import PAGE, explorer_href
+from dialogbench.explorer.hrefs import explorer_href
 from dialogbench.run import registry
-
-__all__ = ["PAGE", "PER_N", "PROTOCOLS", "ROLE_SUFFIX", "explorer_href", "metric_href", "slice_parts"]
 
 # The explorer's protocol of each leaderboard view's numbers (the records a family's ``explorer`` gives the page:
 # dialogbench/<family>/explorer.py), for the metrics the report compares (``Family.metrics``).

@@ -1,4 +1,4 @@
-"""The explorer's linked views: an address's ``#`` part (``explorer.links.explorer_href``) is read by the page's own
+"""The explorer's linked views: an address's ``#`` part (``explorer.hrefs.explorer_href``) is read by the page's own
 filter code (``script.FILTERS``, run here under Node on the page's embedded data) and selects exactly the records it
 names: a model's of a protocol by a judge, the two sides of a comparison, a model in a role, a pair of seats, a head
 to head, a key (task code, setting), the Arena's N. Every value survives the trip: a model named with quotes,
@@ -16,7 +16,8 @@ from html import unescape
 import pytest
 
 from dialogbench.explorer import write_explorer
-from dialogbench.explorer.links import PAGE, explorer_href, metric_href, slice_parts
+from dialogbench.explorer.hrefs import PAGE, explorer_href
+from dialogbench.explorer.links import metric_href, slice_parts
 from dialogbench.explorer.page import render
 from dialogbench.explorer.script import FILTERS
 from dialogbench.text.textsafe import visible

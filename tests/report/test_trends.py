@@ -167,7 +167,7 @@ def test_run_labels_tell_runs_apart_however_close_they_ran():
     they share even the second (tests and quick reruns)."""
     import datetime as dt
 
-    from dialogbench.report.trends import run_labels
+    from dialogbench.report.run_axis import run_labels
 
     at = dt.datetime(2026, 11, 28, 16, 49, 5)
     runs = [(0, at - dt.timedelta(days=1), "r0"), (1, at, "r1"), (2, at + dt.timedelta(seconds=20), "r2"),
