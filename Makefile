@@ -76,6 +76,6 @@ chromium:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 clean-lake:   # every table the registry knows, the lake's marker, catalog and reports (data_lake/raw stays)
-	$(PY) -c "from dialogbench import registry; print(' '.join(t.name for t in registry.tables()))" \
+	$(PY) -c "from dialogbench.run import registry; print(' '.join(t.name for t in registry.tables()))" \
 	  | tr ' ' '\n' | sed 's|^|data_lake/|' | xargs rm -rf
 	rm -rf data_lake/_state data_lake/_quarantine data_lake/lake.json data_lake/.lease data_lake/reports data_lake/catalog.duckdb

@@ -49,6 +49,7 @@ def run_bench(*, models: int, seeds: int, arena_seeds: int, repeats: int) -> dic
     from dialogbench.run.registry import open_lake
     from dialogbench.lake.catalog import connect
     from dialogbench.report.build import write_report
+    from dialogbench.run import registry
 
     with tempfile.TemporaryDirectory(prefix="dialogbench-report-bench-") as tmp:
         start = time.perf_counter()
@@ -56,9 +57,11 @@ def run_bench(*, models: int, seeds: int, arena_seeds: int, repeats: int) -> dic
         build_s = time.perf_counter() - start
         with connect(open_lake(Path(tmp) / "lake")) as con:
             views = sorted(r[0] for r in con.sql("select view_name from duckdb_views() where not internal").fetchall())
-        times, cpu, paths = timed(lambda: write_report(open_lake(Path(tmp) / "lake"), Path(tmp) / "out"), repeats)
+        times, cpu, paths = timed(lambda: write_report(open_lake(Path(tmp) / "lake"), Path(tmp) / "out",
+                                                            families=registry.families()), repeats)
         sizes = {kind: path.stat().st_size for kind, path in paths.items()}
-        explorer_times, explorer_cpu, page = timed(lambda: write_explorer(open_lake(Path(tmp) / "lake"), Path(tmp) / "out"),
+        explorer_times, explorer_cpu, page = timed(lambda: write_explorer(open_lake(Path(tmp) / "lake"), Path(tmp) / "out",
+                                                                              families=registry.families()),
                                                    repeats)
         sizes["explorer"] = page.stat().st_size
     medians = {"write_report": statistics.median(times), "write_explorer": statistics.median(explorer_times)}

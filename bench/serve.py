@@ -42,6 +42,7 @@ TARGET_MS = 100
 def build_reports(lake: Path, *, models: int, seeds: int, arena_seeds: int, runs: int) -> dict:
     """The lake, its report and explorer rendered once, and the board and run folders linking them."""
     from dialogbench.explorer import write_explorer
+    from dialogbench.run import registry
     from dialogbench.run.registry import open_lake
     from dialogbench.report.build import write_report
 
@@ -49,8 +50,8 @@ def build_reports(lake: Path, *, models: int, seeds: int, arena_seeds: int, runs
     synthetic_lake(lake, models=model_names(models), seeds=seeds, arena_seeds=arena_seeds)
     lake_s, reports = time.perf_counter() - start, lake / "reports"
     start = time.perf_counter()
-    write_report(open_lake(lake), reports)
-    write_explorer(open_lake(lake), reports)
+    write_report(open_lake(lake), reports, families=registry.families())
+    write_explorer(open_lake(lake), reports, families=registry.families())
     render_s, t0 = time.perf_counter() - start, dt.datetime(2026, 1, 1, 1, tzinfo=dt.timezone.utc)
     run_ids = [f"{t0 + dt.timedelta(days=i):%Y%m%dT%H%M%SZ}-{i:06x}" for i in range(runs)]
     for i, run_id in enumerate(run_ids + run_ids[-1:]):  # the runs, then the board (its latest run)

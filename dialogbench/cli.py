@@ -95,38 +95,38 @@ def _config_or_default(parser: argparse.ArgumentParser, args) -> None:
 
 def cmd_run(args) -> int:
     from dialogbench.run import progress_display, stopping
-    from dialogbench.run.registry import load_config
+    from dialogbench.run.registry import build_run
 
-    config = load_config(args.config, _overrides(args))  # fail fast, before Prefect starts
+    run = build_run(args.config, _overrides(args))  # fail fast, before Prefect starts; built once, handed down
     # SIGTERM / SIGINT stop the run cleanly from here on; each stage's progress is shown (a live line on a terminal)
-    with stopping.handling(config.stop_timeout_s), progress_display.showing(stream=sys.stderr):
+    with stopping.handling(run.config.stop_timeout_s), progress_display.showing(stream=sys.stderr):
         try:
-            return _run(args, config)
+            return _run(args, run)
         except stopping.Stopped:  # stopped before the flow began (queueing for the lease, say)
             stopping.exit_now(stopping.requested())
 
 
-def _run(args, config) -> int:
-    from dialogbench.run import registry, stopping
+def _run(args, run) -> int:
+    from dialogbench.run import stopping
     from dialogbench.lake.version import refuse_foreign
     from dialogbench.run.preflight import preflight
 
-    refuse_foreign(registry.open_lake(config.lake))  # a folder that is not a lake: one line, before anything in it
+    config = run.config
+    refuse_foreign(run.lake)  # a folder that is not a lake: one line, before anything in it
     start = time.perf_counter()
     if config.reuse_unchanged_run and not args.rerun:  # before preflight (which imports the engines): nothing runs
-        reuse = _unchanged_run(config)
+        reuse = _unchanged_run(run)
         if reuse is not None:
-            return _reused(args, config, reuse, start)
-    preflight(config, source=args.config)
+            return _reused(args, run, reuse, start)
+    preflight(run)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
-    from dialogbench.run.registry import open_lake
     from dialogbench.lake.lease import lake_lease
     from dialogbench.lake.version import ensure_current
     from dialogbench.run.runs import StageReport
 
     with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
-        ensure_current(open_lake(config.lake))  # so is an older one (migrate); a format-3 one is recorded in place
+        ensure_current(run.lake)  # so is an older one (migrate); a format-3 one is recorded in place
         stopping.check()
         from flows.pipeline import pipeline  # Prefect (and its API log handler) only now
         from flows.signals import own_session_server, stop_temporary_server
@@ -137,7 +137,7 @@ def _run(args, config) -> int:
         from prefect.exceptions import TerminationSignal
 
         try:
-            state = pipeline(config_path=args.config, lease_wait_s=args.wait, return_state=True,
+            state = pipeline(config_path=args.config, lease_wait_s=args.wait, return_state=True, run=run,
                              **{k: v for k, v in _overrides(args).items() if v is not None})
         except TerminationSignal:  # a SIGTERM in the instant Prefect's own handler was in place (the flow starting)
             stopping.request(signal.SIGTERM)  # (its handler passed it on to ours, which asked already)
@@ -153,12 +153,12 @@ def _run(args, config) -> int:
          f"board: {result['board']})")
     for stage in result["stages"]:
         _say("  " + StageReport(**stage).line())
-    for family in registry.families():
+    for family in run.families:
         if family.name in result["leaderboard"] and family.format_leaderboard:
             _say("\n" + family.format_leaderboard(config, result["leaderboard"][family.name]))
     botchat = config.sections().get("botchat")
     if botchat is not None and botchat.enabled and (botchat.arena.enabled or botchat.gteval.enabled):
-        _say("\n" + _pairwise_leaderboards(config, result["board"]))
+        _say("\n" + _pairwise_leaderboards(run, result["board"]))
     if result.get("report"):
         _say(f"\nreport: {result['report']['html']}")
         if result["report"].get("explorer"):
@@ -181,16 +181,15 @@ def _run(args, config) -> int:
     return 0
 
 
-def _unchanged_run(config):
+def _unchanged_run(run):
     """The board's latest run when this run would repeat it (``dialogbench/run/reuse.py``), else None, the reason logged.
     It only reads (no lease: a run writing the lake meanwhile is a changed lake); whatever stops the check (a lake of
     an older format, say) makes this a real run, which deals with it as any run does."""
-    from dialogbench.run.registry import open_lake
     from dialogbench.run.reuse import unchanged_run
 
     log = logging.getLogger("dialogbench.reuse")
     try:
-        reuse = unchanged_run(config, lake=open_lake(config.lake))
+        reuse = unchanged_run(run)
     except Exception as exc:  # noqa: BLE001 - the check only saves time; a real run is always right
         log.warning("a new run: could not tell whether the board's latest run holds these results (%s: %s)",
                     type(exc).__name__, exc)
@@ -201,10 +200,9 @@ def _unchanged_run(config):
     return reuse
 
 
-def _reused(args, config, reuse, start: float) -> int:
+def _reused(args, run, reuse, start: float) -> int:
     """The board's latest run answers this rerun (``dialogbench/run/reuse.py``): its stages as this run would count them
     (all cached), every leaderboard of the board, its report; ``--json`` gets the same summary shape, ``reused``."""
-    from dialogbench.run.registry import open_lake
     from dialogbench.report.publish import FILE_OF_KIND, LEADERBOARDS
     from dialogbench.report.results import NoResults, format_all_leaderboards
     from dialogbench.run.runs import StageReport
@@ -220,7 +218,7 @@ def _reused(args, config, reuse, start: float) -> int:
     written = reuse.folder / LEADERBOARDS  # as the run wrote them; a run from before it did: read from the lake
     try:
         _say("\n" + (written.read_text().rstrip("\n") if written.is_file()
-                      else format_all_leaderboards(open_lake(config.lake), config.board)))
+                      else format_all_leaderboards(run.lake, run.board, families=run.families)))
     except NoResults as exc:
         _say(f"\n({exc})")
     report = {kind: str(reuse.folder / name) for kind, name in FILE_OF_KIND.items() if (reuse.folder / name).exists()}
@@ -229,8 +227,8 @@ def _reused(args, config, reuse, start: float) -> int:
         if report.get("explorer"):
             _say(f"explorer: {report['explorer']}")
     if args.json:
-        summary = {"run_id": reuse.run_id, "reused": True, "reason": reuse.reason, "lake": config.lake,
-                   "board": config.board, "finished_at": reuse.finished_at,
+        summary = {"run_id": reuse.run_id, "reused": True, "reason": reuse.reason, "lake": run.config.lake,
+                   "board": run.board, "finished_at": reuse.finished_at,
                    "stages": [s.to_dict() for s in stages.values()], "report": report, "failed": None}
         Path(args.json).write_text(json.dumps(summary, indent=2, default=str))
     return 0
@@ -322,14 +320,13 @@ def _split_problems(text: str) -> list[str]:
     return [part for part in re.split(rf"; (?=(?:{kinds}): )", text) if part]
 
 
-def _pairwise_leaderboards(config, board: str) -> str:
+def _pairwise_leaderboards(run, board: str) -> str:
     """BotChat's Arena and GTEval leaderboards (the family's table above is UniEval's), as ``dialogbench export``
     and results.json have them."""
-    from dialogbench.run.registry import open_lake
     from dialogbench.report.results import NoResults, format_all_leaderboards
 
     try:
-        return format_all_leaderboards(open_lake(config.lake), board, views=("botchat_elo", "botchat_gteval"))
+        return format_all_leaderboards(run.lake, board, views=("botchat_elo", "botchat_gteval"), families=run.families)
     except NoResults as exc:
         return f"(Arena and GTEval leaderboards: {exc})"
 
@@ -388,6 +385,7 @@ def _export_leaderboards(args) -> int:
     folder of one CSV per leaderboard, outside the lake; a board no run published to is refused (exit 2), named."""
     from dialogbench.lake.query import QueryRefused
     from dialogbench.report.results import NoResults, collect_results, write_csv, write_json
+    from dialogbench.run import registry
 
     out = Path(args.out)
     fmt = args.format or ("json" if out.suffix.lower() == ".json" else None)
@@ -400,7 +398,7 @@ def _export_leaderboards(args) -> int:
     if fmt == "csv" and out.exists() and not out.is_dir():
         raise QueryRefused(f"{out}: is a file; --format csv writes a folder of one CSV per leaderboard there")
     try:
-        results = collect_results(lake, args.board)
+        results = collect_results(lake, args.board, families=registry.families())
     except NoResults as exc:
         raise QueryRefused(str(exc)) from None
     if fmt == "json":
@@ -531,12 +529,12 @@ def cmd_catalog(args) -> int:
 
 def cmd_report(args) -> int:
     _refuse_older(args.lake)
-    from dialogbench.run.registry import open_lake
+    from dialogbench.run import registry
     from dialogbench.report.build import write_report
 
-    lake = open_lake(args.lake or "data_lake")
+    lake = registry.open_lake(args.lake or "data_lake")
     with _lease(args):
-        paths = write_report(lake, _reader_out(args, lake), board=args.board)
+        paths = write_report(lake, _reader_out(args, lake), board=args.board, families=registry.families())
     for kind, path in paths.items():
         _say(f"{kind}: {path}")
     return 0
@@ -546,11 +544,12 @@ def cmd_explore(args) -> int:
     _refuse_older(args.lake)
     from dialogbench.explorer import write_explorer
     from dialogbench.explorer.collect import DEFAULT_LIMIT
-    from dialogbench.run.registry import open_lake
+    from dialogbench.run import registry
 
-    lake = open_lake(args.lake or "data_lake")
+    lake = registry.open_lake(args.lake or "data_lake")
     with _lease(args):
-        path = write_explorer(lake, _reader_out(args, lake), limit=args.limit or DEFAULT_LIMIT, board=args.board)
+        path = write_explorer(lake, _reader_out(args, lake), limit=args.limit or DEFAULT_LIMIT, board=args.board,
+                              families=registry.families())
     _say(f"explorer: {path}")
     return 0
 
@@ -614,23 +613,22 @@ def cmd_validate(args) -> int:
     on any machine), 1 when only this machine lacks something (weights, an endpoint URL, an endpoint that does not
     answer or serve the model), else 0. Weights and endpoints are found without loading anything (``locate``)."""
     from dialogbench.run.config import ConfigError
-    from dialogbench.run.registry import load_config
+    from dialogbench.run.registry import build_run
     from dialogbench.run.preflight import check, locate
     from dialogbench.text.redact import redact
 
-    config = load_config(args.config, _overrides(args))
-    from dialogbench.run import registry
-
-    found = check(config, source=args.config)
-    located = locate(config, source=args.config)
+    run = build_run(args.config, _overrides(args))
+    config = run.config
+    found = check(run)
+    located = locate(run)
     found.machine.extend(located.machine)
     found.notes.extend(located.notes)
     if found.inputs:
         raise ConfigError("\n".join([*found.inputs, *found.machine]))
-    families = ", ".join(f.name for f in registry.families() if f.enabled(config) and f.protocol) or "none"
-    checks = ", ".join(f.name for f in registry.families() if f.enabled(config) and not f.protocol)
+    families = ", ".join(f.name for f in run.enabled if f.protocol) or "none"
+    checks = ", ".join(f.name for f in run.enabled if not f.protocol)
     _say(f"{args.config}: valid ({_count(len(config.models), 'model')}; families: {families}; "
-         f"{_count(len(registry.stages(config)), 'stage')}; board: {config.board}"
+         f"{_count(len(run.stages), 'stage')}; board: {config.board}"
          f"{'; checks: ' + checks if checks else ''})")
     for note in found.notes:
         _say(f"note: {redact(note)}")
@@ -643,10 +641,12 @@ def cmd_validate(args) -> int:
 def cmd_plan(args) -> int:
     """Per stage and model: the cells still to compute and the tokens they generate at most (and are expected to,
     from the lake's history); nothing is computed or written."""
-    from dialogbench.run import registry, sizing
+    from dialogbench.run import sizing
+    from dialogbench.run.registry import build_run
 
-    config = registry.load_config(args.config, _overrides(args))
-    rows = sizing.size(config, registry.stages(config), registry.open_lake(config.lake))
+    run = build_run(args.config, _overrides(args))
+    config = run.config
+    rows = sizing.size(config, run.stages, run.lake)
     _say(f"{args.config}: what a run would compute now (lake: {config.lake}, board: {config.board})")
     _say(sizing.render(rows))
     first = [r.stage for r in rows if r.to_compute and not r.max_tokens and r.models == ""]

@@ -26,6 +26,7 @@ from prefect.states import Cancelled, Failed, State
 from dialogbench.run import stopping
 from dialogbench.lake.lease import lake_lease
 from dialogbench.lake.space import DiskFull
+from dialogbench.run.built import Run
 from dialogbench.run.pool import release_all
 from dialogbench.run.runs import failure_lines, new_run_id, now
 from dialogbench.text.redact import redact
@@ -48,65 +49,70 @@ from tasks.subflows import subflows_without_heartbeats
 def pipeline(config_path: str = "configs/demo.yaml", limit: int | None = None, models: list[str] | None = None,
              n: list[int] | None = None, judge: str | None = None, lake: str | None = None,
              board: str | None = None, lease_wait_s: float = 0.0, stop_timeout_s: float | None = None,
-             devices: str | None = None, model: list[str] | None = None, canary: bool | None = None):
+             devices: str | None = None, model: list[str] | None = None, canary: bool | None = None,
+             run: Run | None = None):
+    """A deployment gives the config's path and flags, and the run is built and checked here; the CLI, which built and
+    checked it already (``dialogbench run``), hands it down as ``run`` (its path and flags are given too, for the UI)."""
     reset_cost()
     with stop_on_signals(stop_timeout_s), cancelled_on_escalation():  # Prefect put its own SIGTERM handler in place
         try:
-            return _run(config_path, {"limit": limit, "model": model, "models": models, "n": n, "judge": judge,
-                                      "lake": lake, "board": board, "stop_timeout_s": stop_timeout_s,
-                                      "devices": devices, "canary": canary},
-                        lease_wait_s)
+            if run is None:
+                run = load_run_config(config_path, {"limit": limit, "model": model, "models": models, "n": n,
+                                                    "judge": judge, "lake": lake, "board": board,
+                                                    "stop_timeout_s": stop_timeout_s, "devices": devices,
+                                                    "canary": canary})
+            return _run(run, lease_wait_s)
         except (stopping.Stopped, TerminationSignal):
             return _stopped()
         except DiskFull as exc:  # one line saying where and how much is free, not a traceback
             return Failed(message=str(exc), data=exc)
 
 
-def _run(config_path: str, overrides: dict, lease_wait_s: float):
-    config = load_run_config(config_path, overrides)
+def _run(run: Run, lease_wait_s: float):
+    config = run.config
     stopping.install(config.stop_timeout_s)  # the config's timeout (a deployment's run has no CLI to set it)
     with lake_lease(config.lake, wait_s=lease_wait_s, run_id=flow_run.name):
         stopping.check()
-        run_id = start_run(config, flow_run.name)
+        run_id = start_run(run, flow_run.name)
         started_at = now()  # run.json's and the summary's started_at (UTC)
-        record_run_config(config, run_id, config_path)
-        families = run_families(config)
+        record_run_config(run, run_id)
+        families = run_families(run)
         stopping.progress.begin([name for names in families.values() for name in names])
-        run_tagged = run_tags(config, config_path, families)
+        run_tagged = run_tags(run, families)
         tag_flow_run(run_tagged)
         with subflows_without_heartbeats():
             if config.dispatch:  # the model work goes to the work pool's workers; the run does the rest
-                before, units, after = split_units(config, families)
-                stages = _families(config, run_id, before, config_path)
-                record_plans(config, run_id, list(dict.fromkeys(s for unit in units for s in unit.grouped)))
-                ended = send_units(config, config_path, overrides, run_id, units, families, after)
-                sent, dispatch_problems = dispatched_reports(config, run_id, units, ended)
-                stages += sent + _families(config, run_id, after, config_path)
+                before, units, after = split_units(run, families)
+                stages = _families(run, run_id, before)
+                record_plans(run, run_id, list(dict.fromkeys(s for unit in units for s in unit.grouped)))
+                ended = send_units(run, run_id, units, families, after)
+                sent, dispatch_problems = dispatched_reports(run, run_id, units, ended)
+                stages += sent + _families(run, run_id, after)
             else:
-                stages, dispatch_problems = _families(config, run_id, families, config_path), []
+                stages, dispatch_problems = _families(run, run_id, families), []
         with tags(*run_tagged):  # every task run below carries them too
-            publish_stages(run_id, stages, board=config.board)
+            publish_stages(run_id, stages, board=run.board)
             stopping.check()
             # a drifted canary or an unreadable judge fails a run as cells do, and so does dispatched work lost
-            problems = dispatch_problems + run_checks(config, run_id)
+            problems = dispatch_problems + run_checks(run, run_id)
             release_engines()
             stopping.check()
-            check_lake(config)  # a lake that fails its data tests publishes nothing: no catalog, no report
-            catalog(config)
+            check_lake(run)  # a lake that fails its data tests publishes nothing: no catalog, no report
+            catalog(run)
             # the snapshot first: the leaderboards and the report read its intervals and rank ranges (headline),
             # and the report opens with what changed
-            history = snapshot(config, run_id)
-            boards = leaderboard(config)
-            publish_leaderboards(run_id, boards, board=config.board)
-            publish_judges(run_id, judge_summary(config), board=config.board)
-            publish_changes(run_id, history["changes"], board=config.board)
+            history = snapshot(run, run_id)
+            boards = leaderboard(run)
+            publish_leaderboards(run_id, boards, board=run.board)
+            publish_judges(run_id, judge_summary(run), board=run.board)
+            publish_changes(run_id, history["changes"], board=run.board)
             stopping.check()
             problem_lines = failure_lines(stages, config.fail_on, problems)
             failed = "; ".join(problem_lines) or None
             stopping.check()
-            report = render_report(config, run_id, config_path, failed, started_at)
-            publish_report(run_id, report, url=config.report.url, board=config.board)
-            publish_failures(config, run_id)
+            report = render_report(run, run_id, failed, started_at)
+            publish_report(run_id, report, url=config.report.url, board=run.board)
+            publish_failures(run, run_id)
     log_problems(problem_lines)  # on the parent flow run: one WARNING per reason it fails
     summary = {"run_id": run_id, "lake": config.lake, "board": config.board, "stages": stages, "leaderboard": boards,
                "report": report,
@@ -120,13 +126,13 @@ def _run(config_path: str, overrides: dict, lease_wait_s: float):
     return summary
 
 
-def _families(config, run_id: str, families: dict[str, list[str]], config_path: str) -> list[dict]:
+def _families(run: Run, run_id: str, families: dict[str, list[str]]) -> list[dict]:
     """Each family's stages as its subflow, in order; their stage reports."""
     stages = []
     for name, names in families.items():
         stopping.check()
-        with tags(*family_tags(config, config_path, name)):  # a subflow carries its own family's tags
-            state = family(config, run_id, name, names, config_path, return_state=True)
+        with tags(*family_tags(run, name)):  # a subflow carries its own family's tags
+            state = family(run, run_id, name, names, return_state=True)
         if state.is_cancelled():  # the run was stopped (SIGTERM, SIGINT)
             raise stopping.Stopped()
         stages += result_of(state)

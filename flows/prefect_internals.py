@@ -158,10 +158,13 @@ def drain_api_queues(*, timeout_s: float) -> None:
 # 4. Redacted flow parameters -------------------------------------------------------------------------------------
 
 class RedactedParametersFlow(Flow):
-    """A flow whose run records its parameters redacted (``redact_tree`` of what Prefect would store)."""
+    """A flow whose run records its parameters redacted (``redact_tree`` of what Prefect would store). A parameter
+    that says what of it is worth recording (``recorded()``: the run's ``Run``, as its config and source) is recorded
+    as that, not as Prefect's ``<Run>`` placeholder."""
 
     def serialize_parameters(self, parameters: dict[str, Any]) -> dict[str, Any]:
-        return redact_tree(super().serialize_parameters(parameters))
+        shown = {k: (v.recorded() if callable(getattr(v, "recorded", None)) else v) for k, v in parameters.items()}
+        return redact_tree(super().serialize_parameters(shown))
 
 
 # 5. Flow version of the function's own file ----------------------------------------------------------------------

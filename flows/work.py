@@ -46,15 +46,17 @@ def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stage
     with dispatch.heartbeat(overrides["lake"], unit, token):  # on this box: beating already
         from prefect.states import Failed
 
+        from dialogbench.run.registry import build_run
         from flows.family_subflow import family
-        from tasks.dispatch import attempt_guard, load_unit_config
+        from tasks.dispatch import attempt_guard, check_unit
         from tasks.returned import result_of
 
-        config = load_unit_config(config_path, overrides, run_id)
+        run = build_run(config_path, overrides)  # this unit's entry point: the dispatching run's config and flags
+        check_unit(run, run_id)
         done = []
-        with attempt_guard(config, unit, token):
+        with attempt_guard(run.config, unit, token):
             for name, stages in family_stages.items():
-                state = family(config, run_id, name, stages, config_path, groups, return_state=True)
+                state = family(run, run_id, name, stages, groups, return_state=True)
                 if not state.is_completed():
                     return Failed(message=f"{unit}: {name}: {state.message}")
                 done += result_of(state)

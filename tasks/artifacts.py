@@ -52,9 +52,8 @@ from prefect.futures import PrefectFuture, as_completed
 from dialogbench.run import stopping
 from dialogbench.cells import Chunk
 from dialogbench.cells.records import run_failures
-from dialogbench.run.config import Config
 from dialogbench.judge_checks.self_judging import BIAS
-from dialogbench.run.registry import open_lake
+from dialogbench.run.built import Run
 from dialogbench.text.redact import redact_tree
 from dialogbench.report.publish import report_urls
 from dialogbench.run.runs import StageReport
@@ -117,22 +116,22 @@ def key(*parts: str, board: str | None) -> str:
 
 
 def run_board(board: str | None = None) -> str | None:
-    """The board the artifacts being published belong to: ``board`` if given; else the running flow's ``config``
+    """The board the artifacts being published belong to: ``board`` if given; else the running flow's ``run``
     parameter's (a family subflow, here or on a dispatch worker); else the ``board:`` tag of the tags in force
     (``prefect.tags``: the pipeline publishes inside its run tags) or of the running flow run. None, with a warning,
     when none names one (outside a run: the key then names no board)."""
     if board:
         return board
     context = FlowRunContext.get()
-    config = (context.parameters or {}).get("config") if context is not None else None
-    if getattr(config, "board", None):
-        return config.board
+    run = (context.parameters or {}).get("run") if context is not None else None
+    if getattr(run, "board", None):
+        return run.board
     tags = [*sorted(TagsContext.get().current_tags),
             *(context.flow_run.tags if context is not None and context.flow_run is not None else [])]
     found = [t[len(BOARD_TAG):] for t in tags if isinstance(t, str) and t.startswith(BOARD_TAG) and t[len(BOARD_TAG):]]
     if found:
         return found[0]
-    log.warning("no board names this artifact (none given, no config parameter, no board: tag): its key names none")
+    log.warning("no board names this artifact (none given, no run parameter, no board: tag): its key names none")
     return None
 
 
@@ -263,16 +262,16 @@ def log_problems(lines: list[str]) -> None:
         logger.warning("%s", line)
 
 
-def publish_failures(config: Config, run_id: str) -> None:
+def publish_failures(run: Run, run_id: str) -> None:
     """This run's failed cells, one row each (a cell retried within the run is one row with its attempts, so the count is
     the stages' ``failed`` total and the run's message); none: an empty table, so the key's latest version says so."""
     with _publishing("failures"):
-        failures = run_failures(open_lake(config.lake), run_id)
+        failures = run_failures(run.lake, run_id)
         rows = [{"stage": f["stage"], "item": f["item_id"], "model": ", ".join(f["models"]) or None, "judge": f["judge"],
                  "attempts": f["attempts"], "error": (f["error"] or "")[:ERROR_MAX_CHARS], "cell_key": f["cell_key"]}
                 for f in failures[:FAILURE_ROWS_MAX]]
         more = f" (the first {FAILURE_ROWS_MAX} shown)" if len(failures) > FAILURE_ROWS_MAX else ""
-        _create(create_table_artifact, table=rows, key=key("failures", board=run_board(config.board)),
+        _create(create_table_artifact, table=rows, key=key("failures", board=run_board(run.board)),
                 description=f"Run `{run_id}`: {len(failures)} failed cell(s){more}; the next run retries them "
                             "(`dialogbench query \"select * from failures\"`).")
 

@@ -47,7 +47,7 @@ def night(config, run_id: str) -> int:
     run_all(config, run_id)
     record_config(lake, config, run_id=run_id, config_path="night.yaml")
     with connect(lake, board=config.board) as con:
-        return snapshot_metrics(con, lake, config, run_id=run_id)
+        return snapshot_metrics(con, lake, config, run_id=run_id, families=registry.families())
 
 # The old per-family entry points, as thin names over the one mechanism.
 def extract_seeds(config) -> StageReport:

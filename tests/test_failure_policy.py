@@ -213,7 +213,7 @@ def test_the_board_of_a_published_artifact(monkeypatch):
         artifacts.publish_leaderboards("r1", {"botchat": []}, board="nightly")
     assert [m["key"] for m in made] == [artifacts.key("stages", board="demo+limit=4"),
                                         "dialogbench-nightly-leaderboard-botchat"]
-    family_run = SimpleNamespace(parameters={"config": SimpleNamespace(board="nightly")},
+    family_run = SimpleNamespace(parameters={"run": SimpleNamespace(board="nightly")},
                                  flow_run=SimpleNamespace(tags=["board:other"]))
     monkeypatch.setattr(artifacts.FlowRunContext, "get", classmethod(lambda cls: family_run))
     assert artifacts.run_board() == "nightly"

@@ -39,7 +39,7 @@ from dialogbench.lake import links, manifest
 from dialogbench.lake.store import fsync_path, safe_name
 
 if TYPE_CHECKING:  # (imported where used: a unit's process imports this module before anything slow, to beat)
-    from dialogbench.run.config import Config
+    from dialogbench.run.built import Run
 
 WORK_ROLES = ("chatbot", "player")
 BEAT_S = 5.0  # how often a unit's heartbeat file is touched
@@ -64,20 +64,19 @@ class Unit:
     grouped: tuple[str, ...] = ()
 
 
-def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[Unit],
-                                                                   dict[str, list[str]]]:
+def split(run: "Run", families: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[Unit],
+                                                                dict[str, list[str]]]:
     """(the stages to run before the dispatch, by family; the units; the stages to run after it, by family). A unit
     is one set of models loaded together: a model's own (its BotChat dialogues, MT-Bench-101 answers, Ask-Guess
     games), or a group of players (a SpyFall pair, TofuKingdom's three camps), so a stage of several groups goes out
     as several units that run at the same time."""
-    from dialogbench.run import registry
-
+    config = run.config
     before: dict[str, list[str]] = {}
     after: dict[str, list[str]] = {}
     units: dict[tuple[str, ...], list[str]] = {}
     grouped: dict[tuple[str, ...], list[str]] = {}
     for family, names in families.items():
-        stages = [s for s in registry.family_stages(config, family) if s.name in names]  # built once
+        stages = [s for s in run.family_stages(family) if s.name in names]
         sent = [i for i, s in enumerate(stages) if s.role in WORK_ROLES and s.models(config)]
         last = max(sent, default=-1)
         for i, stage in enumerate(stages):
@@ -94,19 +93,18 @@ def split(config: Config, families: dict[str, list[str]]) -> tuple[dict[str, lis
                     for group, stages in units.items()], after
 
 
-def judging(config: Config, after: dict[str, list[str]]) -> Unit | None:
+def judging(run: "Run", after: dict[str, list[str]]) -> Unit | None:
     """The judge stages of ``after`` that judge what the units finished while others still run (``dispatch.
     judge_while_generating``; a stage whose ``judges_inputs_so_far``), as one unit on its judges' GPUs: the
     dispatching run starts it when a unit ends and again when more have ended meanwhile; once every unit has ended,
     the run judges the rest as before, finding what this unit judged cached. None when there is nothing to judge
     early. Its name, ``judging:<judges>``, is no model's (a model's name has no ``:``)."""
+    config = run.config
     if not config.dispatch or not config.dispatch.judge_while_generating:
         return None
-    from dialogbench.run import registry
-
     stages, models = [], {}
     for family, names in after.items():
-        for stage in registry.family_stages(config, family):
+        for stage in run.family_stages(family):
             if stage.name in names and stage.role == "judge" and stage.judges_inputs_so_far and stage.models(config):
                 stages.append(stage.name)
                 models.update({m.name: None for m in stage.models(config)})

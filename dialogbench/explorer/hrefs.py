@@ -1,7 +1,7 @@
 """The explorer's address filtered to some records: ``explorer_href`` writes the ``#`` part the page's script reads
 (``script.FILTERS`` says what each name selects). The families' report sections link their numbers with it; the
-report's headline metrics go through ``links.metric_href``, which knows the families' metrics (the registry) and so
-lives apart, above the families.
+report's headline metrics go through ``links.metric_href``, which is handed the run's families and reads their
+metrics, and so lives apart, above the families.
 
 The address is relative (``explorer.html#…``): the report and the explorer are written to the same folder (each
 run's, each board's and the top of ``<lake>/reports``: report/publish.py), so the link works from a file and over

@@ -1,14 +1,14 @@
 """Addresses of the explorer filtered to the items behind a headline metric's number: ``metric_href`` writes the
 ``#`` part of one metric's slice (the report's "Who is really ahead" cells and its model labels), with
 ``hrefs.explorer_href`` (kept apart so the families' report sections link their numbers without importing this
-module, which reads the registered families' metrics: ``_metric_role``)."""
+module, which reads the families' metrics it is handed: ``_metric_role``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from dialogbench.explorer.hrefs import explorer_href
-from dialogbench.run import registry
+from dialogbench.run.family_spec import Family, family_named
 
 # The explorer's protocol of each leaderboard view's numbers (the records a family's ``explorer`` gives the page:
 # dialogbench/<family>/explorer.py), for the metrics the report compares (``Family.metrics``).
@@ -41,16 +41,17 @@ def slice_parts(slice_: str | None) -> dict[str, str]:
     return parts
 
 
-def metric_href(family: str, leaderboard: str, metric: str, slice_: str | None, models: Iterable[str]) -> str | None:
+def metric_href(family: str, leaderboard: str, metric: str, slice_: str | None, models: Iterable[str], *,
+                families: Sequence[Family]) -> str | None:
     """The explorer showing the records behind ``metric``'s numbers of ``models`` in ``slice_`` (the
     ``metric_history`` / ``pairwise`` slice: ``judge=j, n=16``, ``judge=j, task=CM``, ``villager_model=B``,
     ``camp=prince``, ``setting=with_description``; a slice left out selects every slice, e.g. every task). None
     where the explorer has no records for the leaderboard, or the slice names a key it cannot filter on (a link to
-    more than the number's items would mislead)."""
+    more than the number's items would mislead). ``families``: the run's, whose metrics name their model's role."""
     protocol = PROTOCOLS.get((family, leaderboard))
     if protocol is None:
         return None
-    role = _metric_role(family, leaderboard, metric)
+    role = _metric_role(family, leaderboard, metric, families=families)
     judge, n, keys, seats = None, None, [], []
     for name, value in slice_parts(slice_).items():
         if name == "judge":
@@ -68,10 +69,10 @@ def metric_href(family: str, leaderboard: str, metric: str, slice_: str | None, 
     return explorer_href(protocol=protocol, models=models, judge=judge, role=role, seats=seats, keys=keys, n=n)
 
 
-def _metric_role(family: str, leaderboard: str, metric: str) -> str | None:
+def _metric_role(family: str, leaderboard: str, metric: str, *, families: Sequence[Family]) -> str | None:
     """The role a metric's model plays (its model column ``spy_model``: the spy), None for a plain ``model``."""
     try:
-        found = registry.family(family)
+        found = family_named(families, family)
     except KeyError:
         return None
     for m in found.metrics:

@@ -6,6 +6,7 @@ the filters, not in the embedded data: the script renders no chart and model nam
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
 from dialogbench.explorer.records import Source
@@ -13,30 +14,32 @@ from dialogbench.report import trends
 from dialogbench.report.data import primary_judge, reporting
 from dialogbench.report.html import table
 from dialogbench.report.tables import Section
+from dialogbench.run.family_spec import Family
 
 ID = "trends"
 
 
-def report_judge(source: Source) -> str | None:
-    """The report's judge on this board (``report.data.collect``'s): the judge with the most rows in the reporting
-    families' judged views."""
-    rows = [r for family in reporting() for key in family.report.judged
+def report_judge(source: Source, *, families: Sequence[Family]) -> str | None:
+    """The report's judge on this board (``report.data.collect``'s): the judge with the most rows in the judged views
+    of the reporting families of ``families`` (the run's)."""
+    rows = [r for family in reporting(families=families) for key in family.report.judged
             for r in source.read(family.report.queries[key]) or []]
     return primary_judge(rows)
 
 
-def read(source: Source) -> Section:
+def read(source: Source, *, families: Sequence[Family]) -> Section:
     """The report's "Trends" section for the board ``source`` reads (its connection's ``current_board``). The report's
     judge is looked up only where it can change what is drawn: a metric with values of more than one judge (with one,
     that judge is charted whatever the report's), on a board with a trend (two runs); the judged views it is read
-    from cost a second at the papers' scale."""
+    from cost a second at the papers' scale. ``families``: the run's (the report's)."""
     rows = source.read(trends.SQL)
     judges: dict[tuple, set] = {}
     for r in rows or []:
         if r["judge"] is not None:
             judges.setdefault((r["family"], r["leaderboard"], r["metric"]), set()).add(r["judge"])
     several = bool(rows) and rows[0]["runs"] > 1 and any(len(found) > 1 for found in judges.values())
-    return trends.section(rows, judge=report_judge(source) if several else None)
+    return trends.section(rows, judge=report_judge(source, families=families) if several else None,
+                          families=families)
 
 
 def summary(section: Section) -> str:

@@ -6,13 +6,13 @@ can be traced to (the row's models' configs, the judge's, the family's prompts a
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
 import yaml
 
-from dialogbench.run import registry
 from dialogbench.history.noise import change_rows, previous_units, tonight_units, unit_rows
 from dialogbench.history.tables import (JUDGE_FINDINGS_TABLE, METRIC_CHANGES_TABLE, METRIC_PAIRS_TABLE,
                                         METRIC_SNAPSHOTS_TABLE, METRIC_UNITS_TABLE, RUN_CONFIGS_TABLE)
@@ -144,22 +144,23 @@ def ranked(rows: list[dict], *, higher_is_better: bool) -> None:
             row["rank_low"], row["rank_high"] = min(low, row["rank"]), max(high, row["rank"])
 
 
-def snapshot_metrics(con: duckdb.DuckDBPyConnection, lake: Lake, config: "Config", *, run_id: str) -> int:
-    """Write every enabled family's metrics, as the lake's views read now for the run's board (``con`` reads that
-    board: ``catalog.connect(lake, board=config.board)``), as this run's snapshot (one file, so a rerun of the same
-    run replaces it); returns the rows written."""
+def snapshot_metrics(con: duckdb.DuckDBPyConnection, lake: Lake, config: "Config", *, run_id: str,
+                     families: Sequence["Family"]) -> int:
+    """Write the metrics of every family of ``families`` (the run's) the config enables, as the lake's views read
+    now for the run's board (``con`` reads that board: ``catalog.connect(lake, board=config.board)``), as this run's
+    snapshot (one file, so a rerun of the same run replaces it); returns the rows written."""
     from dialogbench.judge_checks.check import board_findings, settings_of
     from dialogbench.judge_checks.health import not_measured
 
     created_at, config_fp = now(), config_fingerprint(config)
     unmeasured, coverage = not_measured(board_findings(con, settings_of(config))), coverage_rows(con)
-    families = [family for family in registry.families() if family.enabled(config) and family.metrics]
-    rows = [row for family in families
+    measured = [family for family in families if family.enabled(config) and family.metrics]
+    rows = [row for family in measured
             for row in family_rows(con, config, family, run_id=run_id, created_at=created_at, config_fp=config_fp,
                                    unmeasured=unmeasured, coverage=coverage)]
     pairs = [{"run_id": run_id, "created_at": created_at, "board": config.board, **found.row()}
-             for found in compare(con, families, unmeasured=unmeasured)]
-    units = tonight_units(con, families)
+             for found in compare(con, measured, unmeasured=unmeasured)]
+    units = tonight_units(con, measured)
     changed = change_rows(units, previous_units(con, board=config.board, run_id=run_id), run_id=run_id)
     findings = [{"run_id": run_id, "created_at": created_at, "board": config.board, "judge": f.judge,
                  "protocol": f.protocol, "check": f.check, "reason": f.why} for f in unmeasured.values()]

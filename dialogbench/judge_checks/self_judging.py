@@ -1,7 +1,10 @@
 """Self-judging: a candidate rated by a judge that is the candidate itself (self-enhancement bias, as in the MT-Bench
 paper: an LLM judge tends to favour its own answers). Not an error, a caveat: ``dialogbench validate`` and the run's
-preflight say it (``notes``), and every leaderboard marks the model (the CLI's, the report's family sections, the
-Prefect leaderboard artifacts: a ``self_judged`` column, a ``MARK`` after the name and ``LEGEND`` under the table).
+preflight say it (``notes``), and every leaderboard marks the model: a ``self_judged`` column in the Prefect
+leaderboard artifacts and in results.json / ``dialogbench export`` (``report.results``), and a ``MARK`` after the name
+with the ``LEGEND`` beside it in the CLI's tables (the families' and the Arena and GTEval tables ``dialogbench run``
+prints) and in the report's family sections, "Who is really ahead" and "Trends" (``report.ahead``, ``report.trends``:
+per matrix or chart, by its judge).
 
 Which candidates are the judge (``same_model``): the same name, or the same model under another name. A model is
 identified by its ``weights`` and ``revision`` (``identity``), not by ``keys.model_fingerprint``: that fingerprint

@@ -9,17 +9,20 @@ Markdown shows the text alone.
 One judge per metric (the report's, else the metric's most frequent) and, of a metric with many N (BotChat pass@N),
 the largest; a metric with more than ``SLICES_OPEN`` slices left (MT-Bench-101's tasks, SpyFall's villagers) gets
 one matrix that counts, per pair, the slices each model is ahead in (``report_pairwise_tally``) rather than a matrix
-per slice. The helpers that choose judges and order metrics serve ``trends`` too."""
+per slice. A model rated by the matrix's judge when that judge is the model itself (``judge_checks.self_judging``:
+the same name, or the same weights and revision) is marked ``†`` in it, and the section's text has the legend. The
+helpers that choose judges and order metrics serve ``trends`` too."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
-from dialogbench.run import registry
 from dialogbench.explorer.links import metric_href
+from dialogbench.judge_checks.self_judging import LEGEND, Identity, marked, same_model
+from dialogbench.run.family_spec import Family, family_named
 from dialogbench.report.markdown import esc
 from dialogbench.report.tables import Block, Section
 
@@ -41,21 +44,23 @@ SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 Key = tuple[str, str, str]  # (family, leaderboard, metric)
 
 
-def metric_order() -> dict[Key, int]:
-    """(family, leaderboard view, metric) -> its place: the registry's family order, then each family's ``metrics``."""
-    keys = [(f.name, m.view, m.name) for f in registry.families() for m in f.metrics]
+def metric_order(*, families: Sequence[Family]) -> dict[Key, int]:
+    """(family, leaderboard view, metric) -> its place: the order of ``families`` (the run's), then each family's
+    ``metrics``."""
+    keys = [(f.name, m.view, m.name) for f in families for m in f.metrics]
     return {k: i for i, k in enumerate(dict.fromkeys(keys))}
 
 
-def family_title(name: str) -> str:
+def family_title(name: str, *, families: Sequence[Family]) -> str:
+    """The title of the family ``name`` of ``families``; a family the run does not know keeps its name."""
     try:
-        return registry.family(name).title
+        return family_named(families, name).title
     except KeyError:
         return name
 
 
 def sort_key(order: dict[Key, int]):
-    """Rows in the registry's order of metrics (unknown ones after, by name), then by slice."""
+    """Rows in ``order``'s order of metrics (``metric_order``; unknown ones after, by name), then by slice."""
     return lambda k: (order.get(k[:3], len(order)), *k)
 
 
@@ -120,10 +125,16 @@ def _p(v: float | None) -> str:
 class Grid:
     """A model × model matrix: ``models`` (rows and columns, in order), ``label(model)`` the number under a row's
     name, ``cell(row, col)`` -> (kind, first line, second line, tooltip) with kind ahead, behind, plain, grey or none,
-    and the footnotes (the reasons of the grey cells, numbered in reading order)."""
+    and the footnotes (the reasons of the grey cells, numbered in reading order). ``selves``: the models its judge
+    is (self-judged), whose names it marks."""
 
     models: list[str]
     notes: dict[tuple[str, str], int]
+    selves: frozenset[str] | set[str] = frozenset()
+
+    def name(self, model: str) -> str:
+        """A row's or column's name: the model, marked when the grid's judge is the model itself."""
+        return marked(model, model in self.selves)
 
     def label(self, model: str) -> str:
         raise NotImplementedError
@@ -144,12 +155,12 @@ class Grid:
                 for (mark, reason), i in self.notes.items()]
 
     def html(self, caption: str) -> str:
-        head = "".join(f"<th class=\"num\">{escape(m)}</th>" for m in self.models)
+        head = "".join(f"<th class=\"num\">{escape(self.name(m))}</th>" for m in self.models)
         body = []
         for m in self.models:
             label = self.label(m)
             below = f'<br><span class="more">{_a(escape(label), self.label_href(m))}</span>' if label else ""
-            tds = [f'<td class="model">{escape(m)}{below}</td>']
+            tds = [f'<td class="model">{escape(self.name(m))}{below}</td>']
             for c in self.models:
                 kind, text, more, tip = self.cell(m, c)
                 title = f' title="{escape(tip)}"' if tip else ""
@@ -163,11 +174,11 @@ class Grid:
 
     def markdown(self, caption: str) -> str:
         lines = [f"*{esc(caption)}*", "",
-                 "| row − column | " + " | ".join(esc(m) for m in self.models) + " |",
+                 "| row − column | " + " | ".join(esc(self.name(m)) for m in self.models) + " |",
                  "|:---|" + "---:|" * len(self.models)]
         for m in self.models:
             label = self.label(m)
-            cells = [esc(m) + (f" ({esc(label)})" if label else "")]
+            cells = [esc(self.name(m)) + (f" ({esc(label)})" if label else "")]
             for c in self.models:
                 kind, text, more, _ = self.cell(m, c)
                 shown_ = f"**{esc(text)}**" if kind in MARKS else (f"*{esc(text)}*" if kind == "grey" else esc(text))
@@ -182,6 +193,11 @@ def _a(inner: str, href: str | None) -> str:
     return f'<a class="ex" href="{escape(href)}">{inner}</a>' if href else inner
 
 
+def _selves(models: Iterable[str], judge: str | None, known: Mapping[str, Identity] | None) -> set[str]:
+    """Those of ``models`` that ``judge`` is (``self_judging.same_model``; ``known``: identities by name)."""
+    return {m for m in models if same_model(m, judge, known)}
+
+
 def _order(rows: list[dict]) -> list[str]:
     """The models of ``rows`` by their model_rank (then name); a model only ever in a column last."""
     ranks: dict[str, tuple] = {}
@@ -194,14 +210,18 @@ def _order(rows: list[dict]) -> list[str]:
 
 class Matrix(Grid):
     """One (family, leaderboard, metric, slice)'s comparisons (report_pairwise): the cell (A, B) is A − B with its
-    interval, marked by the verdict."""
+    interval, marked by the verdict. ``families``: the run's (their titles, and their metrics' roles in the links);
+    ``known``: the identities of the run's models and judges by name (``self_judging.identities``)."""
 
-    def __init__(self, rows: list[dict]) -> None:
+    def __init__(self, rows: list[dict], *, families: Sequence[Family],
+                 known: Mapping[str, Identity] | None = None) -> None:
+        self.families = families
         first = rows[0]
         self.family, self.leaderboard, self.metric, self.slice = (first["family"], first["leaderboard"],
                                                                    first["metric"], first["slice"])
         self.higher_is_better = first["higher_is_better"] is not False
         self.models = _order(rows)
+        self.selves = _selves(self.models, first.get("judge"), known)
         self.values = {r["row_model"]: r["model_value"] for r in rows}
         self.cells = {(r["row_model"], r["col_model"]): r for r in rows}
         self.rate = _rate(rows)
@@ -215,7 +235,7 @@ class Matrix(Grid):
     def caption(self, note: str = "") -> str:
         unit = " in percentage points" if self.rate else ""
         lower = "; lower is better, ▲ marks the lower" if not self.higher_is_better else ""
-        return (f"{family_title(self.family)}: {self.leaderboard}.{self.metric}"
+        return (f"{family_title(self.family, families=self.families)}: {self.leaderboard}.{self.metric}"
                 + (f" ({self.slice})" if self.slice else "") + note
                 + f". Cell: row − column{unit}, 95% interval below; paired bootstrap on the items both have. "
                 f"▲ row ahead, ▼ column ahead: Holm-adjusted p < 0.05 and the interval excluding 0{lower}; plain: "
@@ -225,12 +245,13 @@ class Matrix(Grid):
         return _plain(self.values.get(model), self.rate)
 
     def label_href(self, model: str) -> str | None:
-        return metric_href(self.family, self.leaderboard, self.metric, self.slice, [model])
+        return metric_href(self.family, self.leaderboard, self.metric, self.slice, [model], families=self.families)
 
     def href(self, row: str, col: str) -> str | None:
         if row == col or (row, col) not in self.cells:
             return None
-        return metric_href(self.family, self.leaderboard, self.metric, self.slice, [row, col])
+        return metric_href(self.family, self.leaderboard, self.metric, self.slice, [row, col],
+                           families=self.families)
 
     def cell(self, row: str, col: str) -> tuple[str, str, str, str]:
         if row == col:
@@ -252,14 +273,18 @@ class Matrix(Grid):
 
 class Tally(Grid):
     """A metric with many slices (report_pairwise_tally): the cell (A, B) counts the slices where A is ahead (▲) and
-    where B is (▼), of those both were compared in; the tooltip names them."""
+    where B is (▼), of those both were compared in; the tooltip names them. ``families``, ``known``: as
+    ``Matrix``'s."""
 
-    def __init__(self, rows: list[dict]) -> None:
+    def __init__(self, rows: list[dict], *, families: Sequence[Family],
+                 known: Mapping[str, Identity] | None = None) -> None:
+        self.families = families
         first = rows[0]
         self.family, self.leaderboard, self.metric = first["family"], first["leaderboard"], first["metric"]
         self.judge, self.key, self.parts = first["judge"], first["slice_key"] or "slice", first["parts"]
         self.higher_is_better = first["higher_is_better"] is not False
         self.models = _order(rows)
+        self.selves = _selves(self.models, self.judge, known)
         self.net = {r["row_model"]: r["net"] for r in rows}
         self.cells = {(r["row_model"], r["col_model"]): r for r in rows}
         self.notes = {}
@@ -267,7 +292,8 @@ class Tally(Grid):
     def caption(self, note: str = "") -> str:
         lower = "; lower is better, ▲ counts the lower" if not self.higher_is_better else ""
         judge = f", judge={self.judge}" if self.judge else ""
-        return (f"{family_title(self.family)}: {self.leaderboard}.{self.metric}{judge}{note}, over its {self.parts} "
+        return (f"{family_title(self.family, families=self.families)}: {self.leaderboard}.{self.metric}{judge}{note}, "
+                f"over its {self.parts} "
                 f"slices ({self.key}). Cell: ▲ the slices where the row is ahead, ▼ those where the column is, of "
                 "those both were compared in; paired bootstrap on the items both have, ahead: Holm-adjusted p < 0.05 "
                 f"and the interval excluding 0{lower}; grey: no slice could tell. Rows by slices ahead minus behind.")
@@ -279,7 +305,7 @@ class Tally(Grid):
     def _href(self, models: list[str]) -> str | None:
         """Every slice of the metric (each task, each villager) of the tally's judge."""
         return metric_href(self.family, self.leaderboard, self.metric, f"judge={self.judge}" if self.judge else "",
-                           models)
+                           models, families=self.families)
 
     def label_href(self, model: str) -> str | None:
         return self._href([model])
@@ -312,15 +338,18 @@ class Tally(Grid):
         return "grey", "no test", of, tip
 
 
-def section(rows: list[dict] | None, tally: list[dict] | None = None, *, judge: str | None) -> Section:
+def section(rows: list[dict] | None, tally: list[dict] | None = None, *, judge: str | None,
+            families: Sequence[Family], identities: Mapping[str, Identity] | None = None) -> Section:
     """The section from ``report_pairwise``'s rows (None: the view is missing), ``report_pairwise_tally``'s (for the
-    metrics with more than ``SLICES_OPEN`` slices) and the report's judge."""
+    metrics with more than ``SLICES_OPEN`` slices) and the report's judge; ``families`` (the run's) order the metrics
+    and title them; ``identities`` (the board's latest run's models and judges by name, ``self_judging.identities``;
+    none: names alone) find a model that is its matrix's judge under another name, to mark it."""
     if not rows:
         return Section("ahead", TITLE, empty="No run on this board has compared models yet (each run's snapshot "
                                              "writes its paired comparisons: the `pairwise` view).")
     kept, others = shown(rows, judge)
     judges = choose_judges(rows, judge)
-    order = metric_order()
+    order = metric_order(families=families)
     by_matrix: dict[tuple, list[dict]] = {}
     for r in kept:
         by_matrix.setdefault((r["family"], r["leaderboard"], r["metric"], r["slice"]), []).append(r)
@@ -332,20 +361,21 @@ def section(rows: list[dict] | None, tally: list[dict] | None = None, *, judge: 
         key = (r["family"], r["leaderboard"], r["metric"])
         if r["judge"] == judges.get(key):
             tallies.setdefault(key, []).append(r)
-    blocks, tallied, n_notes = [], [], []
+    blocks, tallied, n_notes, selves = [], [], [], set()
     for family in dict.fromkeys(k[0] for k in by_metric):
-        html_parts, md_parts = [f"<h3>{escape(family_title(family))}</h3>"], []
+        html_parts, md_parts = [f"<h3>{escape(family_title(family, families=families))}</h3>"], []
         for key, matrices in ((k, v) for k, v in by_metric.items() if k[0] == family):
             first = by_matrix[matrices[0]][0]
             ns = first["ns"] or 0
             note = f", the largest of {ns} N" if ns > 1 else ""
             if ns > 1:
                 n_notes.append(f"{key[1]}.{key[2]} at N = {first['slice_n']} of {ns} N")
-            grids = [Matrix(by_matrix[m]) for m in matrices]
+            grids = [Matrix(by_matrix[m], families=families, known=identities) for m in matrices]
             if len(matrices) > SLICES_OPEN and tallies.get(key):
                 tallied.append(f"{key[1]}.{key[2]} ({len(matrices)} slices)")
-                grids = [Tally(tallies[key])]
+                grids = [Tally(tallies[key], families=families, known=identities)]
             for grid in grids:
+                selves |= grid.selves
                 caption = grid.caption(note)
                 html_parts.append(grid.html(caption))
                 md_parts.append(grid.markdown(caption))
@@ -369,5 +399,7 @@ def section(rows: list[dict] | None, tally: list[dict] | None = None, *, judge: 
     if tallied:
         intro += (f" A metric with more than {SLICES_OPEN} slices has one matrix counting its slices by verdict "
                   "instead of one per slice: " + "; ".join(tallied) + ".")
+    if selves:
+        intro += f" {LEGEND}: a matrix whose judge is the model itself marks it."
     intro += " Every pair and its p: `dialogbench query \"select * from pairwise\"`."
     return Section("ahead", TITLE, intro, blocks=blocks)

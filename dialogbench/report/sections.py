@@ -1,28 +1,33 @@
 """The report's sections in page order: what changed since the previous run, each reporting protocol family's
-(registry order), who is really ahead and the trends (every protocol's, read from the history), the checks' families
+(in the run's family order), who is really ahead and the trends (every protocol's, read from the history), the checks' families
 (the canary, the judge checks), then the judge-wide reliability, the cost and the latest run: all but the families'
 are owned by no family."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
-from dialogbench.run import registry
+from dialogbench.judge_checks.self_judging import identities_from_yaml
 from dialogbench.report import ahead, changes, trends
 from dialogbench.report.tables import NO_DATA, Section, Table, num, pct
+from dialogbench.run.family_spec import Family, family_named
 
 
-def all_sections(data: dict) -> list[Section]:
+def all_sections(data: dict, *, families: Sequence[Family]) -> list[Section]:
     """``data`` from ``data.collect``: the changes, the protocol families' sections, who is really ahead, the trends,
-    the other families' (checks on the protocols), then the reliability, the cost and the run."""
-    families = [registry.family(name) for name in data["families"]]
-    own = {f.name: f.report.sections(data["families"][f.name]) for f in families}
-    protocols = [s for f in families if f.protocol for s in own[f.name]]
-    checks = [s for f in families if not f.protocol for s in own[f.name]]
+    the other families' (checks on the protocols), then the reliability, the cost and the run. ``families``: the
+    run's (those ``data`` was collected with)."""
+    reported = [family_named(families, name) for name in data["families"]]
+    own = {f.name: f.report.sections(data["families"][f.name]) for f in reported}
+    protocols = [s for f in reported if f.protocol for s in own[f.name]]
+    checks = [s for f in reported if not f.protocol for s in own[f.name]]
+    known = identities_from_yaml((data.get("header") or [{}])[0].get("run_config"))  # who is a judge by its weights
     return [changes.section(data.get("changes_summary"), data.get("changes")), *protocols,
-            ahead.section(data.get("pairwise"), data.get("pairwise_tally"), judge=data.get("judge")),
-            trends.section(data.get("trends"), judge=data.get("judge")), *checks, reliability(data), cost(data),
-            runs(data)]
+            ahead.section(data.get("pairwise"), data.get("pairwise_tally"), judge=data.get("judge"), families=families,
+                          identities=known),
+            trends.section(data.get("trends"), judge=data.get("judge"), families=families, identities=known), *checks,
+            reliability(data), cost(data), runs(data)]
 
 
 def reliability(data: dict) -> Section:

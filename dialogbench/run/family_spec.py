@@ -36,7 +36,8 @@ class Family:
     ``explorer(source)`` returns the family's records for the dialogue explorer (dialogbench/explorer/records.py:
     one record format for every family; none: the explorer leaves the family out). ``legacy`` names what the family
     stored under other names in older lake formats (its verdict tables, renamed stages, packed plan models), which
-    the lake's migration reads from its layout (``lake.legacy``) rather than knowing the family."""
+    the lake's migration reads from its layout (``lake.legacy``) rather than knowing the family. ``notes(config)``
+    says what is worth fixing without stopping the run (``dialogbench validate`` and preflight print each)."""
 
     name: str
     title: str
@@ -60,6 +61,8 @@ class Family:
     sql: str | None = None  # its SQL folder (views, metrics, report, tests): a name under sql/, or a path
     over_others: bool = False  # its stages are built from the other families' (the judge canary, the judge checks)
     legacy: Legacy = field(default_factory=Legacy)
+    # what is worth saying about the config before a run, not stopping it (``validate`` and preflight print them)
+    notes: Callable[["Config"], list[str]] | None = None
 
     def settings(self, config: "Config"):
         """The family's config section, or None when the config has none."""
@@ -74,3 +77,12 @@ class Family:
         if not self.over_others:
             return self.stages(config)
         return self.stages(config, [f for f in families if f.enabled(config) and not f.over_others])
+
+
+def family_named(families: Sequence[Family], name: str) -> Family:
+    """The family called ``name`` of those a run was built with (what the registry's ``family`` answers of the
+    registered ones); KeyError naming the known ones."""
+    for found in families:
+        if found.name == name:
+            return found
+    raise KeyError(f"no family {name!r} (registered: {', '.join(f.name for f in families)})")

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialogbench.dispatch import placement
-from dialogbench.run import registry
 from dialogbench.backends.weights import PKG_SCHEME, resolve_weights
 from dialogbench.judge_checks import self_judging
+from dialogbench.lake import Lake
+from dialogbench.run.built import Run
 from dialogbench.run.config import Config, ConfigError, ModelConfig
-from dialogbench.run.pool import Schedule
 from dialogbench.text.redact import REDACTED, SecretField, secret_fields
 
 log = logging.getLogger("dialogbench.preflight")
@@ -35,19 +35,19 @@ class Findings:
     notes: list[str] = field(default_factory=list)
 
 
-def models_in_use(config: Config) -> list[ModelConfig]:
+def models_in_use(run: Run) -> list[ModelConfig]:
     """Every model a stage of the run calls (chatbots, judges, players), each once, in run order."""
-    return Schedule(config, registry.stages(config)).models()
+    return run.schedule.models()
 
 
-def _not_a_lake(path: Path) -> str | None:
+def _not_a_lake(lake: Lake) -> str | None:
     """``lake.version.NotALake``'s one line for a folder that is not a lake (a run would refuse it), else None: a
     deployment's run and ``validate`` say it before the lease or a probe writes anything there."""
     from dialogbench.lake.links import LakeLinkError
     from dialogbench.lake.version import LakeFormatError, NotALake, refuse_foreign
 
     try:
-        refuse_foreign(registry.open_lake(path))
+        refuse_foreign(lake)
     except NotALake as exc:
         return f"lake: {exc}"
     except (LakeLinkError, LakeFormatError, OSError):  # said by the checks below, or by the run's own refusal
@@ -55,7 +55,7 @@ def _not_a_lake(path: Path) -> str | None:
     return None
 
 
-def lake_problem(lake: str | os.PathLike) -> str | None:
+def lake_problem(lake: Lake) -> str | None:
     """Why the lake directory itself cannot be written (or holds a link it must not), or None (``lake_problems``)."""
     problems = lake_problems(lake)
     return problems[0] if problems else None
@@ -64,29 +64,29 @@ def lake_problem(lake: str | os.PathLike) -> str | None:
 SHARED_FOLDERS = ("_state", "reports")  # written by a run besides its tables: checkpoints, the report
 
 
-def run_folders(config: Config) -> list[str]:
-    """The lake folders a run of ``config`` writes: the shared tables (failures, plans, runs, backend calls, the
-    history's), each enabled family's tables and its stages' tables, and ``SHARED_FOLDERS``."""
+def run_folders(run: Run) -> list[str]:
+    """The lake folders ``run`` writes: the shared tables (failures, plans, runs, backend calls, the history's), each
+    enabled family's tables and its stages' tables, and ``SHARED_FOLDERS``."""
     from dialogbench.cells.shared_tables import SHARED_TABLES
     from dialogbench.history import HISTORY_TABLES
 
     names = [t.name for t in (*SHARED_TABLES, *HISTORY_TABLES)]
-    for family in registry.families():
-        if family.enabled(config):
-            names += [t.name for t in family.tables]
-            names += [s.table.name for s in registry.family_stages(config, family.name) if s.table is not None]
+    for family in run.enabled:
+        names += [t.name for t in family.tables]
+        names += [s.table.name for s in run.family_stages(family.name) if s.table is not None]
     return list(dict.fromkeys([*names, *SHARED_FOLDERS]))
 
 
-def lake_problems(lake: str | os.PathLike, folders: list[str] = ()) -> list[str]:
-    """Why the lake, or any of its ``folders`` (a run's tables), cannot be written: each one named. An existing
+def lake_problems(lake: Lake, folders: list[str] = ()) -> list[str]:
+    """Why the lake (opened with its layout: an old lake is told from a foreign folder by its tables), or any of its
+    ``folders`` (a run's tables), cannot be written: each one named. An existing
     folder is tried by writing a probe file in it (what a write needs, whoever runs it: root included); a missing
     one by creating it. A lake whose own files or folders are links is refused (``lake.links``). Everything made for
     the probes is removed again (``validate`` leaves no trace)."""
     from dialogbench.lake.links import FOLLOWED, LakeLinkError, check_tree
 
-    path = Path(lake)
-    if (foreign := _not_a_lake(path)) is not None:  # before a probe is written into a folder that is not a lake
+    path = Path(lake.root)
+    if (foreign := _not_a_lake(lake)) is not None:  # before a probe is written into a folder that is not a lake
         return [foreign]
     made: list[Path] = []
     try:
@@ -143,10 +143,9 @@ def _remove(made: list[Path]) -> None:
             break
 
 
-def data_problems(config: Config) -> list[str]:
+def data_problems(run: Run) -> list[str]:
     """Every enabled family's own data check (``Family.check_data``): a new family brings its own."""
-    return [problem for family in registry.families() if family.enabled(config) and family.check_data
-            for problem in family.check_data(config)]
+    return [problem for family in run.enabled if family.check_data for problem in family.check_data(run.config)]
 
 
 def model_findings(model: ModelConfig) -> tuple[list[str], list[str]]:
@@ -208,24 +207,27 @@ def secret_notes(config: Config, *, source: str = "config") -> list[str]:
     return notes
 
 
-def check(config: Config, *, source: str = "config") -> Findings:
-    """Everything a run of ``config`` needs, checked without computing anything; ``source`` prefixes each line."""
+def check(run: Run) -> Findings:
+    """Everything ``run`` needs, checked without computing anything; its config's path prefixes each line."""
+    config, source = run.config, run.source
     found = Findings()
-    lake = lake_problems(config.lake, run_folders(config))
-    found.inputs.extend(f"{source}: {p}" for p in [*lake, *data_problems(config)])
-    for model in models_in_use(config):
+    lake = lake_problems(run.lake, run_folders(run))
+    found.inputs.extend(f"{source}: {p}" for p in [*lake, *data_problems(run)])
+    for model in models_in_use(run):
         problems, notes = model_findings(model)
         found.machine.extend(f"{source}: model {model.name!r}: {p}" for p in problems)
         found.notes.extend(f"{source}: model {model.name!r}: {n}" for n in notes)
-    found.machine.extend(f"{source}: {p}" for p in placement_problems(config))
+    found.machine.extend(f"{source}: {p}" for p in placement_problems(run))
     found.notes.extend(secret_notes(config, source=source))
     found.notes.extend(self_judging.notes(config, source=source))  # a candidate its own judge: worth saying
+    found.notes.extend(f"{source}: {note}" for family in run.enabled if family.notes for note in family.notes(config))
     return found
 
 
-def placement_problems(config: Config) -> list[str]:
+def placement_problems(run: Run) -> list[str]:
     """Why the run's vLLM engines cannot be placed on its GPUs (``placement``), at the first stage where those
     loaded together do not fit; none on a machine without GPUs (the CPU build runs them)."""
+    config = run.config
     gpus = placement.visible_devices(config.devices)
     if config.dispatch is not None and config.dispatch.deployment is None and not gpus:
         return ["dispatch: without a deployment the units run on this box, on the run's GPUs, and it has none: give "
@@ -234,7 +236,7 @@ def placement_problems(config: Config) -> list[str]:
     if not gpus:
         return []
     try:
-        for stage, models in Schedule(config, registry.stages(config)).loaded():
+        for stage, models in run.schedule.loaded():
             try:
                 placement.place(placement.asks(models), gpus)
             except placement.PlacementError as exc:
@@ -352,12 +354,12 @@ def endpoint_findings(model: ModelConfig, *, timeout_s: float = ENDPOINT_TIMEOUT
     return [], []
 
 
-def locate(config: Config, *, source: str = "config", timeout_s: float = ENDPOINT_TIMEOUT_S) -> Findings:
+def locate(run: Run, *, timeout_s: float = ENDPOINT_TIMEOUT_S) -> Findings:
     """Where each model of the run is, without loading it (``dialogbench validate``): a vLLM model's hub name in the
     local Hugging Face cache (``weights_findings``), an endpoint answering with the model listed
     (``endpoint_findings``). A missing local path is ``check``'s, for ``run`` too."""
-    found, listings = Findings(), {}
-    for model in models_in_use(config):
+    found, listings, source = Findings(), {}, run.source
+    for model in models_in_use(run):
         for problems, notes in (weights_findings(model),
                                 endpoint_findings(model, timeout_s=timeout_s, listings=listings)):
             found.machine.extend(f"{source}: model {model.name!r}: {p}" for p in problems)
@@ -365,9 +367,9 @@ def locate(config: Config, *, source: str = "config", timeout_s: float = ENDPOIN
     return found
 
 
-def preflight(config: Config, *, source: str = "config") -> None:
+def preflight(run: Run) -> None:
     """Raise ConfigError naming every problem (the CLI exits 2 with it, no traceback); log the notes once."""
-    found = check(config, source=source)
+    found = check(run)
     for note in found.notes:
         if note not in _NOTED:
             _NOTED.add(note)

@@ -1,5 +1,10 @@
 """The protocol families of dialogbench. A family is one folder with a ``FAMILY`` (its config section,
-stages, tables, leaderboard and report section); registering it is one line here."""
+stages, tables, leaderboard and report section); registering it is one line here.
+
+Only the entry points ask it: ``build_run`` turns a config path and its flags into the ``Run`` (``built.py``) that the
+CLI, the pipeline flow of a deployment and a dispatched unit's work flow hand down; commands that read a lake without
+a config (report, explore, export, query) open it here with every registered family. Tests and benches are entry
+points too (``run_for``, ``stages``)."""
 
 from __future__ import annotations
 
@@ -8,14 +13,11 @@ from typing import TYPE_CHECKING
 
 from dialogbench.run import config as configs
 from dialogbench.cells import Stage, Table
-from dialogbench.cells.shared_tables import SHARED_TABLES
+from dialogbench.run.built import Run, layout_of, tables_of
 from dialogbench.run.family_spec import Family
 from dialogbench.lake import Lake
-from dialogbench.lake.catalog import SQL_DIR, connect
+from dialogbench.lake.catalog import connect
 from dialogbench.lake.layout import Layout
-from dialogbench.lake.legacy import merge
-
-CORE_SQL = "core"  # the views every family builds on (runs, plans, boards, current cells, usage, changes)
 
 if TYPE_CHECKING:
     from dialogbench.run.config import Config
@@ -63,23 +65,13 @@ def family(name: str) -> Family:
 
 
 def tables() -> list[Table]:
-    """Every lake table: the shared ones (failures, plans, runs, the history's), then each family's (a table two
-    families share appears once)."""
-    from dialogbench.history import HISTORY_TABLES
-
-    found = {t.name: t for t in (*SHARED_TABLES, *HISTORY_TABLES)}
-    for fam in families():
-        for table in fam.tables:
-            found.setdefault(table.name, table)
-    return list(found.values())
+    """Every lake table of the registered families (``built.tables_of``)."""
+    return tables_of(families())
 
 
 def layout() -> Layout:
-    """What the lake holds (``lake.layout``): every table, every family's reference tables, the shared SQL folder
-    (``sql/core``) then each family's, and the names the families stored in older formats (``Family.legacy``)."""
-    return Layout(tables={t.name: t for t in tables()}, references=references(),
-                  sql=(SQL_DIR / CORE_SQL, *(SQL_DIR / f.sql for f in families() if f.sql)),
-                  legacy=merge(f.legacy for f in families()))
+    """What the lake holds with the registered families (``built.layout_of``)."""
+    return layout_of(families())
 
 
 def open_lake(root: str | os.PathLike) -> Lake:
@@ -121,3 +113,16 @@ def load_config(path, overrides: dict | None = None, *, root=None) -> "Config":
 def validate_config(raw: dict) -> "Config":
     """A config mapping validated with the registered families' sections (no file, no flags, no path resolution)."""
     return configs.validate_config(raw, families=families())
+
+
+def build_run(path, overrides: dict | None = None, *, root=None) -> Run:
+    """The run a config file and its flags describe, with the registered families: loaded and validated once, at an
+    entry point (the CLI, the pipeline flow, a dispatched unit's work flow), then handed down."""
+    found = families()
+    config = configs.load_config(path, overrides, families=found, root=root)
+    return Run(config=config, families=found, source=str(path), overrides=overrides)
+
+
+def run_for(config: "Config", *, source: str = "config", overrides: dict | None = None) -> Run:
+    """A ``Run`` of a config already loaded (a test's, a bench's), with the registered families."""
+    return Run(config=config, families=families(), source=source, overrides=overrides)

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from dialogbench.lake import Lake
 
 if TYPE_CHECKING:
-    from dialogbench.run.config import Config
+    from dialogbench.run.built import Run
     from dialogbench.run.sizing import Size
 
 # What a run writes about itself (records, history, reports, plans, the catalog): not inputs of the numbers a
@@ -84,14 +84,14 @@ def written_after(lake: Lake, moment: dt.datetime) -> Path | None:
     return None
 
 
-def unchanged_run(config: "Config", *, lake: Lake) -> Reuse:
-    """The board's latest run when a rerun of ``config`` would repeat it (module docstring), else why not."""
-    from dialogbench.run import registry, sizing
+def unchanged_run(run: "Run") -> Reuse:
+    """The board's latest run when a rerun of ``run`` would repeat it (module docstring), else why not."""
+    from dialogbench.run import sizing
     from dialogbench.run.environment import code_fingerprint
     from dialogbench.history.snapshot import config_fingerprint
     from dialogbench.report.publish import run_folder
 
-    board = config.board
+    config, lake, board = run.config, run.lake, run.board
     note = latest_run(lake, board)
     if note is None or not note.get("run_id") or not note.get("finished_at"):
         return Reuse(None, f"board {board} has no finished run yet")
@@ -106,7 +106,7 @@ def unchanged_run(config: "Config", *, lake: Lake) -> Reuse:
     changed = written_after(lake, finished)
     if changed is not None:
         return Reuse(None, f"the lake changed after its latest run {run_id} ({changed.relative_to(lake.root)})")
-    sizes = sizing.size(config, registry.stages(config), lake)
+    sizes = sizing.size(config, run.stages, lake)
     open_ = [s.stage for s in sizes if s.to_compute or s.waiting or s.planned != s.cached and s.planned]
     if open_:
         return Reuse(None, f"cells to compute ({', '.join(dict.fromkeys(open_))})", sizes=tuple(sizes))

@@ -55,12 +55,13 @@ import logging
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 from dialogbench.text.redact import redact, watch_env
 
 if TYPE_CHECKING:
     from dialogbench.run.config import TrackingConfig
+    from dialogbench.run.family_spec import Family
 
 log = logging.getLogger("dialogbench.tracking")
 
@@ -127,18 +128,19 @@ def _number(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _declared() -> dict[str, tuple]:
-    """The metrics each leaderboard declares, by ``<family>/<view>`` (``dialogbench.report.results.leaderboards``)."""
+def _declared(families: Sequence["Family"]) -> dict[str, tuple]:
+    """The metrics each leaderboard of ``families`` declares, by ``<family>/<view>``
+    (``dialogbench.report.results.leaderboards``)."""
     from dialogbench.report.results import leaderboards
 
-    return {lb.key: lb.metrics for lb in leaderboards() if lb.metrics}
+    return {lb.key: lb.metrics for lb in leaderboards(families=families) if lb.metrics}
 
 
-def flatten(results: dict) -> tuple[dict[str, float], dict[str, int]]:
+def flatten(results: dict, *, families: Sequence["Family"]) -> tuple[dict[str, float], dict[str, int]]:
     """Every measured number of ``results`` (``collect_results``'s dict) by its name (the module's docstring), and
-    what was left out: ``not_measured`` (numbers of rows not measured), ``undeclared`` (leaderboards this checkout
-    declares no metric of), ``duplicate`` (a second row of the same model and slice)."""
-    declared = _declared()
+    what was left out: ``not_measured`` (numbers of rows not measured), ``undeclared`` (leaderboards ``families``, the
+    run's, declare no metric of), ``duplicate`` (a second row of the same model and slice)."""
+    declared = _declared(families)
     metrics: dict[str, float] = {}
     skipped = {"not_measured": 0, "undeclared": 0, "duplicate": 0}
 
@@ -260,15 +262,16 @@ def _clip(text: str, limit: int) -> str:
 
 # ---- logging a run ----
 
-def log_run(results: dict, *, to: Tracker, experiment: str, run_name: str, artifacts: list[Path]) -> dict:
+def log_run(results: dict, *, to: Tracker, experiment: str, run_name: str, artifacts: list[Path],
+            families: Sequence["Family"]) -> dict:
     """Log ``results`` (``collect_results``'s dict, as ``results.json`` holds it) and the ``artifacts`` that exist as
     one run of ``experiment`` (MLflow's experiment, W&B's project) named ``run_name`` in the tracker ``to``. Raises
     TrackerNotInstalled when its package is not installed, and whatever the tracker raises. Returns what was logged:
     tracker, experiment, run name, the tracker's run id, counts of metrics and params, artifact names, and the
-    ``skipped`` counts of ``flatten``."""
+    ``skipped`` counts of ``flatten`` (of the metrics ``families``, the run's, declare)."""
     watch_env(*SECRET_ENV)
     module = load_tracker(to)
-    raw, skipped = flatten(results)
+    raw, skipped = flatten(results, families=families)
     names = metric_names(raw, to)
     metrics = {names[name]: value for name, value in raw.items()}
     flat = params(results)
@@ -319,10 +322,12 @@ def _log_wandb(wandb: Any, experiment: str, run_name: str, flat: dict[str, str],
     return getattr(run, "id", None)
 
 
-def track(settings: "TrackingConfig | None", folder: Path, *, run_id: str, board: str) -> str | None:
+def track(settings: "TrackingConfig | None", folder: Path, *, run_id: str, board: str,
+          families: Sequence["Family"]) -> str | None:
     """The run's ``results.json`` (and report files) in ``folder`` logged as ``settings`` asks (None, or
-    ``to`` unset: nothing, None). Never raises for a tracker's failure: logs one WARNING and returns a line
-    saying what failed; else a line saying what was logged."""
+    ``to`` unset: nothing, None), its numbers named by the metrics ``families`` (the run's) declare. Never raises
+    for a tracker's failure: logs one WARNING and returns a line saying what failed; else a line saying what was
+    logged."""
     if settings is None or not settings.to:
         return None
     folder = Path(folder)
@@ -330,7 +335,7 @@ def track(settings: "TrackingConfig | None", folder: Path, *, run_id: str, board
     try:
         results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         done = log_run(results, to=settings.to, experiment=settings.experiment, run_name=f"{board}/{run_id}",
-                       artifacts=[folder / name for name in ARTIFACTS])
+                       artifacts=[folder / name for name in ARTIFACTS], families=families)
     except Exception as exc:  # a stop (BaseException) still stops the run
         line = redact(f"{settings.to}: not logged ({type(exc).__name__}: {exc}); the run's results are in "
                       f"{folder / 'results.json'}")

@@ -338,7 +338,7 @@ def test_view_matches_a_hand_count_one_model(make_config, pipeline, lake_dir):
     from dialogbench.lake.catalog import connect
 
     with connect(open_lake(config.lake), board=config.board) as con:
-        snapshot_metrics(con, open_lake(config.lake), config, run_id="r1")
+        snapshot_metrics(con, open_lake(config.lake), config, run_id="r1", families=registry.families())
     with connect(open_lake(config.lake), board=config.board) as con:
         recorded = con.execute("select raw_ci_low, raw_ci_high from headline where leaderboard = 'botchat_unieval' "
                                "and slice like '%n=8'").fetchone()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from dialogbench.run.registry import run_for
 from dialogbench.dispatch import box, placement
 from dialogbench.dispatch.placement import Ask, Devices, PlacementError, place, visible_devices
 from dialogbench.run.preflight import placement_problems
@@ -111,11 +112,11 @@ def _config(tmp_path, *, share: float, devices: str | None, **extra):
 
 
 def test_validate_says_at_once_when_a_game_s_players_cannot_be_placed(tmp_path):
-    [problem] = placement_problems(_config(tmp_path, share=0.9, devices="0"))
+    [problem] = placement_problems(run_for(_config(tmp_path, share=0.9, devices="0")))
     assert problem.startswith("stage gameeval_spyfall: ") and "does not fit on GPUs 0" in problem
-    assert placement_problems(_config(tmp_path, share=0.45, devices="0")) == []  # they share GPU 0
-    assert placement_problems(_config(tmp_path, share=0.9, devices="0,1")) == []  # one GPU each
-    assert placement_problems(_config(tmp_path, share=0.9, devices="none")) == []  # no GPU: the CPU build
+    assert placement_problems(run_for(_config(tmp_path, share=0.45, devices="0"))) == []  # they share GPU 0
+    assert placement_problems(run_for(_config(tmp_path, share=0.9, devices="0,1"))) == []  # one GPU each
+    assert placement_problems(run_for(_config(tmp_path, share=0.9, devices="none"))) == []  # no GPU: the CPU build
 
 
 def test_a_unit_on_this_box_takes_the_gpus_its_engines_ask_for(tmp_path):
@@ -160,11 +161,11 @@ def test_units_on_this_box_hold_their_gpus_until_they_end(tmp_path, monkeypatch)
 
 
 def test_validate_refuses_dispatch_on_this_box_without_gpus(tmp_path):
-    [problem] = placement_problems(_config(tmp_path, share=0.45, devices="none", dispatch={}))
+    [problem] = placement_problems(run_for(_config(tmp_path, share=0.45, devices="none", dispatch={})))
     assert problem.startswith("dispatch: ") and "on the run's GPUs, and it has none" in problem
-    assert placement_problems(_config(tmp_path, share=0.45, devices="0", dispatch={})) == []
-    assert placement_problems(_config(tmp_path, share=0.45, devices="none",
-                                      dispatch={"deployment": "dialogbench-work/gpu"})) == []  # the workers' GPUs
+    assert placement_problems(run_for(_config(tmp_path, share=0.45, devices="0", dispatch={}))) == []
+    assert placement_problems(run_for(_config(tmp_path, share=0.45, devices="none",
+                                      dispatch={"deployment": "dialogbench-work/gpu"}))) == []  # the workers' GPUs
 
 
 def test_one_ask_per_engine_whatever_shares_it():

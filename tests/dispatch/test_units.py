@@ -17,7 +17,7 @@ from dialogbench.dispatch import units as dispatch
 from dialogbench.run import registry
 from dialogbench.lake.lease import held_by, lake_lease
 from dialogbench.lake.store import Lake, guard_commits
-from dialogbench.run.registry import open_lake
+from dialogbench.run.registry import open_lake, run_for
 from tests.conftest import REPO_ROOT, chatbot, config_dict
 
 
@@ -26,7 +26,7 @@ def test_each_model_s_work_is_one_unit_between_what_comes_before_and_after(make_
     config = make_config({**data, "mtbench101": {"limit": 1, "tasks": ["CM"]}})
     families = {f.name: [s.name for s in registry.family_stages(config, f.name)] for f in registry.families()
                 if f.enabled(config) and registry.family_stages(config, f.name)}
-    before, units, after = dispatch.split(config, families)
+    before, units, after = dispatch.split(run_for(config), families)
     assert before == {"botchat": ["extract_seeds"]}
     assert units == [dispatch.Unit("bot-a", ("generate:bot-a", "mtbench101_answer:bot-a"), ("bot-a",)),
                      dispatch.Unit("bot-b", ("generate:bot-b", "mtbench101_answer:bot-b"), ("bot-b",))]
@@ -44,7 +44,7 @@ def test_a_game_of_several_groups_of_players_goes_out_as_a_unit_per_group(make_c
     config = _game_config(make_config, lake_dir)
     families = {f.name: [s.name for s in registry.family_stages(config, f.name)] for f in registry.families()
                 if f.enabled(config) and registry.family_stages(config, f.name)}
-    _, units, _ = dispatch.split(config, families)
+    _, units, _ = dispatch.split(run_for(config), families)
     by_name = {u.name: u for u in units}
     # Ask-Guess is played one model at a time: its games join the model's own unit, in part
     assert by_name["bot-a"] == dispatch.Unit("bot-a", ("generate:bot-a", "gameeval_askguess"), ("bot-a",),
@@ -60,7 +60,7 @@ def test_a_game_of_one_group_is_one_unit_that_runs_all_of_it(make_config, lake_d
     config = _game_config(make_config, lake_dir, names=("bot-a", "bot-b"))
     families = {f.name: [s.name for s in registry.family_stages(config, f.name)] for f in registry.families()
                 if f.enabled(config) and registry.family_stages(config, f.name)}
-    _, units, _ = dispatch.split(config, families)
+    _, units, _ = dispatch.split(run_for(config), families)
     assert units[-1] == dispatch.Unit("bot-a+bot-b", ("gameeval_spyfall",), ("bot-a", "bot-b"), ())
 
 
@@ -126,14 +126,14 @@ def test_the_judge_stages_that_can_judge_inputs_so_far_form_the_judging_unit(mak
     config = make_config({**data, "dispatch": {}})
     families = {f.name: [s.name for s in registry.family_stages(config, f.name)] for f in registry.families()
                 if f.enabled(config) and registry.family_stages(config, f.name)}
-    _, _, after = dispatch.split(config, families)
-    unit = dispatch.judging(config, after)
+    _, _, after = dispatch.split(run_for(config), families)
+    unit = dispatch.judging(run_for(config), after)
     assert unit.name == "judging:judge" and unit.models == ("judge",)
     assert "botchat_unieval" in unit.stages and "mtbench101_judge" in unit.stages
     assert "judge_canary" in after["canary"] and "judge_canary" not in unit.stages  # once per run, at the end
     assert "botchat_lengths" not in unit.stages and "botchat_elo" not in unit.stages  # no judge in them
     off = make_config({**data, "dispatch": {"judge_while_generating": False}})
-    assert dispatch.judging(off, after) is None
+    assert dispatch.judging(run_for(off), after) is None
 
 
 def test_a_stage_recorded_again_in_the_same_run_records_the_run_s_total(make_config, lake_dir):
@@ -217,7 +217,7 @@ def test_two_threads_of_one_unit_commit_one_at_a_time(tmp_path):
 
 
 def test_a_unit_slower_to_start_than_dead_after_s_beats_all_along(tmp_path, monkeypatch):
-    """Before its work a unit's flow loads its config, imports its family and loads its engines: slower than
+    """Before its work a unit's flow builds its run, imports its family and loads its engines: slower than
     ``dead_after_s`` here (1 s against 0.3 s), it is still not presumed dead, as it beats from its first moment."""
     import tasks.dispatch
     from flows.work import work
@@ -229,8 +229,9 @@ def test_a_unit_slower_to_start_than_dead_after_s_beats_all_along(tmp_path, monk
         time.sleep(1.0)
         raise RuntimeError("started, at last")
 
-    monkeypatch.setattr(tasks.dispatch, "load_unit_config", slow_start)
-    monkeypatch.setattr("flows.work.load_unit_config", slow_start, raising=False)  # (where it was imported once)
+    import dialogbench.run.registry
+
+    monkeypatch.setattr(dialogbench.run.registry, "build_run", slow_start)  # the unit's run, built in its flow
     watch, dead, stop = dispatch.Watch(0.3), [], threading.Event()
 
     def dispatching_run() -> None:  # as tasks.dispatch.send_units watches it: picked up from now

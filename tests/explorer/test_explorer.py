@@ -40,7 +40,7 @@ def current(lake: Lake, table: str, stage: str) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def data(lake) -> dict:
-    return collect(lake)
+    return collect(lake, families=registry.families())
 
 
 def by_protocol(data: dict, protocol: str) -> dict[str, dict]:
@@ -129,7 +129,7 @@ def test_counts_per_protocol_and_the_cap(lake, data):
     assert all(c["shown"] == c["records"] for c in data["protocols"].values())
     assert list(data["protocols"]) == ["botchat_unieval", "botchat_arena", "botchat_gteval", "mtbench101",
                                        "gameeval_askguess", "gameeval_spyfall", "gameeval_tofukingdom"]
-    capped = collect(lake, limit=3)
+    capped = collect(lake, limit=3, families=registry.families())
     for protocol, counts in capped["protocols"].items():
         kept = [r for r in capped["records"] if r["protocol"] == protocol]
         assert counts["records"] == data["protocols"][protocol]["records"]  # counted before the cap
@@ -145,12 +145,12 @@ def test_counts_per_protocol_and_the_cap(lake, data):
     texts = {b["ref"] for r in capped["records"] for b in r["blocks"] if b["kind"] == "dialogue"}
     assert set(capped["texts"]) == texts  # only the dialogues the kept records show
     with pytest.raises(ValueError):
-        collect(lake, limit=0)
+        collect(lake, limit=0, families=registry.families())
 
 
 def test_the_synthetic_report_lake(tmp_path):
     synthetic_lake(tmp_path / "lake", models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
-    found = collect(open_lake(tmp_path / "lake"))
+    found = collect(open_lake(tmp_path / "lake"), families=registry.families())
     counts = {p: c["records"] for p, c in found["protocols"].items()}
     assert counts == {"botchat_unieval": 36, "botchat_arena": 72, "botchat_gteval": 36, "mtbench101": 0,
                       "gameeval_askguess": 0, "gameeval_spyfall": 0, "gameeval_tofukingdom": 0}
@@ -158,7 +158,7 @@ def test_the_synthetic_report_lake(tmp_path):
 
 
 def test_a_lake_with_nothing_yet(tmp_path):
-    page = write_explorer(open_lake(tmp_path / "lake"), tmp_path / "out").read_text()
+    page = write_explorer(open_lake(tmp_path / "lake"), tmp_path / "out", families=registry.families()).read_text()
     data = embedded(page)
     assert data["records"] == [] and all(c["records"] == 0 for c in data["protocols"].values())
 
@@ -178,14 +178,14 @@ def test_a_family_adds_its_records_through_the_registry(lake):
     family = registry.register(Family(name="toy_explore", title="Toy echo", section=object,
                                       stages=lambda config: [], explorer=toy_explorer))
     try:
-        found = collect(lake)
+        found = collect(lake, families=registry.families())
     finally:
         registry.unregister(family.name)
     assert found["families"]["toy_explore"] == "Toy echo"
     assert found["protocols"]["toy_echo"] == {"family": "toy_explore", "title": "Echo", "records": 1, "unparsed": 1,
                                               "shown": 1, "unparsed_shown": 1}
     assert found["records"][-1]["id"] == "toy:k1" and found["texts"]["toy:k1"]["speakers"] == ["user", "parrot"]
-    assert "toy_explore" not in collect(lake)["families"]
+    assert "toy_explore" not in collect(lake, families=registry.families())["families"]
 
 
 def embedded(page: str) -> dict:
@@ -201,7 +201,7 @@ def test_embedded_json_cannot_end_its_element(text):
 
 
 def test_the_page_is_one_self_contained_file(lake, data, tmp_path):
-    path = write_explorer(lake, tmp_path / "site")
+    path = write_explorer(lake, tmp_path / "site", families=registry.families())
     page = path.read_text()
     assert path.name == "explorer.html" and sorted(p.name for p in path.parent.iterdir()) == ["explorer.html"]
     assert embedded(page) == json.loads(json.dumps(data))  # every record, as collected
@@ -210,9 +210,10 @@ def test_the_page_is_one_self_contained_file(lake, data, tmp_path):
     assert not re.search(r'(src|href)="(?!#|data:|report\.html)', page)  # nothing fetched from elsewhere
     assert "@import" not in page and "url(" not in page and "fetch(" not in page
     assert 'href="report.html"' not in page  # no report beside it: no link
-    write_report(lake, tmp_path / "site")
-    assert 'href="report.html"' in write_explorer(lake, tmp_path / "site").read_text()
-    assert write_explorer(lake, tmp_path / "again").read_text() == page  # same lake, same page
+    write_report(lake, tmp_path / "site", families=registry.families())
+    assert 'href="report.html"' in write_explorer(lake, tmp_path / "site", families=registry.families()).read_text()
+    again = write_explorer(lake, tmp_path / "again", families=registry.families()).read_text()
+    assert again == page  # same lake, same page
 
 
 def test_mtbench101_context_only_from_a_dataset_that_agrees_with_the_lake(tmp_path):

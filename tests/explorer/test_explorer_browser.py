@@ -20,6 +20,7 @@ from dialogbench.explorer.page import PAGE_SIZE
 from dialogbench.lake.catalog import connect
 from dialogbench.run.registry import open_lake
 from dialogbench.report.build import write_report
+from dialogbench.run import registry
 from tests.explorer.lakes import EVIL
 from tests.report.history_lake import write_history
 from tests.report.test_report_browser import (browser, check_history_chart, drawn_charts,  # noqa: F401  (a fixture)
@@ -32,8 +33,8 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def served(lake, tmp_path):
     out = tmp_path / "site"
-    write_report(lake, out)
-    write_explorer(lake, out)
+    write_report(lake, out, families=registry.families())
+    write_explorer(lake, out, families=registry.families())
     with serve(out, "explorer.html") as url:
         yield url
 
@@ -81,7 +82,7 @@ def load(page, url: str, seen: list) -> dict:
 
 
 def test_explorer_in_chromium(browser, served, lake, tmp_path):  # noqa: F811
-    data = collect(lake)
+    data = collect(lake, families=registry.families())
     records, total = data["records"], len(data["records"])
     unparsed = [r["id"] for r in records if not r["parsed"]]
     assert total > PAGE_SIZE and 0 < len(unparsed) < total
@@ -165,8 +166,8 @@ def trends_site(lake, tmp_path):
         [(board,)] = con.execute("select board from default_board").fetchall()
     write_history(lake, board=board)
     out = tmp_path / "reports"
-    write_report(lake, out)
-    write_explorer(lake, out)
+    write_report(lake, out, families=registry.families())
+    write_explorer(lake, out, families=registry.families())
     return out
 
 

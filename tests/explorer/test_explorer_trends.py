@@ -23,6 +23,7 @@ from dialogbench.lake.catalog import connect
 from dialogbench.run.registry import open_lake
 from dialogbench.report.build import write_report
 from dialogbench.text.textsafe import visible
+from dialogbench.run import registry
 from tests import stage_runner
 from tests.explorer.lakes import EVIL, staged_config
 from tests.report.history_lake import BOARD, write_history
@@ -33,8 +34,8 @@ FIGURE = re.compile(r"<figure>(<svg.*?</svg>)<figcaption>(.*?)</figcaption></fig
 
 def site(lake, folder, *, board: str | None = BOARD) -> tuple[str, str]:
     """The report and the explorer of ``board`` written side by side in ``folder``: (report.html, explorer.html)."""
-    write_report(lake, folder, board=board)
-    write_explorer(lake, folder, board=board)
+    write_report(lake, folder, board=board, families=registry.families())
+    write_explorer(lake, folder, board=board, families=registry.families())
     return (folder / "report.html").read_text(), (folder / "explorer.html").read_text()
 
 
@@ -82,12 +83,14 @@ def test_the_panel_holds_the_reports_charts(history):
 def test_the_charts_are_markup_not_data(history, tmp_path):
     lake, _, explorer = history
     held = embedded(explorer)
-    assert held == json.loads(json.dumps(collect(lake, board=BOARD)))  # the data as before: no chart in it
+    # the data as before: no chart in it
+    assert held == json.loads(json.dumps(collect(lake, board=BOARD, families=registry.families())))
     assert "<svg" not in json.dumps(held) and explorer.count("<svg") == 1
-    data, section = collect_page(lake, board=BOARD)
-    assert data == collect(lake, board=BOARD) and len(section.charts) == 1
-    assert collect_page(lake, board=BOARD, with_trends=False)[1] is None
-    alone = write_explorer(lake, tmp_path, board=BOARD).read_text()  # no report beside it: no link to one
+    data, section = collect_page(lake, board=BOARD, families=registry.families())
+    assert data == collect(lake, board=BOARD, families=registry.families()) and len(section.charts) == 1
+    assert collect_page(lake, board=BOARD, with_trends=False, families=registry.families())[1] is None
+    # no report beside it: no link to one
+    alone = write_explorer(lake, tmp_path, board=BOARD, families=registry.families()).read_text()
     assert "report.html" not in alone and FIGURE.findall(panel(alone)) == FIGURE.findall(panel(explorer))
 
 
@@ -102,14 +105,15 @@ def test_a_night_not_measured_is_a_gap_in_the_explorer_too(history):
 
 def test_no_trend_yet(tmp_path):
     empty = open_lake(tmp_path / "empty")
-    page = write_explorer(empty, tmp_path / "a").read_text()
+    page = write_explorer(empty, tmp_path / "a", families=registry.families()).read_text()
     assert "Trends: none drawn yet</summary>" in panel(page) and "<svg" not in page
     assert "No run on this board has recorded its metrics yet" in panel(page)
     one = open_lake(tmp_path / "one")
     METRIC_SNAPSHOTS_TABLE.write(one, [snapshot(PASS, "judge=j, n=16", m, 1, 0.5) for m in ("alpha", "beta")])
-    page = write_explorer(one, tmp_path / "b", board=BOARD).read_text()
+    page = write_explorer(one, tmp_path / "b", board=BOARD, families=registry.families()).read_text()
     assert "One night so far (run r1, 2026-11-20)" in panel(page) and "<svg" not in page
-    other = write_explorer(one, tmp_path / "c", board="another").read_text()  # another board's page: not its nights
+    # another board's page: not its nights
+    other = write_explorer(one, tmp_path / "c", board="another", families=registry.families()).read_text()
     assert "No run on this board has recorded its metrics yet" in panel(other)
 
 
@@ -118,7 +122,7 @@ def test_a_model_name_with_markup_stays_text_in_the_charts(tmp_path):
     names = (EVIL, "esc\x1b[1mbold")
     METRIC_SNAPSHOTS_TABLE.write(lake, [snapshot(PASS, "judge=j, n=16", m, night, 0.5 + night / 100)
                                         for m in names for night in (1, 2)])
-    page = write_explorer(lake, tmp_path / "site", board=BOARD).read_text()
+    page = write_explorer(lake, tmp_path / "site", board=BOARD, families=registry.families()).read_text()
     [(chart, _)] = FIGURE.findall(panel(page))
     assert page.count("<script") == 2 and page.count("</script>") == 2 and "<b>" not in page
     for name in names:  # escaped, its control characters made visible (as the page's data has them)
@@ -135,7 +139,7 @@ def test_the_reports_judge_is_charted(lake, tmp_path):
         [(board,)] = con.execute("select board from default_board").fetchall()
     METRIC_SNAPSHOTS_TABLE.write(copy, [snapshot(PASS, slice_, "bot-a", night, 0.5, board=board) for night in (1, 2)
                                         for slice_ in ("judge=judge, n=16", "judge=zeta, n=8", "judge=zeta, n=16")])
-    page = write_explorer(copy, tmp_path / "site").read_text()
+    page = write_explorer(copy, tmp_path / "site", families=registry.families()).read_text()
     [(_, caption)] = FIGURE.findall(panel(page))
     assert "(judge=judge, n=16) over 2 runs" in caption and "Judge: judge." in panel(page)
     assert "zeta" not in panel(page)
@@ -170,4 +174,4 @@ def test_the_same_charts_on_two_real_nights(nights, tmp_path):
     assert "; run night-2; not measured: " in unieval
     assert charts["GameEval: gameeval_askguess.st (setting=with_description)"].count("<circle") == 4
     with connect(lake) as con:
-        assert report_judge(Source(con, 1)) == "judge"
+        assert report_judge(Source(con, 1), families=registry.families()) == "judge"

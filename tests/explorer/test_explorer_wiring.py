@@ -7,6 +7,7 @@ import json
 import re
 
 from dialogbench.cli import main
+from dialogbench.run.registry import run_for
 from tasks import artifacts
 from tasks.lake import render_report
 from tests.explorer.lakes import staged_config
@@ -35,7 +36,7 @@ def test_explore_refuses_a_lake_that_does_not_exist(tmp_path, capsys):
 
 def test_the_render_step_writes_the_explorer_beside_the_report(lake):
     config = staged_config(lake.root.parent)  # the config that wrote the lake
-    paths = render_report.fn(config, "run-9", "staged.yaml", None)
+    paths = render_report.fn(run_for(config, source="staged.yaml"), "run-9", None)
     assert {"html", "md", "explorer", "note"} <= set(paths)
     run = lake.root / "reports" / "runs" / "run-9"
     assert paths["explorer"] == str(run / "explorer.html")

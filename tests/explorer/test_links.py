@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+from functools import partial
 from html import unescape
 
 import pytest
@@ -21,6 +22,7 @@ from dialogbench.explorer.links import metric_href, slice_parts
 from dialogbench.explorer.page import render
 from dialogbench.explorer.script import FILTERS
 from dialogbench.text.textsafe import visible
+from dialogbench.run import registry
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="the page's filter code runs under Node (not installed)")
@@ -66,7 +68,7 @@ def embedded(page: str) -> dict:
 def site(lake, tmp_path_factory):
     """The explorer of the staged lake, and its data as the page holds it."""
     out = tmp_path_factory.mktemp("links")
-    path = write_explorer(lake, out)
+    path = write_explorer(lake, out, families=registry.families())
     page = path.read_text()
     return {"path": path, "page": page, "data": embedded(page)}
 
@@ -146,34 +148,36 @@ def test_each_link_selects_exactly_its_records(site):
 def test_metric_slices_select_their_records(site):
     records = site["data"]["records"]
     spyfall = [r for r in records if r["protocol"] == "gameeval_spyfall"]
+    href = partial(metric_href, families=registry.families())
     cases = {
-        metric_href("gameeval", "gameeval_spyfall", "spy_win_rate", "villager_model=bot-a", ["bot-a", "bot-b"]):
+        href("gameeval", "gameeval_spyfall", "spy_win_rate", "villager_model=bot-a", ["bot-a", "bot-b"]):
             ids(spyfall, lambda r: players(r)["villager"] == "bot-a"),
-        metric_href("gameeval", "gameeval_spyfall", "spy_win_rate", "", ["bot-b"]):
+        href("gameeval", "gameeval_spyfall", "spy_win_rate", "", ["bot-b"]):
             ids(spyfall, lambda r: players(r)["spy"] == "bot-b"),
-        metric_href("mtbench101", "mtbench101_tasks", "score", "judge=judge, task=GR", ["bot-b"]):
+        href("mtbench101", "mtbench101_tasks", "score", "judge=judge, task=GR", ["bot-b"]):
             ids(records, lambda r: r["protocol"] == "mtbench101" and r["models"] == ["bot-b"]
                 and r["search"].split()[0] == "GR"),
-        metric_href("botchat", "botchat_unieval", "pass_rate", "judge=judge, n=4", ["bot-a"]):  # every N: one verdict
+        href("botchat", "botchat_unieval", "pass_rate", "judge=judge, n=4", ["bot-a"]):  # every N: one verdict
             ids(records, lambda r: r["protocol"] == "botchat_unieval" and r["models"] == ["bot-a"]),
     }
     found = run_filters(site["data"], [fragment(h) for h in cases])
-    for (href, expected), got in zip(cases.items(), found):
-        assert got["ids"] == expected and expected, href
+    for (link, expected), got in zip(cases.items(), found):
+        assert got["ids"] == expected and expected, link
 
 
 def test_metric_slices_map_to_filters():
     assert slice_parts("judge=j, n=16") == {"judge": "j", "n": "16"} and slice_parts(None) == {}
-    assert metric_href("botchat", "botchat_elo", "elo", "judge=j, n=16", ["a"]) == \
+    href = partial(metric_href, families=registry.families())
+    assert href("botchat", "botchat_elo", "elo", "judge=j, n=16", ["a"]) == \
         "explorer.html#protocol=botchat_arena&model=a&judge=j&n=16"
-    assert metric_href("botchat", "botchat_unieval", "pass_rate", "judge=j, n=16", ["a"]) == \
+    assert href("botchat", "botchat_unieval", "pass_rate", "judge=j, n=16", ["a"]) == \
         "explorer.html#protocol=botchat_unieval&model=a&judge=j"
-    assert metric_href("gameeval", "gameeval_spyfall", "spy_living_rounds", "villager_model=b", ["a"]) == \
+    assert href("gameeval", "gameeval_spyfall", "spy_living_rounds", "villager_model=b", ["a"]) == \
         "explorer.html#protocol=gameeval_spyfall&model=a&role=spy&seat=villager%3Ab"
-    assert metric_href("gameeval", "gameeval_tofukingdom", "win_rate", "camp=queen", ["a", "b"]) == \
+    assert href("gameeval", "gameeval_tofukingdom", "win_rate", "camp=queen", ["a", "b"]) == \
         "explorer.html#protocol=gameeval_tofukingdom&model=a&model=b&role=queen"
-    assert metric_href("judge_checks", "judge_probes", "accuracy", "protocol=p", ["j"]) is None  # no records
-    assert metric_href("botchat", "botchat_unieval", "pass_rate", "judge=j, lang=de", ["a"]) is None  # unknown key
+    assert href("judge_checks", "judge_probes", "accuracy", "protocol=p", ["j"]) is None  # no records
+    assert href("botchat", "botchat_unieval", "pass_rate", "judge=j, lang=de", ["a"]) is None  # unknown key
 
 
 @needs_node

@@ -17,6 +17,7 @@ from dialogbench.gameeval.spyfall import SpyFall
 from dialogbench.gameeval.tofukingdom import TofuKingdom
 from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.report.data import collect
+from dialogbench.run import registry
 from tests.gameeval.helpers import drive, setup
 from tests.gameeval.test_views import NEW, at, gameeval_lake, plan_row, query
 
@@ -170,7 +171,7 @@ def test_the_cli_tables_show_placeholder_moves_per_model(played):
 
 def test_the_report_shows_placeholder_moves_beside_chat_errors(played):
     _, lake = played
-    section = gameeval(collect(lake)["families"]["gameeval"])
+    section = gameeval(collect(lake, families=registry.families())["families"]["gameeval"])
     assert "SpyFall: 1 game planned, 1 played (0 finished, 1 unfinished), 0 missing, 1 chat error, 1 placeholder move" \
         in section.intro
     assert "TofuKingdom: 1 game planned, 1 played (1 finished, 0 unfinished), 0 missing, 2 chat errors, " \

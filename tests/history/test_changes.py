@@ -101,10 +101,11 @@ def test_a_snapshot_holds_every_enabled_familys_metrics(make_config, lake_dir):
 def test_the_runs_changes_include_its_own_first_snapshot(make_config, lake_dir):
     """The snapshot task reads `changes` after writing: on a lake with no snapshot yet, every series is new (views
     created before the first file existed would see none)."""
+    from dialogbench.run.registry import run_for
     from tasks.history import snapshot
 
     config = make_config(config_dict(lake_dir, judge_script=[VERDICT_NO], n=[4], limit=2))
     run_all(config, "r1")
-    found = snapshot.fn(config, "r1")
+    found = snapshot.fn(run_for(config), "r1")
     assert found["rows"] == 4 and len(found["changes"]) == 4
     assert {c["status"] for c in found["changes"]} == {"new"} and {c["run_id"] for c in found["changes"]} == {"r1"}

@@ -305,7 +305,8 @@ def test_the_explorer_panel_lists_the_disagreements(two_judges):
 def test_the_written_explorer_page_carries_the_panel(two_judges, tmp_path):
     from dialogbench.explorer.build import write_explorer
 
-    page = write_explorer(registry.open_lake(two_judges), tmp_path, board=BOARD).read_text()
+    page = write_explorer(registry.open_lake(two_judges), tmp_path, board=BOARD,
+                          families=registry.families()).read_text()
     assert page.count('id="disagreements"') == 1 and "judge-a" in page and "κ" in page
 
 

@@ -42,7 +42,7 @@ def test_an_unreadable_judge_is_not_measured_anywhere_and_fails_the_run(make_con
     board = registry.leaderboards(config)["botchat"]
     assert {r["pass@4"] for r in board} == {None} and all("could not be read" in r["not_measured"] for r in board)
     assert "not measured" in format_leaderboard(board, [4])
-    md = render(open_lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board, families=registry.families())["md"]
     leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
     assert "not measured — 67% unreadable on botchat\\_unieval" in leaderboard and "| not measured ⚠ |" in leaderboard
     assert "could not be read" in leaderboard
@@ -69,7 +69,7 @@ def test_a_judge_that_says_the_same_to_everything_does_not_discriminate(make_con
     assert (health["top_answer"], health["top_count"], health["top_share"]) == ("No", 24, 1.0)
     (line,) = failing(config, open_lake(config.lake), "r1")
     assert "does not discriminate: 24 of 24 parsed verdicts (100%) are the same answer 'No'" in line
-    md = render(open_lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board, families=registry.families())["md"]
     assert "not measured — 100% same answer on botchat\\_unieval" in md.split("## Leaderboard")[1].split("\n## ")[0]
     quiet = make(make_config, lake_dir, [VERDICT_NO], limit=12, checks={"fail": ["unparsed"]})
     assert failing(quiet, open_lake(quiet.lake), "r1") == []  # found, shown, but not a failed run by this config
@@ -112,7 +112,7 @@ def test_an_arena_judge_that_cannot_be_read_leaves_no_rating_but_says_so(make_co
     config = make_config(data)
     night(config, "r1")
     assert rows(config, "select * from botchat_elo") == []
-    md = render(open_lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board, families=registry.families())["md"]
     leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
     assert "Elo@4" in leaderboard and "not measured — 100% unreadable on botchat\\_arena" in leaderboard
     assert "judge on botchat\\_arena: 12 of 12 verdicts (100%) could not be read" in leaderboard

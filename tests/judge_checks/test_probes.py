@@ -80,7 +80,8 @@ def test_an_oracle_judge_is_right_on_every_probe(make_config, lake_dir, scripted
     assert found[("botchat_unieval", "ai_marked")]["index_accuracy"] == 1.0
     assert found[("mtbench101_judge", "golden_vs_useless")]["mean_gap"] == 7.0
     assert failing(config, open_lake(config.lake), "r1") == []
-    md = render(open_lake(config.lake), board=config.board, judge_checks=settings_of(config))["md"]
+    md = render(open_lake(config.lake), board=config.board, judge_checks=settings_of(config),
+                families=registry.families())["md"]
     block = md.split("## Can the judge tell?")[1].split("\n## ")[0]
     assert "| judge | botchat\\_unieval |" in block and "8 / 8 100.0%" in block and "not measured ⚠" not in md
 
@@ -98,7 +99,8 @@ def test_a_judge_that_says_no_to_everything_fails_its_probes(make_config, lake_d
     lines = failing(config, open_lake(config.lake), "r1")
     assert any("judge on botchat_unieval cannot tell: right on 4 of 8 known-answer probes (50%" in line
                for line in lines), lines
-    md = render(open_lake(config.lake), board=config.board, judge_checks=settings_of(config))["md"]
+    md = render(open_lake(config.lake), board=config.board, judge_checks=settings_of(config),
+                families=registry.families())["md"]
     leaderboard = md.split("## Leaderboard")[1].split("\n## ")[0]
     assert "- Judge judge: not measured — " in leaderboard and "50% of probes right on botchat\\_unieval" in leaderboard
     with connect(registry.open_lake(config.lake), board=config.board) as con:

@@ -110,7 +110,7 @@ def test_nights_ask_new_items_and_the_history_pools_them(make_config, lake_dir):
     # ... in the report's "Can the judge tell?" section
     from dialogbench.report.build import render
 
-    html = render(registry.open_lake(again.lake), board=again.board)["html"]
+    html = render(registry.open_lake(again.lake), board=again.board, families=registry.families())["html"]
     judge_section = html.split('id="judge-checks"')[1].split("<section")[0]
     assert "judge on botchat_unieval: accuracy on its known-answer probes, pooled" in judge_section
     assert "pooled so far" in judge_section

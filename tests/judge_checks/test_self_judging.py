@@ -1,14 +1,20 @@
 """Self-judging (issue 34, item 5): a candidate that is its own judge (the same name, or the same weights and revision
 under another name) is named at validate time (a note of the preflight) and marked in every leaderboard it appears in:
-the CLI's, the report's family sections, the Prefect leaderboard artifacts."""
+the CLI's (the families' tables and the Arena and GTEval tables ``dialogbench run`` prints), results.json and
+``dialogbench export`` (a ``self_judged`` column), the Prefect leaderboard artifacts, and the report's family sections,
+"Who is really ahead" and "Trends"."""
 
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 import yaml
 
+from dialogbench.backends import clear_backends
+
+from dialogbench.run.registry import run_for
 from dialogbench.run import registry
 from dialogbench.botchat.leaderboard import format_leaderboard
 from dialogbench.cli import main
@@ -18,9 +24,13 @@ from dialogbench.judge_checks.self_judging import LEGEND, MARK, identities, iden
 from dialogbench.mtbench101.leaderboard import format_mtbench101
 from dialogbench.run.preflight import check, preflight
 from dialogbench.run.registry import open_lake
+from dialogbench.report import ahead, trends
 from dialogbench.report.build import render
+from dialogbench.report.data import collect
+from dialogbench.report.markdown import section as md_section
+from dialogbench.report.results import collect_results, format_all_leaderboards
 from dialogbench.run.runs import StageReport, record_stage
-from tests.conftest import chatbot, config_dict
+from tests.conftest import REPO_ROOT, chatbot, config_dict
 from tests.stage_runner import night
 
 # -- the rule -------------------------------------------------------------------------------------------------------
@@ -114,11 +124,11 @@ def test_the_runs_preflight_warns_of_it(make_config, lake_dir, caplog, monkeypat
 
     monkeypatch.setattr(dialogbench.run.preflight, "_NOTED", set())  # notes are logged once per process
     config = make_config(config_dict(lake_dir, judge="bot-b"))
-    found = check(config, source="c.yaml")
+    found = check(run_for(config, source="c.yaml"))
     assert found.inputs == found.machine == [] and [n for n in found.notes if "self-judging" in n] == [
         n for n in found.notes if n.startswith("c.yaml: model 'bot-b': self-judging: it is the judge")]
     with caplog.at_level(logging.WARNING, logger="dialogbench.preflight"):
-        preflight(config, source="c.yaml")  # warns, raises nothing
+        preflight(run_for(config, source="c.yaml"))  # warns, raises nothing
     assert "model 'bot-b': self-judging" in caplog.text and "bot-a" not in caplog.text
 
 
@@ -180,7 +190,7 @@ def test_a_night_marks_the_self_judged_model_in_every_leaderboard_and_not_the_ot
     assert f"bot-a {MARK}" in format_leaderboard(boards["botchat"], [4])
     assert f"bot-a {MARK}" in format_mtbench101(boards["mtbench101"])
 
-    page = render(open_lake(config.lake), board=config.board)
+    page = render(open_lake(config.lake), board=config.board, families=registry.families())
     md, html = page["md"], page["html"]
     for title in ("Leaderboard", "UniEval pass rate vs N", "Utterance lengths", "MT-Bench-101"):
         text = section(md, title)
@@ -197,5 +207,137 @@ def test_a_report_without_a_self_judged_model_has_no_mark(make_config, lake_dir)
     config = make_config(config_dict(lake_dir, n=[4], limit=2))
     recorded_night(config, "r1")
     assert all(not r["self_judged"] for r in registry.leaderboards(config)["botchat"])
-    page = render(open_lake(config.lake), board=config.board)
+    page = render(open_lake(config.lake), board=config.board, families=registry.families())
     assert MARK not in page["md"] and "Self-judging" not in page["md"] and MARK not in page["html"]
+    lake, families = open_lake(config.lake), registry.families()
+    text = format_all_leaderboards(lake, config.board, families=families)
+    assert MARK not in text and LEGEND not in text
+    found = collect_results(lake, config.board, families=families)["leaderboards"]
+    rows = [r for key in ("botchat/botchat_unieval", "core/headline") for r in found[key]["rows"]]
+    assert rows and all(r["self_judged"] is False for r in rows)
+
+
+# -- results.json, the run's Arena and GTEval tables, who is really ahead, the trends ---------------------------------
+
+UNIEVAL = ["Choice: No\nIndex: None\nReason: fine.", "Choice: Yes\nIndex: 4\nReason: odd."]
+COMPARED = ["Choice: Conversation 1\nReason: the first one rambles.", "Choice: Conversation 2\nReason: too formal."]
+
+
+@pytest.fixture(scope="module")
+def two_nights(tmp_path_factory):
+    """Two nights of every judged protocol where BotChat's judge ``judge`` has bot-a's weights under another name and
+    MT-Bench-101's judge is bot-b itself (its script rates): bot-a is self-judged in BotChat's UniEval, Arena and
+    GTEval, bot-b in MT-Bench-101, never the other way round."""
+    tmp = tmp_path_factory.mktemp("self_judged")
+    data = weighted(tmp / "lake", a={"weights": "org/m"}, judge={"weights": "org/m"}, b={"script": ["Rating: [[7]]"]},
+                    n=[4], limit=2, judge_script=UNIEVAL + COMPARED, arena={"enabled": True, "n": [4]},
+                    gteval={"enabled": True})
+    data["mtbench101"] = {"enabled": True, "judge": "bot-b", "tasks": ["GR"], "limit": 1}
+    path = tmp / "config" / "config.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    config = registry.load_config(path, root=REPO_ROOT)
+    clear_backends()
+    for run_id in ("r1", "r2"):
+        recorded_night(config, run_id)
+    clear_backends()
+    return config
+
+
+SELF_JUDGED = {"botchat": "bot-a", "mtbench101": "bot-b"}  # the model each judged family's judge is
+OTHER = {"botchat": "bot-b", "mtbench101": "bot-a"}
+
+
+def test_results_json_says_which_rows_are_self_judged(two_nights):
+    found = collect_results(open_lake(two_nights.lake), two_nights.board, families=registry.families())
+    boards = found["leaderboards"]
+    for key in ("botchat/botchat_unieval", "botchat/botchat_unieval_gt", "botchat/botchat_elo",
+                "botchat/botchat_gteval", "mtbench101/mtbench101_leaderboard", "mtbench101/mtbench101_tasks"):
+        family = key.split("/")[0]
+        table = boards[key]
+        assert table["columns"][-1] == "self_judged" and table["rows"], key
+        assert {(r["model"], r["self_judged"]) for r in table["rows"]} == {(SELF_JUDGED[family], True),
+                                                                           (OTHER[family], False)}, key
+    for key in ("gameeval/gameeval_askguess", "gameeval/gameeval_spyfall", "gameeval/gameeval_tofukingdom",
+                "judge_checks/judge_probes"):  # no judge rates these models' numbers: no column
+        assert "self_judged" not in boards[key]["columns"], key
+    headline = boards["core/headline"]["rows"]
+    assert headline and all(r["self_judged"] is (r["model"] == SELF_JUDGED[r["family"]]) for r in headline)
+
+
+def test_the_arena_and_gteval_tables_the_run_prints_mark_the_model_and_say_why_once(two_nights):
+    lake, families = open_lake(two_nights.lake), registry.families()
+    text = format_all_leaderboards(lake, two_nights.board, views=("botchat_elo", "botchat_gteval"), families=families)
+    for key in ("botchat/botchat_elo", "botchat/botchat_gteval"):
+        rows = text.split(f"({key})\n")[1].split("\n\n")[0].splitlines()[2:]
+        assert len(rows) == 2 and {r.split("  ")[0] for r in rows} == {f"bot-a {MARK}", "bot-b"}, key
+    assert text.splitlines()[-1] == LEGEND and text.count(LEGEND) == 1
+    everything = format_all_leaderboards(lake, two_nights.board, families=families)
+    mt = everything.split("(mtbench101/mtbench101_leaderboard)\n")[1].split("\n\n")[0].splitlines()[2:]
+    assert {r.split("  ")[0] for r in mt} == {f"bot-b {MARK}", "bot-a"}
+    assert everything.count(LEGEND) == 1 and f"bot-a {MARK}" not in "\n".join(mt)
+
+
+def matrix_names(md: str) -> dict[str, set[str]]:
+    """"Who is really ahead" in Markdown: per leaderboard of a matrix (its caption's), its rows' and columns' names
+    as shown (marked or not)."""
+    found: dict[str, set[str]] = {}
+    board = None
+    for line in md.splitlines():
+        if caption := re.match(r"\*[^*:]+: ([a-z0-9\\_]+)\.", line):
+            board = caption.group(1).replace("\\", "")
+        elif line.startswith("| ") and board:
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            found.setdefault(board, set()).update(c.split(" (")[0] for c in
+                                                  (cells[1:] if cells[0] == "row − column" else cells[:1]))
+    return found
+
+
+def chart_names(md: str) -> dict[str, set[str]]:
+    """"Trends" in Markdown: per leaderboard of a chart, the models its table names as shown."""
+    found: dict[str, set[str]] = {}
+    for line in md.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| ") and len(cells) == 6 and cells[0] != "Metric":
+            found.setdefault(cells[0].split(".")[0].replace("\\", ""), set()).add(cells[1])
+    return found
+
+
+AHEAD_BOARDS = {"botchat_unieval", "botchat_gteval", "mtbench101_leaderboard", "mtbench101_tasks"}  # Elo: no units
+
+
+def test_who_is_ahead_and_the_trends_mark_the_model_its_judge_is(two_nights):
+    """Given the run's identities (its recorded config: ``self_judging.identities_from_yaml``), every BotChat matrix
+    and chart marks bot-a (the judge's weights), every MT-Bench-101 one bot-b (the judge), each section with the legend
+    once; the model rated by another judge is never marked."""
+    families = registry.families()
+    data = collect(open_lake(two_nights.lake), families=families, board=two_nights.board)
+    known = self_judging.identities_from_yaml(data["header"][0]["run_config"])
+    assert known["bot-a"] == known["judge"] != known["bot-b"]
+    shown = {"ahead": ahead.section(data["pairwise"], data["pairwise_tally"], judge=data["judge"], families=families,
+                                    identities=known),
+             "trends": trends.section(data["trends"], judge=data["judge"], families=families, identities=known)}
+    for name, found in shown.items():
+        md = md_section(found)
+        seen = matrix_names(md) if name == "ahead" else chart_names(md)
+        assert set(seen) == (AHEAD_BOARDS if name == "ahead" else AHEAD_BOARDS | {"botchat_elo"}), name
+        for board, models in seen.items():
+            family = board.split("_")[0]
+            assert models == {f"{SELF_JUDGED[family]} {MARK}", OTHER[family]}, (name, board)
+        assert md.count(LEGEND) == 1, name
+    # the chart's own legend (the SVG) names the model as the table does
+    botchat = [drawn for caption, drawn in shown["trends"].charts if caption.startswith("BotChat")]
+    assert botchat and all(f"bot-a {MARK}" in drawn and f"bot-b {MARK}" not in drawn for drawn in botchat)
+    # without identities a model is only its name: bot-b still is MT-Bench-101's judge, bot-a is not BotChat's
+    plain = md_section(ahead.section(data["pairwise"], data["pairwise_tally"], judge=data["judge"], families=families))
+    assert f"bot-b {MARK}" in plain and f"bot-a {MARK}" not in plain
+
+
+def test_the_rendered_report_marks_a_candidate_that_is_its_judge_in_who_is_ahead_and_the_trends(two_nights):
+    page = render(open_lake(two_nights.lake), board=two_nights.board, families=registry.families())
+    for title, names in (("Who is really ahead", matrix_names), ("Trends", chart_names)):
+        text = section(page["md"], title)
+        seen = names(text)
+        assert seen["mtbench101_leaderboard"] == seen["mtbench101_tasks"] == {f"bot-b {MARK}", "bot-a"}, title
+        assert seen["botchat_unieval"] == {f"bot-a {MARK}", "bot-b"}, title  # the judge by its weights, not its name
+        assert text.count(LEGEND) == 1, title

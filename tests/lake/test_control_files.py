@@ -16,6 +16,7 @@ from typing import Iterator
 import pyarrow as pa
 import pytest
 
+from dialogbench.run.registry import run_for
 from dialogbench.cli import main
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import CATALOG, build_catalog, catalog_problem
@@ -74,7 +75,7 @@ def test_a_catalog_that_is_a_folder_is_said_before_any_work(lake, make_config, c
     (lake.root / CATALOG).mkdir()
     assert "a folder" in str(catalog_problem(lake.root))
     config = make_config()  # its lake is tmp_path / "lake", this one
-    assert any(f"{lake.root / CATALOG} is not a regular file (a folder)" in p for p in check(config).inputs)
+    assert any(f"{lake.root / CATALOG} is not a regular file (a folder)" in p for p in check(run_for(config)).inputs)
     damaged = lake.files("generations")[0]
     truncate(damaged)
     for command in ("verify", "repair", "catalog"):

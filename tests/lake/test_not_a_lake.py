@@ -14,7 +14,7 @@ import pytest
 from dialogbench.cli import main
 from dialogbench.lake import manifest
 from dialogbench.lake.version import MARKER, NotALake, ensure_current, lake_format, migrate, refuse_foreign
-from dialogbench.run.registry import open_lake
+from dialogbench.run.registry import open_lake, run_for
 from tests.damage import killed_before_the_data_rename
 from tests.lake.test_version import old_lake
 
@@ -73,7 +73,7 @@ def test_the_flows_start_refuses_it_before_sweeping(tmp_path, make_config):
     home = home_like(tmp_path / "home")
     before = files_of(home)
     with pytest.raises(NotALake, match="not a dialogbench lake"):
-        start_run.fn(make_config(overrides={"lake": str(home)}))
+        start_run.fn(run_for(make_config(overrides={"lake": str(home)})))
     assert files_of(home) == before
 
 

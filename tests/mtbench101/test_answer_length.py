@@ -115,7 +115,7 @@ def test_plan_sizes_the_answer_stage_by_its_limit(mt):
 
 def report_md(config) -> str:
     """The MT-Bench-101 section of the board's Markdown report (underscores unescaped)."""
-    md = render(open_lake(config.lake), board=config.board)["md"]
+    md = render(open_lake(config.lake), board=config.board, families=registry.families())["md"]
     return md.split("## MT-Bench-101")[1].split("\n## ")[0].replace("\\_", "_")
 
 

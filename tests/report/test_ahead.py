@@ -1,20 +1,25 @@
 """The report's "Who is really ahead" (dialogbench/report/ahead.py over report_pairwise): on a hand-made lake of
 paired comparisons (metric_pairs) and snapshots, each matrix marks exactly the pairs whose verdict says a model is
 ahead (▲ in its row, ▼ in the other's), leaves "within noise" plain and greys "cannot tell" / "not measured" with the
-reason; one judge, the largest N and the latest run are shown; a metric with many slices is folded."""
+reason; one judge, the largest N and the latest run are shown; a metric with many slices is folded; a model its
+matrix's judge is (the same name, or the same weights and revision) is marked ``†``, with the legend once."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
 from html import unescape
+from urllib.parse import unquote
 
 import pytest
 
 from dialogbench.history.tables import METRIC_PAIRS_TABLE, METRIC_SNAPSHOTS_TABLE
+from dialogbench.judge_checks.self_judging import LEGEND, MARK
 from dialogbench.lake.catalog import connect
 from dialogbench.run.registry import open_lake
+from dialogbench.report import ahead, html
 from dialogbench.report.build import render
+from dialogbench.run import registry
 
 T0 = dt.datetime(2026, 11, 20, 2, 0, tzinfo=dt.timezone.utc)
 BOARD = "nightly"
@@ -93,7 +98,7 @@ def lake(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def report(lake) -> dict[str, str]:
-    return render(lake, board=BOARD)
+    return render(lake, board=BOARD, families=registry.families())
 
 
 def section(html: str, name: str) -> str:
@@ -224,7 +229,38 @@ def test_the_view_pairs_each_comparison_both_ways(lake):
         ("gamma", "beta", 0.2, 0.05, 0.35, "ahead", 2, True)]
 
 
+def rows_of(lake, sql: str) -> list[dict]:
+    with connect(lake, board=BOARD) as con:
+        relation = con.execute(sql)
+        columns = [d[0] for d in relation.description]
+        return [dict(zip(columns, r)) for r in relation.fetchall()]
+
+
+def test_a_model_its_judge_is_is_marked_in_each_matrix_that_judge_rated(lake, report):
+    """alpha has the weights of the judge j (the identities the run's recorded config gives): each matrix and tally
+    judged by j names it ``alpha †`` in its rows and columns, the Ask-Guess matrix (no judge) plainly; beta and gamma
+    never; the legend once. The report of this lake (no such identities, no model named j) marks nothing."""
+    assert MARK not in section(report["html"], "ahead") and LEGEND not in report["md"]
+    known = {"alpha": ("weights", "org/m", ""), "j": ("weights", "org/m", ""), "beta": ("name", "beta")}
+    found = ahead.section(rows_of(lake, ahead.SQL), rows_of(lake, ahead.TALLY_SQL), judge="j",
+                          families=registry.families(), identities=known)
+    page = html.render([found], title="t", subtitle="s")
+    shown = {caption.split(" (")[0].split(",")[0]: (rows, {c for _, c in cells})
+             for caption, rows, cells in matrices(page)}
+    alpha = f"alpha {MARK}"
+    assert shown == {"BotChat: botchat_unieval.pass_rate": ([alpha, "gamma", "beta"], {alpha, "gamma", "beta"}),
+                     "GameEval: gameeval_askguess.mean_rounds": (["alpha", "beta"], {"alpha", "beta"}),
+                     "MT-Bench-101: mtbench101_leaderboard.avg": ([alpha, "gamma", "beta"], {alpha, "gamma", "beta"}),
+                     "MT-Bench-101: mtbench101_tasks.score": ([alpha, "gamma", "beta"], {alpha, "gamma", "beta"})}
+    assert found.intro.count(LEGEND) == 1
+    # the links behind the names and cells still name the model itself
+    hrefs = [unquote(unescape(h)) for h in re.findall(r'href="(explorer[^"]*)"', page)]
+    assert any("model=alpha&" in h for h in hrefs) and not any(MARK in h for h in hrefs)
+    md = "\n\n".join(b.markdown for b in found.blocks)
+    assert f"| row − column | {alpha} | gamma | beta |" in md and f"| {alpha} (80.0%) |" in md
+
+
 def test_no_comparison_yet(tmp_path):
-    pages = render(open_lake(tmp_path / "lake"))
+    pages = render(open_lake(tmp_path / "lake"), families=registry.families())
     assert "No run on this board has compared models yet" in section(pages["html"], "ahead")
     assert "No run on this board has compared models yet" in pages["md"]

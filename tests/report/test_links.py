@@ -83,8 +83,8 @@ def linked_lake(root: Path):
 def site(tmp_path_factory):
     lake = linked_lake(tmp_path_factory.mktemp("links") / "staged")
     out = lake.root / "reports"
-    paths = write_report(lake, out)
-    page = write_explorer(lake, out).read_text()
+    paths = write_report(lake, out, families=registry.families())
+    page = write_explorer(lake, out, families=registry.families()).read_text()
     return {"lake": lake, "out": out, "html": paths["html"].read_text(), "md": paths["md"].read_text(),
             "data": embedded(page)}
 
@@ -406,7 +406,7 @@ def test_a_hostile_model_name_is_escaped_in_the_href():
              "model_value": 0.5, "row_value": 0.5, "col_value": 0.4, "difference": 0.1, "ci_low": 0.0,
              "ci_high": 0.2, "mark": "within noise", "reason": None, "p_holm": 0.3, "shared": 9, "model_rank": i}
             for i, (a, b) in enumerate([(x, y) for x in HOSTILE[:4] for y in HOSTILE[:4] if x != y])]
-    page = Matrix(rows).html("caption")
+    page = Matrix(rows, families=registry.families()).html("caption")
     assert "<script>" not in page and "</a><a href=x>" not in page
     tables = tables_of(f"<section id='ahead'>{page}</section>")
     hrefs = [unescape(c["href"]) for r in tables[0]["rows"] for c in r[1:] if c["href"]]

@@ -18,6 +18,7 @@ from dialogbench.report.build import write_report
 from dialogbench.report.data import collect
 from dialogbench.report.svg import box_plot, heatmap, line_chart, stacked_bars
 from dialogbench.report.tables import pct
+from dialogbench.run import registry
 
 MODELS = ["alpha", "beta", "gamma"]
 EVIL = "<script>alert('pwned')</script> & <b>bold</b> | pipe"
@@ -36,7 +37,7 @@ def lake(tmp_path_factory) -> Lake:
 
 @pytest.fixture(scope="module")
 def report(lake, tmp_path_factory) -> dict[str, str]:
-    paths = write_report(lake, tmp_path_factory.mktemp("out"), title="Nightly <BotChat>")
+    paths = write_report(lake, tmp_path_factory.mktemp("out"), title="Nightly <BotChat>", families=registry.families())
     return {kind: path.read_text() for kind, path in paths.items()}
 
 
@@ -48,7 +49,7 @@ def view(lake: Lake, sql: str) -> list[dict]:
 
 
 def test_leaderboard_rows_values_and_order(lake, report):
-    data = collect(lake)["families"]["botchat"]
+    data = collect(lake, families=registry.families())["families"]["botchat"]
     rows = data["leaderboard"]["rows"]
     gt = {r["model"]: r["win_tie_rate"] for r in view(lake, "select * from botchat_gteval")}
     uni = {(r["model"], r["n"]): r["pass_rate"] for r in view(lake, "select * from botchat_unieval")}
@@ -97,7 +98,7 @@ def test_sort_falls_back_to_elo_then_pass_rate():
 
 
 def test_empty_lake_renders_every_section(tmp_path):
-    paths = write_report(open_lake(tmp_path / "nothing"), tmp_path / "out")
+    paths = write_report(open_lake(tmp_path / "nothing"), tmp_path / "out", families=registry.families())
     html, md = paths["html"].read_text(), paths["md"].read_text()
     for section in ("leaderboard", "unieval", "arena", "gt", "lengths", "examples", "mtbench101", "judge", "runs"):
         block = html.split(f'<section id="{section}">')[1].split("</section>")[0]
@@ -200,7 +201,7 @@ def test_unieval_table_at_the_papers_n_and_every_n_folded(lake):
     each rate with its interval and n, the same cells as the open table's."""
     from dialogbench.botchat.report_sections import unieval
 
-    section = unieval(collect(lake)["families"]["botchat"])
+    section = unieval(collect(lake, families=registry.families())["families"]["botchat"])
     main, *every, strict = section.tables
     assert main.headers == ["Model", "N=4", "N=8", "N=12", "N=16", "unparsed"] and not main.collapsed
     assert [t.headers[1:] for t in every] == [[f"N={n}" for n in range(3, 10)], [f"N={n}" for n in range(10, 17)]]
@@ -234,8 +235,8 @@ def test_heatmap_mirror_cells_and_counts(lake, report):
 
 
 def test_write_is_deterministic_and_atomic(lake, tmp_path):
-    first = {k: p.read_bytes() for k, p in write_report(lake, tmp_path).items()}
-    second = {k: p.read_bytes() for k, p in write_report(lake, tmp_path).items()}
+    first = {k: p.read_bytes() for k, p in write_report(lake, tmp_path, families=registry.families()).items()}
+    second = {k: p.read_bytes() for k, p in write_report(lake, tmp_path, families=registry.families()).items()}
     assert first == second
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.md"]
 
@@ -254,14 +255,14 @@ def test_report_on_a_lake_written_by_the_real_stages(make_config, pipeline, tmp_
     """The scripted pipeline (seeds, generation, UniEval) as the flow runs it: the report reads its lake."""
     config = make_config()
     pipeline(config, record=True)
-    data = collect(open_lake(config.lake))
+    data = collect(open_lake(config.lake), families=registry.families())
     botchat = data["families"]["botchat"]
     assert data["judge"] == botchat["judge"] == "judge" and botchat["leaderboard"]["pass_ns"] == [8]
     rows = botchat["leaderboard"]["rows"]
     assert [r["model"] for r in rows] == sorted(
         ["bot-a", "bot-b"], key=lambda m: (-next(r["pass@8"] for r in rows if r["model"] == m), m))
     assert data["runs"] and {r["stage"] for r in data["runs"]} >= {"botchat_unieval"}
-    html = write_report(open_lake(config.lake), tmp_path / "out")["html"].read_text()
+    html = write_report(open_lake(config.lake), tmp_path / "out", families=registry.families())["html"].read_text()
     assert html.count('<tr class="flag">') == len(botchat["examples"]) > 0
 
 
@@ -324,7 +325,7 @@ def mt_lake(root: Path, *, models=MT_MODELS, judge: str = "gpt-4", tasks=None) -
 def mt_report(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("mt")
     lake = mt_lake(root / "lake")
-    paths = write_report(lake, root / "out")
+    paths = write_report(lake, root / "out", families=registry.families())
     return {"lake": lake, "out": root / "out", **{kind: path.read_text() for kind, path in paths.items()}}
 
 
@@ -388,7 +389,7 @@ def test_mtbench101_empty_and_partial(tmp_path):
     assert mtbench101({"leaderboard": None}).empty.startswith("No data yet")
     assert mtbench101({"leaderboard": []}).empty.startswith("No data yet")
     lake = mt_lake(tmp_path / "lake", models=["solo"], tasks=["CM", "SI"])  # a slice: no Avg, no complete ability
-    html = write_report(lake, tmp_path / "out")["html"].read_text()
+    html = write_report(lake, tmp_path / "out", families=registry.families())["html"].read_text()
     block = mt_block(html)
     assert "No data yet" not in block and "2 / 13" in block and "<td class=\"num\">–</td>" in block
     assert block.count('<polygon class="series"') == 1  # Memory is complete (CM only)
@@ -403,7 +404,7 @@ def test_mtbench101_partial_average_is_shown_marked(tmp_path):
     assert lb["part-a"]["avg"] is None and lb["part-a"]["tasks_scored"] == 3
     assert lb["part-a"]["avg_scored"] == pytest.approx((lb["part-a"]["CM"] + lb["part-a"]["SI"] + lb["part-a"]["AR"]) / 3)
     assert lb["full"]["avg_scored"] == pytest.approx(lb["full"]["avg"]) and lb["full"]["tasks_scored"] == 13
-    paths = write_report(lake, tmp_path / "out")
+    paths = write_report(lake, tmp_path / "out", families=registry.families())
     html, md = paths["html"].read_text(), paths["md"].read_text()
     part_a, part_b = lb["part-a"]["avg_scored"], lb["part-b"]["avg_scored"]
     table = mt_block(html)[mt_block(html).index("<table"):]
@@ -442,7 +443,7 @@ def test_mtbench101_average_shows_the_latest_runs_interval_of_the_number_shown(t
          "metric": "avg", "model": model, "slice": "judge=gpt-4", "judge": "gpt-4", "value": value, "ci_low": value - 0.4,
          "ci_high": value + 0.3, "n": 13, "measured": True, "complete": True}
         for model, value in (("full", avg["full"]), ("other", avg["other"] + 1.0))])
-    block = mt_block(write_report(lake, tmp_path / "out")["html"].read_text())
+    block = mt_block(write_report(lake, tmp_path / "out", families=registry.families())["html"].read_text())
     full = block[block.index("<tr><td>1</td>"):block.index("<tr><td>2</td>")]
     assert f"{avg['full']:.2f}<br>" in full and f"[{avg['full'] - 0.4:.2f}, {avg['full'] + 0.3:.2f}]" in full
     assert f"[{avg['other'] + 0.6:.2f}," not in block and "below Avg: its 95% interval" in block

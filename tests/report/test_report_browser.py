@@ -28,6 +28,7 @@ import pytest
 from tests.fakes.synthetic_lake import synthetic_lake
 from dialogbench.run.registry import open_lake
 from dialogbench.report.build import write_report
+from dialogbench.run import registry
 from tests.report.history_lake import BOARD, write_history
 from tests.report.test_report import MODELS, utterance
 from tests.report.test_trends import BETA
@@ -150,7 +151,7 @@ def open_page(browser, url: str) -> None:
 def served_report(tmp_path):
     synthetic_lake(tmp_path / "lake", models=MODELS, seeds=12, arena_seeds=6, utterance=utterance, seed=3)
     out = tmp_path / "site"
-    write_report(open_lake(tmp_path / "lake"), out)
+    write_report(open_lake(tmp_path / "lake"), out, families=registry.families())
     with serve(out, "report.html") as url:
         yield url
 
@@ -238,7 +239,7 @@ AHEAD = """(() => {
 def served_history(tmp_path):
     """tests/report/history_lake.py's five nights and comparisons: the report of its board, over HTTP."""
     out = tmp_path / "site"
-    write_report(write_history(open_lake(tmp_path / "lake")), out, board=BOARD)
+    write_report(write_history(open_lake(tmp_path / "lake")), out, board=BOARD, families=registry.families())
     with serve(out, "report.html") as url:
         yield url
 

@@ -45,7 +45,7 @@ def lake(tmp_path_factory) -> Lake:
 def builtin_pages(lake) -> dict[str, str]:
     """The report with the built-in families only."""
     assert [f.name for f in registry.families()] == ["botchat", "mtbench101", "gameeval", "canary", "judge_checks"]
-    return render(lake)
+    return render(lake, families=registry.families())
 
 
 @pytest.fixture
@@ -67,16 +67,17 @@ def echo():
 
 
 def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
-    data = collect(lake)
+    data = collect(lake, families=registry.families())
     assert list(data["families"]) == ["botchat", "mtbench101", "gameeval", "toy_report", "canary", "judge_checks"]  # checks last
     toy_data = data["families"]["toy_report"]
     assert toy_data["missing"] is None and toy_data["judge"] == data["judge"] == "gpt-4-0613"
     assert [r["stage"] for r in toy_data["runs"]] == sorted({r["stage"] for r in data["runs"]})
 
-    pages = render(lake)
+    pages = render(lake, families=registry.families())
     html, md = pages["html"], pages["md"]
-    assert default_title() == "dialogbench — BotChat, MT-Bench-101, GameEval and Toy echo report"
-    assert f"<title>{default_title()}</title>" in html and md.startswith(f"# {default_title()}\n")
+    title = default_title(families=registry.families())
+    assert title == "dialogbench — BotChat, MT-Bench-101, GameEval and Toy echo report"
+    assert f"<title>{title}</title>" in html and md.startswith(f"# {title}\n")
     assert html.index('id="gameeval"') < html.index('<section id="toy">') < html.index('id="judge"')
     assert ('<a href="#gameeval">GameEval</a><a href="#toy">Toy echo</a><a href="#ahead">Who is really ahead</a>'
             '<a href="#trends">Trends</a><a href="#canary">Judge canary</a>'
@@ -87,19 +88,19 @@ def test_a_family_with_a_report_section_is_shown(lake, builtin_pages, toy):
     # the rest of the page as without the toy family
     section = '<section id="toy">' + html.split('<section id="toy">')[1].split("</section>")[0] + "</section>"
     rest = html.replace(section, "").replace('<a href="#toy">Toy echo</a>', "")
-    assert rest.replace(default_title(), "TITLE") == builtin_pages["html"].replace(BUILTIN_TITLE, "TITLE")
+    assert rest.replace(title, "TITLE") == builtin_pages["html"].replace(BUILTIN_TITLE, "TITLE")
 
 
 def test_a_family_section_on_an_empty_lake(tmp_path, toy):
-    md = write_report(open_lake(tmp_path / "nothing"), tmp_path / "out")["md"].read_text()
+    md = write_report(open_lake(tmp_path / "nothing"), tmp_path / "out", families=registry.families())["md"].read_text()
     assert "## Toy echo\n\n_No toy runs yet._" in md and md.count("No data yet") == 10 and "No backend call recorded" in md
 
 
 def test_a_family_without_a_report_section_changes_nothing(lake, builtin_pages, echo):
     assert echo.name in [f.name for f in registry.families()]
-    assert "toy" not in collect(lake)["families"]
-    assert render(lake) == builtin_pages
-    assert default_title() == BUILTIN_TITLE
+    assert "toy" not in collect(lake, families=registry.families())["families"]
+    assert render(lake, families=registry.families()) == builtin_pages
+    assert default_title(families=registry.families()) == BUILTIN_TITLE
 
 
 def test_the_registry_is_left_as_found():

@@ -13,6 +13,7 @@ from dialogbench.report.build import default_title, write_report
 from dialogbench.gameeval.report import EMPTY, gameeval
 from dialogbench.run.config import ReportConfig
 from dialogbench.report.data import collect
+from dialogbench.run import registry
 from tests.gameeval.test_views import GAMES, gameeval_lake, plan_rows
 
 
@@ -20,7 +21,8 @@ from tests.gameeval.test_views import GAMES, gameeval_lake, plan_rows
 def pages(tmp_path_factory) -> dict[str, str]:
     lake = gameeval_lake(tmp_path_factory.mktemp("gameeval-report") / "lake")
     # one game a cell: no few-games marks here (test_report_warnings checks them)
-    paths = write_report(lake, tmp_path_factory.mktemp("out"), settings=ReportConfig(min_cells=1))
+    paths = write_report(lake, tmp_path_factory.mktemp("out"), settings=ReportConfig(min_cells=1),
+                         families=registry.families())
     return {kind: path.read_text() for kind, path in paths.items()}
 
 
@@ -140,13 +142,14 @@ def test_intro_counts_and_example_transcripts(pages):
 
 def test_page_title_and_section_order(pages):
     html = pages["html"]
-    assert f"<title>{default_title()}</title>" in html and "GameEval" in default_title()
+    title = default_title(families=registry.families())
+    assert f"<title>{title}</title>" in html and "GameEval" in title
     assert html.index('id="mtbench101"') < html.index('id="gameeval"') < html.index('id="judge"')
     assert '<a href="#gameeval">GameEval</a>' in html
 
 
 def test_empty_lake_renders_a_no_data_note(tmp_path):
-    paths = write_report(open_lake(tmp_path / "nothing"), tmp_path / "out")
+    paths = write_report(open_lake(tmp_path / "nothing"), tmp_path / "out", families=registry.families())
     html, md = paths["html"].read_text(), paths["md"].read_text()
     assert f'<p class="empty">{EMPTY}</p>' in html_section(html)
     assert "## GameEval\n\n_No GameEval games yet" in md
@@ -156,7 +159,7 @@ def test_planned_but_unplayed_games_render(tmp_path):
     """A run that planned games but wrote none yet (killed, or still running): counts, the planned models (their
     plans' roles) with every game missing, no crash."""
     lake = gameeval_lake(tmp_path / "lake", games=[], plans=[p for p in plan_rows() if p["run_id"] == "run-2"])
-    section = gameeval(collect(lake)["families"]["gameeval"])
+    section = gameeval(collect(lake, families=registry.families())["families"]["gameeval"])
     assert section.empty is None
     table2 = next(t for t in section.tables if t.caption.startswith("Table 2, Ask-Guess w/ prior"))
     assert [(r[1], r[-2], r[-1]) for r in table2.rows] == [("alpha", "0", "6"), ("beta", "0", "1"), ("delta", "0", "1")]
@@ -167,7 +170,7 @@ def test_one_game_only(tmp_path):
     games = [g for g in GAMES if g["game"] == "spyfall"]
     lake = gameeval_lake(tmp_path / "lake", games=games,
                          plans=[p for p in plan_rows() if p["stage"] == "gameeval_spyfall"])
-    section = gameeval(collect(lake)["families"]["gameeval"])
+    section = gameeval(collect(lake, families=registry.families())["families"]["gameeval"])
     assert "Ask-Guess: not run" in section.intro and "TofuKingdom: not run" in section.intro
     assert [t.caption.split(",")[0] for t in section.tables if not t.collapsed] == ["Table 3", "Table 3"]
     assert [t.caption.split(",")[0] for t in section.tables if t.collapsed][:2] == [

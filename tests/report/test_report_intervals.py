@@ -13,6 +13,7 @@ from dialogbench.run.config import ReportConfig
 from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE
 from dialogbench.report.build import write_report
 from dialogbench.stats.shown import Shown, with_intervals
+from dialogbench.run import registry
 from tests.gameeval.test_views import gameeval_lake
 from tests.report.test_report import mt_block, mt_lake, view
 from tests.report.test_report_gameeval import html_section, html_table
@@ -46,7 +47,7 @@ def test_mtbench101_task_scores_carry_their_interval_and_the_position_its_rank_r
     assert recorded == {"full": (cm["full"] - 0.25, cm["full"] + 0.5), "other": (None, None)}
     assert {r["model"]: r["avg_ci_low"] for r in view(lake, "select * from mtbench101_leaderboard")} == {
         m: avg[m] - 1.5 for m in ("full", "other")}
-    block = mt_block(write_report(lake, tmp_path / "out")["html"].read_text())
+    block = mt_block(write_report(lake, tmp_path / "out", families=registry.families())["html"].read_text())
     # below each position, the ranks its Avg's interval allows: both intervals overlap, so either can be first
     rank = '<tr><td>{}<br><span class="more">(1-2)</span></td>'
     first = block[block.index(rank.format(1)):block.index(rank.format(2))]
@@ -79,8 +80,8 @@ def test_gameeval_tables_carry_intervals_and_rank_ranges(tmp_path):
     assert view(lake, "select model, camp, win_rate_ci_low from gameeval_tofukingdom "
                       "where win_rate_ci_low is not null") == [{"model": "alpha", "camp": "prince",
                                                                 "win_rate_ci_low": 0.25}]
-    section = html_section(write_report(lake, tmp_path / "out", settings=ReportConfig(min_cells=1))["html"]
-                           .read_text())
+    paths = write_report(lake, tmp_path / "out", settings=ReportConfig(min_cells=1), families=registry.families())
+    section = html_section(paths["html"].read_text())
     table2, caption = html_table(section, "Table 2, Ask-Guess w/ prior description")
     assert table2[2] == ["2 (1-2)", "alpha", "4.00 [3.00, 5.00]", "62.50 [40.00, 85.00]", "12.50", "0.00", "25.00",
                          "0.00", "2", "6", "0"]
@@ -117,7 +118,7 @@ def test_botchat_positions_carry_the_ranks_the_sorting_numbers_interval_allows(t
                      "value": r["win_tie_rate"], "ci_low": 0.0, "ci_high": 1.0, "rank": i, "rank_low": low,
                      "rank_high": high} for i, (r, (low, high)) in enumerate(zip(gt, ranges), 1)],
              board="bench")  # synthetic_lake's runs publish to the board 'bench'
-    html = write_report(lake, tmp_path / "out")["html"].read_text()
+    html = write_report(lake, tmp_path / "out", families=registry.families())["html"].read_text()
     table = html[html.index('<table class="lb">'):html.index("</table>")]
     positions = [p for p in (re.sub(r"<[^>]+>", " ", c).split() for c in
                              re.findall(r"<tr><td>(.*?)</td><td class=\"nw\">", table))]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from dialogbench.report.build import write_report
+from dialogbench.run import registry
 from tests.report.paper_lake import PAPER_MODELS, paper_lake
 from tests.report.test_report_browser import browser, page_errors, screenshot, serve  # noqa: F401  (browser: a fixture)
 
@@ -45,7 +46,7 @@ MEASURE = """(() => {
 @pytest.fixture(scope="module")
 def paper_site(tmp_path_factory):
     root = tmp_path_factory.mktemp("paper")
-    write_report(paper_lake(root / "lake"), root / "site")
+    write_report(paper_lake(root / "lake"), root / "site", families=registry.families())
     return root / "site"
 
 

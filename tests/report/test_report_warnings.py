@@ -19,6 +19,7 @@ from dialogbench.lake.catalog import connect, data_tests
 from dialogbench.lake.schemas import PLANS, RUNS
 from dialogbench.report.build import render
 from dialogbench.report.checks import FLAG
+from dialogbench.run import registry
 from tests.verdicts import write_verdicts
 
 T0 = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -78,7 +79,8 @@ def lake_of(root: Path, *, passes=(True, True, True, False), judged: int | None 
 
 def md(lake: Lake, min_cells: int | None = 1) -> str:
     """The Markdown page, its escaped underscores read back."""
-    page = render(lake, settings=None if min_cells is None else ReportConfig(min_cells=min_cells))["md"]
+    page = render(lake, settings=None if min_cells is None else ReportConfig(min_cells=min_cells),
+                  families=registry.families())["md"]
     return page.replace("\\_", "_")
 
 
@@ -171,7 +173,7 @@ def test_models_short_of_their_plan_warn(tmp_path):
 
 
 def test_header_fields(tmp_path):
-    page = render(lake_of(tmp_path / "lake"), settings=ReportConfig())
+    page = render(lake_of(tmp_path / "lake"), settings=ReportConfig(), families=registry.families())
     head = page["md"].split("## ")[0]
     for field in ("**Board**: nightly", "**Config**: configs/nightly.yaml", "**Models**: a, b", "**Judge**: judge-x",
                   "**Dates**: latest run run-1: started 2026-01-02 03:04:05 UTC, finished 2026-01-02 03:05:05 UTC",
@@ -186,6 +188,6 @@ def test_the_header_shows_what_ran_the_run_it_reports(tmp_path):
     lake = lake_of(tmp_path / "lake", provenance={"commit": "abc123def456", "host": "gpu-box-7", "gpu": "8 x H100",
                                                   "versions": [("vllm", "0.33.0"), ("torch", "2.14.0"),
                                                                ("prefect", "3.7.7")]})
-    head = render(lake, settings=ReportConfig())["md"].split("## ")[0]
+    head = render(lake, settings=ReportConfig(), families=registry.families())["md"].split("## ")[0]
     assert "**Code**: abc123def456" in head and "**Host**: gpu-box-7; GPU: 8 x H100" in head
     assert "**Engines**: vllm 0.33.0, torch 2.14.0, prefect 3.7.7" in head

@@ -1,5 +1,6 @@
 """``dialogbench.report.results``: every leaderboard of a board in ``results.json`` beside each published report (every column
-of each leaderboard view, its intervals and ``measured`` flags included, and the run's provenance),
+of each leaderboard view, its intervals and ``measured`` flags included, a judged one's ``self_judged``, and the run's
+provenance),
 ``dialogbench export`` without SQL (json: the same leaderboards; csv: one file per leaderboard), a board no run
 published to refused by name, the SQL form of ``export`` as before, and the plain-text tables ``run`` prints (Arena
 and GTEval included, with intervals)."""
@@ -37,6 +38,9 @@ EXPECTED = {"botchat/botchat_unieval", "botchat/botchat_unieval_gt", "botchat/bo
             "mtbench101/mtbench101_leaderboard", "mtbench101/mtbench101_tasks", "gameeval/gameeval_askguess",
             "gameeval/gameeval_spyfall", "gameeval/gameeval_tofukingdom", "judge_checks/judge_probes",
             "core/headline"}
+# the leaderboards whose rows say whether the model is its judge (self_judged, added after the view's columns)
+JUDGED = {"botchat/botchat_unieval", "botchat/botchat_unieval_gt", "botchat/botchat_gteval", "botchat/botchat_elo",
+          "mtbench101/mtbench101_leaderboard", "mtbench101/mtbench101_tasks", "core/headline"}
 
 
 def view(lake, sql: str, board: str | None = None) -> tuple[list[str], list[dict]]:
@@ -68,11 +72,11 @@ def lake(tmp_path_factory):
 @pytest.fixture(scope="module")
 def published(lake):
     """The run's reports as a run publishes them (report, explorer, run.json, results.json)."""
-    return publish_reports(lake, run_id=RUN, board=BOARD, config_path="bench.yaml")
+    return publish_reports(lake, run_id=RUN, board=BOARD, config_path="bench.yaml", families=registry.families())
 
 
 def test_every_registered_leaderboard_view_is_collected():
-    views = {lb.key for lb in leaderboards()}
+    views = {lb.key for lb in leaderboards(families=registry.families())}
     assert views == EXPECTED
     declared = {(f.name, m.view) for f in registry.families() for m in f.metrics}  # no family's metric view missed
     assert {f"{family}/{v}" for family, v in declared} <= views
@@ -103,9 +107,10 @@ def test_results_json_lies_beside_the_report_with_every_leaderboard_whole(lake, 
     assert set(found["leaderboards"]) == EXPECTED
     for key, table in found["leaderboards"].items():
         columns, rows = view(lake, f'select * from "{key.split("/")[1]}"', board=BOARD)
-        assert table["columns"] == columns, key  # every column: intervals and measured flags included
+        # every column: intervals and measured flags included; a judged leaderboard's self_judged after them
+        assert table["columns"] == columns + (["self_judged"] if key in JUDGED else []), key
         assert len(table["rows"]) == len(rows), key
-        assert all(list(r) == columns for r in table["rows"]), key
+        assert all(list(r) == table["columns"] for r in table["rows"]), key
     boards = found["leaderboards"]
     assert len(boards["botchat/botchat_elo"]["rows"]) == 6 and len(boards["gameeval/gameeval_spyfall"]["rows"]) == 6
     # the interval columns each view has, with values
@@ -158,7 +163,7 @@ def cell(value) -> str:
 def test_export_csv_writes_one_file_per_leaderboard_with_the_same_rows(lake, tmp_path):
     out = tmp_path / "csv"
     assert main(["export", "--lake", str(lake.root), "--board", BOARD, "--format", "csv", "--out", str(out)]) == 0
-    found = collect_results(lake, BOARD)
+    found = collect_results(lake, BOARD, families=registry.families())
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{k.split('/')[1]}.csv" for k in EXPECTED)
     for key, table in found["leaderboards"].items():
         with open(out / f"{key.split('/')[1]}.csv", newline="", encoding="utf-8") as handle:
@@ -183,16 +188,17 @@ def test_csv_cells_a_spreadsheet_would_run_get_an_apostrophe_unless_raw(tmp_path
 
 def test_a_board_no_run_published_to_is_refused_by_name(lake, tmp_path, capsys):
     with pytest.raises(NoResults, match="'nightly-typo'.*bench"):
-        collect_results(lake, "nightly-typo")
+        collect_results(lake, "nightly-typo", families=registry.families())
     out = tmp_path / "x.json"
     assert main(["export", "--lake", str(lake.root), "--board", "nightly-typo", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "nightly-typo" in err and "no run has published to it" in err and "bench" in err
     assert len(err.strip().splitlines()) == 1 and not out.exists()
     with pytest.raises(NoResults, match="nightly-typo"):
-        format_all_leaderboards(lake, "nightly-typo")
+        format_all_leaderboards(lake, "nightly-typo", families=registry.families())
     # a run publishing its own results is never refused: the board as named, its views as they read
-    assert collect_results(lake, "nightly-typo", require_run=False)["board"] == "nightly-typo"
+    found = collect_results(lake, "nightly-typo", require_run=False, families=registry.families())
+    assert found["board"] == "nightly-typo"
 
 
 def test_an_empty_lake_is_refused(tmp_path, capsys):
@@ -201,7 +207,7 @@ def test_an_empty_lake_is_refused(tmp_path, capsys):
     lake = open_lake(tmp_path / "empty")
     lake.root.mkdir(parents=True, exist_ok=True)
     with pytest.raises(NoResults, match="no run recorded"):
-        collect_results(lake)
+        collect_results(lake, families=registry.families())
 
 
 def test_export_without_sql_refuses_parquet_no_format_and_the_lake(lake, tmp_path, capsys):
@@ -229,7 +235,7 @@ def test_the_sql_form_of_export_works_as_before(lake, tmp_path, capsys):
 
 
 def test_write_results_replaces_the_file_atomically(lake, tmp_path, monkeypatch):
-    path = write_results(lake, BOARD, tmp_path / "out")
+    path = write_results(lake, BOARD, tmp_path / "out", families=registry.families())
     before = path.read_text(encoding="utf-8")
     assert json.loads(before)["board"] == BOARD
 
@@ -240,7 +246,7 @@ def test_write_results_replaces_the_file_atomically(lake, tmp_path, monkeypatch)
 
     monkeypatch.setattr(build.os, "fsync", broken)
     with pytest.raises(OSError, match="disk gone"):
-        write_results(lake, BOARD, tmp_path / "out")
+        write_results(lake, BOARD, tmp_path / "out", families=registry.families())
     assert path.read_text(encoding="utf-8") == before
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["results.json"]
 
@@ -252,7 +258,7 @@ def test_plain_values():
 
 
 def test_format_all_leaderboards_shows_every_family_with_intervals(lake):
-    text = format_all_leaderboards(lake, BOARD)
+    text = format_all_leaderboards(lake, BOARD, families=registry.families())
     assert text.startswith(f"leaderboards of board {BOARD} (latest run {RUN}")
     for key in EXPECTED - {"core/headline"}:
         assert f"({key})" in text, key
@@ -277,8 +283,38 @@ def test_format_all_leaderboards_shows_every_family_with_intervals(lake):
     assert "[" in unieval_gt[2] and "judge_checks/judge_probes)\n(no rows yet)" in text
 
 
+def test_no_model_of_the_paper_lake_is_its_judge_so_none_is_marked(lake):
+    """Its judges (gpt-4-0613, ...) are none of its models: every judged row says self_judged false (a headline row of
+    a family without a judge: null), and no table the run prints has the mark or its legend
+    (tests/judge_checks/test_self_judging.py has the lakes where one is)."""
+    from dialogbench.judge_checks.self_judging import LEGEND, MARK
+
+    found = collect_results(lake, BOARD, families=registry.families())["leaderboards"]
+    for key in JUDGED - {"core/headline"}:
+        assert found[key]["rows"] and all(r["self_judged"] is False for r in found[key]["rows"]), key
+    headline = found["core/headline"]["rows"]
+    assert headline and all(r["self_judged"] is (False if r["family"] in ("botchat", "mtbench101") else None)
+                            for r in headline)
+    assert not {"self_judged"} & {c for key in EXPECTED - JUDGED for c in found[key]["columns"]}
+    text = format_all_leaderboards(lake, BOARD, families=registry.families())
+    assert MARK not in text and LEGEND not in text
+
+
+def test_a_headline_row_says_self_judged_only_where_a_judge_rates_its_family():
+    """BotChat's and MT-Bench-101's numbers are a judge's (a metric with a protocol); GameEval's and the judge
+    checks' are not: their headline rows get null, even where a judge column names the model."""
+    judged = results.judged_families(families=registry.families())
+    assert judged == {"botchat", "mtbench101"}
+    rows = [{"family": "botchat", "model": "a", "judge": "j"}, {"family": "mtbench101", "model": "b", "judge": "j"},
+            {"family": "gameeval", "model": "a", "judge": None}, {"family": "judge_checks", "model": "j", "judge": "j"}]
+    known = {"a": ("weights", "org/m", ""), "j": ("weights", "org/m", ""), "b": ("name", "b")}
+    columns, marked = results.with_self_judged(results.Leaderboard(*results.HEADLINE, ()), ["family", "model", "judge"],
+                                               rows, judged=judged, known=known)
+    assert columns[-1] == "self_judged" and [r["self_judged"] for r in marked] == [True, False, None, None]
+
+
 def test_ordering_is_best_first_within_each_slice(lake):
-    found = collect_results(lake, BOARD)["leaderboards"]
+    found = collect_results(lake, BOARD, families=registry.families())["leaderboards"]
     spy = found["gameeval/gameeval_spyfall"]["rows"]
     by_villager: dict[str, list[float]] = {}
     for r in spy:

@@ -22,6 +22,7 @@ from dialogbench.run.registry import open_lake
 from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
 from dialogbench.report.build import write_report
+from dialogbench.run import registry
 from tests.report.test_report import MODELS, utterance
 from tests.report.test_report_browser import browser, page_errors, screenshot  # noqa: F401  (browser: a fixture)
 
@@ -31,8 +32,8 @@ RUN_ID = "20261126T010000Z-ab12cd"
 
 
 def render_into(lake: Lake, folder: Path, record: dict | None = None) -> None:
-    write_report(lake, folder)
-    write_explorer(lake, folder)
+    write_report(lake, folder, families=registry.families())
+    write_explorer(lake, folder, families=registry.families())
     if record:
         (folder / "run.json").write_text(json.dumps(record))
 

@@ -21,6 +21,7 @@ from dialogbench.report import html, markdown
 from dialogbench.report.build import render, write_report
 from dialogbench.report.checks import FLAG, judge_warnings, not_measured_cell
 from dialogbench.report.tables import Tipped, link
+from dialogbench.run import registry
 from tests.report.test_report import mt_block, mt_lake
 from tests.report.test_report_browser import browser, page_errors, serve  # noqa: F401  (browser: a fixture)
 from tests.report.test_report_warnings import lake_of
@@ -63,13 +64,13 @@ def demo(tmp_path_factory) -> dict:
     """The demo's slice (CM, SI, MR for every model), its judge failing a check."""
     root = tmp_path_factory.mktemp("demo")
     lake = mt_lake(root / "lake", tasks=DEMO_TASKS)
-    paths = write_report(lake, root / "site", judge_checks=FAILING)
+    paths = write_report(lake, root / "site", judge_checks=FAILING, families=registry.families())
     return {"site": root / "site", **{kind: path.read_text() for kind, path in paths.items()}}
 
 
 def test_only_the_tasks_that_ran_have_a_column_in_the_authors_order(tmp_path):
     lake = mt_lake(tmp_path / "lake", models=["a", "b"], tasks={"a": ["MR", "CM"], "b": ["SI", "CM"]})
-    pages = render(lake)
+    pages = render(lake, families=registry.families())
     table = table3(mt_block(pages["html"]))
     assert heads(table) == ["#", "Model", "Avg", "CM", "SI", "MR", *TAIL]  # the union, in Table 3's order
     groups = [re.findall(r'<th colspan="(\d+)"(?: class="lab")?>([^<]*)</th>', g)
@@ -89,12 +90,13 @@ def test_only_the_tasks_that_ran_have_a_column_in_the_authors_order(tmp_path):
     assert "Columns: CM: Perceptivity / Memory; SI: Perceptivity / Understanding; MR: Adaptability / Reasoning." in section
     assert all(len(r) == 3 + 3 + len(TAIL) for r in md_rows(section))
     # its judge failing a check: each number the model has reads 'not measured', a task it did not run stays '–'
-    failing = {r[1]: r for r in body_cells(table3(mt_block(render(lake, judge_checks=FAILING)["html"])))}
+    page = render(lake, judge_checks=FAILING, families=registry.families())["html"]
+    failing = {r[1]: r for r in body_cells(table3(mt_block(page)))}
     assert failing["a"][2:6] == [CELL, CELL, "–", CELL] and failing["b"][2:6] == [CELL, CELL, CELL, "–"]
 
 
 def test_a_full_run_keeps_all_13_columns(tmp_path):
-    table = table3(mt_block(render(mt_lake(tmp_path / "lake", models=["a"]))["html"]))
+    table = table3(mt_block(render(mt_lake(tmp_path / "lake", models=["a"]), families=registry.families())["html"]))
     assert heads(table) == ["#", "Model", "Avg", *(t.code for t in TASKS), *TAIL]
     assert "<caption>Tasks: CM Context Memory; " in table  # no "that ran" note when every task did
 
@@ -192,7 +194,8 @@ def test_botchat_says_a_failing_judge_once_per_section(tmp_path):
     both protocols. The leaderboard's Warnings name the judge once with both; the UniEval and Arena sections each
     say their own; the cells read 'not measured' alone."""
     lake = lake_of(tmp_path / "lake", arena=("both", "neither", "both", "both"))
-    page = render(lake, judge_checks=JudgeChecksConfig(max_same_answer=0.5, min_verdicts=1))["md"].replace("\\_", "_")
+    page = render(lake, judge_checks=JudgeChecksConfig(max_same_answer=0.5, min_verdicts=1),
+                  families=registry.families())["md"].replace("\\_", "_")
     sections = {s.split("\n", 1)[0]: s for s in page.split("\n## ")[1:]}
     lead = sections["Leaderboard"]
     [note] = [line for line in lead.splitlines() if "not measured —" in line]
@@ -224,7 +227,7 @@ def test_the_page_fits_1400px_with_a_judge_not_measured(browser, tasks, tmp_path
     the page's content, and scroll in their own box: the page itself stays within the window either way."""
     site = tmp_path / "site"
     write_report(mt_lake(tmp_path / "lake", models=["smollm2-135m", "smollm2-135m-t0.7"], tasks=tasks), site,
-                 judge_checks=FAILING)
+                 judge_checks=FAILING, families=registry.families())
     for domain in ("Page", "Runtime", "Log"):
         browser.send(f"{domain}.enable")
     browser.send("Emulation.setDeviceMetricsOverride", width=WIDTH, height=1000, deviceScaleFactor=1, mobile=False)

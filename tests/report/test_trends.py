@@ -1,7 +1,8 @@
 """The report's "Trends" (dialogbench/report/trends.py over report_trends, svg.band_chart): on hand-made snapshots
 (metric_snapshots), a night whose value was not measured is a gap in its model's line (two segments, no point),
 a value on part of its cells a hollow dot, one judge and the largest N are charted, what is left out is named, at
-most CHARTS_MAX charts are drawn, and a board with one night says so instead of drawing."""
+most CHARTS_MAX charts are drawn, and a board with one night says so instead of drawing; a model its chart's judge
+is (the same name, or the same weights and revision) is marked ``†`` in the chart and its table, the legend once."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ from html import unescape
 import pytest
 
 from dialogbench.history.tables import METRIC_SNAPSHOTS_TABLE
+from dialogbench.judge_checks.self_judging import LEGEND, MARK
 from dialogbench.lake.catalog import connect
 from dialogbench.run.registry import open_lake
-from dialogbench.report import svg
+from dialogbench.report import svg, trends
+from dialogbench.report.markdown import section as md_section
 from dialogbench.report.build import render
 from dialogbench.report.trends import CHARTS_MAX
+from dialogbench.run import registry
 
 T0 = dt.datetime(2026, 11, 20, 2, 0, tzinfo=dt.timezone.utc)
 BOARD = "nightly"
@@ -65,7 +69,7 @@ def lake(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def report(lake) -> dict[str, str]:
-    return render(lake, board=BOARD)
+    return render(lake, board=BOARD, families=registry.families())
 
 
 def section(html: str, name: str) -> str:
@@ -119,6 +123,24 @@ def test_markdown_lists_the_charts_and_their_numbers(report):
     assert "| botchat\\_unieval.pass\\_rate (judge=j, n=16) | alpha | 61.0% | 65.0% | 5 of 5 | 0 |" in md
 
 
+def test_a_model_its_judge_is_is_marked_in_the_chart_and_its_table(lake, report):
+    """alpha has the weights of the judge j (the identities the run's recorded config gives): the chart's legend and
+    its table name it ``alpha †`` (its line keeps its colour), beta and gamma plainly, the legend once. The report
+    of this lake (no such identities, no model named j) marks nothing."""
+    assert MARK not in section(report["html"], "trends") and LEGEND not in report["md"]
+    with connect(lake, board=BOARD) as con:
+        relation = con.execute(trends.SQL)
+        rows = [dict(zip([d[0] for d in relation.description], r)) for r in relation.fetchall()]
+    known = {"alpha": ("weights", "org/m", ""), "j": ("weights", "org/m", ""), "beta": ("name", "beta")}
+    found = trends.section(rows, judge="j", families=registry.families(), identities=known)
+    (_, chart), = found.charts
+    assert re.findall(r'<text [^>]*>((?:alpha|beta|gamma)[^<]*)</text>', chart) == [f"alpha {MARK}", "gamma", "beta"]
+    assert segments(chart, ALPHA) == 1 and segments(chart, BETA) == 2  # each line keeps its colour
+    md = md_section(found)
+    assert f"| botchat\\_unieval.pass\\_rate (judge=j, n=16) | alpha {MARK} | 61.0% | 65.0% | 5 of 5 | 0 |" in md
+    assert "| beta |" in md and "| gamma |" in md and md.count(MARK) == 2 and md.count(LEGEND) == 1
+
+
 def test_the_view_numbers_the_boards_runs(lake):
     with connect(lake, board=BOARD) as con:
         rows = con.execute("select run_index, runs, slice_n, largest_n, ns, slices, series_runs, gap "
@@ -130,7 +152,7 @@ def test_the_view_numbers_the_boards_runs(lake):
 def test_one_night_so_far(tmp_path):
     lake = open_lake(tmp_path / "lake")
     METRIC_SNAPSHOTS_TABLE.write(lake, [snapshot(PASS, "judge=j, n=16", m, 1, 0.5) for m in ("alpha", "beta")])
-    pages = render(lake, board=BOARD)
+    pages = render(lake, board=BOARD, families=registry.families())
     trends = section(pages["html"], "trends")
     assert "One night so far (run r1, 2026-11-20)" in trends and "<svg" not in trends
     assert "One night so far (run r1, 2026-11-20)" in pages["md"].split("## Trends")[1].split("\n## ")[0]
@@ -141,7 +163,7 @@ def test_at_most_charts_max_charts(tmp_path):
     extra = [("botchat", f"extra_{k:02d}", "value") for k in range(CHARTS_MAX + 2)]
     METRIC_SNAPSHOTS_TABLE.write(lake, [snapshot(m, "", "alpha", night, 0.5) for m in [PASS, *extra]
                                         for night in (1, 2)])
-    pages = render(lake, board=BOARD)
+    pages = render(lake, board=BOARD, families=registry.families())
     charts = figures(pages["html"])
     assert len(charts) == CHARTS_MAX and next(iter(charts)).startswith("BotChat: botchat_unieval.pass_rate")
     trends = unescape(section(pages["html"], "trends"))

@@ -15,6 +15,8 @@ import base64
 import pytest
 import yaml
 
+from dialogbench.run.registry import open_lake
+from dialogbench.run.registry import run_for
 from dialogbench.run import registry
 from dialogbench.run.config import ConfigError, FamilySection
 from dialogbench.run.family_spec import Family
@@ -40,17 +42,17 @@ def _broken_copy(source: Path, target: Path, line: int) -> Path:
 # -- the lake ---------------------------------------------------------------------------------------------------
 
 def test_lake_under_proc_is_not_writable():
-    problem = lake_problem("/proc/x")
+    problem = lake_problem(open_lake("/proc/x"))
     assert problem and problem.startswith("lake: ") and "/proc/x" in problem
 
 
 def test_lake_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "lake").write_text("not a directory")
-    assert "lake" in (lake_problem(tmp_path / "lake") or "")
+    assert "lake" in (lake_problem(open_lake(tmp_path / "lake")) or "")
 
 
 def test_missing_lake_is_tried_and_left_as_it_was(tmp_path):
-    assert lake_problem(tmp_path / "a" / "b" / "lake") is None
+    assert lake_problem(open_lake(tmp_path / "a" / "b" / "lake")) is None
     assert list(tmp_path.iterdir()) == []  # the probe's directories are gone again
 
 
@@ -58,13 +60,13 @@ def test_existing_lake_keeps_its_files(tmp_path):
     (tmp_path / "lake").mkdir()
     (tmp_path / "lake" / MARKER).write_text(json.dumps({"format": FORMAT}) + "\n")
     (tmp_path / "lake" / "kept.txt").write_text("x")
-    assert lake_problem(tmp_path / "lake") is None
+    assert lake_problem(open_lake(tmp_path / "lake")) is None
     assert sorted(p.name for p in (tmp_path / "lake").iterdir()) == ["kept.txt", MARKER]
 
 
 def test_every_table_folder_a_run_writes_is_tried_and_left_as_it_was(tmp_path, make_config, lake_dir):
     config = make_config()
-    folders = run_folders(config)
+    folders = run_folders(run_for(config))
     for name in ("failures", "plans", "runs", "backend_calls", "generations", "unieval_judgments", "_state",
                  "reports"):
         assert name in folders
@@ -72,7 +74,7 @@ def test_every_table_folder_a_run_writes_is_tried_and_left_as_it_was(tmp_path, m
     _marked(lake_dir)
     (lake_dir / "generations").mkdir(parents=True)
     (lake_dir / "generations" / "kept.txt").write_text("x")
-    assert lake_problems(lake_dir, folders) == []
+    assert lake_problems(open_lake(lake_dir), folders) == []
     assert sorted(p.name for p in lake_dir.iterdir()) == ["generations", MARKER]  # the probes' folders are gone
     assert [p.name for p in (lake_dir / "generations").iterdir()] == ["kept.txt"]
 
@@ -81,7 +83,7 @@ def test_a_table_folder_that_cannot_be_written_is_named(tmp_path, make_config, l
     _marked(lake_dir)
     (lake_dir / "runs").write_text("a file where the runs table's folder goes")
     with unwritable(lake_dir / "generations"):
-        problems = lake_problems(lake_dir, run_folders(make_config()))
+        problems = lake_problems(open_lake(lake_dir), run_folders(run_for(make_config())))
     assert problems == [f"lake: cannot write in the table folder {lake_dir / 'runs'} (File exists)",
                         f"lake: cannot write in the table folder {lake_dir / 'generations'} ({WHY})"]
 
@@ -96,7 +98,7 @@ def test_a_linked_table_folder_is_named(tmp_path, make_config, lake_dir):
     (tmp_path / "elsewhere").mkdir()
     lake_dir.mkdir()
     (lake_dir / "generations").symlink_to(tmp_path / "elsewhere")
-    (problem,) = lake_problems(lake_dir, run_folders(make_config()))
+    (problem,) = lake_problems(open_lake(lake_dir), run_folders(run_for(make_config())))
     assert problem.startswith(f"lake: {lake_dir / 'generations'} is a symbolic link")
     assert list((tmp_path / "elsewhere").iterdir()) == []  # never probed through the link
 
@@ -124,7 +126,7 @@ def unwritable(folder: Path):
 
 def test_a_bad_botchat_line_is_reported_with_file_and_line(tmp_path, make_config, lake_dir):
     bad = _broken_copy(RAW / "botchat/mutual_test.jsonl", tmp_path / "seeds.jsonl", 7)
-    found = check(make_config(dataset=str(bad)), source="c.yaml")
+    found = check(run_for(make_config(dataset=str(bad)), source="c.yaml"))
     assert len(found.inputs) == 1
     assert found.inputs[0].startswith("c.yaml: botchat.dataset: ") and f"{bad}:7: not valid JSON" in found.inputs[0]
 
@@ -132,7 +134,7 @@ def test_a_bad_botchat_line_is_reported_with_file_and_line(tmp_path, make_config
 def test_bad_unieval_examples_are_reported(tmp_path, make_config):
     bad = tmp_path / "examples.json"
     bad.write_text('[{"conv": "x"}]')
-    (problem,) = check(make_config(unieval_examples=str(bad))).inputs
+    (problem,) = check(run_for(make_config(unieval_examples=str(bad)))).inputs
     assert "botchat.unieval_examples" in problem and str(bad) in problem and "missing fields" in problem
 
 
@@ -140,7 +142,7 @@ def test_a_bad_mtbench101_line_is_reported(tmp_path, make_config, lake_dir):
     bad = _broken_copy(RAW / "mtbench101/mtbench101.jsonl", tmp_path / "mt.jsonl", 12)
     data = config_dict(lake_dir)
     data["mtbench101"] = {"dataset": str(bad), "limit": 1}
-    (problem,) = check(make_config(data)).inputs
+    (problem,) = check(run_for(make_config(data))).inputs
     assert problem.startswith("config: mtbench101.dataset: ") and f"{bad}:12: not valid JSON" in problem
 
 
@@ -150,17 +152,17 @@ def test_bad_gameeval_word_files_are_reported_for_the_games_that_are_on(tmp_path
     pairs.write_text("cat,dog\nsame,same\n")
     data = config_dict(lake_dir)
     data["gameeval"] = {"words": str(words), "word_pairs": str(pairs)}
-    problems = check(make_config(data)).inputs
+    problems = check(run_for(make_config(data))).inputs
     assert any("gameeval.words" in p and "duplicate word 'apple'" in p for p in problems)
     assert any("gameeval.word_pairs" in p and f"{pairs}:2:" in p for p in problems)
     data["gameeval"]["spyfall"] = {"enabled": False}
-    assert [p for p in check(make_config(data)).inputs if "word_pairs" in p] == []
+    assert [p for p in check(run_for(make_config(data))).inputs if "word_pairs" in p] == []
 
 
 def test_the_shipped_datasets_pass(make_config, lake_dir):
     data = config_dict(lake_dir)
     data.update(mtbench101={"limit": 1}, gameeval={})
-    assert check(make_config(data)).inputs == []
+    assert check(run_for(make_config(data))).inputs == []
 
 
 def test_a_new_family_brings_its_own_data_check(make_config, lake_dir):
@@ -172,9 +174,9 @@ def test_a_new_family_brings_its_own_data_check(make_config, lake_dir):
     try:
         data = config_dict(lake_dir)
         data["notes"] = {}
-        assert check(make_config(data), source="c.yaml").inputs == ["c.yaml: notes.file: x.txt:3: unreadable"]
+        assert check(run_for(make_config(data), source="c.yaml")).inputs == ["c.yaml: notes.file: x.txt:3: unreadable"]
         data["notes"] = {"enabled": False}
-        assert check(make_config(data)).inputs == []
+        assert check(run_for(make_config(data))).inputs == []
     finally:
         registry.unregister("notes")
 
@@ -187,13 +189,13 @@ def test_openai_endpoint_without_url_is_a_problem_without_key_a_note(make_config
     data = config_dict(lake_dir)
     data["judges"] = [{"name": "judge", "backend": "openai", "weights": "m", "base_url_env": "NO_SUCH_URL_VAR",
                        "api_key_env": "NO_SUCH_KEY_VAR"}]
-    found = check(make_config(data))
+    found = check(run_for(make_config(data)))
     assert found.machine == ["config: model 'judge': base_url_env: environment variable NO_SUCH_URL_VAR is not set (or give the "
                              "endpoint's base_url in the model entry)"]
     assert len(found.notes) == 1 and "NO_SUCH_KEY_VAR" in found.notes[0] and "EMPTY" in found.notes[0]
     monkeypatch.setenv("NO_SUCH_URL_VAR", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("NO_SUCH_KEY_VAR", "k")
-    assert check(make_config(data)) == type(found)()
+    assert check(run_for(make_config(data))) == type(found)()
 
 
 def test_preflight_raises_every_problem_at_once(tmp_path, make_config, lake_dir, monkeypatch):
@@ -203,7 +205,7 @@ def test_preflight_raises_every_problem_at_once(tmp_path, make_config, lake_dir,
     data["lake"] = "/proc/x"
     data["judges"][0] = {"name": "judge", "backend": "openai", "weights": "m", "base_url_env": "NO_SUCH_URL_VAR"}
     with pytest.raises(ConfigError) as info:
-        preflight(make_config(data), source="c.yaml")
+        preflight(run_for(make_config(data), source="c.yaml"))
     lines = str(info.value).splitlines()
     assert lines[0].startswith("c.yaml: lake: cannot write in the lake directory /proc/x")
     assert any(f"{bad}:2: not valid JSON" in line for line in lines)
@@ -251,9 +253,9 @@ def test_secret_notes_are_notes_of_check_and_preflight(make_config, lake_dir, ca
 
     monkeypatch.setattr(dialogbench.run.preflight, "_NOTED", set())  # notes are logged once per process
     config = make_config(_with_secrets(lake_dir))
-    found = check(config, source="c.yaml")
+    found = check(run_for(config, source="c.yaml"))
     assert found.inputs == [] and found.machine == [] and len(found.notes) == 7
-    preflight(config, source="c.yaml")  # warns, raises nothing
+    preflight(run_for(config, source="c.yaml"))  # warns, raises nothing
     assert caplog.text.count(SECRET_NOTE) == 7 and not [s for s in PLANTED if s in caplog.text]
 
 
@@ -357,7 +359,7 @@ def test_validate_and_preflight_name_a_folder_that_is_not_a_lake_and_write_nothi
     (home / ".bashrc").write_text("alias ll='ls -l'\n")
     (home / "notes" / "draft.parquet.tmp").write_bytes(b"mine")
     before = sorted(p.relative_to(home) for p in home.rglob("*"))
-    problems = lake_problems(home)
+    problems = lake_problems(open_lake(home))
     assert len(problems) == 1 and "not a dialogbench lake" in problems[0] and ".bashrc" in problems[0], problems
     assert sorted(p.relative_to(home) for p in home.rglob("*")) == before  # no probe, no marker, no lease
-    assert lake_problems(tmp_path / "new") == [] and lake_problems(home / "notes" / "missing") == []
+    assert lake_problems(open_lake(tmp_path / "new")) == [] and lake_problems(open_lake(home / "notes" / "missing")) == []

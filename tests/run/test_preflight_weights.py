@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from dialogbench.run.registry import run_for
 from dialogbench.cli import main
 from dialogbench.run.config import ModelConfig
 from dialogbench.run.preflight import endpoint_findings, locate, weights_findings
@@ -191,7 +192,7 @@ def test_locate_asks_each_endpoint_once(endpoint, make_config, lake_dir):
     data = _with_endpoint_judge(lake_dir, "served-model")
     data["models"][1] = {"name": "bot-b", "backend": "openai", "weights": "served-model",
                          "base_url_env": "TEST_ENDPOINT_URL", "api_key_env": "TEST_ENDPOINT_KEY"}
-    found = locate(make_config(data), source="c.yaml")
+    found = locate(run_for(make_config(data), source="c.yaml"))
     assert found.machine == [] and found.notes == []
     assert len(endpoint.seen) == 1
 
@@ -214,6 +215,6 @@ def test_validate_passes_when_the_endpoint_serves_the_model(endpoint, config_fil
 def test_locate_notes_a_hub_model_to_download(hub, config_file, lake_dir):
     data = config_dict(lake_dir)
     data["models"][0] = {"name": "bot-a", "backend": "vllm", "weights": "org/absent"}
-    found = locate(load_config(config_file(data)), source="c")
+    found = locate(run_for(load_config(config_file(data)), source="c"))
     assert found.machine == [] and len(found.notes) == 1
     assert found.notes[0].startswith("c: model 'bot-a': weights: 'org/absent' is not in the Hugging Face cache")

@@ -30,6 +30,7 @@ from dialogbench.report.publish import publish_reports, run_folder
 from dialogbench.report.results import collect_results
 from dialogbench.run.tracking import (TrackerNotInstalled, flatten, load_tracker, log_run, metric_names, params,
                                   track)
+from dialogbench.run import registry
 from tests.conftest import REPO_ROOT, config_dict
 from tests.report.paper_lake import paper_lake
 
@@ -223,7 +224,7 @@ def lake(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def results(lake) -> dict:
-    return collect_results(lake, BOARD)
+    return collect_results(lake, BOARD, families=registry.families())
 
 
 @pytest.fixture
@@ -277,7 +278,7 @@ def expected_numbers(results: dict) -> dict[str, float]:
 # ---- what is logged ----
 
 def test_every_measured_number_is_flattened_with_its_interval(results):
-    metrics, skipped = flatten(results)
+    metrics, skipped = flatten(results, families=registry.families())
     expected = expected_numbers(results)
     assert expected.items() <= metrics.items()
     headline = [k for k in metrics if k.startswith("core/headline/")]
@@ -296,14 +297,14 @@ def test_every_measured_number_is_flattened_with_its_interval(results):
 def test_a_number_not_measured_is_never_logged(results):
     elo = results["leaderboards"]["botchat/botchat_elo"]["rows"]
     assert elo and all(r["measured"] is False and r["elo"] is not None for r in elo)  # refused, yet a number
-    metrics, skipped = flatten(results)
+    metrics, skipped = flatten(results, families=registry.families())
     assert not [k for k in metrics if k.startswith("botchat/botchat_elo/")]
     assert skipped["not_measured"] == 6 * 6  # 6 rows, Elo and Bradley-Terry, each with its interval
     # a headline row not measured: its raw value is not logged either
     refused = json.loads(json.dumps(results))
     row = refused["leaderboards"]["core/headline"]["rows"][0]
     row.update(measured=False, value=None, ci_low=None, ci_high=None, raw_value=0.5, raw_ci_low=0.4, raw_ci_high=0.6)
-    after, _ = flatten(refused)
+    after, _ = flatten(refused, families=registry.families())
     assert not [k for k in after if k.startswith(f"core/headline/{row['model']}/")]
 
 
@@ -342,11 +343,11 @@ def test_names_are_made_what_each_tracker_takes():
 
 def test_mlflow_logs_one_run_with_the_numbers_the_provenance_and_the_report(fake_mlflow, results, report_folder):
     done = log_run(results, to="mlflow", experiment="bench-exp", run_name="bench/run-0001",
-                   artifacts=[report_folder / n for n in ARTIFACTS])
+                   artifacts=[report_folder / n for n in ARTIFACTS], families=registry.families())
     assert [c[0] for c in fake_mlflow.calls][:4] == ["set_experiment", "start_run", "set_tags", "log_params"]
     [run] = fake_mlflow.runs
     assert run["experiment"] == "bench-exp" and run["run_name"] == "bench/run-0001" and run["status"] == "FINISHED"
-    raw, _ = flatten(results)
+    raw, _ = flatten(results, families=registry.families())
     names = metric_names(raw, "mlflow")
     assert run["metrics"] == {names[k]: v for k, v in raw.items()}
     gteval = results["leaderboards"]["botchat/botchat_gteval"]["rows"][0]
@@ -361,12 +362,12 @@ def test_mlflow_logs_one_run_with_the_numbers_the_provenance_and_the_report(fake
 
 def test_wandb_logs_one_run_with_the_numbers_the_provenance_and_the_report(fake_wandb, results, report_folder):
     done = log_run(results, to="wandb", experiment="bench-project", run_name="bench/run-0001",
-                   artifacts=[report_folder / n for n in ARTIFACTS])
+                   artifacts=[report_folder / n for n in ARTIFACTS], families=registry.families())
     [run] = fake_wandb.runs
     assert run.init["project"] == "bench-project" and run.init["name"] == "bench/run-0001"
     assert run.init["reinit"] == "create_new" and run.init["tags"] == [BOARD]
     assert run.init["config"]["models"] == ", ".join(MODELS) and run.init["config"]["board"] == BOARD
-    raw, _ = flatten(results)
+    raw, _ = flatten(results, families=registry.families())
     names = metric_names(raw, "wandb")
     assert run.history == [{names[k]: v for k, v in raw.items()}]  # one step: the summary holds every number
     gteval = results["leaderboards"]["botchat/botchat_gteval"]["rows"][0]
@@ -383,7 +384,8 @@ def test_a_wandb_failure_still_finishes_its_run_as_failed(monkeypatch, results, 
     fake = FakeWandb(fail="log_artifact")
     monkeypatch.setitem(sys.modules, "wandb", fake)
     with pytest.raises(RuntimeError):
-        log_run(results, to="wandb", experiment="p", run_name="r", artifacts=[report_folder / "results.json"])
+        log_run(results, to="wandb", experiment="p", run_name="r", artifacts=[report_folder / "results.json"],
+                families=registry.families())
     assert fake.runs[0].finished and fake.runs[0].exit_code == 1
 
 
@@ -393,10 +395,10 @@ def test_a_missing_package_names_the_pip_command(monkeypatch, to, results, repor
     with pytest.raises(TrackerNotInstalled, match=re.escape(f"`pip install {to}`")):
         load_tracker(to)
     with pytest.raises(TrackerNotInstalled, match=f"the {to} package is not installed"):
-        log_run(results, to=to, experiment="e", run_name="r", artifacts=[])
+        log_run(results, to=to, experiment="e", run_name="r", artifacts=[], families=registry.families())
     # as a run meets it: a warning and a line, no exception
     with caplog.at_level(logging.WARNING, logger="dialogbench.tracking"):
-        line = track(TrackingConfig(to=to), report_folder, run_id="run-0001", board=BOARD)
+        line = track(TrackingConfig(to=to), report_folder, run_id="run-0001", board=BOARD, families=registry.families())
     assert f"pip install {to}" in line and "not logged" in line
     assert [r for r in caplog.records if r.levelno == logging.WARNING and f"pip install {to}" in r.getMessage()]
 
@@ -407,7 +409,7 @@ def test_tracking_is_off_by_default(make_config):
     assert TrackingConfig().to is None and TrackingConfig().experiment == "dialogbench"
     config = make_config()
     assert config.tracking.to is None
-    assert track(config.tracking, Path("/nonexistent"), run_id="r", board="b") is None
+    assert track(config.tracking, Path("/nonexistent"), run_id="r", board="b", families=registry.families()) is None
 
 
 def test_the_tracking_section_parses(config_file, lake_dir):
@@ -492,14 +494,15 @@ def test_publish_without_tracking_imports_no_tracker(monkeypatch, lake, quick_pa
     monkeypatch.delitem(sys.modules, "mlflow", raising=False)
     monkeypatch.delitem(sys.modules, "wandb", raising=False)
     monkeypatch.setattr(sys, "meta_path", [recorder, *sys.meta_path])
-    paths = publish_reports(lake, run_id="run-off", board=BOARD, config_path="bench.yaml", tracking=tracking)
+    paths = publish_reports(lake, run_id="run-off", board=BOARD, config_path="bench.yaml", tracking=tracking,
+                            families=registry.families())
     assert "tracking" not in paths and Path(paths["results"]).is_file()
     assert recorder.seen == [] and "mlflow" not in sys.modules and "wandb" not in sys.modules
 
 
 def test_publish_logs_the_run_to_the_tracker_the_config_names(fake_mlflow, lake, quick_pages):
     paths = publish_reports(lake, run_id="run-on", board=BOARD, config_path="bench.yaml",
-                            tracking=TrackingConfig(to="mlflow", experiment="nightly"))
+                            tracking=TrackingConfig(to="mlflow", experiment="nightly"), families=registry.families())
     folder = run_folder(lake, "run-on")
     [run] = fake_mlflow.runs
     assert run["run_name"] == f"{BOARD}/run-on" and run["experiment"] == "nightly" and run["status"] == "FINISHED"
@@ -513,11 +516,11 @@ def test_a_tracker_failing_loses_no_result(monkeypatch, lake, quick_pages, caplo
     monkeypatch.setitem(sys.modules, "mlflow", fake)
     with caplog.at_level(logging.WARNING, logger="dialogbench.tracking"):
         paths = publish_reports(lake, run_id="run-down", board=BOARD, config_path="bench.yaml",
-                                tracking=TrackingConfig(to="mlflow"))
+                                tracking=TrackingConfig(to="mlflow"), families=registry.families())
     folder = run_folder(lake, "run-down")
     written = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     assert paths["results"] == str(folder / "results.json") and written["run_id"] == "run-down"
-    assert written["leaderboards"] == collect_results(lake, BOARD)["leaderboards"]
+    assert written["leaderboards"] == collect_results(lake, BOARD, families=registry.families())["leaderboards"]
     assert (folder / "report.html").is_file() and Path(paths["board"], "results.json").is_file()
     assert fake.runs[0]["status"] == "FAILED"  # the tracker's run says so too
     line = paths["tracking"]

@@ -16,6 +16,7 @@ from prefect.utilities.asyncutils import run_coro_as_sync
 
 import flows
 import tasks
+from dialogbench.run.registry import run_for
 from dialogbench.run.config import ConfigError
 from flows.family_subflow import family
 from flows.pipeline import pipeline
@@ -35,19 +36,20 @@ def _config(make_config, lake_dir):
 
 def test_the_family_subflow_records_a_redacted_config_and_runs_with_the_real_one(make_config, lake_dir):
     config = _config(make_config, lake_dir)
-    parameters = {"config": config, "run_id": "r1", "family": "botchat", "stages": ["generate:bot-a"],
-                  "config_path": "night.yaml"}
+    run = run_for(config, source="night.yaml")
+    parameters = {"run": run, "run_id": "r1", "family": "botchat", "stages": ["generate:bot-a"]}
     stored = family.serialize_parameters(parameters)  # what Prefect sends to its API (flow_run.parameters)
     assert not [s for s in PLANTED if s in repr(stored)]
-    bot = stored["config"]["models"][0]
+    bot = stored["run"]["config"]["models"][0]
     assert bot["weights"] == "https://alice:[REDACTED]@weights.example.com/m.gguf"
     assert bot["engine"] == {"hf_token": "[REDACTED]", "auth": {"password": "[REDACTED]"},
                              "headers": ["Authorization: Basic [REDACTED]"]}
-    assert stored["config"]["botchat"] == config.model_dump(mode="json")["botchat"]  # the rest as it is
-    assert {k: stored[k] for k in ("run_id", "family", "stages", "config_path")} == \
-        {"run_id": "r1", "family": "botchat", "stages": ["generate:bot-a"], "config_path": "night.yaml"}
+    assert stored["run"]["config"]["botchat"] == config.model_dump(mode="json")["botchat"]  # the rest as it is
+    assert {k: stored[k] for k in ("run_id", "family", "stages")} == \
+        {"run_id": "r1", "family": "botchat", "stages": ["generate:bot-a"]}
+    assert stored["run"]["source"] == "night.yaml"
     called = family.validate_parameters(parameters)  # what the flow function is called with
-    assert called["config"] is config and config.models[0].engine["hf_token"] == PLANTED[0]
+    assert called["run"] is run and called["run"].config is config and config.models[0].engine["hf_token"] == PLANTED[0]
 
 
 # What issue 32's red team found stored word for word in flow_run.parameters: URL passwords holding '/' or '#', a
@@ -62,17 +64,18 @@ def test_the_family_subflow_records_unusual_secrets_redacted(make_config, lake_d
                           "env": {"PGPASSWORD": ODD[3]}, "headers": {"Ocp-Apim-Subscription-Key": ODD[4]},
                           "mirror": f"https://mirror.example/m.bin?sv=2022&sig={ODD[6]}"})
     config = make_config(config_dict(lake_dir, models=[bot, chatbot("bot-b")]))
-    stored = family.serialize_parameters({"config": config, "run_id": "r1", "family": "botchat",
-                                          "stages": ["generate:bot-a"], "config_path": "night.yaml"})
+    run = run_for(config, source="night.yaml")
+    stored = family.serialize_parameters({"run": run, "run_id": "r1", "family": "botchat",
+                                          "stages": ["generate:bot-a"]})
     assert not [s for s in ODD if s in repr(stored)]
-    shown = stored["config"]["models"][0]
+    shown = stored["run"]["config"]["models"][0]
     assert shown["weights"] == "postgresql://user:[REDACTED]@host/db" and shown["revision"] == "[REDACTED]"
     assert shown["engine"] == {"download": "https://[REDACTED]@github.com/org/weights.git", "pwd": "[REDACTED]",
                                "env": {"PGPASSWORD": "[REDACTED]"},
                                "headers": {"Ocp-Apim-Subscription-Key": "[REDACTED]"},
                                "mirror": "https://mirror.example/m.bin?sv=2022&sig=[REDACTED]"}
-    assert family.validate_parameters({"config": config, "run_id": "r1", "family": "botchat", "stages": [],
-                                       "config_path": "c"})["config"].models[0].engine["pwd"] == ODD[2]
+    assert family.validate_parameters({"run": run, "run_id": "r1", "family": "botchat", "stages": []}
+                                      )["run"].config.models[0].engine["pwd"] == ODD[2]
 
 
 def test_the_pipeline_flow_records_its_flags_as_given():

@@ -18,6 +18,7 @@ from dialogbench.explorer import write_explorer
 from dialogbench.lake import Lake
 from dialogbench.report.build import write_report
 from dialogbench.text.textsafe import CONTROLS, visible, visible_tree
+from dialogbench.run import registry
 
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # "copy 'echo pwned' to the clipboard", as a terminal reads it
 HOSTILE = f"red \x1b[31malert\x1b[0m, {OSC52} clip, bell\x07, nul\x00, cr\rover, \u202eevil\u202c, del\x7f, csi\x9b."
@@ -70,7 +71,9 @@ def lake(tmp_path_factory) -> Lake:
 
 
 def test_the_pages_show_model_output_escaped_and_the_lake_keeps_it_raw(lake, tmp_path):
-    paths = {**write_report(lake, tmp_path, title="Report \x1b[2J"), "explorer": write_explorer(lake, tmp_path)}
+    families = registry.families()
+    paths = {**write_report(lake, tmp_path, title="Report \x1b[2J", families=families),
+             "explorer": write_explorer(lake, tmp_path, families=families)}
     for kind, path in paths.items():
         text = Path(path).read_text(encoding="utf-8")
         assert not FORBIDDEN.search(text), (kind, FORBIDDEN.search(text))
