@@ -18,14 +18,21 @@ dev dialogue, and dev conversations that repeat a seed's lines are left out): he
 a different dev conversation (MuTual cuts one conversation into several items; one of them at most is used per
 protocol), so the ``k`` items of a protocol are independent:
 
-- Arena and GTEval (kind ``right_vs_wrong``): a dev context continued with its right response against the same
-  context continued with one of MuTual's wrong options (a human-written turn that does not follow), in both orders
+- Arena (kind ``right_vs_wrong``): a dev context continued with its right response against the same context
+  continued with one of MuTual's wrong options (a human-written turn that does not follow), in both orders
   (``right_first`` / ``wrong_first``); right: the judge finds the wrong continuation AI involved, so the right one
   wins. Each conversation is its last ``PAIRWISE_LENGTH`` turns, ending with the response (at least 2 before it).
   Length-controlled: the wrong option is chosen (from the item id) so that over the ``k`` items the longer side is
   the wrong one as often as the right one (within one), so "the longer one wins" is right about half the time; each
   cell records which side is the longer (``Probe.longer``), so the ``judge_verbosity`` view can tell a judge that
-  prefers the longer side (``judge_checks``' ``verbosity`` check).
+  prefers the longer side (``judge_checks``' ``verbosity`` check). Not for GTEval: its prompt says one of the two
+  conversations contains AI, and both of these are human-written, so their known answer does not hold there.
+- GTEval (kind ``human_vs_marked``): a human dev dialogue (its first ``PAIRWISE_LENGTH`` turns) against its AI-marked
+  twin, the twin marked as UniEval's are (``MARKS``, length-matched, at an index 3..len), in both orders
+  (``human_first`` / ``marked_first``); right, as GTEval grades its own cells (``arena.winner_for``): the judge names
+  the twin the AI one, so the human one wins, which is what GTEval's prompt asks (exactly one contains AI).
+  Length-controlled: the mark is chosen on the side (longer or shorter than the turn it replaces) that keeps the
+  twin the longer side in half the items (within one).
 - UniEval: ``k`` human dev dialogues (kind ``human``; right: no AI) and ``k`` others (kind ``ai_marked``) with one
   turn, at an index 3..len drawn from the item id, replaced by an assistant's artefact (``MARKS``: eleven kinds, from
   self-identification in several wordings to "I hope this helps!", a markdown list, a knowledge-cutoff remark, taken
@@ -62,6 +69,19 @@ def human_dialogues(config, k: int, length: int) -> list[tuple[str, tuple[str, .
 
 def marked(dialogue: tuple[str, ...], index: int) -> tuple[str, ...]:
     return tuple(AI_SELF_IDENTIFICATION if i == index else u for i, u in enumerate(dialogue, 1))
+
+
+def pairwise_grade(first: str):
+    """The grade of a pairwise probe, as the Arena and GTEval stages read their own cells
+    (``arena.parse_arena_verdict``, then ``arena.winner_for``: the side not named AI involved wins): right when the
+    side that should win does, which is ``model_a`` (shown first) in the probe's ``first`` variant, ``model_b`` in the
+    other."""
+    def grade(probe: Probe, text: str) -> dict:
+        verdict = arena.parse_arena_verdict(text)
+        wins = "model_a" if probe.variant == first else "model_b"
+        return {"parsed": verdict.parsed, "answer": verdict.verdict,
+                "correct": verdict.parsed and arena.winner_for(verdict.verdict) == wins}
+    return grade
 
 
 def unieval_probes(config, k: int, judge) -> ProbeStage:
@@ -102,13 +122,11 @@ def pairwise_probes(config, k: int, judge, kind: arena.Kind) -> ProbeStage:
                          (dialogue, twin), longer=longer),
                    Probe(f"{seed_id}/ai@{index}/ai_first", "human_vs_ai", "ai_first", "the human one wins",
                          (twin, dialogue), longer=longer)]
+    return pairwise_stage(judge, kind, probes, pairwise_grade("human_first"))
 
-    def grade(probe: Probe, text: str) -> dict:
-        verdict = arena.parse_arena_verdict(text)
-        human = "model_a" if probe.variant == "human_first" else "model_b"
-        return {"parsed": verdict.parsed, "answer": verdict.verdict,
-                "correct": verdict.parsed and arena.winner_for(verdict.verdict) == human}
 
+def pairwise_stage(judge, kind: arena.Kind, probes: list[Probe], grade) -> ProbeStage:
+    """An Arena or GTEval probe stage: the protocol's own prompt and format, ``grade`` (``pairwise_grade``)."""
     return ProbeStage(protocol=f"botchat_{kind}", version=arena.protocol_version(kind), judge=judge, probes=probes,
                       prompt=lambda p: arena.build_prompt(*p.content, kind=kind),
                       output_format=lambda p: arena.output_format(max_tokens=judge.max_tokens), grade=grade)
@@ -166,18 +184,37 @@ def _fill(form: str, words: list[str]) -> str:
     return f"{before}{text}{after}"
 
 
-def mark_turn(turn: str, mark: str) -> str | None:
+def mark_turn(turn: str, mark: str, *, longer: bool | None = None) -> str | None:
     """``turn`` replaced by the artefact ``mark`` (a key of MARKS) blended with the turn's first words, its length
     within LENGTH_MATCH of the turn's: whole sentences of the turn where some fit, else cut at a word; the closest
-    length; the most words. None where no blend is that close (a turn too short for any form of the mark)."""
+    length; the most words. None where no blend is that close (a turn too short for any form of the mark). With
+    ``longer`` (True or False) only blends longer (shorter) than the turn count."""
     words, fits = turn.split(), []
     for form in MARKS[mark]:
         for n in range(min(2, len(words)), len(words) + 1):  # two words of the turn at least
             text = _fill(form, words[:n])
             gap = abs(len(text) - len(turn))
-            if gap <= LENGTH_MATCH * len(turn):
+            if gap <= LENGTH_MATCH * len(turn) and (longer is None or len(text) != len(turn)
+                                                    and (len(text) > len(turn)) == longer):
                 fits.append((n < len(words) and words[n - 1][-1] not in ".?!", gap, -n, text))
     return min(fits)[-1] if fits else None
+
+
+def mark_dialogue(item_id: str, dialogue: tuple[str, ...], used: Counter, made: int, *,
+                  longer: bool | None = None) -> tuple[int, str, tuple[str, ...]] | None:
+    """(index, mark, twin): ``dialogue`` with one turn marked (``mark_turn``, ``longer`` as there). The index is
+    drawn among 3..len from ``item_id`` (the next one where the turn is too short for any mark); the mark is the least
+    ``used`` so far that fits the turn (in turn among those used as often, from the ``made``-th). None where no turn
+    takes a mark."""
+    names = sorted(MARKS, key=lambda m: (used[m], (list(MARKS).index(m) - made) % len(MARKS)))
+    indices = list(range(3, len(dialogue) + 1))
+    start = _draw("botchat-hard-index", item_id, len(indices)) if indices else 0
+    found = next(((index, mark, text) for index in indices[start:] + indices[:start] for mark in names
+                  if (text := mark_turn(dialogue[index - 1], mark, longer=longer))), None)
+    if found is None:
+        return None
+    index, mark, text = found
+    return index, mark, tuple(text if i == index else u for i, u in enumerate(dialogue, 1))
 
 
 def _draw(tag: str, item_id: str, n: int) -> int:
@@ -206,16 +243,9 @@ def hard_unieval_items(config, k: int, length: int) -> tuple[list, list]:
             if len(human) < k:
                 human.append((item.id, dialogue))
         elif len(marked) < k:
-            used = Counter(mark for *_, mark, _ in marked)
-            names = sorted(MARKS, key=lambda m: (used[m], (list(MARKS).index(m) - len(marked)) % len(MARKS)))
-            indices = list(range(3, len(dialogue) + 1))
-            start = _draw("botchat-hard-index", item.id, len(indices)) if indices else 0
-            found = next(((index, mark, text) for index in indices[start:] + indices[:start] for mark in names
-                          if (text := mark_turn(dialogue[index - 1], mark))), None)
+            found = mark_dialogue(item.id, dialogue, Counter(mark for *_, mark, _ in marked), len(marked))
             if found:
-                index, mark, text = found
-                marked.append((item.id, dialogue, index, mark,
-                               tuple(text if i == index else u for i, u in enumerate(dialogue, 1))))
+                marked.append((item.id, dialogue, *found))
         if len(human) == len(marked) == k:
             break
     return human, marked
@@ -257,6 +287,35 @@ def hard_pairwise_items(config, k: int) -> list[tuple[str, tuple[str, ...], tupl
     return found
 
 
+def hard_gteval_items(config, k: int) -> list[tuple[str, tuple[str, ...], int, str, tuple[str, ...]]]:
+    """``k`` (id, human dialogue, index, mark, marked twin) from different dev conversations (in an order of their
+    own), each conversation's longest item with at least ``MIN_UTTERANCES`` turns, cut to ``PAIRWISE_LENGTH``, its
+    twin marked as UniEval's are (``mark_dialogue``) on the length side the counts need: the twin longer when it has
+    been so less often than shorter, shorter when more often, and when as often the side drawn from the item id, the
+    other if none fits. A conversation whose turns take no mark on a side it may take is passed over."""
+    found, longer = [], 0
+    for group in _conversations(config, "botchat-hard-gteval") if k else []:
+        if len(found) == k:
+            break
+        item = max(group, key=lambda i: len(i.dialogue))
+        if len(item.dialogue) < MIN_UTTERANCES:
+            continue
+        dialogue, shorter = item.dialogue[:PAIRWISE_LENGTH], len(found) - longer
+        if longer != shorter:
+            sides = [longer < shorter]
+        else:
+            first = _draw("botchat-hard-side", item.id, 2) == 0
+            sides = [first, not first]
+        used = Counter(mark for *_, mark, _ in found)
+        marking = next(((side, m) for side in sides if (m := mark_dialogue(item.id, dialogue, used, len(found),
+                                                                           longer=side))), None)
+        if marking:
+            side, (index, mark, twin) = marking
+            found.append((item.id, dialogue, index, mark, twin))
+            longer += side
+    return found
+
+
 def hard_unieval_probes(config, k: int, judge) -> ProbeStage:
     human, marked = hard_unieval_items(config, k, config.botchat.n_max)
     probes = [Probe(f"{item_id}/human", "human", "human", "no AI", dialogue) for item_id, dialogue in human]
@@ -273,16 +332,19 @@ def hard_pairwise_probes(config, k: int, judge, kind: arena.Kind) -> ProbeStage:
                          (right, wrong), longer=longer),
                    Probe(f"{probe_id}/wrong_first", "right_vs_wrong", "wrong_first", "the right continuation wins",
                          (wrong, right), longer=longer)]
+    return pairwise_stage(judge, kind, probes, pairwise_grade("right_first"))
 
-    def grade(probe: Probe, text: str) -> dict:
-        verdict = arena.parse_arena_verdict(text)
-        right = "model_a" if probe.variant == "right_first" else "model_b"
-        return {"parsed": verdict.parsed, "answer": verdict.verdict,
-                "correct": verdict.parsed and arena.winner_for(verdict.verdict) == right}
 
-    return ProbeStage(protocol=f"botchat_{kind}", version=arena.protocol_version(kind), judge=judge, probes=probes,
-                      prompt=lambda p: arena.build_prompt(*p.content, kind=kind),
-                      output_format=lambda p: arena.output_format(max_tokens=judge.max_tokens), grade=grade)
+def hard_gteval_probes(config, k: int, judge) -> ProbeStage:
+    """GTEval's hard probes (``hard_gteval_items``): the human dialogue against its marked twin, both orders."""
+    probes = []
+    for item_id, human, index, mark, twin in hard_gteval_items(config, k):
+        longer = longer_side(human, twin)  # never None: the marked turn is never as long as the one it replaces
+        probes += [Probe(f"{item_id}/{mark}@{index}/human_first", "human_vs_marked", "human_first",
+                         "the human one wins", (human, twin), longer=longer),
+                   Probe(f"{item_id}/{mark}@{index}/marked_first", "human_vs_marked", "marked_first",
+                         "the human one wins", (twin, human), longer=longer)]
+    return pairwise_stage(judge, "gteval", probes, pairwise_grade("human_first"))
 
 
 def probes(config, k: int) -> list[ProbeStage]:
@@ -300,7 +362,7 @@ def judge_probes(config, k: int, judge) -> list[ProbeStage]:
     if settings_of(config).items == "hard":
         return [hard_unieval_probes(config, k, judge),
                 *([hard_pairwise_probes(config, k, judge, "arena")] if settings.arena.enabled else []),
-                *([hard_pairwise_probes(config, k, judge, "gteval")] if settings.gteval.enabled else [])]
+                *([hard_gteval_probes(config, k, judge)] if settings.gteval.enabled else [])]
     return [unieval_probes(config, k, judge),
             *([pairwise_probes(config, k, judge, "arena")] if settings.arena.enabled else []),
             *([pairwise_probes(config, k, judge, "gteval")] if settings.gteval.enabled else [])]

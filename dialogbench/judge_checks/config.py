@@ -25,21 +25,27 @@ class JudgeChecksConfig(FamilySection):
       them the same answer (always "no AI", always a tie, always the same rating): the judge tells nothing apart.
 
     - ``probes`` with ``min_probe_accuracy``: each judge protocol is also asked ``probes`` known-answer probes a run
-      (judge_checks/probe_stage.py: human dialogues and their AI-marked twins, a golden answer against a useless
-      one); a judge right on fewer than this share of them cannot tell (0 probes: none asked). ``items`` picks the
-      probe items: ``hard`` (the default: held-out items whose answer is known by construction and that cheap
-      heuristics fail, each family's probes.py says how it builds them; 54 per protocol unless ``probes`` is given) or
-      ``basic`` (a few fixed items a grossly broken judge fails, pooled: 10 unless given). With ``hard`` items each kind is gated apart on the lower end of its Wilson 95% interval: UniEval's
-      specificity (human dialogues) and sensitivity (AI-marked ones), each order of a pairwise protocol, MT-Bench-101's
-      golden-vs-wrong pairs: a kind whose lower bound is under ``min_probe_accuracy`` fails ``probes``; and a pairwise
-      protocol whose items flip with the order (right in one order only) at a rate whose upper bound is over
-      ``max_probe_flip_rate`` fails ``position`` (position bias); and a judge that prefers the longer side of the
-      length-controlled pairs (right when the right side is the longer one more often than when it is the shorter
-      one, by more than ``max_verbosity_gap`` at the lower end of the difference's 95% interval) fails
-      ``verbosity`` (verbosity bias).
+      (judge_checks/probe_stage.py; 0: none asked). ``items`` picks them: ``hard`` (the default; 54 per protocol
+      unless ``probes`` is given): held-out items whose answer is known by construction and that cheap heuristics
+      fail (each family's probes.py says how it builds them): human MuTual dev dialogues and their twins with one
+      utterance replaced by a length-matched AI artefact of one of eleven kinds (UniEval, and GTEval beside each
+      other), a dev dialogue's right next response against a wrong one (Arena), MT-Bench-101's golden reply against
+      another dialogue's of similar length, from dialogues no run evaluates (``mtbench101.reserve_for_probes``).
+      ``basic`` (opt in; 10 unless given) asks a few fixed items a grossly broken judge fails (a human dialogue and
+      its twin with "As an AI language model…" in it, a golden answer against "I don't know."), pooled per protocol:
+      a judge right on fewer than ``min_probe_accuracy`` of them cannot tell. With ``hard`` items each kind is gated
+      apart on the lower end of its Wilson 95% interval: UniEval's specificity (human dialogues) and sensitivity
+      (AI-marked ones), each order of a pairwise protocol, MT-Bench-101's golden-vs-wrong pairs: a kind whose lower
+      bound is under ``min_probe_accuracy`` fails ``probes``; and a pairwise protocol whose items flip with the order
+      (right in one order only) at a rate whose upper bound is over ``max_probe_flip_rate`` fails ``position``
+      (position bias); and a judge that prefers the longer side of the length-controlled pairs (right when the right
+      side is the longer one more often than when it is the shorter one, by more than ``max_verbosity_gap`` at the
+      lower end of the difference's 95% interval) fails ``verbosity`` (verbosity bias).
     - ``rotate``: each night (``night``, an ISO date: the run's UTC date unless given) asks ``probes`` items per kind
       drawn from a pool of ``pool`` in a seeded rotation, so an unchanged judge meets new items night after night
-      and the ``judge_probe_history`` view pools the evidence; an item that comes round again reuses its cell.
+      and the ``judge_probe_history`` view pools the evidence; an item that comes round again reuses its cell. A kind
+      whose family builds fewer than ``pool`` items rotates through those it has (MT-Bench-101: 130 with
+      ``mtbench101.reserve_for_probes: 10``; GTEval: 187; docs/judge-checks.md).
 
     The affected values are shown as not measured; ``fail`` lists the checks that also end the run Failed (exit 4),
     as failed cells and canary drift do."""

@@ -1,6 +1,7 @@
 """The judge checks' report section, "Can the judge tell?": per (judge, protocol) of the board, how many verdicts
-could not be read, how often the judge gave the same answer, and how it did on its known-answer probes, against the
-thresholds, with what each finding means for the numbers."""
+could not be read, how often the judge gave the same answer, and how it did on its known-answer probes (per kind, per
+order of a pairwise kind with the share of items that flip with the order, per length side), against the thresholds,
+with what each finding means for the numbers."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ KINDS = {"human": "human dialogue: no AI", "ai_marked": "AI line at a known inde
          "human_vs_ai": "human vs AI-marked twin: the human wins", "golden_vs_useless": "golden answer rated above a "
          "useless one", "right_vs_wrong": "right next response vs a wrong one (held out, length-controlled): the "
          "right one wins", "golden_vs_wrong": "golden answer rated above another turn's golden answer (held out, "
-         "length-controlled)"}
+         "length-controlled)", "human_vs_marked": "human dialogue vs its AI-marked twin (held out, length-controlled): "
+         "the human one wins"}
+ORDERS = {"human_first": "human one first", "ai_first": "AI-marked one first", "marked_first": "AI-marked one first",
+          "right_first": "right one first", "wrong_first": "wrong one first"}
 
 
 Z = 1.959963984540054  # the Wilson 95% interval's (sql/core/macros/wilson.sql)
@@ -44,7 +48,7 @@ def derive(rows: dict[str, Rows], context: Context) -> dict:
     health, probes, verbosity = rows.get("health") or [], rows.get("probes") or [], rows.get("verbosity") or []
     found = findings(health, settings, probes, rows.get("orders") or [], verbosity) if settings.enabled else []
     return {"health": health, "probes": probes, "verbosity": verbosity, "settings": settings, "findings": found,
-            "history": rows.get("history") or []}
+            "history": rows.get("history") or [], "orders": rows.get("orders") or []}
 
 
 def verdict(pair: tuple[str, str], health: dict | None, by: set, settings) -> str:
@@ -103,19 +107,31 @@ def sections(data: dict) -> list[Section]:
                               "only when the lower end of its 95% interval reaches the threshold"
                               + loose_bound(probes, settings) if settings.items == "hard" else "")) if probes else None
     lengths = verbosity_table(data.get("verbosity") or [], by, settings)
+    orders = orders_table(data.get("orders") or [], by, settings)
     intro = ("A judge whose verdicts cannot be read, that gives the same answer to nearly everything, that fails "
-             "probes whose right answer is known by construction (a human dialogue from the dataset has no AI; the same "
-             "dialogue with one utterance replaced by an AI's self-identification has one, at that index; beside each "
-             "other, the human one should win; a golden answer should rate above a useless one), or that prefers the "
-             "longer side of a pair whatever it says, measures nothing: the numbers that rest on it are shown as not "
-             "measured, never as scores, and "
+             "probes whose right answer is known by construction, or that prefers the longer side of a pair whatever "
+             "it says, measures nothing: the numbers that rest on it are shown as not measured, never as scores, and "
              + (f"the run fails on {', '.join(settings.fail)} (judge_checks.fail)." if settings.fail
                 else "the run goes on (judge_checks.fail is empty).")
-             + f" {FLAG}: a check it fails.")
+             + f" {FLAG}: a check it fails. "
+             + ("The probes are held-out items that cheap heuristics fail (judge_checks.items: hard, the default): "
+                "human MuTual dev dialogues (UniEval: no AI) and twins with one utterance replaced by a length-matched "
+                "AI artefact of one of eleven kinds (UniEval: AI, at that index; GTEval: beside the human dialogue, "
+                "the human one wins), a dev dialogue's right next response against a wrong one (Arena: the right one "
+                "wins), MT-Bench-101's golden reply against another dialogue's of similar length (rated higher), on "
+                "dialogues held out of the leaderboard (mtbench101.reserve_for_probes); "
+                "each kind, and each order of a pairwise kind, passes on the lower end of its 95% interval, and a "
+                "pairwise kind's flips with the order on the upper end of theirs."
+                if settings.items == "hard" else
+                "The probes are the basic items (judge_checks.items: basic), which only a grossly broken judge fails: "
+                "a human dialogue (no AI) and its twin with one utterance replaced by \"As an AI language "
+                "model…\" (AI, at that index; beside each other, the human one wins), each task's golden answer "
+                "against \"I don't know.\" (rated higher)."))
     warnings = [f.why + "." for f in found]
     past = history.table(data.get("history") or [])
     return [Section("judge-checks", "Can the judge tell?", intro,
-                    [summary, *([detail] if detail else []), *([lengths] if lengths else []), *([past] if past else [])],
+                    [summary, *([detail] if detail else []), *([orders] if orders else []),
+                     *([lengths] if lengths else []), *([past] if past else [])],
                     charts=history.charts(data.get("history") or [], threshold=settings.min_probe_accuracy),
                     warnings=warnings)]
 
@@ -143,6 +159,39 @@ def verbosity_table(rows: list[dict], by: set, settings) -> Table | None:
                          f"when the right side is the longer minus when it is the shorter, its 95% interval by "
                          f"Newcombe's method; a judge fails when the interval's lower end is over "
                          f"{settings.max_verbosity_gap * 100:.0f} points (judge_checks.max_verbosity_gap).")
+
+
+def orders_table(rows: list[dict], by: set, settings) -> Table | None:
+    """Per (judge, protocol, kind, order) of judge_probe_orders: the probes right in that order with the accuracy's
+    95% interval (flagged when the judge fails ``probes`` and, with hard items, the lower end is under
+    ``min_probe_accuracy``), and the kind's items that flip with the order, their share with its 95% interval (the
+    same on both orders' rows; flagged when the judge fails ``position``). None without rows."""
+    if not rows:
+        return None
+    hard = settings.items == "hard"
+
+    def flips(r) -> str:
+        if not r.get("items"):
+            return "–"
+        share = f"{r['flips']} / {r['items']} {pct(r['flip_rate'])}"
+        return flag(f"{share}\n{interval(r['flip_ci_low'], r['flip_ci_high'])}",
+                    (r["judge"], r["protocol"], "position") in by and r["flip_ci_high"] > settings.max_probe_flip_rate)
+
+    return Table(["Judge", "protocol", "probe", "order", "right", "accuracy [95% CI]", "flip with the order [95% CI]"],
+                 [[r["judge"], r["protocol"], KINDS.get(r["kind"], r["kind"]), ORDERS.get(r["variant"], r["variant"]),
+                   f"{r['correct']} / {r['probes']}",
+                   flag(f"{pct(r['accuracy'])}\n{interval(r['ci_low'], r['ci_high'])}",
+                        hard and (r["judge"], r["protocol"], "probes") in by
+                        and (r["ci_low"] or 0.0) < settings.min_probe_accuracy),
+                   flips(r)] for r in rows], numeric_from=4,
+                 caption=f"Each order of a pairwise kind (which side is shown first), and the items judged in both "
+                         f"orders that are right in one only (the verdict moved with the position, not the content): "
+                         f"Wilson 95% intervals; "
+                         + (f"an order fails when its interval's lower end is under "
+                            f"{pct(settings.min_probe_accuracy)} (judge_checks.min_probe_accuracy), the flips when "
+                            f"their upper end is over {pct(settings.max_probe_flip_rate)} "
+                            f"(judge_checks.max_probe_flip_rate)." if hard else
+                            "gated with judge_checks.items: hard only."))
 
 
 def points(lo, hi) -> str:

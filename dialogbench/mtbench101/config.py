@@ -25,6 +25,11 @@ class MTBench101Config(FamilySection):
     agreement_judges: list[str] = Field(default_factory=list)
     tasks: list[str] | None = None  # task codes (CM, SI, …); default: all 13
     limit: int | None = Field(None, ge=1)  # the first K dialogues of each task
+    # the last K dialogues of each task in file order, held out: no run evaluates them, the judge checks' hard
+    # known-answer probes are drawn from them alone (mtbench101/probes.py). 10: 130 of the 1,388 held out (a run
+    # without a limit evaluates 1,258), a probe pool of 130 items, ten a task; 0: every dialogue evaluated, the probes
+    # then drawn from evaluated dialogues (docs/judge-checks.md). At most 60: the smallest task (GR) holds 71.
+    reserve_for_probes: int = Field(10, ge=0, le=60)
     context: Literal["golden", "self"] = "golden"  # golden history (the paper) or the model's own answers
     # golden context: the missing answers of a model per chunk (one task and backend call each); None: all
     # at once. Self context always answers in one chunk (a dialogue's turns need its earlier answers).

@@ -29,6 +29,18 @@ def check_data(config) -> list[str]:
     return data_problems("mtbench101.dataset", read_dialogues, config.mtbench101.dataset)
 
 
+def notes(config) -> list[str]:
+    """A config that evaluates every dialogue while its judge is checked on MT-Bench-101's known-answer items: those
+    items then come from dialogues the leaderboard holds (``reserve_for_probes``, docs/judge-checks.md)."""
+    from dialogbench.judge_checks.check import settings_of
+
+    checks = settings_of(config)  # (its defaults when the config has no section: the checks are always on)
+    if config.mtbench101.reserve_for_probes or not checks.enabled or not checks.probes:
+        return []
+    return ["mtbench101.reserve_for_probes: 0: the judge's MT-Bench-101 known-answer probes come from dialogues this "
+            "run evaluates, not from a held-out slice (set it above 0 to hold them out)"]
+
+
 def prompts(config) -> dict:
     """Each task's judge prompt version (rubric, rendering, rating parser, MR / GR reference form) and the answering
     protocol's."""
@@ -47,4 +59,4 @@ FAMILY = Family(name="mtbench101", title="MT-Bench-101", section=MTBench101Confi
                 sql="mtbench101", check_data=check_data, probes=probes,
                 references={"mtbench101_taxonomy": taxonomy_table}, leaderboard=mtbench101_leaderboard,
                 format_leaderboard=lambda config, rows: format_mtbench101(rows), report=REPORT,
-                metrics=METRICS, prompts=prompts, explorer=explore, legacy=LEGACY)
+                metrics=METRICS, prompts=prompts, explorer=explore, legacy=LEGACY, notes=notes)

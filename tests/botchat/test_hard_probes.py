@@ -2,8 +2,11 @@
 (botchat/mutual_dev.py), judged without a backend: cheap heuristic judges read each probe's prompt (the protocol's
 own, ``ProbeStage.prompt``), answer in the protocol's format, and the stage's own ``grade`` marks them. Each heuristic
 stays below 0.8 on some kind of every protocol, "the longer one wins" near chance on the pairwise items, while an
-oracle (it knows the answer from the probe) is right on all. Also: the items are held out from the seeds, independent,
-stable, length-controlled; the marks vary in kind, index and wording and match the replaced turn's length."""
+oracle (it knows the answer from the probe) is right on all; on GTEval (a human dialogue against its AI-marked twin,
+as its prompt asks: exactly one contains AI) each heuristic fails the gates (a kind's or an order's 95% lower bound
+under 80%, or a flip rate's upper bound over 20%), the oracle none. Also: the items are held out from the seeds,
+independent, stable, length-controlled; the marks vary in kind, index and wording and match the replaced turn's
+length."""
 
 from __future__ import annotations
 
@@ -18,10 +21,16 @@ import yaml
 
 from dialogbench.botchat import probes as botchat_probes
 from dialogbench.botchat.mutual_dev import DEV_FILE, DatasetError, conversations, detokenize, dev_items, read_dev
-from dialogbench.botchat.probes import LENGTH_MATCH, MARKS, PAIRWISE_LENGTH, hard_pairwise_items, hard_unieval_items
+from dialogbench.botchat import arena
+from dialogbench.botchat.probes import (LENGTH_MATCH, MARKS, MIN_UTTERANCES, PAIRWISE_LENGTH, hard_gteval_items,
+                                        hard_pairwise_items, hard_unieval_items)
 from dialogbench.judge_checks.check import settings_of
+from dialogbench.judge_checks.config import JudgeChecksConfig
+from dialogbench.judge_checks.health import findings
+from dialogbench.judge_checks.rotation import item_of
 from dialogbench.run.registry import load_config
 from tests.conftest import DATASET, REPO_ROOT, config_dict
+from tests.judge_checks.test_hard_gates import wilson
 
 K = 54
 AI_LINE = "As an AI language model"
@@ -127,7 +136,7 @@ def oracle_reply(probe) -> str:
         return unieval_reply(None)
     if probe.kind == "ai_marked":
         return unieval_reply(int(probe.expected.rsplit(" ", 1)[1]))
-    return arena_reply(1 if probe.variant == "right_first" else 2)
+    return arena_reply(1 if probe.variant in ("right_first", "human_first") else 2)
 
 
 def reply(name: str, stage, probe) -> str | None:
@@ -157,7 +166,7 @@ def test_hard_items_are_the_default_and_basic_ones_are_selected_by_the_config(co
     assert sorted(stages) == ["botchat_arena", "botchat_gteval", "botchat_unieval"]
     assert {k: Counter(p.kind for p in s.probes) for k, s in stages.items()} == {
         "botchat_unieval": {"human": K, "ai_marked": K},
-        "botchat_arena": {"right_vs_wrong": 2 * K}, "botchat_gteval": {"right_vs_wrong": 2 * K}}
+        "botchat_arena": {"right_vs_wrong": 2 * K}, "botchat_gteval": {"human_vs_marked": 2 * K}}
     old = {stage.protocol: stage for stage in botchat_probes.probes(basic, 4)}
     assert {p.kind for p in old["botchat_arena"].probes} == {"human_vs_ai"}
     assert all(p.probe_id.startswith("MT-") for s in old.values() for p in s.probes)
@@ -180,7 +189,78 @@ def test_a_cheap_heuristic_judge_fails_some_kind_of_every_protocol(stages, name)
         scores = accuracy(stage, lambda probe: reply(name, stage, probe))
         assert min(scores.values()) < 0.8, (name, stage.protocol, scores)
         if name == "longer is better" and stage.protocol != "botchat_unieval":
-            assert 0.35 <= scores["right_vs_wrong"] <= 0.65, scores
+            assert 0.35 <= scores["human_vs_marked" if stage.protocol == "botchat_gteval" else "right_vs_wrong"] \
+                <= 0.65, scores
+
+
+def gate_rows(stage, answer) -> tuple[list[dict], list[dict]]:
+    """The judge_probes rows (per kind) and judge_probe_orders rows (per order, with the items that flip) of a
+    pairwise stage's probes answered by ``answer``, graded by the stage's own ``grade``: what the gates read."""
+    right = {p.probe_id: bool(stage.grade(p, answer(p))["correct"]) for p in stage.probes}
+    base = {"judge": "j", "protocol": stage.protocol}
+
+    def row(probes: list, **extra) -> dict:
+        k, n = sum(right[p.probe_id] for p in probes), len(probes)
+        low, high = wilson(k, n)
+        return {**base, "kind": probes[0].kind, "probes": n, "correct": k, "accuracy": k / n, "ci_low": low,
+                "ci_high": high, **extra}
+
+    items: dict[str, list[bool]] = {}
+    for p in stage.probes:
+        items.setdefault(item_of(p), []).append(right[p.probe_id])
+    flips = sum(sum(found) == 1 for found in items.values())
+    low, high = wilson(flips, len(items))
+    flip = {"items": len(items), "flips": flips, "flip_rate": flips / len(items), "flip_ci_low": low,
+            "flip_ci_high": high}
+    variants = sorted({p.variant for p in stage.probes})
+    return [row(stage.probes)], [row([p for p in stage.probes if p.variant == v], variant=v, **flip)
+                                 for v in variants]
+
+
+@pytest.mark.parametrize("name", [n for n in HEURISTICS if n != "constant tie"] + ["constant tie", "oracle"])
+def test_gteval_s_gates_fail_every_heuristic_and_pass_an_oracle(stages, name):
+    """GTEval's hard items through the gates ``judge_checks.items: hard`` applies (health.hard_probe_findings: the
+    kind's and each order's Wilson lower bound against 80%, the flip rate's upper bound against 20%): each heuristic
+    judge fails at least one, the oracle none."""
+    stage = stages["botchat_gteval"]
+    answer = oracle_reply if name == "oracle" else (lambda probe: reply(name, stage, probe))
+    kinds, orders = gate_rows(stage, answer)
+    found = findings([], JudgeChecksConfig(items="hard"), kinds, orders)
+    assert [r["variant"] for r in orders] == ["human_first", "marked_first"] and orders[0]["items"] == K
+    if name == "oracle":
+        assert found == [] and kinds[0]["accuracy"] == 1.0
+    else:
+        assert found and {f.check for f in found} <= {"probes", "position"}, (name, kinds, orders)
+        assert kinds[0]["ci_low"] < 0.8 or any(r["ci_low"] < 0.8 for r in orders) or orders[0]["flip_ci_high"] > 0.2
+
+
+def test_gteval_asks_about_a_human_dialogue_and_its_marked_twin_as_its_prompt_says(config, stages):
+    """GTEval's prompt says exactly one conversation contains AI: its items pair a human dev dialogue with its
+    AI-marked twin (one turn, at an index 3..len, replaced by a length-matched artefact of varied kind), never the
+    Arena's two human continuations; in both orders, the twin the longer side in half the items (within one)."""
+    stage = stages["botchat_gteval"]
+    assert all(arena.GT_PROMPT.strip() in stage.prompt(p)[-1]["content"] for p in stage.probes)
+    items = hard_gteval_items(config, K)
+    assert len({i for i, *_ in items}) == K
+    assert abs(sum(sum(map(len, twin)) > sum(map(len, human)) for _, human, _, _, twin in items) - K / 2) <= 1
+    kinds = Counter(mark for _, _, _, mark, _ in items)
+    assert len(kinds) >= 8 and max(kinds.values()) <= -(-K // 8), kinds
+    assert len({index for _, _, index, _, _ in items}) >= 4
+    for _, human, index, mark, twin in items:
+        assert MIN_UTTERANCES <= len(human) == len(twin) <= PAIRWISE_LENGTH and 3 <= index <= len(human)
+        assert [u for i, u in enumerate(twin, 1) if i != index] == [u for i, u in enumerate(human, 1) if i != index]
+        before, after = human[index - 1], twin[index - 1]
+        assert 0 < abs(len(after) - len(before)) <= LENGTH_MATCH * len(before) and AI_LINE not in after
+    probes = stage.probes
+    assert Counter(p.variant for p in probes) == {"human_first": K, "marked_first": K}
+    for first, second in zip(probes[::2], probes[1::2]):
+        assert first.content == second.content[::-1] and item_of(first) == item_of(second)
+        human, twin = first.content
+        assert first.longer == ("other" if sum(map(len, twin)) > sum(map(len, human)) else "expected")
+    graded = stage.grade(probes[1], "Choice: Conversation 1\nReason: the first one has an AI line.")
+    assert graded["correct"] and graded["answer"] == "conversation_1"  # marked first, named AI: the human one wins
+    assert not stage.grade(probes[0], "Choice: Conversation 1\nReason: x.")["correct"]
+    assert not {p.content for p in probes} & {p.content for p in stages["botchat_arena"].probes}
 
 
 def test_the_basic_items_are_the_ones_a_heuristic_passes(tmp_path):
@@ -199,16 +279,17 @@ def norm(text: str) -> str:
 def test_the_items_are_held_out_from_the_seeds_and_independent(config):
     human, marked = hard_unieval_items(config, K, config.botchat.n_max)
     pairs = hard_pairwise_items(config, K)
+    gteval = [d for _, d, *_ in hard_gteval_items(config, K)]
     seeds = [json.loads(line)["conv-GT"] for line in DATASET.read_text().splitlines()]
     seed_dialogues = {tuple(map(norm, s)) for s in seeds}
     seed_lines = {norm(u) for s in seeds for u in s if len(norm(u)) >= 20}
-    used = [d for _, d in human] + [d for _, d, *_ in marked] + [r for _, r, _, _ in pairs]
-    assert len(used) == 3 * K
+    used = [d for _, d in human] + [d for _, d, *_ in marked] + [r for _, r, _, _ in pairs] + gteval
+    assert len(used) == 4 * K
     for dialogue in used:
         assert tuple(map(norm, dialogue)) not in seed_dialogues
         assert not {norm(u) for u in dialogue} & seed_lines, dialogue  # not even one line of a seed
     # one dev conversation per item: no two items of a protocol share a line
-    for dialogues in ([d for _, d in human] + [d for _, d, *_ in marked], [r for _, r, _, _ in pairs]):
+    for dialogues in ([d for _, d in human] + [d for _, d, *_ in marked], [r for _, r, _, _ in pairs], gteval):
         lines = [{norm(u) for u in d if len(norm(u)) >= 20} for d in dialogues]
         assert all(not (a & b) for i, a in enumerate(lines) for b in lines[i + 1:])
     assert not {i for i, _ in human} & {i for i, *_ in marked}
@@ -224,6 +305,9 @@ def test_the_items_are_the_same_every_time_and_a_smaller_k_takes_the_first(confi
     # the same in every process (drawn from fingerprints, never from Python's hash): a night's probes are cells
     assert full["botchat_arena"][:2] == ["dev_244/right_vs_wrong3/right_first", "dev_244/right_vs_wrong3/wrong_first"]
     assert full["botchat_unieval"][:2] == ["dev_270/human", "dev_162/human"]
+    assert full["botchat_gteval"][:2] == ["dev_179/language_model@4/human_first",
+                                          "dev_179/language_model@4/marked_first"]
+    assert small["botchat_gteval"] == full["botchat_gteval"][:20]
     assert set(small["botchat_unieval"]) < set(full["botchat_unieval"])
 
 

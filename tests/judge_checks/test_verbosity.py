@@ -32,6 +32,7 @@ from tests.judge_checks.test_hard_gates import kind, wilson
 
 K = 20  # hard items per protocol: 10 with each side the longer (40 cells a pairwise protocol, 20 pairs MT-Bench-101)
 PAIRWISE = ("botchat_arena", "botchat_gteval")
+KINDS = {"botchat_arena": "right_vs_wrong", "botchat_gteval": "human_vs_marked"}  # GTEval: a human vs its AI twin
 
 
 def newcombe(right_longer: int, n_longer: int, right_shorter: int, n_shorter: int) -> dict:
@@ -120,7 +121,7 @@ def test_each_probe_records_the_longer_side_as_its_items_measure_it(make_config,
     stages = stages_of(config)
     for protocol in PAIRWISE:
         probes = stages[protocol].probes
-        assert {p.kind for p in probes} == {"right_vs_wrong"}
+        assert {p.kind for p in probes} == {KINDS[protocol]}
         for p in probes:
             right, other = right_and_other(p)
             assert p.longer == measured_longer(chars(right), chars(other)) is not None, p.probe_id
@@ -180,7 +181,7 @@ def rating(score: int) -> str:
 
 def knows_the_answer(probe, pairs) -> str:
     if probe.pair_id is None:
-        return arena_reply(1 if probe.variant == "right_first" else 2)
+        return arena_reply(1 if probe.variant in ("right_first", "human_first") else 2)
     return rating(9 if probe.expected == "higher" else 2)
 
 
@@ -222,7 +223,7 @@ def test_the_view_and_the_check_name_a_judge_that_prefers_the_longer_side(make_c
     rows, probes = views(config)
     by = {r["protocol"]: r for r in rows}
     assert [(r["protocol"], r["kind"]) for r in rows] == [
-        ("botchat_arena", "right_vs_wrong"), ("botchat_gteval", "right_vs_wrong"),
+        ("botchat_arena", "right_vs_wrong"), ("botchat_gteval", "human_vs_marked"),
         ("mtbench101_judge", "golden_vs_wrong")]
     # each order of a pairwise item counts as one item, as judge_probes counts them; a pair of cells counts once
     assert {p: (by[p]["items"], by[p]["n_longer"], by[p]["n_shorter"]) for p in by} == {
@@ -260,7 +261,7 @@ def test_the_view_and_the_check_name_a_judge_that_prefers_the_longer_side(make_c
 def test_the_report_shows_the_gap_with_its_interval(make_config, lake_dir, scripted_calls):
     config = hard_config(make_config, lake_dir, k=10)
     judged_night(config, scripted_calls, longer_is_better, stages_of(config, k=10))
-    md = render(registry.open_lake(config.lake), board=config.board)["md"]
+    md = render(registry.open_lake(config.lake), board=config.board, families=registry.families())["md"]
     block = md.split("## Can the judge tell?")[1].split("\n## ")[0]
     assert "| right when the right side is longer | right when it is shorter | gap [95% CI] |" in block
     assert "10 / 10 100.0%" in block and "0 / 10 0.0%" in block  # arena and gteval: 5 items, both orders

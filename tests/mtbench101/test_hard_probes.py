@@ -1,16 +1,19 @@
 """MT-Bench-101's hard known-answer probes (``judge_checks.items: hard``, dialogbench/mtbench101/probes.py): k items
-from dialogues no shipped config's selection with a limit picks, over the 13 tasks, each a judged turn rated with
-its golden reply and with a fluent wrong one of similar length. Cheap heuristic judges (length, a constant, word
-overlap with the reference, the question or the dialogue shown, TF-IDF and character-trigram similarity, spotting a
-copied reply, and stacks of them), graded without a backend as the ``judge_probes`` view grades a pair (right: the
-golden reply's rating above the wrong one's), are right on under 80% of the pairs (the length judges near half),
-while an oracle judge is right on all of them; the basic items are the ones they always were."""
+from the reserved dialogues no shipped config evaluates (``mtbench101.reserve_for_probes``), over the 13 tasks, each
+a judged turn rated with its golden reply and with a fluent wrong one of similar length. Cheap heuristic judges
+(length, a constant, word overlap with the reference, the question or the dialogue shown, TF-IDF and
+character-trigram similarity, spotting a copied reply, and stacks of them), graded without a backend as the
+``judge_probes`` view grades a pair (right: the golden reply's rating above the wrong one's), are right on under 80%
+of the pairs (the length judges near half), while an oracle judge is right on all of them; with ``judge_checks.rotate``
+the same holds on every night's window of the pool (the length and dialogue-overlap judges, both ways, near half),
+so no heuristic passes the gate on any night; the basic items are the ones they always were."""
 
 from __future__ import annotations
 
 import math
 import re
 from collections import Counter, defaultdict
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Callable
 
@@ -20,6 +23,8 @@ import yaml
 from dialogbench.run import registry
 from dialogbench.cells.runner import run_stage
 from dialogbench.judge_checks.check import settings_of
+from dialogbench.judge_checks.health import hard_probe_findings
+from dialogbench.judge_checks.rotation import item_of, rotated
 from dialogbench.cells.keys import fingerprint
 from dialogbench.lake.catalog import connect
 from dialogbench.mtbench101 import probes as hard
@@ -167,14 +172,19 @@ def relative(measure: Callable[[dict], float], sign: int) -> Callable[[list[list
     return judge
 
 
-def accuracy(stage, replies: list[str]) -> float:
-    """The judge_probes view's grading: a pair is right when the ``higher`` probe's score is above the ``lower``
+def rights(stage, replies: list[str]) -> dict[str, bool]:
+    """The judge_probes view's grading, per pair: right when the ``higher`` probe's score is above the ``lower``
     one's (an unparsed or tied pair is wrong), graded with the stage's own ``grade``."""
     scores: dict[str, dict] = defaultdict(dict)
     for probe, text in zip(stage.probes, replies):
         scores[probe.pair_id][probe.expected] = stage.grade(probe, text)["score"]
-    right = [s["higher"] is not None and s["lower"] is not None and s["higher"] > s["lower"] for s in scores.values()]
-    return sum(right) / len(right)
+    return {pair: s["higher"] is not None and s["lower"] is not None and s["higher"] > s["lower"]
+            for pair, s in scores.items()}
+
+
+def accuracy(stage, replies: list[str]) -> float:
+    right = rights(stage, replies)
+    return sum(right.values()) / len(right)
 
 
 def ask(stage, judge) -> list[str]:
@@ -220,45 +230,83 @@ def item_dialogues(stage) -> list[int]:
     return [int(pair.split("/")[1].split(":")[0]) for pair in pairs_of(stage)]
 
 
-def test_no_shipped_config_with_a_limit_evaluates_an_item_and_a_full_run_evaluates_all(stage, dialogues, make_config,
-                                                                                        lake_dir):
-    """The held-out slice: every item's dialogue is outside the selection of each configs/*.yaml with a
-    ``mtbench101.limit`` (configs/demo.yaml: the first dialogue of CM, SI, MR); a config without one
-    (configs/nightly.yaml) evaluates all 1,388 dialogues, these too (the module docstring says so). Structurally: an
-    item is never one of the first ``HOLD_FIRST`` dialogues of its task, all that a run with a limit up to that
-    evaluates, over all 13 tasks."""
-    items = set(item_dialogues(stage))
-    assert len(items) == K  # one item a dialogue
-    limited = 0
-    for path in SHIPPED:
-        config = registry.load_config(path, None, root=REPO_ROOT)
-        picked = {d.id for d in selected_dialogues(config)}
-        if config.mtbench101.limit:
-            limited += 1
-            assert picked and not picked & items, path
-        else:
-            assert picked == {d.id for d in dialogues}, path  # a full run: every dialogue, the items' too
-    assert limited  # configs/demo.yaml
-    position = {}
+def positions(dialogues) -> dict:
+    """Each dialogue's place among its task's dialogues in file order, from the first (0) and from the last (0)."""
+    found = {}
     for task in TASK_CODES:
-        position |= {d.id: n for n, d in enumerate(d for d in dialogues if d.task == task)}
-    assert min(position[i] for i in items) >= hard.HOLD_FIRST
-    data = hard_config_dict(lake_dir)
-    data["mtbench101"]["limit"] = hard.HOLD_FIRST
-    picked = {d.id for d in selected_dialogues(make_config(data))}
-    assert len(picked) == 13 * hard.HOLD_FIRST and not picked & items
+        mine = [d for d in dialogues if d.task == task]
+        found |= {d.id: (n, len(mine) - 1 - n) for n, d in enumerate(mine)}
+    return found
+
+
+def test_no_shipped_config_evaluates_an_item_and_the_pool_covers_the_13_tasks(config, dialogues, make_config,
+                                                                               lake_dir):
+    """The held-out slice: every item of the whole rotation pool (``judge_checks.pool``, 540 asked; the reserve gives
+    130) is one of the last ``reserve_for_probes`` (10) dialogues of its task, and no configs/*.yaml evaluates any
+    of them (configs/nightly.yaml: 1,388 less the 130, configs/demo.yaml: the first dialogue of CM, SI, MR). The pool
+    still gives 54 independent items and more over all 13 tasks. With ``reserve_for_probes: 0`` a run without a limit
+    evaluates all 1,388 dialogues, the items' too (the docs say so), and the items avoid the first ``HOLD_FIRST`` of
+    each task."""
+    assert config.mtbench101.reserve_for_probes == 10  # the default
+    (pool,) = hard.probes(config, settings_of(config).pool)
+    items = set(item_dialogues(pool))
+    assert len(items) == len(pairs_of(pool)) == 130  # one item a dialogue, ten a task
+    assert Counter(pair.split("/")[0] for pair in pairs_of(pool)) == {t: 10 for t in TASK_CODES}
+    assert len(items) >= K and {p.content[0] for p in pool.probes} == set(TASK_CODES)
+    place = positions(dialogues)
+    assert max(place[i][1] for i in items) == 9  # each task's last ten
+    full = 0
+    for path in SHIPPED:
+        shipped = registry.load_config(path, None, root=REPO_ROOT)
+        picked = {d.id for d in selected_dialogues(shipped)}
+        assert picked and not picked & items, path
+        if not shipped.mtbench101.limit:
+            full += 1
+            assert len(picked) == 1388 - 130 == 1258, path
+    assert full  # configs/nightly.yaml: every dialogue but the reserved ones
+    assert {d.id for d in selected_dialogues(make_config(hard_config_dict(lake_dir)))} == \
+        {d.id for d in dialogues} - items  # the reserve and the pool are one slice
+    limited = hard_config_dict(lake_dir, limit=hard.HOLD_FIRST)
+    assert len(selected_dialogues(make_config(limited))) == 13 * hard.HOLD_FIRST  # a limit counts the rest
+    open_slice = make_config(hard_config_dict(lake_dir, reserve_for_probes=0))
+    assert {d.id for d in selected_dialogues(open_slice)} == {d.id for d in dialogues}  # all 1,388
+    (everything,) = hard.probes(open_slice, K)
+    assert min(place[i][0] for i in item_dialogues(everything)) >= hard.HOLD_FIRST
+    limited["mtbench101"]["reserve_for_probes"] = 0
+    assert not {d.id for d in selected_dialogues(make_config(limited))} & set(item_dialogues(everything))
+
+
+def test_the_rotation_moves_through_the_reserve_s_pool(config):
+    """``judge_checks.rotate``: each night asks 54 of the pool's 130 items (``judge_checks.pool`` asks for 540, the
+    reserve gives what it holds), a new window each night, all 130 met within three nights."""
+    from datetime import date, timedelta
+
+    from dialogbench.judge_checks.rotation import item_of, rotated
+
+    (pool,) = hard.probes(config, settings_of(config).pool)
+    met, nights = set(), []
+    for n in range(3):
+        tonight = rotated(pool, k=K, night=date(2026, 1, 1) + timedelta(days=n))
+        found = {item_of(p) for p in tonight.probes}
+        assert len(found) == K and len(tonight.probes) == 2 * K
+        nights.append(found)
+        met |= found
+    assert nights[0] != nights[1] and met == {item_of(p) for p in pool.probes}
 
 
 def test_the_items_cover_the_13_tasks_round_robin_with_stable_ids(stage, config):
     pairs = list(pairs_of(stage))
     assert [p.split("/")[0] for p in pairs] == [TASK_CODES[n % 13] for n in range(K)]
     assert Counter(p.split("/")[0] for p in pairs) == {t: 5 if t in ("CM", "SI") else 4 for t in TASK_CODES}
-    assert pairs[:13] == ["CM/1199:2", "SI/1143:3", "AR/372:1", "TS/786:2", "CC/702:0", "CR/922:2", "FR/448:2",
-                          "SC/1388:1", "SA/995:1", "MR/488:0", "GR/66:0", "IC/220:1", "PI/1310:2"]
+    # the ids and contents changed when the wrong replies came to be chosen over the whole pool, each cue balanced,
+    # and the pool ordered so that every rotation window is balanced (before: the first 54 only, the topic by a
+    # close/far split the reserve could not fill; CM/1224:3, SI/1144:2, AR/372:1, ... and 49bd1d4e...)
+    assert pairs[:13] == ["CM/1220:3", "SI/1144:2", "AR/374:2", "TS/786:2", "CC/700:1", "CR/917:2", "FR/448:2",
+                          "SC/1380:1", "SA/987:1", "MR/554:1", "GR/66:0", "IC/220:1", "PI/1309:3"]
     # every item's id and content (what its cells' keys hold), whatever the process's hash seed: a change here
     # changes the cells of every hard probe
-    assert fingerprint([(p.probe_id, p.content) for p in stage.probes]) == "e7974857340eaff69e8b32d78fcd40f9"
-    hard._hard_items.cache_clear()  # built afresh: the same items
+    assert fingerprint([(p.probe_id, p.content) for p in stage.probes]) == "a0f146b380c333514f2ef143e100669c"
+    hard._pool.cache_clear()  # built afresh: the same items
     (again,) = hard.probes(config, K)
     assert again.probes == stage.probes
     (fewer,) = hard.probes(config, 20)
@@ -271,7 +319,7 @@ def test_each_wrong_reply_answers_another_dialogue_at_a_similar_length_under_bot
     for d in dialogues:
         for i, t in enumerate(d.turns):
             replies[(d.task, t.bot)].append((d, i))
-    longer = close = 0
+    longer, ahead, behind = 0, Counter(), Counter()  # per cue: items where the wrong reply is ahead, behind
     for pair_id, pair in pairs_of(stage).items():
         golden, wrong = pair["golden"], pair["wrong"]
         task, history, question, answer, reference = golden.content
@@ -291,11 +339,23 @@ def test_each_wrong_reply_answers_another_dialogue_at_a_similar_length_under_bot
         for source, i in sources:  # ...of another dialogue, to a question of its own
             assert source is not dialogue and not {t.user for t in source.turns} & {t.user for t in dialogue.turns}
             assert jaccard(hard.content_words(source.turns[i].user), hard.content_words(question)) < hard.SIMILAR
-        targets = (hard.words(question), hard.words(" ".join(f"{u} {b}" for u, b in history) + " " + question))
-        close += all(a >= b for target in targets for a, b in zip(hard.closeness(hard.words(text), target, IDF),
-                                                                  hard.closeness(hard.words(answer), target, IDF)))
+        shown_text = " ".join(f"{u} {b}" for u, b in history) + " " + question  # the dialogue shown
+
+        def measured(said: str) -> list[float]:  # the module's measures, against the question, then the dialogue
+            return [m for target in (question, shown_text)
+                    for m in hard.closeness(hard.bag(said, IDF), hard.bag(target, IDF), IDF)]
+
+        for cue, a, b in zip(hard.CUES[1:], measured(text), measured(answer)):
+            ahead[cue] += a > b
+            behind[cue] += a < b
     assert abs(longer - K / 2) <= 1  # the length control
-    assert abs(close - K / 2) <= 1  # the topic control
+    # the topic cues: words shared with the dialogue shown (a context-overlap judge) ahead and behind in about half
+    # the items each; every measure against the question or the dialogue ahead in at least a quarter and behind in at
+    # least a quarter (the reserve holds few replies ahead of the golden one by TF-IDF cosine or IDF weight: those
+    # stay under half, about 20 of the 54)
+    assert abs(ahead["words shared, dialogue"] - K / 2) <= 4 and abs(behind["words shared, dialogue"] - K / 2) <= 4
+    assert set(ahead) == set(hard.CUES[1:]) and all(ahead[c] >= K / 4 and behind[c] >= K / 4 for c in ahead), (
+        ahead, behind)
 
 
 # --- the heuristics ------------------------------------------------------------------------------------------------
@@ -345,6 +405,87 @@ def test_the_reference_overlap_judge_wins_exactly_where_the_reference_is_the_gol
         assert all(s["reference"] == s["reference_reply"] for s in seen if s["reference"])
 
 
+# --- every night: the rotation's windows of the pool are balanced as the first 54 ---------------------------------
+
+@pytest.fixture(scope="module")
+def pool(config):
+    """The whole rotation pool: ``judge_checks.pool`` (540) asked, the reserve's 130 given, in the pool's order."""
+    (found,) = hard.probes(config, settings_of(config).pool)
+    return found
+
+
+@pytest.fixture(scope="module")
+def nightly():
+    """configs/nightly.yaml's judge_checks settings: hard items, rotated, 54 a night, gated at 80%."""
+    settings = settings_of(registry.load_config(REPO_ROOT / "configs" / "nightly.yaml", None, root=REPO_ROOT))
+    assert (settings.items, settings.rotate, settings.probes, settings.min_probe_accuracy) == ("hard", True, K, 0.8)
+    return settings
+
+
+def windows(pool, k: int) -> list[list[str]]:
+    """Every window a night can ask: ``k`` pairs in a row of the pool from each start, round its end, as
+    rotation.window cuts them (a night's start is drawn from the protocol and kind and moves by ``k`` a night)."""
+    pairs = list(pairs_of(pool))
+    return [[pairs[(start + i) % len(pairs)] for i in range(k)] for start in range(len(pairs))]
+
+
+def fails_the_gate(right: int, n: int, settings) -> bool:
+    """Whether a judge right on ``right`` of ``n`` golden-vs-wrong pairs fails ``probes`` under ``settings``, as
+    health.hard_probe_findings decides it from the judge_probes row (its Wilson 95% interval)."""
+    z = 1.959963984540054
+    centre, spread = right + z * z / 2, z * (right * (n - right) / n + z * z / 4) ** 0.5
+    row = {"judge": "j", "protocol": "mtbench101_judge", "kind": hard.HARD_KIND, "probes": n, "correct": right,
+           "accuracy": right / n, "ci_low": (centre - spread) / (n + z * z), "ci_high": (centre + spread) / (n + z * z)}
+    return any(f.check == "probes" for f in hard_probe_findings([row], settings))
+
+
+def test_the_nights_ask_runs_of_the_pool_over_all_13_tasks(pool, nightly):
+    """Nights 1 to 6 (of 2026) as rotation.rotated cuts them under the nightly settings are windows of 54 pairs in a
+    row of the pool (so the windows below are every night's), and every window holds all 13 tasks, four or more
+    each."""
+    runs = [set(w) for w in windows(pool, nightly.probes)]
+    for n in range(6):
+        night = date(2026, 1, 1) + timedelta(days=n)
+        tonight = {item_of(p) for p in rotated(pool, k=nightly.probes, night=night).probes}
+        assert tonight in runs
+    for window in windows(pool, nightly.probes):
+        assert min(Counter(pair.split("/")[0] for pair in window)[t] for t in TASK_CODES) >= 4
+
+
+CHEAP = {"context overlap (dialogue words)": ("dialogue words", 1), "anti-overlap": ("dialogue words", -1),
+         "longer is better": ("length", 1), "shorter is better": ("length", -1)}
+
+
+@pytest.mark.parametrize("name", CHEAP)
+def test_on_every_night_s_window_the_cue_judges_score_about_half_and_fail_the_gate(pool, nightly, name):
+    """On each of the 130 windows (any night's, whatever its start): the judge preferring the reply with more words
+    in common with the dialogue shown, its opposite, longer-is-better and shorter-is-better are each right on
+    50% ± 15% of the 54 pairs, far under the gate: the pool chooses the wrong replies so that each cue has the wrong
+    reply ahead in half the items, and orders them so that every run of 54 keeps that balance (before, the overlap
+    judge was right on up to 94% of a later night's window)."""
+    measure, sign = CHEAP[name]
+    right = rights(pool, ask_batch(pool, relative(MEASURES[measure], sign)))
+    for window in windows(pool, nightly.probes):
+        correct = sum(right[pair] for pair in window)
+        assert 0.35 <= correct / len(window) <= 0.65 and fails_the_gate(correct, len(window), nightly), (name, correct)
+
+
+def test_on_every_night_s_window_an_oracle_passes_the_gate(pool, nightly, dialogues):
+    right = rights(pool, ask(pool, oracle(dialogues)))
+    assert all(right.values())
+    assert not any(fails_the_gate(sum(right[p] for p in w), len(w), nightly) for w in windows(pool, nightly.probes))
+
+
+@pytest.mark.parametrize("name", [n for n in MEASURES if n != "length"])
+def test_on_every_night_s_window_no_overlap_or_similarity_judge_passes_the_gate(pool, nightly, name):
+    """Every heuristic of ``MEASURES``, both ways, fails the gate on every window (right on at most 72% of one)."""
+    for sign in (1,) if name in ONE_WAY else (1, -1):
+        right = rights(pool, ask_batch(pool, relative(MEASURES[name], sign)))
+        for window in windows(pool, nightly.probes):
+            correct = sum(right[pair] for pair in window)
+            assert correct / len(window) <= 0.75 and fails_the_gate(correct, len(window), nightly), (name, sign)
+
+
 # --- through the lake: the judge_probes view grades the new kind as the tests above do ----------------------------
 
 def night(config, scripted_calls: ScriptedCalls, judge: Callable[[list[dict]], str]) -> dict:
@@ -392,7 +533,8 @@ def test_a_wrong_reply_is_never_the_golden_one_nor_a_reply_to_the_same_question(
                *(one(i, f"Question number {i}?", "short") for i in range(7, 11)),
                one(11, question, golden, Turn("Any tips for a first loaf?", "e" * 190))]
     assert 0.75 * len(golden) <= len(fine) <= 1.25 * len(golden) and len(fine) != len(golden)
-    candidates = hard._Candidates(tuple(made_up)).of(made_up[-1], 1)
-    assert [r for side in candidates.values() for r in side] == [fine]
-    (item,) = hard.hard_items(made_up, 3)  # one held-out dialogue: one item
-    assert item[0] is made_up[-1] and item[2] not in {t.bot for t in made_up[-1].turns}
+    candidates = hard._Candidates(tuple(made_up)).fits(made_up[-1], 1)
+    assert [r for r, _ in candidates] == [fine]
+    for reserve in (1, 0):  # the 11th is the one reserved, or the only one past the first HOLD_FIRST
+        (item,) = hard.hard_items(made_up, 3, reserve=reserve)  # one held-out dialogue: one item
+        assert item[0] is made_up[-1] and item[2] not in {t.bot for t in made_up[-1].turns}

@@ -6,8 +6,9 @@
 -- golden answer against a useless one) mean_gap, the golden answer's rating minus the useless one's, over the pairs
 -- with both rated. kind: human (a human dialogue: no AI), ai_marked (its twin with one AI line), human_vs_ai (the two
 -- side by side, both orders: the human one should win), golden_vs_useless; with judge_checks.items: hard
--- right_vs_wrong (a held-out dialogue continued with its right response against a wrong one, both orders) and
--- golden_vs_wrong (a golden answer against another turn's golden answer of the same task), paired as above.
+-- right_vs_wrong (Arena: a held-out dialogue continued with its right response against a wrong one, both orders),
+-- human_vs_marked (GTEval: a held-out human dialogue against its AI-marked twin, both orders) and golden_vs_wrong
+-- (a golden answer against another turn's golden answer of the same task), paired as above.
 with graded as (
     select * from {{ ref('judge_probe_items') }}
 ),
