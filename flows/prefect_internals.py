@@ -43,8 +43,9 @@ Written against Prefect 3.7.7 (``WRITTEN_AGAINST``, the version pyproject.toml p
 Workarounds that use Prefect's public surface only stay where they are, with their notes there:
 ``tasks/returned.py`` (a final state that comes back without its value, ``MissingResult``, after the server
 rejected a retried duplicate transition: the rule PrefectHQ/prefect PR #11695 added), ``tasks/subflows.py``
-(subflows without heartbeat threads: the public ``PREFECT_FLOWS_HEARTBEAT_FREQUENCY`` setting) and
-``dialogbench/cli.py`` (``prefect.exceptions.TerminationSignal``; a filter on the ``prefect`` loggers).
+(subflows without heartbeat threads: the public ``PREFECT_FLOWS_HEARTBEAT_FREQUENCY`` setting),
+``dialogbench/commands/run.py`` (``prefect.exceptions.TerminationSignal``) and ``dialogbench/cli.py`` (a filter on
+the ``prefect`` loggers).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``dialogbench verify`` and ``dialogbench repair``: the lake's damage and duplicates, named and healed.
 
-Wiring (in ``dialogbench/cli.py``)::
+Wiring (the parser in ``dialogbench/commands/parser.py``, the command in ``dialogbench/cli.py``)::
 
     add_verify_parser(sub); add_repair_parser(sub)           # sub = parser.add_subparsers(...)
     run_verify_command(args, lake); run_repair_command(args, lake)  # lake: registry.open_lake(args.lake)

@@ -1,7 +1,7 @@
 """``dialogbench elo FILE``: Bootstrap Elo (the paper's protocol) and Bradley-Terry ratings from a
 CSV/Parquet file of pairwise verdicts (columns ``model_a``, ``model_b``, ``winner``).
 
-Wiring (in ``dialogbench/cli.py``)::
+Wiring (the parser in ``dialogbench/commands/parser.py``, the command in ``dialogbench/cli.py``)::
 
     from dialogbench.ratings.command import add_elo_parser, run_elo_command
     add_elo_parser(sub)                      # sub = parser.add_subparsers(...)

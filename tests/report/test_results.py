@@ -83,7 +83,7 @@ def test_every_registered_leaderboard_view_is_collected():
 
 
 def test_each_published_file_is_where_its_kind_says(lake, published):
-    """``FILE_OF_KIND`` (what a reused rerun reports, dialogbench/cli.py) names the file publish_reports wrote under
+    """``FILE_OF_KIND`` (what a reused rerun reports, dialogbench/commands/run_reuse.py) names the file publish_reports wrote under
     each kind, every kind."""
     from dialogbench.report.publish import FILE_OF_KIND
 

@@ -8,8 +8,9 @@ import os
 
 import pytest
 
-from dialogbench import cli
 from dialogbench.backends.openai_backend import OpenAIBackend
+from dialogbench.commands.overrides import config_or_default, overrides
+from dialogbench.commands.parser import build_parser
 from dialogbench.run.config import ConfigError, ModelConfig
 from dialogbench.run.model_spec import SpecError, parse
 from tests.conftest import REPO_ROOT, config_dict
@@ -101,15 +102,15 @@ def test_an_endpoint_url_in_the_config_is_used_and_holds_no_secret(monkeypatch):
 
 
 def test_run_with_model_and_no_config_reads_the_demo_s(capsys):
-    parser = cli.build_parser()
+    parser = build_parser()
     args = parser.parse_args(["run", "--model", "vllm:/m/x"])
-    cli._config_or_default(parser, args)
+    config_or_default(parser, args)
     assert os.path.samefile(args.config, REPO_ROOT / "configs" / "demo.yaml")
-    assert cli._overrides(args)["model"] == ["vllm:/m/x"]
+    assert overrides(args)["model"] == ["vllm:/m/x"]
     args = parser.parse_args(["plan", "--config", "c.yaml", "--no-canary"])
-    cli._config_or_default(parser, args)
-    assert args.config == "c.yaml" and cli._overrides(args)["canary"] is False
+    config_or_default(parser, args)
+    assert args.config == "c.yaml" and overrides(args)["canary"] is False
     args = parser.parse_args(["run"])
     with pytest.raises(SystemExit):
-        cli._config_or_default(parser, args)
+        config_or_default(parser, args)
     assert "--config is required (or --model SPEC" in capsys.readouterr().err

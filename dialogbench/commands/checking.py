@@ -1,0 +1,61 @@
+"""``dialogbench validate`` and ``dialogbench plan``: a config checked, or a run sized, before anything runs. Both
+build the Run as ``run`` does (``dialogbench.run.registry.build_run``); nothing is computed or written, and neither
+imports Prefect."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dialogbench.commands.overrides import overrides
+from dialogbench.commands.say import count, say
+
+
+def cmd_validate(args) -> int:
+    """Exit 2 when the config points at something unusable (its lake, a dataset line: what `run` would refuse
+    on any machine), 1 when only this machine lacks something (weights, an endpoint URL, an endpoint that does not
+    answer or serve the model), else 0. Weights and endpoints are found without loading anything (``locate``)."""
+    from dialogbench.run.config import ConfigError
+    from dialogbench.run.registry import build_run
+    from dialogbench.run.preflight import check, locate
+    from dialogbench.text.redact import redact
+
+    run = build_run(args.config, overrides(args))
+    config = run.config
+    found = check(run)
+    located = locate(run)
+    found.machine.extend(located.machine)
+    found.notes.extend(located.notes)
+    if found.inputs:
+        raise ConfigError("\n".join([*found.inputs, *found.machine]))
+    families = ", ".join(f.name for f in run.enabled if f.protocol) or "none"
+    checks = ", ".join(f.name for f in run.enabled if not f.protocol)
+    say(f"{args.config}: valid ({count(len(config.models), 'model')}; families: {families}; "
+        f"{count(len(run.stages), 'stage')}; board: {config.board}"
+        f"{'; checks: ' + checks if checks else ''})")
+    for note in found.notes:
+        say(f"note: {redact(note)}")
+    if found.machine:  # a problem can quote what the config says (weights not found: the URL, with its password)
+        say("not runnable on this machine yet:\n" + redact("\n".join(found.machine)))
+        return 1
+    return 0
+
+
+def cmd_plan(args) -> int:
+    """Per stage and model: the cells still to compute and the tokens they generate at most (and are expected to,
+    from the lake's history); nothing is computed or written."""
+    from dialogbench.run import sizing
+    from dialogbench.run.registry import build_run
+
+    run = build_run(args.config, overrides(args))
+    config = run.config
+    rows = sizing.size(config, run.stages, run.lake)
+    say(f"{args.config}: what a run would compute now (lake: {config.lake}, board: {config.board})")
+    say(sizing.render(rows))
+    first = [r.stage for r in rows if r.to_compute and not r.max_tokens and r.models == ""]
+    if first:  # their outputs are inputs of later stages (BotChat's seeds): those are sized once they exist
+        say(f"note: {', '.join(first)} not computed yet: the stages reading what they make (BotChat's dialogues "
+            f"and verdicts for the seeds) are sized after a run has computed them")
+    if args.json:
+        Path(args.json).write_text(json.dumps([r.to_dict() for r in rows], indent=2) + "\n")
+    return 0
