@@ -200,11 +200,11 @@ def test_secrets_written_in_the_config_reach_neither_prefect_nor_the_lake(tmp_pa
                   "models[0].engine.headers[0]"):
         assert f"{field}: looks like a secret written in the config" in result.stderr, field
 
-    # Prefect keeps a redacted copy of the config: the family subflow's parameters (GET /api/flow_runs/{id}).
+    # Prefect keeps a redacted copy of the config: the family subflow's run parameter (GET /api/flow_runs/{id}).
     runs = _api(api, "POST", "flow_runs/filter", {"flow_runs": {"tags": {"all_": ["config:secrets"]}}})
     assert {r["name"] for r in runs} == {done["run_id"], "botchat"}
     flow_runs = {r["name"]: _api(api, "GET", f"flow_runs/{r['id']}") for r in runs}
-    shown = flow_runs["botchat"]["parameters"]["config"]["models"][0]
+    shown = flow_runs["botchat"]["parameters"]["run"]["config"]["models"][0]  # the run, recorded as its config
     assert shown["name"] == "bot-a" and shown["script"] == ["Sure, see you then.", "Sounds good to me."]
     assert shown["weights"] == "https://alice:[REDACTED]@weights.example.com/org/model.gguf"
     assert shown["revision"] == "[REDACTED]"

@@ -11,7 +11,7 @@ import time
 import pytest
 import yaml
 
-from dialogbench.run.registry import load_config, open_lake
+from dialogbench.run.registry import load_config, open_lake, run_for
 from dialogbench.run.reuse import latest_run, unchanged_run
 from tests.e2e.conftest import run_cli
 
@@ -44,27 +44,27 @@ def test_an_unchanged_rerun_is_answered_from_the_latest_run_and_any_change_runs_
 
     # each condition, checked in-process against the same lake: any change is a real run, and says why
     config = load_config(path)
-    assert unchanged_run(config, lake=lake).run_id == ran["run_id"]
+    assert unchanged_run(run_for(config)).run_id == ran["run_id"]
     other = load_config(path, {"limit": 3})
-    assert unchanged_run(other, lake=lake).run_id is None  # another board (demo+limit=3): no run there yet
+    assert unchanged_run(run_for(other)).run_id is None  # another board (demo+limit=3): no run there yet
     changed = tmp_path / "changed" / "config.yaml"  # the same file name: the same board
     changed.parent.mkdir()
     changed.write_text(yaml.safe_dump({**raw, "reuse_unchanged_run": True, "report": {"min_cells": 3}}))
-    assert "config differs" in unchanged_run(load_config(changed), lake=lake).reason
+    assert "config differs" in unchanged_run(run_for(load_config(changed))).reason
     note_path = lake.root / "reports" / "boards" / ran["board"] / "run.json"
     note = json.loads(note_path.read_text())
     note_path.write_text(json.dumps({**note, "code": "another"}))
-    assert "other code" in unchanged_run(config, lake=lake).reason
+    assert "other code" in unchanged_run(run_for(config)).reason
     note_path.write_text(json.dumps({**note, "failed": "1 failed cell"}))
-    assert "failed" in unchanged_run(config, lake=lake).reason
+    assert "failed" in unchanged_run(run_for(config)).reason
     note_path.write_text(json.dumps(note))
-    assert unchanged_run(config, lake=lake).run_id == ran["run_id"]
+    assert unchanged_run(run_for(config)).run_id == ran["run_id"]
 
     # another writer's cell (here: a generations file written after the run) makes the next run a real one
     cell = next((lake.root / "generations").rglob("*.parquet"))
     later = time.time() + 5
     os.utime(cell, (later, later))
-    assert "the lake changed" in unchanged_run(config, lake=lake).reason
+    assert "the lake changed" in unchanged_run(run_for(config)).reason
     third = run_cli(["run", "--config", str(path), "--json", str(tmp_path / "3.json")], tmp_path)
     assert third.returncode == 0, third.stderr[-3000:]
     again = json.loads((tmp_path / "3.json").read_text())
