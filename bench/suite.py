@@ -9,18 +9,23 @@ figures, writes JSON (docs/benchmarks.md shows it: ``bench/page.py``) and exits 
 
 ``cpu_s`` is the user + system time of every process ``make test`` waited for, its pytest processes and what they
 waited for in turn (engines, CLI runs, servers); a process nobody waited for (one killed with its group) is missing
-from it, so it is a lower bound.
+from it, so it is a lower bound. ``slowest_files`` are the test files with the most seconds of tests (setup, call and
+teardown, as each test's process saw them: wall time under the others' load), from ``tests/conftest.py``'s
+``DIALOGBENCH_TEST_TIMES`` log: where the suite's time goes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,21 +61,38 @@ def makefile_workers() -> int:
     return int(found[1])
 
 
+def slowest_files(times: str, *, top: int = 25) -> list[dict]:
+    """The ``top`` test files by seconds of their tests (every phase), from a ``DIALOGBENCH_TEST_TIMES`` log."""
+    seconds: dict[str, float] = defaultdict(float)
+    tests: dict[str, set[str]] = defaultdict(set)
+    for line in times.splitlines():
+        nodeid, _, duration = line.split("\t")
+        path = nodeid.split("::")[0]
+        seconds[path] += float(duration)
+        tests[path].add(nodeid)
+    ranked = sorted(seconds, key=seconds.get, reverse=True)[:top]
+    return [{"file": path, "seconds": round(seconds[path], 1), "tests": len(tests[path])} for path in ranked]
+
+
 def run_suite(*, workers: int | None, log: Path) -> dict:
     """``make test`` in the repository root, its output teed to ``log`` and the terminal; its wall and CPU seconds,
-    exit status and parts."""
+    exit status, parts and slowest files."""
     argv = ["make", "test", *([f"WORKERS={workers}"] if workers else [])]
+    times = Path(tempfile.mkstemp(prefix="dialogbench-test-times-", suffix=".tsv")[1])
     cpu, start = children_cpu_s(), time.perf_counter()
     with log.open("w") as out:
-        proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env={**os.environ, "DIALOGBENCH_TEST_TIMES": str(times)})
         assert proc.stdout is not None
         for line in proc.stdout:
             out.write(line)
             sys.stdout.write(line)
         code = proc.wait()
     wall, cpu = time.perf_counter() - start, children_cpu_s() - cpu
-    return {"argv": argv, "workers": workers or makefile_workers(), "exit": code, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "parts": parts(log.read_text())}
+    slowest = slowest_files(times.read_text())
+    times.unlink()
+    return {"argv": argv, "workers": workers or makefile_workers(), "exit": code, "wall_s": round(wall, 1),
+            "cpu_s": round(cpu, 1), "parts": parts(log.read_text()), "slowest_files": slowest}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nmake test: exit {suite['exit']}, {suite['wall_s']:.0f} s wall, {suite['cpu_s']:.0f} CPU s")
     for number, part in enumerate(suite["parts"], 1):
         print(f"  part {number}: {part['counts']} in {part['seconds']:.0f} s")
+    print("  slowest test files (seconds of their tests, under load):")
+    for found in suite["slowest_files"][:10]:
+        print(f"    {found['seconds']:7.1f} s  {found['tests']:4d} tests  {found['file']}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.out}")

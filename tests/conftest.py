@@ -75,6 +75,20 @@ START_FIRST = ("e2e/test_readme_commands.py", "e2e/test_dispatch_box.py", "e2e/t
                "e2e/test_kill_resume_vllm.py", "e2e/test_lake_integrity.py", "e2e/test_lake_files.py")
 
 
+TEST_TIMES = "DIALOGBENCH_TEST_TIMES"  # bench/suite.py: a file each test's phases are appended to (wall seconds)
+
+
+def pytest_runtest_logreport(report) -> None:
+    """With ``DIALOGBENCH_TEST_TIMES`` set, each test phase's duration is appended to that file (one ``nodeid``,
+    ``when``, ``seconds`` line, tab-separated) by the process that reports it: under pytest-xdist, the controller,
+    which receives every worker's reports, and the workers write nothing (``report.node`` is set in the controller
+    only for worker reports; a worker itself has ``workerinput``)."""
+    path = os.environ.get(TEST_TIMES)
+    if path and not os.environ.get("PYTEST_XDIST_WORKER"):
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{report.nodeid}\t{report.when}\t{report.duration:.3f}\n")
+
+
 def pytest_collection_modifyitems(config, items):
     """Collection order: the files of ``START_FIRST`` in that order, then the other files with a slow test, then the
     rest (stable within each; the same order in every xdist worker)."""

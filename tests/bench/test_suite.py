@@ -1,0 +1,32 @@
+"""bench/suite.py says where the suite's time goes: each test phase's seconds, logged once by the process that
+reports it (pytest-xdist's controller, not its workers too), summed per test file and ranked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from bench.suite import slowest_files
+from tests.conftest import REPO_ROOT, TEST_TIMES
+
+
+def test_files_are_ranked_by_the_seconds_of_their_tests():
+    log = "\n".join(["tests/a.py::t1\tsetup\t1.0", "tests/a.py::t1\tcall\t2.0", "tests/b.py::t1\tcall\t5.0",
+                     "tests/a.py::t2\tcall\t0.5", "tests/c.py::t[x]\tcall\t0.1"])
+    assert slowest_files(log, top=2) == [{"file": "tests/b.py", "seconds": 5.0, "tests": 1},
+                                         {"file": "tests/a.py", "seconds": 3.5, "tests": 2}]
+
+
+def test_each_phase_of_each_test_is_logged_once_under_xdist(tmp_path):
+    (tmp_path / "test_three.py").write_text("import pytest\n\n@pytest.mark.parametrize('x', [1, 2, 3])\n"
+                                            "def test_x(x):\n    assert x\n")
+    (tmp_path / "conftest.py").write_text("from tests.conftest import pytest_runtest_logreport  # noqa: F401\n")
+    times = tmp_path / "times.tsv"
+    env = {**os.environ, TEST_TIMES: str(times), "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", str(tmp_path)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]
+    rows = [line.split("\t") for line in times.read_text().splitlines()]
+    assert sorted((r[0].split("::")[-1], r[1]) for r in rows) == sorted(
+        (f"test_x[{x}]", when) for x in (1, 2, 3) for when in ("setup", "call", "teardown"))
