@@ -76,15 +76,20 @@ START_FIRST = ("e2e/test_readme_commands.py", "e2e/test_dispatch_box.py", "e2e/t
 
 
 TEST_TIMES = "DIALOGBENCH_TEST_TIMES"  # bench/suite.py: a file each test's phases are appended to (wall seconds)
+_LOGS_TIMES: list[bool] = []  # whether this pytest process writes them (set when it is configured)
+
+
+def pytest_configure(config) -> None:
+    """A pytest-xdist worker (it has ``workerinput``) logs no test times: its controller receives every report and
+    logs them once. Told by the config, not the environment: a pytest a test starts inherits its worker's."""
+    _LOGS_TIMES[:] = [not hasattr(config, "workerinput")]
 
 
 def pytest_runtest_logreport(report) -> None:
     """With ``DIALOGBENCH_TEST_TIMES`` set, each test phase's duration is appended to that file (one ``nodeid``,
-    ``when``, ``seconds`` line, tab-separated) by the process that reports it: under pytest-xdist, the controller,
-    which receives every worker's reports, and the workers write nothing (``report.node`` is set in the controller
-    only for worker reports; a worker itself has ``workerinput``)."""
+    ``when``, ``seconds`` line, tab-separated), once: by pytest itself, or by pytest-xdist's controller."""
     path = os.environ.get(TEST_TIMES)
-    if path and not os.environ.get("PYTEST_XDIST_WORKER"):
+    if path and _LOGS_TIMES == [True]:
         with open(path, "a", encoding="utf-8") as out:
             out.write(f"{report.nodeid}\t{report.when}\t{report.duration:.3f}\n")
 

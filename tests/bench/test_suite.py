@@ -21,9 +21,10 @@ def test_files_are_ranked_by_the_seconds_of_their_tests():
 def test_each_phase_of_each_test_is_logged_once_under_xdist(tmp_path):
     (tmp_path / "test_three.py").write_text("import pytest\n\n@pytest.mark.parametrize('x', [1, 2, 3])\n"
                                             "def test_x(x):\n    assert x\n")
-    (tmp_path / "conftest.py").write_text("from tests.conftest import pytest_runtest_logreport  # noqa: F401\n")
+    (tmp_path / "conftest.py").write_text("from tests.conftest import pytest_configure, pytest_runtest_logreport  "
+                                          "# noqa: F401\n")
     times = tmp_path / "times.tsv"
-    env = {**os.environ, TEST_TIMES: str(times), "PYTHONPATH": str(REPO_ROOT)}
+    env = {**os.environ, TEST_TIMES: str(times), "PYTHONPATH": str(REPO_ROOT)}  # (PYTEST_XDIST_WORKER too, in make test)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", str(tmp_path)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:]
