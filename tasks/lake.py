@@ -27,8 +27,7 @@ def check_lake(run: Run) -> dict[str, int]:
 @task(name="leaderboards", cache_policy=NO_CACHE)
 def leaderboard(run: Run) -> dict:
     """Each enabled family's leaderboard rows (what the CLI prints), by family name."""
-    with connect(run.lake, board=run.board) as con:
-        return {f.name: f.leaderboard(run.config, con) for f in run.enabled if f.leaderboard}
+    return run.leaderboards()
 
 
 @task(name="judge-checks", cache_policy=NO_CACHE)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from dialogbench.cells.shared_tables import SHARED_TABLES
 from dialogbench.lake import Lake
-from dialogbench.lake.catalog import SQL_DIR
+from dialogbench.lake.catalog import SQL_DIR, connect
 from dialogbench.lake.layout import Layout
 from dialogbench.lake.legacy import merge
 from dialogbench.run.family_spec import Family, family_named
@@ -101,6 +101,11 @@ class Run:
         if self._lake is None:
             self._lake = Lake(self.config.lake, layout=layout_of(self.families))
         return self._lake
+
+    def leaderboards(self) -> dict:
+        """Each enabled family's leaderboard rows (what the CLI prints), by family name, read on the run's board."""
+        with connect(self.lake, board=self.board) as con:
+            return {f.name: f.leaderboard(self.config, con) for f in self.enabled if f.leaderboard}
 
     def with_config(self, config: "Config") -> "Run":
         """The same run on another config (a unit's, with its own board): its stages are built again."""

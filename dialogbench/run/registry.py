@@ -16,7 +16,6 @@ from dialogbench.cells import Stage, Table
 from dialogbench.run.built import Run, layout_of, tables_of
 from dialogbench.run.family_spec import Family
 from dialogbench.lake import Lake
-from dialogbench.lake.catalog import connect
 from dialogbench.lake.layout import Layout
 
 if TYPE_CHECKING:
@@ -81,15 +80,13 @@ def open_lake(root: str | os.PathLike) -> Lake:
 
 
 def leaderboards(config: "Config") -> dict:
-    """Each enabled family's leaderboard rows (what the CLI prints), by family name, read on the config's board."""
-    with connect(open_lake(config.lake), board=config.board) as con:
-        return {f.name: f.leaderboard(config, con) for f in families() if f.enabled(config) and f.leaderboard}
+    """Each enabled family's leaderboard rows, by family name (``Run.leaderboards``)."""
+    return run_for(config).leaderboards()
 
 
 def stages(config: "Config") -> list[Stage]:
-    """The stages of every family the config enables, in pipeline order."""
-    found = families()
-    return [stage for fam in found if fam.enabled(config) for stage in fam.stages_of(config, found)]
+    """The stages of every family the config enables, in pipeline order (``Run.stages``)."""
+    return run_for(config).stages
 
 
 def family_stages(config: "Config", name: str) -> list[Stage]:
@@ -98,10 +95,7 @@ def family_stages(config: "Config", name: str) -> list[Stage]:
 
 
 def stage(config: "Config", name: str) -> Stage:
-    for candidate in stages(config):
-        if candidate.name == name:
-            return candidate
-    raise KeyError(f"no stage {name!r} in this config's run")
+    return run_for(config).stage(name)
 
 
 def load_config(path, overrides: dict | None = None, *, root=None) -> "Config":
