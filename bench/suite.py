@@ -62,16 +62,20 @@ def makefile_workers() -> int:
 
 
 def slowest_files(times: str, *, top: int = 25) -> list[dict]:
-    """The ``top`` test files by seconds of their tests (every phase), from a ``DIALOGBENCH_TEST_TIMES`` log."""
+    """The ``top`` test files by CPU seconds of their tests (every phase: the test's process and the children it
+    waited for), with their wall seconds, from a ``DIALOGBENCH_TEST_TIMES`` log (a line without CPU counts 0)."""
     seconds: dict[str, float] = defaultdict(float)
+    cpu: dict[str, float] = defaultdict(float)
     tests: dict[str, set[str]] = defaultdict(set)
     for line in times.splitlines():
-        nodeid, _, duration = line.split("\t")
+        nodeid, _, duration, *cpu_s = line.split("\t")
         path = nodeid.split("::")[0]
         seconds[path] += float(duration)
+        cpu[path] += float(cpu_s[0]) if cpu_s else 0.0
         tests[path].add(nodeid)
-    ranked = sorted(seconds, key=seconds.get, reverse=True)[:top]
-    return [{"file": path, "seconds": round(seconds[path], 1), "tests": len(tests[path])} for path in ranked]
+    ranked = sorted(seconds, key=lambda path: (cpu[path], seconds[path]), reverse=True)[:top]
+    return [{"file": path, "cpu_s": round(cpu[path], 1), "seconds": round(seconds[path], 1),
+             "tests": len(tests[path])} for path in ranked]
 
 
 def run_suite(*, workers: int | None, log: Path) -> dict:

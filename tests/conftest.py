@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import resource
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,13 +86,57 @@ def pytest_configure(config) -> None:
     _LOGS_TIMES[:] = [not hasattr(config, "workerinput")]
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of the children it has waited for (a CLI run, an engine, a server stopped)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+_PHASE_CPU = pytest.StashKey[dict]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    item.stash[_PHASE_CPU] = {}
+    yield
+
+
+def _timed_phase(item, when: str):
+    before = _cpu_s()
+    yield
+    item.stash[_PHASE_CPU][when] = _cpu_s() - before
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    yield from _timed_phase(item, "setup")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    yield from _timed_phase(item, "call")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield from _timed_phase(item, "teardown")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each report carries its phase's CPU seconds (``cpu_s``: pytest-xdist sends a report's attributes along)."""
+    outcome = yield
+    outcome.get_result().cpu_s = item.stash.get(_PHASE_CPU, {}).get(call.when, 0.0)
+
+
 def pytest_runtest_logreport(report) -> None:
-    """With ``DIALOGBENCH_TEST_TIMES`` set, each test phase's duration is appended to that file (one ``nodeid``,
-    ``when``, ``seconds`` line, tab-separated), once: by pytest itself, or by pytest-xdist's controller."""
+    """With ``DIALOGBENCH_TEST_TIMES`` set, each test phase's duration and CPU time are appended to that file (one
+    ``nodeid``, ``when``, ``seconds``, ``cpu seconds`` line, tab-separated), once: by pytest itself, or by
+    pytest-xdist's controller."""
     path = os.environ.get(TEST_TIMES)
     if path and _LOGS_TIMES == [True]:
         with open(path, "a", encoding="utf-8") as out:
-            out.write(f"{report.nodeid}\t{report.when}\t{report.duration:.3f}\n")
+            out.write(f"{report.nodeid}\t{report.when}\t{report.duration:.3f}\t{getattr(report, 'cpu_s', 0.0):.3f}\n")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -11,18 +11,22 @@ from bench.suite import slowest_files
 from tests.conftest import REPO_ROOT, TEST_TIMES
 
 
-def test_files_are_ranked_by_the_seconds_of_their_tests():
-    log = "\n".join(["tests/a.py::t1\tsetup\t1.0", "tests/a.py::t1\tcall\t2.0", "tests/b.py::t1\tcall\t5.0",
-                     "tests/a.py::t2\tcall\t0.5", "tests/c.py::t[x]\tcall\t0.1"])
-    assert slowest_files(log, top=2) == [{"file": "tests/b.py", "seconds": 5.0, "tests": 1},
-                                         {"file": "tests/a.py", "seconds": 3.5, "tests": 2}]
+def test_files_are_ranked_by_the_cpu_seconds_of_their_tests():
+    log = "\n".join(["tests/a.py::t1\tsetup\t1.0\t4.0", "tests/a.py::t1\tcall\t2.0\t1.5",
+                     "tests/b.py::t1\tcall\t5.0\t0.5", "tests/a.py::t2\tcall\t0.5\t0.5",
+                     "tests/c.py::t[x]\tcall\t0.1\t0.1", "tests/d.py::t\tcall\t9.0"])  # an old line: no CPU
+    assert slowest_files(log, top=3) == [{"file": "tests/a.py", "cpu_s": 6.0, "seconds": 3.5, "tests": 2},
+                                         {"file": "tests/b.py", "cpu_s": 0.5, "seconds": 5.0, "tests": 1},
+                                         {"file": "tests/c.py", "cpu_s": 0.1, "seconds": 0.1, "tests": 1}]
 
 
 def test_each_phase_of_each_test_is_logged_once_under_xdist(tmp_path):
     (tmp_path / "test_three.py").write_text("import pytest\n\n@pytest.mark.parametrize('x', [1, 2, 3])\n"
                                             "def test_x(x):\n    assert x\n")
-    (tmp_path / "conftest.py").write_text("from tests.conftest import pytest_configure, pytest_runtest_logreport  "
-                                          "# noqa: F401\n")
+    (tmp_path / "conftest.py").write_text("from tests.conftest import (  # noqa: F401\n"
+                                          "    pytest_configure, pytest_runtest_call, pytest_runtest_logreport,\n"
+                                          "    pytest_runtest_makereport, pytest_runtest_protocol, pytest_runtest_setup,\n"
+                                          "    pytest_runtest_teardown)\n")
     times = tmp_path / "times.tsv"
     env = {**os.environ, TEST_TIMES: str(times), "PYTHONPATH": str(REPO_ROOT)}  # (PYTEST_XDIST_WORKER too, in make test)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", str(tmp_path)],
@@ -31,3 +35,4 @@ def test_each_phase_of_each_test_is_logged_once_under_xdist(tmp_path):
     rows = [line.split("\t") for line in times.read_text().splitlines()]
     assert sorted((r[0].split("::")[-1], r[1]) for r in rows) == sorted(
         (f"test_x[{x}]", when) for x in (1, 2, 3) for when in ("setup", "call", "teardown"))
+    assert all(float(r[3]) >= 0 for r in rows)  # each phase's CPU seconds, from the worker that ran it
