@@ -70,6 +70,16 @@ def config_dict(lake: Path, *, models: list[dict] | None = None, judge_script: l
     return data
 
 
+def written_config(tmp_path: Path, **top: Any) -> Path:
+    """``tmp_path/c.yaml``: ``config_dict``'s config (the vendored dataset by absolute path), ``top`` keys added."""
+    data = config_dict(tmp_path / "lake")
+    data["botchat"].update(dataset=str(DATASET), unieval_examples=str(EXAMPLES))
+    data.update(top)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
 # Files that take longest (minutes: the README's demo on the real model, the dispatch runs): started first when make
 # test hands files to its workers (pytest-xdist, --dist loadfile, in collection order), so none starts last.
 START_FIRST = ("e2e/test_readme_commands.py", "e2e/test_dispatch_box.py", "e2e/test_dispatch.py",

@@ -1,6 +1,7 @@
-"""The notification automation renders a working link: its body, rendered by Prefect's own server templating as the
-send-notification action does, links the flow run in the UI when the server runs as the README starts it (with
-PREFECT_UI_URL set; without it Prefect renders `None`), and quotes the state message that carries the report's URL."""
+"""The notification automation is one Prefect accepts (its trigger, the flow it matches, its action) and renders a
+working link: its body, rendered by Prefect's own server templating as the send-notification action does, links the
+flow run in the UI when the server runs as the README starts it (with PREFECT_UI_URL set; without it Prefect renders
+`None`), and quotes the state message that carries the report's URL."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 RENDER = """
@@ -50,3 +53,14 @@ def test_the_notification_links_the_run_and_its_report():
     assert "Report: http://gpu-box:8765/runs/20261126T010000Z-abc123/report.html" in body
     assert not re.search(r"\bNone\b", body)
     assert re.search(r"\bNone\b", render({}))  # what a server started without it renders
+
+
+def test_the_documented_automation_is_a_valid_prefect_automation():
+    from prefect.events.schemas.automations import AutomationCore
+
+    [spec] = yaml.safe_load((REPO / "automations" / "notify-on-failure.yaml").read_text())["automations"]
+    automation = AutomationCore.model_validate(spec)
+    assert automation.trigger.expect == {"prefect.flow-run.Failed", "prefect.flow-run.Crashed"}
+    assert automation.trigger.match_related.root == {"prefect.resource.role": "flow",
+                                                     "prefect.resource.name": "dialogbench"}
+    assert [a.type for a in automation.actions] == ["send-notification"]

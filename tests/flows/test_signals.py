@@ -1,5 +1,6 @@
-"""What a run imports before it starts: Prefect's server module (seconds to import) only when the run starts Prefect's
-temporary server, i.e. when no PREFECT_API_URL names one."""
+"""What a run imports before it starts (``flows.pipeline``, then ``flows/signals.py``'s ``own_session_server``, as
+``dialogbench run`` calls them): Prefect's server module (seconds to import) only when the run starts Prefect's
+temporary server, i.e. when no PREFECT_API_URL names one, and then that server is the own-session one."""
 
 from __future__ import annotations
 
