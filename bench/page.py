@@ -458,7 +458,7 @@ def suite(data: dict) -> list[Row]:
     status = "" if get(data, "exit") == 0 else f", exit {get(data, 'exit')}"
     rows = [("`make test` after set-up: wall (CPU of the processes it waited for)",
              f"{seconds(get(data, 'wall_s'))} ({seconds(get(data, 'cpu_s'))}){status}")]
-    names = (f"part 1: every file on {workers} workers", "part 2: the `alone` tests, one at a time")
+    names = (f"part 1: every file on {workers} workers", "part 2: the `alone` tests, two at a time")
     for i, name in enumerate(names[:len(get(data, "parts"))]):
         counts = get(data, f"parts.{i}.counts")
         tally = ", ".join(f"{n:,} {word}" for word, n in counts.items() if word not in ("deselected", "warning", "warnings"))

@@ -1,7 +1,7 @@
 """How long the test suite takes: ``make test`` (the README's test command) run as it is, timed, with the CPU time of
 the processes it ran, and each of its two parts' pytest summary (tests passed, failed, ... and their seconds).
 
-    .venv/bin/python bench/suite.py [--workers N] [--log FILE] [--out bench/results/suite.json]
+    .venv/bin/python bench/suite.py [--workers N] [--log FILE] [--times FILE] [--out bench/results/suite.json]
 
 Run it on a fresh clone after set-up (``make setup``: the target is the suite's time without the install), on a
 machine nothing else uses: the suite is CPU-bound, so another process's load lengthens it one for one. It prints the
@@ -9,9 +9,10 @@ figures, writes JSON (docs/benchmarks.md shows it: ``bench/page.py``) and exits 
 
 ``cpu_s`` is the user + system time of every process ``make test`` waited for, its pytest processes and what they
 waited for in turn (engines, CLI runs, servers); a process nobody waited for (one killed with its group) is missing
-from it, so it is a lower bound. ``slowest_files`` are the test files with the most seconds of tests (setup, call and
-teardown, as each test's process saw them: wall time under the others' load), from ``tests/conftest.py``'s
-``DIALOGBENCH_TEST_TIMES`` log: where the suite's time goes.
+from it, so it is a lower bound. ``slowest_files`` are the test files with the most CPU seconds of tests (setup, call and
+teardown: the test's process and the children it waited for), with their seconds as each test's process saw them
+(wall time under the others' load), from ``tests/conftest.py``'s ``DIALOGBENCH_TEST_TIMES`` log: where the suite's
+time goes.
 """
 
 from __future__ import annotations
@@ -78,11 +79,16 @@ def slowest_files(times: str, *, top: int = 25) -> list[dict]:
              "tests": len(tests[path])} for path in ranked]
 
 
-def run_suite(*, workers: int | None, log: Path) -> dict:
+def run_suite(*, workers: int | None, log: Path, times: Path | None = None) -> dict:
     """``make test`` in the repository root, its output teed to ``log`` and the terminal; its wall and CPU seconds,
-    exit status, parts and slowest files."""
+    exit status, parts and slowest files. ``times``: where to keep the per-test log (default: a temporary file,
+    removed)."""
     argv = ["make", "test", *([f"WORKERS={workers}"] if workers else [])]
-    times = Path(tempfile.mkstemp(prefix="dialogbench-test-times-", suffix=".tsv")[1])
+    kept = times is not None
+    if times is None:
+        times = Path(tempfile.mkstemp(prefix="dialogbench-test-times-", suffix=".tsv")[1])
+    else:
+        times.write_text("")
     cpu, start = children_cpu_s(), time.perf_counter()
     with log.open("w") as out:
         proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -94,7 +100,8 @@ def run_suite(*, workers: int | None, log: Path) -> dict:
         code = proc.wait()
     wall, cpu = time.perf_counter() - start, children_cpu_s() - cpu
     slowest = slowest_files(times.read_text())
-    times.unlink()
+    if not kept:
+        times.unlink()
     return {"argv": argv, "workers": workers or makefile_workers(), "exit": code, "wall_s": round(wall, 1),
             "cpu_s": round(cpu, 1), "parts": parts(log.read_text()), "slowest_files": slowest}
 
@@ -104,17 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=None, help="make test's WORKERS (default: the Makefile's)")
     p.add_argument("--log", type=Path, default=Path("/tmp/dialogbench-suite.log"), help="make test's whole output")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "suite.json")
+    p.add_argument("--times", type=Path, default=None,
+                   help="keep each test phase's wall and CPU seconds in this file (tab-separated)")
     args = p.parse_args(argv)
     run = record(script=__file__, argv=argv)  # the load average before the suite
-    suite = run_suite(workers=args.workers, log=args.log)
+    suite = run_suite(workers=args.workers, log=args.log, times=args.times)
     ended(run)
     result = {**run, **suite}
     print(f"\nmake test: exit {suite['exit']}, {suite['wall_s']:.0f} s wall, {suite['cpu_s']:.0f} CPU s")
     for number, part in enumerate(suite["parts"], 1):
         print(f"  part {number}: {part['counts']} in {part['seconds']:.0f} s")
-    print("  slowest test files (seconds of their tests, under load):")
+    print("  slowest test files (CPU seconds of their tests, then wall seconds under load):")
     for found in suite["slowest_files"][:10]:
-        print(f"    {found['seconds']:7.1f} s  {found['tests']:4d} tests  {found['file']}")
+        print(f"    {found['cpu_s']:7.1f} CPU s {found['seconds']:7.1f} s  {found['tests']:4d} tests  {found['file']}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.out}")

@@ -29,8 +29,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 # those of the CLI runs they start, computes on one OpenMP thread, unbound. vLLM's default binds one thread to each
 # core, and the two wait for each other at every op: beside one busy process (another worker) its generation took
 # 17.2 s against 8.8 s on one unbound thread, for 2.5 times the CPU (bench/omp_threads.py, 2026-11-27; on a quiet
-# machine the default is 1.7 times faster, so the demo keeps it). A setting of the user's own stays; the `alone`
-# tests (one at a time, no xdist) run vLLM's default.
+# machine the default is 1.7 times faster, so the demo keeps it). A setting of the user's own stays. (The `alone`
+# tests, two at a time under xdist too, get the same.)
 XDIST_ENGINE_ENV = {"VLLM_CPU_OMP_THREADS_BIND": "nobind", "OMP_NUM_THREADS": "1"}
 XDIST_ENGINE_ENV_PRESET = {name: os.environ.get(name) for name in XDIST_ENGINE_ENV}  # what the user had set
 if os.environ.get("PYTEST_XDIST_WORKER"):

@@ -510,4 +510,4 @@ def test_suite_rows(tmp_path):
     assert page_rows(tmp_path, result) == [
         ("`make test` after set-up: wall (CPU of the processes it waited for)", "1,900 s (3,012 s), exit 2"),
         ("part 1: every file on 2 workers (2,204 passed, 1 skipped, 10 errors)", "1,638 s"),
-        ("part 2: the `alone` tests, one at a time (10 passed)", "251 s")]
+        ("part 2: the `alone` tests, two at a time (10 passed)", "251 s")]
