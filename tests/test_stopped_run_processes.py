@@ -1,7 +1,7 @@
 """A stopped run leaves no process behind: what its exit kills includes a process started while it kills, and once it
 has stopped its temporary Prefect server no client of Prefect's starts another, and an event that finds its events
-service stopped prints no traceback. Each case runs in a subprocess: it
-kills that process's children and replaces Prefect's temporary server there, not in the test's own process."""
+service stopped prints no traceback. Each case runs in a subprocess: it kills that process's children and replaces
+Prefect's temporary server there, not in the test's own process."""
 
 from __future__ import annotations
 
