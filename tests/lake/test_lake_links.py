@@ -1,6 +1,12 @@
 """The lake follows no link among its own files: a lake whose ``.lease``, ``lake.json``, ``catalog.duckdb`` or a
 table's folder is a symbolic link is refused by every command (exit 2, one line naming it), and the file the link
-leads to keeps its bytes; a temp file that is a link is removed, never followed. The lake's root may be a link."""
+leads to keeps its bytes; a temp file that is a link is removed, never followed. The lake's root may be a link.
+
+The commands' answers come from ``dialogbench.cli.main`` in this process (``in_process``: the same parser, commands
+and error handling, none of them going past its refusal but the lake root's query) rather than from a Python start
+per command (~0.5 s of CPU each, 17 of them); ``run``, which would bring Prefect into this process, stays a real CLI
+process, with no Prefect server and no Prefect database made for it (``cli_before_prefect``: it is refused before
+Prefect starts, and seeding one cost a Prefect migration, ~8 s of CPU once per test process)."""
 
 from __future__ import annotations
 
@@ -17,7 +23,8 @@ from dialogbench.lake.lease import holder, lake_lease
 from dialogbench.lake.links import LakeLinkError, check_tree
 from dialogbench.lake.version import FORMAT, lake_format
 from tests.conftest import config_dict
-from tests.e2e.conftest import run_cli
+from tests.lake.test_query import in_process
+from tests.run.test_preflight import cli_before_prefect
 
 CONTROL = (".lease", "lake.json", "catalog.duckdb")
 SECRET = b"the operator's file: never truncated, never written\n"
@@ -66,9 +73,9 @@ def test_a_lease_with_another_hard_link_is_refused(lake, tmp_path):
 
 
 @pytest.mark.parametrize("name", CONTROL)
-def test_every_command_refuses_a_linked_control_file_naming_it(lake, tmp_path, name):
-    """Real subprocesses: query, verify, repair, catalog, report and run (its preflight, before Prefect) all exit 2
-    with one line naming the link; the file it leads to keeps its bytes."""
+def test_every_command_refuses_a_linked_control_file_naming_it(lake, tmp_path, name, capfd):
+    """query, verify, repair, catalog and report (``main`` in this process) and run (its preflight, before Prefect;
+    a real CLI process) all exit 2 with one line naming the link; the file it leads to keeps its bytes."""
     target = link_out(lake, name, tmp_path)
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(config_dict(lake.root)))
@@ -77,14 +84,14 @@ def test_every_command_refuses_a_linked_control_file_naming_it(lake, tmp_path, n
                 "catalog": ["catalog", "--lake", str(lake.root)], "report": ["report", "--lake", str(lake.root)],
                 "run": ["run", "--config", str(config)]}
     for command, args in commands.items():
-        done = run_cli(args, tmp_path, timeout=120)
+        done = cli_before_prefect(args, tmp_path) if command == "run" else in_process(args, capfd)
         assert done.returncode == 2, (command, done.stdout, done.stderr[-2000:])
         lines = [line for line in done.stderr.splitlines() if line.startswith("error:") or "Traceback" in line]
         assert len(lines) == 1 and f"{lake.root / name} is a symbolic link -> {target}" in lines[0], (command, lines)
         assert target.read_bytes() == SECRET, command
 
 
-def test_a_linked_table_or_partition_folder_is_refused(lake, tmp_path):
+def test_a_linked_table_or_partition_folder_is_refused(lake, tmp_path, capfd):
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / "model=b").mkdir(parents=True)
     (lake.root / "generations" / "model=b").symlink_to(elsewhere / "model=b")
@@ -96,7 +103,7 @@ def test_a_linked_table_or_partition_folder_is_refused(lake, tmp_path):
     (lake.root / "judgments_elsewhere").symlink_to(elsewhere, target_is_directory=True)
     with pytest.raises(LakeLinkError, match="judgments_elsewhere is a symbolic link"):
         lake_format(lake)
-    done = run_cli(["query", "select 1", "--lake", str(lake.root)], tmp_path, timeout=120)
+    done = in_process(["query", "select 1", "--lake", str(lake.root)], capfd)
     assert done.returncode == 2 and "judgments_elsewhere is a symbolic link" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -113,13 +120,13 @@ def test_a_temp_file_that_is_a_link_is_removed_never_followed(lake, tmp_path):
     assert lake.read("generations").num_rows == 1
 
 
-def test_the_lake_root_itself_may_be_a_link(lake, tmp_path):
+def test_the_lake_root_itself_may_be_a_link(lake, tmp_path, capfd):
     alias = tmp_path / "alias"
     alias.symlink_to(lake.root, target_is_directory=True)
     aliased = open_lake(alias)
     check_tree(alias)
     with lake_lease(alias):
         assert aliased.read("generations").num_rows == 1
-    done = run_cli(["query", "select count(*) as n from generations", "--lake", str(alias), "--format", "csv"],
-                   tmp_path, timeout=120)
+    done = in_process(["query", "select count(*) as n from generations", "--lake", str(alias), "--format", "csv"],
+                      capfd)
     assert done.returncode == 0 and done.stdout.split() == ["n", "1"], done.stderr[-2000:]

@@ -7,7 +7,17 @@
 - a query has a time and a memory limit, and its result streams;
 - control characters in the lake's text are printed escaped, and kept raw in exports;
 - a folder that is not a lake is refused.
-Each attack is tried in process and through the real CLI, whose answer is exit 2 with one ``error:`` line."""
+Each attack is tried in process and through the CLI, whose answer is exit 2 with one ``error:`` line.
+
+What is shared, and why (the suite is CPU-bound): the tests that only read a lake of seeds read one lake, made once for
+this module (``shared_lake``: seed extraction and a catalog, ~1.5 s a test before); each still checks that the lake's
+files are as they were where it did, and the one test that adds a folder to it removes it again. The CLI's answers
+come from ``dialogbench.cli.main`` run in this process (``in_process``: the same parser, command, confined child and
+error handling, the child forked from here, what both write read from the file descriptors) instead of a Python
+start and imports per call (~1 s of CPU each); a real ``python -m dialogbench.cli`` process (``cli``) is kept where
+only a process of its own shows it: the forgery's refusals (exit code and stderr of the real console path, no log
+line or warning added), the table a terminal is shown, a large result's peak memory, and the commands that race the
+readers. ``lake`` stays a fresh lake per test for ``test_query_confined``, which plants links around it."""
 
 from __future__ import annotations
 
@@ -17,19 +27,22 @@ import datetime as dt
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import psutil
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
-from dialogbench.run.registry import open_lake
+from dialogbench.run.registry import load_config, open_lake
 from dialogbench.run import registry
 from dialogbench.cli import main
 from dialogbench.lake import Lake, manifest
@@ -40,19 +53,35 @@ from dialogbench.lake.query import QueryRefused, export, query, read_only_connec
 from dialogbench.lake.statements import check_reads_only
 from dialogbench.lake.version import ensure_current
 from tests import stage_runner as stages
+from tests.conftest import REPO_ROOT, config_dict
 
 REPO = Path(__file__).resolve().parents[2]
 T0 = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc)
 
 
-@pytest.fixture
-def lake(make_config) -> Lake:
-    """A lake with seeds (one real Parquet file to attack) and a saved catalog."""
-    config = make_config(limit=2, n=[4])
+def seeds_lake(config) -> Lake:
+    """The lake of ``config`` with seeds (one real Parquet file to attack) and a saved catalog."""
     stages.extract_seeds(config)
     lake = open_lake(config.lake)
     build_catalog(lake)
     return lake
+
+
+@pytest.fixture
+def lake(make_config) -> Lake:
+    """A fresh ``seeds_lake`` for each test (``test_query_confined`` plants links to its files)."""
+    return seeds_lake(make_config(limit=2, n=[4]))
+
+
+@pytest.fixture(scope="module")
+def shared_lake(tmp_path_factory) -> Lake:
+    """``lake``'s lake (the same config, as ``make_config`` writes it), made once for this module's tests, which only
+    read it: building it for each cost ~1.5 s and checked nothing more."""
+    folder = tmp_path_factory.mktemp("query-lake")
+    path = folder / "config" / "config.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(config_dict(folder / "lake", limit=2, n=[4]), sort_keys=False))
+    return seeds_lake(load_config(path, None, root=REPO_ROOT))
 
 
 @pytest.fixture
@@ -69,6 +98,18 @@ def cli(args: list[str], cwd: Path, timeout: float = 180) -> subprocess.Complete
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "dialogbench.cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
+
+
+def in_process(args: list[str], capfd) -> subprocess.CompletedProcess:
+    """``dialogbench.cli.main(args)`` run in this process, answered as ``cli`` answers: the exit code it returns, and
+    what it and the query's child (forked from here, confined as the CLI's is) wrote to stdout and stderr, read from
+    the file descriptors (``capfd``: the text a terminal would get, so the query's child writes there too). The
+    parsing, the command and its error handling are the CLI's; a Python start and its imports (~1 s of CPU) are
+    saved. Run in the test's working directory (``workdir``), as ``cli`` runs there."""
+    capfd.readouterr()
+    code = main(args)
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["dialogbench", *args], code, out, err)
 
 
 def refused_in_one_line(done: subprocess.CompletedProcess) -> str:
@@ -156,9 +197,9 @@ def attempts(lake: Lake, outside: Path) -> dict[str, str]:
     return found
 
 
-def test_every_statement_kind_duckdb_parses_is_tried(lake, tmp_path):
+def test_every_statement_kind_duckdb_parses_is_tried(shared_lake, tmp_path):
     """The list above covers every statement type DuckDB's parser makes (a new DuckDB's new one fails here)."""
-    seen = {duckdb.extract_statements(sql)[0].type for sql in inner_statements(lake, tmp_path).values()}
+    seen = {duckdb.extract_statements(sql)[0].type for sql in inner_statements(shared_lake, tmp_path).values()}
     seen |= {duckdb.StatementType.EXPLAIN}
     not_from_sql = {duckdb.StatementType.INVALID, duckdb.StatementType.RELATION, duckdb.StatementType.LOGICAL_PLAN,
                     duckdb.StatementType.EXTENSION, duckdb.StatementType.ANALYZE, duckdb.StatementType.VARIABLE_SET,
@@ -169,11 +210,11 @@ def test_every_statement_kind_duckdb_parses_is_tried(lake, tmp_path):
     assert set(duckdb.StatementType.__members__.values()) - not_from_sql - seen == set()
 
 
-def test_every_statement_but_one_read_is_refused_before_it_runs(lake, tmp_path):
+def test_every_statement_but_one_read_is_refused_before_it_runs(shared_lake, tmp_path):
     """The second wall alone: every attempt but a plain read (a SELECT of read_text or read_parquet, which the
     connection's lack of file access stops) is refused by the statement check."""
     reads = 0
-    for name, sql in attempts(lake, tmp_path / "outside").items():
+    for name, sql in attempts(shared_lake, tmp_path / "outside").items():
         if name.removeprefix("EXPLAIN ").startswith("SELECT") and ";" not in sql:
             check_reads_only(sql)
             reads += 1
@@ -187,22 +228,22 @@ def test_every_statement_but_one_read_is_refused_before_it_runs(lake, tmp_path):
         check_reads_only(sql)
 
 
-def test_the_connection_itself_cannot_write_a_file(lake, tmp_path, workdir):
+def test_the_connection_itself_cannot_write_a_file(shared_lake, tmp_path, workdir):
     """The first wall alone (no statement check): every statement run straight on the query path's connection,
     EXPLAIN ANALYZE included, fails or writes nothing, in the lake, the working directory or a folder outside."""
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("not for the query path\n")
-    before = tree(lake.root, workdir, outside)
+    before = tree(shared_lake.root, workdir, outside)
     read = []
-    with read_only_connection(lake) as con:
-        for name, sql in attempts(lake, outside).items():
+    with read_only_connection(shared_lake) as con:
+        for name, sql in attempts(shared_lake, outside).items():
             try:
                 result = con.execute(sql).fetchall()
             except duckdb.Error:
                 continue
             read.append((name, result))
-    assert tree(lake.root, workdir, outside) == before
+    assert tree(shared_lake.root, workdir, outside) == before
     assert not any("not for the query path" in repr(result) for _, result in read), read
 
 
@@ -214,36 +255,44 @@ CLI_ATTEMPTS = ["EXPLAIN COPY", "EXPLAIN ANALYZE COPY", "EXPLAIN ANALYZE COPY a 
                 "PRAGMA setting", "IMPORT (a PRAGMA)", "LOAD", "CALL"]
 
 
-def test_the_cli_refuses_the_forgery_in_one_line_and_writes_nothing(lake, tmp_path, workdir):
-    """The review's forgery (a verdict file and its record, by EXPLAIN ANALYZE COPY) through the real command: exit 2,
-    one ``error:`` line, not a byte written in the lake, the working directory or the folder outside."""
-    cli_attempts(lake, tmp_path, workdir, FORGERY)
+def test_the_cli_refuses_the_forgery_in_one_line_and_writes_nothing(shared_lake, tmp_path, workdir):
+    """The review's forgery (a verdict file and its record, by EXPLAIN ANALYZE COPY) through the real command, each
+    attempt a process of its own (refused by the statement check, and by the child's lack of file access): exit 2,
+    one ``error:`` line and nothing else on stderr, not a byte written in the lake, the working directory or the folder
+    outside."""
+    def processes(commands: list[list[str]]) -> list[subprocess.CompletedProcess]:
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            return list(pool.map(lambda args: cli(args, workdir), commands))
+
+    cli_attempts(shared_lake, tmp_path, workdir, FORGERY, processes)
 
 
-@pytest.mark.slow
-def test_the_cli_refuses_each_attempt_in_one_line_and_writes_nothing(lake, tmp_path, workdir):
-    """Every kind of attempt through the real command, as the forgery above."""
-    cli_attempts(lake, tmp_path, workdir, CLI_ATTEMPTS)
+def test_the_cli_refuses_each_attempt_in_one_line_and_writes_nothing(shared_lake, tmp_path, workdir, capfd):
+    """Every kind of attempt through the CLI's ``main`` in this process (``in_process``), as the forgery above through
+    processes of their own: exit 2, one ``error:`` line, nothing written."""
+    cli_attempts(shared_lake, tmp_path, workdir, CLI_ATTEMPTS,
+                 lambda commands: [in_process(args, capfd) for args in commands])
 
 
-def cli_attempts(lake: Lake, tmp_path: Path, workdir: Path, names: list[str]) -> None:
+def cli_attempts(lake: Lake, tmp_path: Path, workdir: Path, names: list[str],
+                 answer: Callable[[list[list[str]]], list[subprocess.CompletedProcess]]) -> None:
+    """``answer`` (a CLI, each command line's answer) asked to ``query`` each of the attempts ``names``: each refused
+    in one line, none printing the secret outside, none writing a byte anywhere."""
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("not for the query path\n")
     before = tree(lake.root, workdir, outside)
     sql = attempts(lake, outside)
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        done = dict(zip(names, pool.map(lambda name: cli(["query", sql[name], "--lake", str(lake.root)], workdir),
-                                        names)))
-    for name, answer in done.items():
-        error = refused_in_one_line(answer)
+    done = dict(zip(names, answer([["query", sql[name], "--lake", str(lake.root)] for name in names])))
+    for name, reply in done.items():
+        error = refused_in_one_line(reply)
         assert "only reads the lake" in error or "no file access" in error, (name, error)
-        assert "not for the query path" not in answer.stdout + error
+        assert "not for the query path" not in reply.stdout + error
     assert tree(lake.root, workdir, outside) == before
 
 
-def test_reads_of_every_kind_still_work(lake):
-    with read_only_connection(lake) as con:
+def test_reads_of_every_kind_still_work(shared_lake):
+    with read_only_connection(shared_lake) as con:
         assert query(con, "SELECT count(*) FROM seeds").fetchall()[0] == (547,)
         assert query(con, "FROM seeds SELECT count(*)").fetchall()[0] == (547,)
         assert query(con, "WITH s AS (SELECT * FROM seeds) SELECT count(*) FROM s").fetchall()[0] == (547,)
@@ -251,7 +300,7 @@ def test_reads_of_every_kind_still_work(lake):
                     "PRAGMA show_tables", "SELECT count(*) FROM seeds WHERE seed_id = 'MT-4'"):
             assert query(con, sql).fetchall(), sql
         with pytest.raises(duckdb.PermissionException):  # the views are the way in: a path is not
-            query(con, f"SELECT count(*) FROM read_parquet('{lake.files('seeds')[0]}')").fetchall()
+            query(con, f"SELECT count(*) FROM read_parquet('{shared_lake.files('seeds')[0]}')").fetchall()
 
 
 def test_the_query_path_reads_what_the_catalog_reads(make_config, pipeline):
@@ -394,32 +443,34 @@ def test_a_file_removed_before_it_is_opened_makes_its_table_be_listed_again(tmp_
 
 # --- Limits and streaming -----------------------------------------------------------------------------------------
 
-def test_a_query_over_its_time_limit_is_stopped(lake, workdir):
+def test_a_query_over_its_time_limit_is_stopped(shared_lake, workdir, capfd):
+    """By ``run``, and by the CLI's ``--timeout`` (``in_process``): one line naming the limit and the flag."""
     start = time.perf_counter()
     with pytest.raises(LimitExceeded, match=r"time limit of 0.5 s.*--timeout"):
-        run(lake, "SELECT count(*) FROM range(1000000000000)", lambda con, sql: con.execute(sql).fetchall(),
+        run(shared_lake, "SELECT count(*) FROM range(1000000000000)", lambda con, sql: con.execute(sql).fetchall(),
             limits=Limits(timeout_s=0.5))
     assert time.perf_counter() - start < 10
-    done = cli(["query", "SELECT count(*) FROM range(1000000000000)", "--lake", str(lake.root), "--timeout", "1"],
-               workdir, timeout=120)
+    done = in_process(["query", "SELECT count(*) FROM range(1000000000000)", "--lake", str(shared_lake.root),
+                       "--timeout", "1"], capfd)
     assert "time limit of 1 s" in refused_in_one_line(done) and "--timeout SECONDS" in done.stderr
 
 
-def test_a_query_over_its_memory_limit_is_stopped_without_spilling(lake, workdir):
+def test_a_query_over_its_memory_limit_is_stopped_without_spilling(shared_lake, workdir, capfd):
+    """The CLI's ``--memory-limit`` (``in_process``: the limits are the query's child's, forked from here alike)."""
     before = tree(workdir)
     sql = "SELECT i % 40000000 AS k, count(*) FROM range(40000000) t(i) GROUP BY k ORDER BY 2 DESC LIMIT 1"
     start = time.perf_counter()
-    done = cli(["query", sql, "--lake", str(lake.root), "--memory-limit", "64MB"], workdir, timeout=120)
+    done = in_process(["query", sql, "--lake", str(shared_lake.root), "--memory-limit", "64MB"], capfd)
     error = refused_in_one_line(done)
     assert "memory than its limit of 64MB" in error and "--memory-limit SIZE" in error
     assert time.perf_counter() - start < 60
     assert tree(workdir) == before  # nothing spilled to a temp folder
 
 
-def test_bad_limit_flags_are_usage_errors(lake, capsys):
+def test_bad_limit_flags_are_usage_errors(shared_lake, capsys):
     for flags in (["--timeout", "-1"], ["--timeout", "soon"], ["--memory-limit", "lots"], ["--memory-limit", "0GB"]):
         with pytest.raises(SystemExit) as info:
-            main(["query", "SELECT 1", "--lake", str(lake.root), *flags])
+            main(["query", "SELECT 1", "--lake", str(shared_lake.root), *flags])
         assert info.value.code == 2
         assert flags[0] in capsys.readouterr().err
 
@@ -453,33 +504,33 @@ def peak_rss(args: list[str], cwd: Path) -> tuple[int, int, int]:
 
 
 @pytest.mark.slow
-def test_a_large_result_streams(lake, workdir, tmp_path):
+def test_a_large_result_streams(shared_lake, workdir, tmp_path):
     """1M rows of 300 characters (300 MB of csv, more as json, 1M rows exported to Parquet): the process's peak
     memory grows well under the result's size above the same process's `select 1`, as the rows are written while
     they are fetched (growth seen at 2M rows: 24 MiB for csv, 32 MiB for json, 66 MiB for the export, and 81 MiB
     once for csv in CI; a result held whole grew 1.5 GiB for 600 MB of csv)."""
     sql = "SELECT i, repeat('x', 290) || i AS s FROM range(1000000) t(i)"
-    code, _, base = peak_rss(["query", "SELECT 1", "--lake", str(lake.root), "--format", "csv"], workdir)
+    code, _, base = peak_rss(["query", "SELECT 1", "--lake", str(shared_lake.root), "--format", "csv"], workdir)
     assert code == 0
     for fmt in ("csv", "json"):  # measured above the same process's `select 1`, which varies with the machine
-        code, printed, peak = peak_rss(["query", sql, "--lake", str(lake.root), "--format", fmt], workdir)
+        code, printed, peak = peak_rss(["query", sql, "--lake", str(shared_lake.root), "--format", fmt], workdir)
         assert code == 0 and printed > 300_000_000, (fmt, code, printed)
         assert peak - base < printed / 3, \
             f"{fmt}: peak RSS {peak / 2**20:.0f} MiB ({base / 2**20:.0f} for select 1) for {printed / 2**20:.0f} MiB"
     out = tmp_path / "big.parquet"
-    code, _, peak = peak_rss(["export", sql, "--out", str(out), "--lake", str(lake.root)], workdir)
+    code, _, peak = peak_rss(["export", sql, "--out", str(out), "--lake", str(shared_lake.root)], workdir)
     assert code == 0 and pq.read_metadata(out).num_rows == 1_000_000
     assert peak - base < 300_000_000 / 2, f"export: peak RSS {peak / 2**20:.0f} MiB for 300 MB of values"
 
 
-def test_json_streams_the_same_array_it_always_printed(lake, capsys):
+def test_json_streams_the_same_array_it_always_printed(shared_lake, capsys):
     sql = "SELECT seed_id, n_utterances, seed FROM seeds WHERE seed_id IN ('MT-1', 'MT-4') ORDER BY line"
-    assert main(["query", sql, "--lake", str(lake.root), "--format", "json"]) == 0
-    with read_only_connection(lake) as con:
+    assert main(["query", sql, "--lake", str(shared_lake.root), "--format", "json"]) == 0
+    with read_only_connection(shared_lake) as con:
         cursor = con.execute(sql)
         rows = [dict(zip([d[0] for d in cursor.description], r)) for r in cursor.fetchall()]
     assert capsys.readouterr().out == json.dumps(rows, indent=2, default=str) + "\n"
-    assert main(["query", "SELECT * FROM seeds WHERE false", "--lake", str(lake.root), "--format", "json"]) == 0
+    assert main(["query", "SELECT * FROM seeds WHERE false", "--lake", str(shared_lake.root), "--format", "json"]) == 0
     assert capsys.readouterr().out == "[]\n"
 
 
@@ -489,17 +540,19 @@ NASTY = "\x1b]52;c;cm0gLXJmIH4=\x07 hi \x1b[2J\x00 csi\x9b31m del\x7f cr\r end"
 SAFE = {"\n", "\t"}
 
 
-def test_control_characters_are_printed_escaped_and_exported_raw(tmp_path, workdir):
+def test_control_characters_are_printed_escaped_and_exported_raw(tmp_path, workdir, capfd):
     """An utterance holding an OSC 52 clipboard write, ESC sequences, BEL, NUL, C1 CSI, DEL and CR: no format of
     ``query`` prints one of them raw (csv may print newline and tab inside a quoted value, and ends its lines
-    with CRLF); ``export`` writes the text as it is in the lake."""
+    with CRLF); ``export`` writes the text as it is in the lake. The table, what a terminal is shown by default,
+    comes from a real CLI process (``cli``); csv, json and the exports from ``main`` in this process."""
     lake = open_lake(tmp_path / "lake")
     ensure_current(lake)
     generations = next(t for t in registry.tables() if t.name == "generations")
     generations.write(lake, [{**gen("c1", 0), "utterances": [NASTY, "fine\nline\ttab"], "model": NASTY}])
     sql = "SELECT model, utterances, utterances[1] AS first, {'u': utterances[1]} AS nested FROM generations"
     for fmt in ("table", "csv", "json"):
-        done = cli(["query", sql, "--lake", str(lake.root), "--format", fmt], workdir)
+        args = ["query", sql, "--lake", str(lake.root), "--format", fmt]
+        done = cli(args, workdir) if fmt == "table" else in_process(args, capfd)
         assert done.returncode == 0, done.stderr
         out = done.stdout.replace("\r\n", "\n") if fmt == "csv" else done.stdout
         raw = {c for c in out if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0} - (SAFE if fmt == "csv" else {"\n"})
@@ -511,7 +564,7 @@ def test_control_characters_are_printed_escaped_and_exported_raw(tmp_path, workd
     sql = "SELECT model, utterances[1] AS first FROM generations"  # csv holds no list or struct column
     for suffix in ("parquet", "csv", "json"):
         out = tmp_path / f"out.{suffix}"
-        assert cli(["export", sql, "--out", str(out), "--lake", str(lake.root)], workdir).returncode == 0
+        assert in_process(["export", sql, "--out", str(out), "--lake", str(lake.root)], capfd).returncode == 0
         if suffix == "parquet":
             assert pq.read_table(out).column("first").to_pylist() == [NASTY]
         elif suffix == "csv":
@@ -520,26 +573,31 @@ def test_control_characters_are_printed_escaped_and_exported_raw(tmp_path, workd
             assert json.loads(out.read_text().splitlines()[0])["first"] == NASTY
 
 
-def test_an_error_quoting_the_lake_prints_no_control_character(tmp_path, workdir):
+def test_an_error_quoting_the_lake_prints_no_control_character(tmp_path, workdir, capfd):
+    """DuckDB's error, raised in the query's child and quoting the lake's text, is one escaped line from the CLI."""
     lake = open_lake(tmp_path / "lake")
     ensure_current(lake)
     generations = next(t for t in registry.tables() if t.name == "generations")
     generations.write(lake, [{**gen("c1", 0), "model": NASTY}])
-    error = refused_in_one_line(cli(["query", "SELECT CAST(model AS INTEGER) FROM generations", "--lake",
-                                     str(lake.root)], workdir))
+    error = refused_in_one_line(in_process(["query", "SELECT CAST(model AS INTEGER) FROM generations", "--lake",
+                                            str(lake.root)], capfd))
     assert "\\x1b]52" in error and not {c for c in error[:-1] if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0}
 
 
 # --- A folder that is not a lake ----------------------------------------------------------------------------------
 
-def test_a_folder_that_is_not_a_lake_is_refused_naming_it(lake, workdir):
-    reports = lake.root / "reports"
+def test_a_folder_that_is_not_a_lake_is_refused_naming_it(shared_lake, workdir, capfd):
+    """The checkout, and a lake's reports folder (made in the shared lake for this test, removed after it)."""
+    reports = shared_lake.root / "reports"
     reports.mkdir()
-    (reports / "report.html").write_text("<html></html>")
-    for folder in (REPO, reports):
-        error = refused_in_one_line(cli(["query", "SELECT 1", "--lake", str(folder)], workdir))
-        assert f"{folder}: not a dialogbench lake (no lake.json" in error
-    error = refused_in_one_line(cli(["export", "SELECT 1", "--out", "x.csv", "--lake", str(REPO)], workdir))
+    try:
+        (reports / "report.html").write_text("<html></html>")
+        for folder in (REPO, reports):
+            error = refused_in_one_line(in_process(["query", "SELECT 1", "--lake", str(folder)], capfd))
+            assert f"{folder}: not a dialogbench lake (no lake.json" in error
+    finally:
+        shutil.rmtree(reports)
+    error = refused_in_one_line(in_process(["export", "SELECT 1", "--out", "x.csv", "--lake", str(REPO)], capfd))
     assert f"{REPO}: not a dialogbench lake" in error and not (workdir / "x.csv").exists()
 
 
@@ -557,10 +615,10 @@ def test_an_empty_lake_answers_empty_views(tmp_path, capsys):
 # --- export -------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("suffix", ["parquet", "csv", "json"])
-def test_export_writes_the_result_where_it_is_told(lake, tmp_path, suffix, capsys):
+def test_export_writes_the_result_where_it_is_told(shared_lake, tmp_path, suffix, capsys):
     out = tmp_path / "exports" / f"seeds.{suffix}"
     sql = "SELECT seed_id, n_utterances FROM seeds WHERE seed_id IN ('MT-1', 'MT-4') ORDER BY line"
-    assert main(["export", sql, "--out", str(out), "--lake", str(lake.root)]) == 0
+    assert main(["export", sql, "--out", str(out), "--lake", str(shared_lake.root)]) == 0
     assert "2 row(s) written" in capsys.readouterr().out
     if suffix == "parquet":
         assert pq.read_table(out).to_pylist() == [{"seed_id": "MT-1", "n_utterances": 4},
@@ -572,40 +630,42 @@ def test_export_writes_the_result_where_it_is_told(lake, tmp_path, suffix, capsy
     assert not list(out.parent.glob(".*.tmp"))
 
 
-def test_export_refuses_the_lake_and_writing_sql(lake, tmp_path):
-    before = tree(lake.root)
+def test_export_refuses_the_lake_and_writing_sql(shared_lake, tmp_path):
+    before = tree(shared_lake.root)
     with pytest.raises(QueryRefused, match="inside the lake"):
-        export(lake, "SELECT 1", lake.root / "seeds" / "x.parquet")
+        export(shared_lake, "SELECT 1", shared_lake.root / "seeds" / "x.parquet")
     with pytest.raises(QueryRefused, match="is COPY"):
-        export(lake, f"COPY (SELECT 1) TO '{tmp_path / 'y.csv'}'", tmp_path / "z.csv")
+        export(shared_lake, f"COPY (SELECT 1) TO '{tmp_path / 'y.csv'}'", tmp_path / "z.csv")
     with pytest.raises(QueryRefused, match="--format"):
-        export(lake, "SELECT 1", tmp_path / "z.txt")
+        export(shared_lake, "SELECT 1", tmp_path / "z.txt")
     with pytest.raises(QueryRefused, match=r"csv cannot hold the nested column\(s\) seed \(list<l: string>\)"):
-        export(lake, "SELECT seed FROM seeds", tmp_path / "nested.csv")
+        export(shared_lake, "SELECT seed FROM seeds", tmp_path / "nested.csv")
     with pytest.raises(LimitExceeded, match="time limit"):
-        export(lake, "SELECT count(*) FROM range(1000000000000)", tmp_path / "slow.csv", limits=Limits(timeout_s=0.3))
-    assert tree(lake.root) == before and not (tmp_path / "y.csv").exists()
+        export(shared_lake, "SELECT count(*) FROM range(1000000000000)", tmp_path / "slow.csv",
+               limits=Limits(timeout_s=0.3))
+    assert tree(shared_lake.root) == before and not (tmp_path / "y.csv").exists()
     assert not (tmp_path / "slow.csv").exists() and not list(tmp_path.glob(".*.tmp"))
 
 
-def test_export_of_a_table_with_no_rows_writes_its_columns(lake, tmp_path):
+def test_export_of_a_table_with_no_rows_writes_its_columns(shared_lake, tmp_path):
     out = tmp_path / "none.parquet"
-    assert export(lake, "SELECT seed_id FROM seeds WHERE false", out) == 0
+    assert export(shared_lake, "SELECT seed_id FROM seeds WHERE false", out) == 0
     assert pq.read_table(out).schema.names == ["seed_id"]
 
 
-def test_parallel_readers_share_nothing(lake):
+def test_parallel_readers_share_nothing(shared_lake):
     """Queries on several threads at once, each on its own connection and its own open files."""
     sql = "SELECT count(*) FROM seeds"
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        answers = list(pool.map(lambda _: run(lake, sql, lambda con, sql: con.execute(sql).fetchone()), range(8)))
+        answers = list(pool.map(lambda _: run(shared_lake, sql, lambda con, sql: con.execute(sql).fetchone()),
+                                range(8)))
     assert answers == [(547,)] * 8
 
 
-def test_open_files_are_closed_with_the_connection(lake):
+def test_open_files_are_closed_with_the_connection(shared_lake):
     me = psutil.Process()
     before = len(me.open_files())
-    with read_only_connection(lake) as con:
+    with read_only_connection(shared_lake) as con:
         con.execute("SELECT count(*) FROM seeds").fetchall()
         assert len(me.open_files()) > before
     assert len(me.open_files()) == before

@@ -1,12 +1,19 @@
 """Preflight: what a run needs (a writable lake and every table folder it writes, no linked lake files, datasets that
 parse, endpoint variables) is checked before Prefect starts; `validate` and `run` report every problem at once, exit 2,
 no traceback. A secret written in the config is a note naming its field and what to do instead, never its value; the
-exit code stays."""
+exit code stays.
+
+The CLI tests run the real CLI in a subprocess with no Prefect server and no Prefect database made for it
+(``cli_before_prefect``): each command here stops before Prefect would start, and seeding a database for it cost a
+Prefect migration (~8 s of CPU, once per test process) that no check here reads; a Prefect that started anyway
+leaves its PREFECT_HOME behind, which ``untouched`` sees."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,7 +32,6 @@ from dialogbench.run.preflight import SECRET_NOTE, check, lake_problem, lake_pro
 from dialogbench.lake.version import FORMAT, MARKER
 from tests.conftest import REPO_ROOT, chatbot, config_dict
 from tests.disk import tmpfs
-from tests.e2e.conftest import run_cli
 from tests.e2e.prefect_server import untouched
 
 RAW = REPO_ROOT / "data_lake/raw"
@@ -282,6 +288,16 @@ def test_secrets_under_the_common_names_and_in_odd_urls_are_noted(make_config, l
 
 # -- the CLI, in a subprocess: exit 2, the file and line, no traceback, Prefect never started ---------------------
 
+def cli_before_prefect(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    """``python -m dialogbench.cli`` in a subprocess, as ``tests/e2e``'s ``run_cli`` starts it (from the checkout,
+    PREFECT_HOME under ``tmp_path``, no PREFECT_API_URL of the user's) but with no Prefect server and no seeded
+    database: for a command expected to stop before Prefect starts."""
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PYTHONUNBUFFERED": "1"}
+    env.pop("PREFECT_API_URL", None)
+    return subprocess.run([sys.executable, "-m", "dialogbench.cli", *args], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
 def _write(tmp_path: Path, data: dict) -> Path:
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -305,7 +321,7 @@ def _refused_before_prefect(result) -> None:
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_cli_refuses_a_lake_under_proc(tmp_path, command):
     config = _write(tmp_path, {**_scripted(tmp_path), "lake": "/proc/x"})
-    result = run_cli([command, "--config", str(config)], tmp_path, timeout=120)
+    result = cli_before_prefect([command, "--config", str(config)], tmp_path)
     _refused_before_prefect(result)
     assert result.stderr.startswith("error: ")
     assert f"{config}: lake: cannot write in the lake directory /proc/x" in result.stderr
@@ -316,14 +332,14 @@ def test_cli_refuses_a_lake_under_proc(tmp_path, command):
 def test_cli_refuses_a_dataset_with_a_malformed_line(tmp_path, command):
     bad = _broken_copy(RAW / "botchat/mutual_test.jsonl", tmp_path / "mutual_test.jsonl", 5)
     config = _write(tmp_path, _scripted(tmp_path, dataset=str(bad)))
-    result = run_cli([command, "--config", str(config)], tmp_path, timeout=120)
+    result = cli_before_prefect([command, "--config", str(config)], tmp_path)
     _refused_before_prefect(result)
     assert f"{config}: botchat.dataset: " in result.stderr and f"{bad}:5: not valid JSON" in result.stderr
     assert not (tmp_path / "lake").exists() and untouched(tmp_path / "prefect")  # no Prefect ran
 
 
 def test_cli_validate_still_says_valid_for_a_good_config(tmp_path):
-    result = run_cli(["validate", "--config", str(_write(tmp_path, _scripted(tmp_path)))], tmp_path, timeout=120)
+    result = cli_before_prefect(["validate", "--config", str(_write(tmp_path, _scripted(tmp_path)))], tmp_path)
     assert result.returncode == 0, result.stderr
     assert "valid (1 model; families: botchat;" in result.stdout
     assert not (tmp_path / "lake").exists()  # validate leaves no trace
@@ -335,7 +351,7 @@ def test_cli_names_an_unwritable_table_folder(tmp_path, command):
     (tmp_path / "lake").mkdir()  # a lake (its marker): a folder without one holding a table folder is refused sooner
     (tmp_path / "lake" / MARKER).write_text(json.dumps({"format": FORMAT}) + "\n")
     with unwritable(tmp_path / "lake" / "unieval_judgments") as folder:
-        result = run_cli([command, "--config", str(config)], tmp_path, timeout=120)
+        result = cli_before_prefect([command, "--config", str(config)], tmp_path)
     _refused_before_prefect(result)
     assert result.stderr == f"error: {config}: lake: cannot write in the table folder {folder} ({WHY})\n"
 
@@ -344,7 +360,7 @@ def test_cli_validate_notes_secrets_without_printing_them_and_keeps_its_exit_cod
     data = _scripted(tmp_path)
     data["models"][0]["engine"] = {"hf_token": PLANTED[1]}
     data["models"][0]["weights"] = f"https://alice:{PLANTED[0]}@weights.example.com/m.gguf"
-    result = run_cli(["validate", "--config", str(_write(tmp_path, data))], tmp_path, timeout=120)
+    result = cli_before_prefect(["validate", "--config", str(_write(tmp_path, data))], tmp_path)
     assert result.returncode == 0, result.stderr
     assert "valid (1 model; families: botchat;" in result.stdout
     notes = [line for line in result.stdout.splitlines() if SECRET_NOTE in line]
