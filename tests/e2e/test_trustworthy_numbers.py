@@ -1,7 +1,14 @@
 """Numbers a nightly user can trust, through the CLI and the Prefect flow as a user runs them: a judge that cannot be
 read is a finding (not measured, the run fails), a model whose endpoint never answers is missing (never a weak
 model; failures counted once; filled by the next run once it answers), an ad-hoc run publishes to its own board and
-moves none of the nightly numbers, and every run records what ran it."""
+moves none of the nightly numbers, and every run records what ran it.
+
+Each `dialogbench run` costs ~15 s of CPU, so runs are shared where the checks allow: the night whose model's
+endpoint never answered (``dead_night``, a failed run with ``report.url`` set) serves both the report-links test (it
+only reads what that run printed and its own run folder) and the missing-then-filled test, which then runs the next
+night on the same lake (that second run leaves the first run's output and folder as they were). The unreadable judge
+and the ad-hoc board keep runs of their own: one needs a judge that no other check can live with, the other a
+lake whose nightly board only it moves."""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -70,14 +78,30 @@ def test_an_unreadable_judge_is_a_finding_never_a_score(tmp_path):
     assert runs[0]["board"] == "night"
 
 
-def test_a_model_that_never_answered_is_missing_then_filled(tmp_path):
+@dataclass(frozen=True)
+class DeadNight:
+    """A first night whose model ``bot-dead`` never answered: its config, CLI environment (``DEAD_URL`` names
+    ``port``, where nothing listens yet), lake and folder, and the run's outcome (``done``, ``summary``)."""
+
+    tmp: Path
+    lake: Path
+    config: Path
+    env: dict
+    port: int
+    done: subprocess.CompletedProcess
+    summary: dict
+
+
+@pytest.fixture(scope="module")
+def dead_night(tmp_path_factory) -> DeadNight:
+    """One night with a model whose endpoint refuses every connection, run once for this module's two tests that read
+    it (the report's links; the missing cells, which that test then fills with a second night on the same lake)."""
+    tmp_path = tmp_path_factory.mktemp("dead-night")
     port, lake = free_port(), tmp_path / "lake"  # nothing listens there yet: connection refused
-    reply = tmp_path / "reply.txt"
-    reply.write_text("Is it a kind of animal? gameover")
     dead = {"name": "bot-dead", "backend": "openai", "weights": "served-model", "base_url_env": "DEAD_URL",
             "api_key_env": "DEAD_KEY", "max_retries": 1, "timeout_s": 5}
     config = write(tmp_path / "night.yaml", {
-        "lake": str(lake),
+        "lake": str(lake), "report": {"url": "http://gpu-box:8765"},
         "models": [{"name": "bot-live", "backend": "scripted", "script": ["Is it a fruit?", "gameover"]}, dead],
         "judges": [{"name": "judge", "backend": "scripted", "script": ["Rating: [[6]]"]}], "judge_checks": NO_PROBES,
         "mtbench101": {"judge": "judge", "tasks": ["CM"], "limit": 1},
@@ -86,6 +110,25 @@ def test_a_model_that_never_answered_is_missing_then_filled(tmp_path):
                      "spyfall": {"enabled": False}, "tofukingdom": {"enabled": False}}})
     env = {**cli_env(tmp_path), "DEAD_URL": f"http://127.0.0.1:{port}/v1", "DEAD_KEY": "sk-test"}
     done, summary = run(config, tmp_path, env=env)
+    return DeadNight(tmp_path, lake, config, env, port, done, summary)
+
+
+def test_report_links_follow_report_url(dead_night):
+    """With report.url, the failure message (what a notification quotes) links the run's report where
+    `dialogbench serve` serves it."""
+    done, summary, lake = dead_night.done, dead_night.summary, dead_night.lake
+    assert done.returncode == 4, done.stderr[-3000:]
+    assert f"served report: http://gpu-box:8765/runs/{summary['run_id']}/report.html" in done.stderr
+    note = json.loads((lake / "reports" / "runs" / summary["run_id"] / "run.json").read_text())
+    assert note["board"] == "night" and " cell(s) failed in " in note["failed"]
+    assert os.path.isfile(summary["report"]["html"])
+
+
+def test_a_model_that_never_answered_is_missing_then_filled(dead_night):
+    tmp_path, lake, config, env = dead_night.tmp, dead_night.lake, dead_night.config, dead_night.env
+    reply = tmp_path / "reply.txt"
+    reply.write_text("Is it a kind of animal? gameover")
+    done, summary = dead_night.done, dead_night.summary
     assert done.returncode == 4, done.stderr[-3000:]
     stages = {s["stage"]: s for s in summary["stages"]}
     # the dead model's games and answers failed: no outcome, no score, no "unparsed" rating
@@ -107,7 +150,7 @@ def test_a_model_that_never_answered_is_missing_then_filled(tmp_path):
     assert changes and {c["status"] for c in changes} == {"incomplete"} and all("missing" in c["note"] for c in changes)
 
     from tests.fakes.openai_server import serve  # the endpoint answers now: the next run fills the cells
-    server = serve(port, reply)
+    server = serve(dead_night.port, reply)
     import threading
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -157,19 +200,3 @@ def test_an_adhoc_run_moves_no_nightly_number(tmp_path):
     changes = query(lake, "select previous_run_id, status, cause from changes", tmp_path)
     assert {c["previous_run_id"] for c in changes} == {first["run_id"]}
     assert {c["status"] for c in changes} == {"same"} and {c["cause"] for c in changes} == {None}
-
-
-def test_report_links_follow_report_url(tmp_path):
-    """With report.url, the failure message (what a notification quotes) links the run's report where
-    `dialogbench serve` serves it."""
-    lake = tmp_path / "lake"
-    config = write(tmp_path / "night.yaml", {
-        "lake": str(lake), "botchat": BOTCHAT, "report": {"url": "http://gpu-box:8765"},
-        "models": [{"name": "bot-a", "backend": "scripted", "script": ["Sure.", "!error:HTTP 503"]}],
-        "judges": [{"name": "judge", "backend": "scripted", "script": [YES, NO]}]})
-    done, summary = run(config, tmp_path)
-    assert done.returncode == 4, done.stderr[-3000:]
-    assert f"served report: http://gpu-box:8765/runs/{summary['run_id']}/report.html" in done.stderr
-    note = json.loads((lake / "reports" / "runs" / summary["run_id"] / "run.json").read_text())
-    assert note["board"] == "night" and " cell(s) failed in " in note["failed"]
-    assert os.path.isfile(summary["report"]["html"])
