@@ -3,7 +3,10 @@
 no query, report or run; verify and the run's start name and quarantine each, touching nothing outside its folder,
 and the run recomputes their cells (a truncated catalog is rebuilt by the same run). A run that fills the disk stops
 at once with one "disk full" line (exit 5, not retried), leaves no temp file, and a rerun on a freed disk completes
-without duplicates."""
+without duplicates.
+
+Both tests start from the lake of one clean run of the same config (``first_run``: made once in this module, then
+copied; each test damages its own copy, the full-disk test on its small disk): 5 runs instead of 6."""
 
 from __future__ import annotations
 
@@ -23,22 +26,18 @@ from dialogbench.lake import Lake, manifest
 from tests.damage import truncate
 from tests.disk import fill, small_disk
 from tests.e2e.conftest import run_cli
+from tests.e2e.lake_first_run import first_run, query, run  # noqa: F401 (first_run: a fixture)
 
 pytestmark = pytest.mark.slow
 
-
-def _run(config: Path, tmp_path: Path, name: str):
-    done = run_cli(["run", "--config", str(config), "--json", str(tmp_path / name)], tmp_path)
-    stages = {}
-    if done.returncode == 0:
-        stages = {s["stage"]: (s["cached"], s["computed"]) for s in json.loads((tmp_path / name).read_text())["stages"]}
-    return done, stages
+LIMIT = 2  # dialogues of each bot in the first run
 
 
-def _query(sql: str, lake: Lake, tmp_path: Path) -> list[dict]:
-    done = run_cli(["query", sql, "--lake", str(lake.root), "--format", "json"], tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
+@pytest.fixture
+def config(scripted_config) -> Path:
+    """The config of both tests' first run: ``LIMIT`` dialogues of each bot, their verdicts in files of 2 (two
+    files, so that a record can name another verdict file)."""
+    return scripted_config(limit=LIMIT, n=(4,), chunk=2)
 
 
 def _edit(path: Path, **changes) -> None:
@@ -75,9 +74,8 @@ def _plant(lake: Lake, tmp_path: Path, models: tuple[str, str]) -> dict[Path, st
     return planted
 
 
-def test_bad_records_brick_nothing_and_are_quarantined(tmp_path, scripted_config):
-    config = scripted_config(limit=4, n=(4,))
-    first, _ = _run(config, tmp_path, "1.json")
+def test_bad_records_brick_nothing_and_are_quarantined(tmp_path, config, first_run):
+    first, _ = first_run(config, tmp_path, "1.json")
     assert first.returncode == 0, first.stderr[-3000:]
     lake = open_lake(tmp_path / "lake")
     planted = _plant(lake, tmp_path, ("bot-a", "bot-b"))
@@ -85,8 +83,8 @@ def test_bad_records_brick_nothing_and_are_quarantined(tmp_path, scripted_config
     untouched = _fingerprints(lake.root, set(planted))
 
     # query, export and report keep working (the damaged files left out, named)
-    assert _query("select count(*) as n from generations", lake, tmp_path) == [{"n": 0}]
-    assert _query("select 1 as one", lake, tmp_path) == [{"one": 1}]
+    assert query("select count(*) as n from generations", lake, tmp_path) == [{"n": 0}]
+    assert query("select 1 as one", lake, tmp_path) == [{"one": 1}]
     report = run_cli(["report", "--lake", str(lake.root)], tmp_path)
     assert report.returncode == 0, report.stderr[-2000:]
     for path in planted:
@@ -103,32 +101,32 @@ def test_bad_records_brick_nothing_and_are_quarantined(tmp_path, scripted_config
 
     # the next run recomputes exactly their cells; a truncated catalog is rebuilt by it
     truncate(lake.root / "catalog.duckdb", 0.4)
-    second, stages = _run(config, tmp_path, "2.json")
+    second, stages = run(config, tmp_path, "2.json")
     assert second.returncode == 0, second.stderr[-3000:]  # its SQL data tests pass
-    assert stages["generate:bot-a"] == (0, 4) and stages["generate:bot-b"] == (0, 4)
+    assert stages["generate:bot-a"] == (0, LIMIT) and stages["generate:bot-b"] == (0, LIMIT)
     with duckdb.connect(str(lake.root / "catalog.duckdb"), read_only=True) as con:
-        assert con.sql("select count(*), count(distinct cell_key) from generations").fetchall() == [(8, 8)]
+        cells = con.sql("select count(*), count(distinct cell_key) from generations").fetchall()
+    assert cells == [(2 * LIMIT, 2 * LIMIT)]
 
     # a run alone heals them too: its start quarantines, names them, and recomputes
     planted = _plant(lake, tmp_path, ("bot-b", "bot-a"))
-    third, stages = _run(config, tmp_path, "3.json")
+    third, stages = run(config, tmp_path, "3.json")
     assert third.returncode == 0, third.stderr[-3000:]
     for path in planted:
         assert f"{path.relative_to(lake.root)}: bad record" in third.stderr
-    assert stages["generate:bot-a"] == (0, 4) and stages["generate:bot-b"] == (0, 4)
+    assert stages["generate:bot-a"] == (0, LIMIT) and stages["generate:bot-b"] == (0, LIMIT)
     assert run_cli(["verify", "--lake", str(lake.root)], tmp_path).returncode == 0
 
 
-def test_a_full_disk_stops_the_run_with_one_line_and_a_rerun_completes(tmp_path, scripted_config):
+def test_a_full_disk_stops_the_run_with_one_line_and_a_rerun_completes(tmp_path, config, first_run):
     with small_disk(tmp_path / "disk", "4m") as disk:
-        config = scripted_config(limit=2, n=(4,))
         data = yaml.safe_load(config.read_text())
         data["lake"] = str(disk / "lake")
         config.write_text(yaml.safe_dump(data))
-        first, _ = _run(config, tmp_path, "1.json")
+        first, _ = first_run(config, tmp_path, "1.json")
         assert first.returncode == 0, first.stderr[-3000:]
 
-        data["botchat"]["limit"] = 6
+        data["botchat"]["limit"] = 3 * LIMIT
         config.write_text(yaml.safe_dump(data))
         filler = fill(disk, 100)  # room for a few of the next run's files, not all
         full = run_cli(["run", "--config", str(config)], tmp_path)
@@ -143,12 +141,12 @@ def test_a_full_disk_stops_the_run_with_one_line_and_a_rerun_completes(tmp_path,
         assert not [p for p in (disk / "lake").rglob("*") if ".tmp" in p.name]  # no partial file left
 
         filler.unlink()
-        rerun, stages = _run(config, tmp_path, "3.json")
+        rerun, stages = run(config, tmp_path, "3.json")
         assert rerun.returncode == 0, rerun.stderr[-3000:]  # its SQL data tests (no duplicate cell) pass
-        assert stages["generate:bot-a"][0] + stages["generate:bot-b"][0] > 4  # the full run's cells were kept
+        assert stages["generate:bot-a"][0] + stages["generate:bot-b"][0] > 2 * LIMIT  # the full run's cells were kept
         assert sum(c for c, _ in (stages["generate:bot-a"], stages["generate:bot-b"])) + sum(
-            c for _, c in (stages["generate:bot-a"], stages["generate:bot-b"])) == 12
+            c for _, c in (stages["generate:bot-a"], stages["generate:bot-b"])) == 6 * LIMIT
         lake = open_lake(disk / "lake")
         for table in ("generations", "unieval_judgments"):
-            assert _query(f"select count(*) = count(distinct cell_key) as unique_cells from {table}", lake,
-                          tmp_path) == [{"unique_cells": True}]
+            assert query(f"select count(*) = count(distinct cell_key) as unique_cells from {table}", lake,
+                         tmp_path) == [{"unique_cells": True}]

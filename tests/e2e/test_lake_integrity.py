@@ -1,7 +1,11 @@
 """Through the real CLI: a truncated file and a silently bit-flipped one block no query, `dialogbench verify`
-names and quarantines both, and the next run recomputes exactly their cells (a run alone does the same for a
-truncated file, at its start); a lake holding every cell twice
-fails the run's data tests until `dialogbench repair` keeps one copy of each."""
+names and quarantines both, and the next run recomputes exactly their cells (and, in the same run, those of a file
+truncated after the verify: a run alone finds it at its start); a lake holding every cell twice
+fails the run's data tests until `dialogbench repair` keeps one copy of each; a format-3 lake is refused by a reader
+and recorded in place by a run.
+
+Every test starts from the lake of one clean run of the same config (``first_run``: made once in this module, then
+copied; each test damages its own copy), and the damage test's heals share one run: 5 runs instead of 8."""
 
 from __future__ import annotations
 
@@ -13,30 +17,22 @@ import pyarrow.parquet as pq
 import pytest
 
 from dialogbench.run.registry import open_lake
-from dialogbench.lake import Lake, manifest
+from dialogbench.lake import manifest
 from tests.damage import flip_keeping_readable, truncate
 from tests.e2e.conftest import run_cli
+from tests.e2e.lake_first_run import first_run, query, run  # noqa: F401 (first_run: a fixture)
 
 pytestmark = pytest.mark.slow
 
 
-def _run(config: Path, tmp_path: Path, name: str) -> tuple[object, dict[str, tuple[int, int]]]:
-    done = run_cli(["run", "--config", str(config), "--json", str(tmp_path / name)], tmp_path)
-    if done.returncode:
-        return done, {}
-    stages = json.loads((tmp_path / name).read_text())["stages"]
-    return done, {s["stage"]: (s["cached"], s["computed"]) for s in stages}
+@pytest.fixture
+def config(scripted_config) -> Path:
+    """The config of every test here: 6 dialogues of each bot, their 12 verdicts in 3 files of 4."""
+    return scripted_config(limit=6, n=(4, 6), chunk=4)
 
 
-def _query(sql: str, lake: Lake, tmp_path: Path) -> list[dict]:
-    done = run_cli(["query", sql, "--lake", str(lake.root), "--format", "json"], tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
-
-
-def test_damaged_files_are_named_quarantined_and_their_cells_recomputed(tmp_path, scripted_config):
-    config = scripted_config(limit=6, n=(4, 6), chunk=4)
-    first, _ = _run(config, tmp_path, "1.json")
+def test_damaged_files_are_named_quarantined_and_their_cells_recomputed(tmp_path, config, first_run):
+    first, _ = first_run(config, tmp_path, "1.json")
     assert first.returncode == 0, first.stderr[-3000:]
     lake = open_lake(tmp_path / "lake")
     assert run_cli(["verify", "--lake", str(lake.root)], tmp_path).returncode == 0  # a run leaves no false alarm
@@ -49,10 +45,10 @@ def test_damaged_files_are_named_quarantined_and_their_cells_recomputed(tmp_path
     assert lost == {"generations": 6, "unieval_judgments": 4}
 
     # Before anything is healed, the damaged files are left out of queries and nothing else fails.
-    assert _query("select 1 as one", lake, tmp_path) == [{"one": 1}]
-    assert _query("select model, count(*) as n from generations group by model", lake, tmp_path) == [
+    assert query("select 1 as one", lake, tmp_path) == [{"one": 1}]
+    assert query("select model, count(*) as n from generations group by model", lake, tmp_path) == [
         {"model": "bot-b", "n": 6}]
-    assert _query("select count(*) as n from unieval_judgments", lake, tmp_path) == [{"n": 8}]
+    assert query("select count(*) as n from unieval_judgments", lake, tmp_path) == [{"n": 8}]
 
     check = run_cli(["verify", "--lake", str(lake.root)], tmp_path)
     assert check.returncode == 1, check.stdout + check.stderr
@@ -64,27 +60,23 @@ def test_damaged_files_are_named_quarantined_and_their_cells_recomputed(tmp_path
     again = run_cli(["verify", "--lake", str(lake.root)], tmp_path)
     assert again.returncode == 0 and "every committed file matches" in again.stdout
 
-    second, stages = _run(config, tmp_path, "2.json")
+    # Without `verify`: the run's start finds a file truncated since (size, footer), quarantines it, and the run
+    # recomputes its cells with those of the files `verify` quarantined, and no other.
+    other = verdicts[1]
+    truncate(other)
+    second, stages = run(config, tmp_path, "2.json")
     assert second.returncode == 0, second.stderr[-3000:]  # the run's SQL data tests pass
+    assert f"{other.relative_to(lake.root)}: truncated" in second.stdout + second.stderr
+    assert len(list((lake.root / "_quarantine").glob(f"*/{other.relative_to(lake.root)}"))) == 1
     assert stages["generate:bot-a"] == (0, lost["generations"])
     assert stages["generate:bot-b"] == (6, 0)
-    assert stages["botchat_unieval"] == (12 - lost["unieval_judgments"], lost["unieval_judgments"])
-    assert _query("select count(*) as n, count(distinct cell_key) as cells from generations", lake, tmp_path) == [
+    assert stages["botchat_unieval"] == (12 - 2 * lost["unieval_judgments"], 2 * lost["unieval_judgments"])
+    assert query("select count(*) as n, count(distinct cell_key) as cells from generations", lake, tmp_path) == [
         {"n": 12, "cells": 12}]
 
-    # Without `verify`: the run's start finds a truncated file (size, footer), quarantines it and recomputes it.
-    (other,) = [p for p in lake.files("generations") if "model=bot-b" in str(p)]
-    truncate(other)
-    third, stages = _run(config, tmp_path, "3.json")
-    assert third.returncode == 0, third.stderr[-3000:]
-    assert f"{other.relative_to(lake.root)}: truncated" in third.stdout + third.stderr
-    assert stages["generate:bot-b"] == (0, 6) and stages["generate:bot-a"] == (6, 0)
-    assert len(list((lake.root / "_quarantine").glob(f"*/{other.relative_to(lake.root)}"))) == 1
 
-
-def test_repair_keeps_one_copy_of_each_cell_so_runs_pass_again(tmp_path, scripted_config):
-    config = scripted_config(limit=4, n=(4,))
-    first, _ = _run(config, tmp_path, "1.json")
+def test_repair_keeps_one_copy_of_each_cell_so_runs_pass_again(tmp_path, config, first_run):
+    first, _ = first_run(config, tmp_path, "1.json")
     assert first.returncode == 0, first.stderr[-3000:]
     lake = open_lake(tmp_path / "lake")
     clean = {t: sorted(lake.read(t).column("cell_key").to_pylist()) for t in ("generations", "unieval_judgments")}
@@ -93,34 +85,33 @@ def test_repair_keeps_one_copy_of_each_cell_so_runs_pass_again(tmp_path, scripte
         for path in lake.files(table):
             partition = dict(part.split("=", 1) for part in path.parent.relative_to(lake.table_dir(table)).parts)
             copies += lake.write(table, pq.read_table(path), partition=partition).exists()
-    assert copies == 3
+    assert copies == 5  # a file per bot, 3 of verdicts
 
-    broken, _ = _run(config, tmp_path, "2.json")
+    broken, _ = run(config, tmp_path, "2.json")
     assert broken.returncode != 0
     assert "unique_generation_cells" in broken.stdout + broken.stderr
 
     dry = run_cli(["repair", "--lake", str(lake.root), "--dry-run"], tmp_path)
-    assert dry.returncode == 0 and "16 duplicate row(s) would be removed" in dry.stdout, dry.stdout + dry.stderr
+    assert dry.returncode == 0 and "24 duplicate row(s) would be removed" in dry.stdout, dry.stdout + dry.stderr
     assert len(lake.files("generations")) == 4  # a dry run changes nothing
     fixed = run_cli(["repair", "--lake", str(lake.root)], tmp_path)
     assert fixed.returncode == 0, fixed.stderr[-2000:]
     removed = {m[1]: int(m[2]) for m in re.finditer(r"^\s+(\w+)\s+removed\s+(\d+) duplicate", fixed.stdout, re.M)}
-    assert removed == {"generations": 8, "utterance_lengths": 0, "unieval_judgments": 8, "arena_judgments": 0,
+    assert removed == {"generations": 12, "utterance_lengths": 0, "unieval_judgments": 12, "arena_judgments": 0,
                        "gteval_judgments": 0, "mtbench101_answers": 0, "mtbench101_judgments": 0,
                        "gameeval_games": 0, "judge_probes": 0}, fixed.stdout
     assert {t: sorted(lake.read(t).column("cell_key").to_pylist()) for t in clean} == clean
 
-    third, stages = _run(config, tmp_path, "3.json")
+    third, stages = run(config, tmp_path, "3.json")
     assert third.returncode == 0, third.stderr[-3000:]
-    assert stages["generate:bot-a"] == (4, 0) and stages["botchat_unieval"] == (8, 0)
+    assert stages["generate:bot-a"] == (6, 0) and stages["botchat_unieval"] == (12, 0)
 
 
-def test_a_run_records_a_format_3_lake_in_place_and_a_reader_refuses_it(tmp_path, scripted_config):
+def test_a_run_records_a_format_3_lake_in_place_and_a_reader_refuses_it(tmp_path, config, first_run):
     """A lake from before the records (format 3): `query` refuses it (a reader never writes); `run` records
     its files under the lease, before Prefect starts, and computes nothing again."""
-    config = scripted_config(limit=2, n=(4,))
     lake = open_lake(tmp_path / "lake")
-    first, _ = _run(config, tmp_path, "first")
+    first, _ = first_run(config, tmp_path, "first")
     assert first.returncode == 0, first.stderr[-3000:]
     for path in lake.root.rglob("*.parquet"):  # what a format-3 dialogbench left: files without records
         manifest.record_path(path).unlink(missing_ok=True)
@@ -130,7 +121,7 @@ def test_a_run_records_a_format_3_lake_in_place_and_a_reader_refuses_it(tmp_path
     assert refused.returncode == 2 and "dialogbench migrate" in refused.stderr
     assert json.loads((lake.root / "lake.json").read_text())["format"] == 3
 
-    rerun, stages = _run(config, tmp_path, "rerun")
+    rerun, stages = run(config, tmp_path, "rerun")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert all(computed == 0 for _, computed in stages.values()), stages
     assert all(manifest.of(path) is not None for path in lake.files("generations"))
