@@ -4,7 +4,14 @@ scripted models with a delay per call stand in for engines), both at once on two
 run on one process computes, each once. A unit process killed (SIGKILL) mid-unit is started again and nothing is
 lost or doubled; the run itself killed mid-dispatch takes its units with it, and the next run completes the lake;
 the data tests pass after each. A unit's dialogues are judged while another unit (held by the test) has not
-finished."""
+finished.
+
+What is shared, each `dialogbench run` costing ~10-25 s of CPU: the run on one process the dispatched cells are
+compared with is the session's one (``dispatch_common.alone_lake``, shared with ``test_dispatch.py``); and the run
+that completes a lake after its first run was killed is the one whose unit process is killed (one test, one lake:
+that run needs its own units, and a run started for it anyway serves). The other tests need runs of their own: the
+units' calls overlapping in time, a unit held stopped until the other's dialogues are judged, and the games on six
+"GPUs" exclude each other."""
 
 from __future__ import annotations
 
@@ -21,7 +28,7 @@ import yaml
 import pytest
 
 from tests.e2e.conftest import REPO, cli_env
-from tests.e2e.test_dispatch import _cells, _config
+from tests.e2e.dispatch_common import alone_lake, cells as _cells, config as _config
 
 pytestmark = pytest.mark.slow
 
@@ -49,14 +56,13 @@ def _windows(lake: Path) -> dict[str, tuple[float, float]]:
     return {m: (a, b) for m, a, b in rows}
 
 
-def test_units_run_at_once_on_the_box_s_gpus_and_compute_what_one_process_does(tmp_path):
-    alone = _run(_config(tmp_path, "alone", delay=0.0, dispatch=False), tmp_path)
-    assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr[-3000:]
+def test_units_run_at_once_on_the_box_s_gpus_and_compute_what_one_process_does(tmp_path, tmp_path_factory):
+    theirs = _cells(alone_lake(tmp_path_factory))
     # 2 s a call: each unit's calls span longer than one unit process can start after the other on a loaded machine
     # (at 0.5 s under the suite's load: one unit's calls over in 3.6 s, the other's first call 6 s after its first)
     sent = _run(_box_config(tmp_path, "box", delay=2.0), tmp_path)
     assert sent.returncode == 0, sent.stdout[-2000:] + sent.stderr[-3000:]
-    mine, theirs = _cells(tmp_path / "lake-box"), _cells(tmp_path / "lake-alone")
+    mine = _cells(tmp_path / "lake-box")
     assert mine == theirs and all(len(keys) == len(set(keys)) > 0 for keys in mine.values())
     logs = tmp_path / "lake-box" / "_state" / "attempts" / "logs"
     gpus = {unit: [line for line in (logs / f"{unit}.1.log").read_text().splitlines() if "this unit's GPUs" in line]
@@ -68,45 +74,21 @@ def test_units_run_at_once_on_the_box_s_gpus_and_compute_what_one_process_does(t
     assert by_stage["generate:bot-a"]["computed"] == 3 and by_stage["mtbench101_answer:bot-b"]["computed"] > 0
 
 
-def test_a_unit_process_killed_is_started_again_and_nothing_is_lost_or_doubled(tmp_path):
-    log = tmp_path / "run.log"
-    run = _run(_box_config(tmp_path, "killed", delay=1.0, limit=4), tmp_path, stdout=log.open("w"),
-               stderr=subprocess.STDOUT)
-    beats = tmp_path / "lake-killed" / "_state" / "attempts"
-    try:
-        victim, deadline = None, time.monotonic() + 240
-        while victim is None and time.monotonic() < deadline:  # a unit working: its heartbeat written
-            time.sleep(0.5)
-            units = [p for p in psutil.Process(run.pid).children() if "flows.work" in " ".join(p.cmdline())]
-            victim = units[0] if units and list(beats.glob("*.beat")) else None
-        assert victim is not None, "no unit ran\n" + log.read_text()[-3000:]
-        time.sleep(3)  # mid-stage
-        victim.kill()
-        assert run.wait(timeout=420) == 0, log.read_text()[-4000:]
-    finally:
-        if run.poll() is None:
-            run.kill()
-    text = log.read_text()
-    assert "sent (attempt 2)" in text and "ended crashed" in text, text[-4000:]
-    cells = _cells(tmp_path / "lake-killed")
-    assert all(len(keys) == len(set(keys)) > 0 for keys in cells.values()), cells
-    assert len(cells["generations"]) == 8  # 4 seeds x 2 models, each once
-    check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake",
-                            str(tmp_path / "lake-killed")], cwd=REPO, env=cli_env(tmp_path), capture_output=True,
-                           text=True)
-    assert check.returncode == 0, check.stdout + check.stderr
-
-
-def test_a_run_killed_mid_dispatch_takes_its_units_with_it_and_the_next_run_completes(tmp_path):
-    config = _box_config(tmp_path, "again", delay=1.0, limit=4)
-    log = tmp_path / "first.log"
+def test_a_run_killed_mid_dispatch_takes_its_units_with_it_and_the_next_run_restarts_a_killed_unit(tmp_path):
+    """One lake, two runs, a kill in each: the first run is killed (SIGKILL) while both its units work, and its unit
+    processes end with it; in the next run, the one that completes the lake, a unit process is killed (SIGKILL)
+    mid-unit: the run starts it again and ends whole, each cell once, its plan whole, the data tests passing."""
+    # 2 s a call: the next run's units have their answers left at least (the first run's, stopped, finish the
+    # generation chunk in flight and no more), 3 calls' worth of generation too where the first did not commit it
+    config = _box_config(tmp_path, "again", delay=2.0, limit=4)
+    lake, log = tmp_path / "lake-again", tmp_path / "first.log"
     run = _run(config, tmp_path, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    beats = tmp_path / "lake-again" / "_state" / "attempts"
+    beats = lake / "_state" / "attempts"
     try:
         units, deadline = [], time.monotonic() + 240
         while len(units) < 2 and time.monotonic() < deadline:  # both units working
             time.sleep(0.5)
-            units = [p for p in psutil.Process(run.pid).children() if "flows.work" in " ".join(p.cmdline())]
+            units = _units(run)
             units = units if len(list(beats.glob("*.beat"))) >= 2 else []
         assert len(units) == 2, "the units did not start\n" + log.read_text()[-3000:]
         time.sleep(3)  # mid-stage
@@ -117,16 +99,40 @@ def test_a_run_killed_mid_dispatch_takes_its_units_with_it_and_the_next_run_comp
     finally:
         if run.poll() is None:
             run.kill()
-    again = _run(config, tmp_path)
-    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
-    cells = _cells(tmp_path / "lake-again")
+    # the next run's victim: a unit with the most left to do (its generation, where the first run did not commit it)
+    files = list((lake / "generations").glob("**/*.parquet"))
+    generated = {m for (m,) in duckdb.sql(f"select distinct model from read_parquet({[str(f) for f in files]})"
+                                          ).fetchall()} if files else set()
+    unit = next((u for u in ("bot-a", "bot-b") if u not in generated), "bot-a")
+    first_beats = set(beats.glob("*.beat"))  # the killed run's attempts: none is the next run's
+    log = tmp_path / "again.log"
+    run = _run(config, tmp_path, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        victim, deadline = _unit_of(run, unit, within_s=240), time.monotonic() + 240
+        while not set(beats.glob(f"{unit}.*.beat")) - first_beats and time.monotonic() < deadline:
+            time.sleep(0.5)  # working: its heartbeat written
+        assert set(beats.glob(f"{unit}.*.beat")) - first_beats, f"{unit} did not beat\n" + log.read_text()[-3000:]
+        time.sleep(3)  # mid-stage
+        victim.kill()
+        assert run.wait(timeout=420) == 0, log.read_text()[-4000:]
+    finally:
+        if run.poll() is None:
+            run.kill()
+    text = log.read_text()
+    assert f"{unit} sent (attempt 2)" in text and f"{unit} ended crashed" in text, text[-4000:]
+    cells = _cells(lake)
     assert all(len(keys) == len(set(keys)) > 0 for keys in cells.values()), cells
     assert len(cells["generations"]) == 8  # 4 seeds x 2 models, each once
     by_stage = {s["stage"]: s for s in json.loads((tmp_path / "again.json").read_text())["stages"]}
     assert by_stage["generate:bot-a"]["planned"] == 4
-    check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake", str(tmp_path / "lake-again")],
+    check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake", str(lake)],
                            cwd=REPO, env=cli_env(tmp_path), capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def _units(run: subprocess.Popen) -> list[psutil.Process]:
+    """The unit processes the run has started (``python -m flows.work``)."""
+    return [p for p in psutil.Process(run.pid).children() if "flows.work" in " ".join(p.cmdline())]
 
 
 def _game_config(tmp_path: Path, name: str, *, delay: float, devices: list[str] | None) -> Path:
