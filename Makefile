@@ -56,7 +56,8 @@ demo: $(INSTALL)
 # 3 workers on this 2-core machine: a test often waits (a server starting, a worker polling, a scripted call's pause),
 # and its vLLM engines compute on one thread each (tests/conftest.py), so a third worker fills the cores.
 WORKERS ?= 3
-PARALLEL := -n $(WORKERS) --dist loadfile
+# Files in collection order (tests/conftest.py: the longest first), not xdist's default of the most tests first.
+PARALLEL := -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 ALONE_WORKERS ?= 2
 ALONE := -n $(ALONE_WORKERS) --dist load
 

@@ -81,7 +81,8 @@ def written_config(tmp_path: Path, **top: Any) -> Path:
 
 
 # Files that take longest (minutes: the README's demo on the real model, the dispatch runs): started first when make
-# test hands files to its workers (pytest-xdist, --dist loadfile, in collection order), so none starts last.
+# test hands files to its workers (pytest-xdist, --dist loadfile --no-loadscope-reorder: in collection order; xdist's
+# default hands out the files with the most tests first, and these few-test files started last), so none starts last.
 START_FIRST = ("e2e/test_readme_commands.py", "e2e/test_dispatch_box.py", "e2e/test_dispatch.py",
                "e2e/test_kill_resume_vllm.py", "e2e/test_lake_integrity.py", "e2e/test_lake_files.py")
 

@@ -36,3 +36,20 @@ def test_each_phase_of_each_test_is_logged_once_under_xdist(tmp_path):
     assert sorted((r[0].split("::")[-1], r[1]) for r in rows) == sorted(
         (f"test_x[{x}]", when) for x in (1, 2, 3) for when in ("setup", "call", "teardown"))
     assert all(float(r[3]) >= 0 for r in rows)  # each phase's CPU seconds, from the worker that ran it
+
+
+def test_make_test_hands_out_the_longest_files_first(tmp_path):
+    """Part 1's workers take files in collection order, where ``START_FIRST`` (the README demo's, the dispatch runs)
+    leads: xdist's default order (most tests first) started these few-test files last, and the suite waited on them."""
+    import re
+
+    from tests.conftest import START_FIRST
+
+    parallel = re.search(r"^PARALLEL := (.+)$", (REPO_ROOT / "Makefile").read_text(), re.M)
+    assert parallel and "--dist loadfile" in parallel[1] and "--no-loadscope-reorder" in parallel[1]
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           "-m", "not alone", "tests/e2e", "tests/text"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=300)
+    files = list(dict.fromkeys(line.split("::")[0] for line in done.stdout.splitlines() if "::" in line))
+    e2e_first = [f"tests/{name}" for name in START_FIRST if name.startswith("e2e/")]
+    assert files[:len(e2e_first)] == e2e_first, files[:8]
