@@ -103,41 +103,23 @@ def _cpu_s() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-_PHASE_CPU = pytest.StashKey[dict]()
+_CPU_AT = pytest.StashKey[float]()  # the CPU reading at the test's start, then at its last phase's report
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    item.stash[_PHASE_CPU] = {}
+    item.stash[_CPU_AT] = _cpu_s()
     yield
-
-
-def _timed_phase(item, when: str):
-    before = _cpu_s()
-    yield
-    item.stash[_PHASE_CPU][when] = _cpu_s() - before
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item):
-    yield from _timed_phase(item, "setup")
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item):
-    yield from _timed_phase(item, "call")
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    yield from _timed_phase(item, "teardown")
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Each report carries its phase's CPU seconds (``cpu_s``: pytest-xdist sends a report's attributes along)."""
+    """Each report carries its phase's CPU seconds (``cpu_s``: the reading now less the one at the previous phase's
+    report, or the test's start; pytest-xdist sends a report's attributes along)."""
     outcome = yield
-    outcome.get_result().cpu_s = item.stash.get(_PHASE_CPU, {}).get(call.when, 0.0)
+    now = _cpu_s()
+    outcome.get_result().cpu_s = now - item.stash.get(_CPU_AT, now)
+    item.stash[_CPU_AT] = now
 
 
 def pytest_runtest_logreport(report) -> None:

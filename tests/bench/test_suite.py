@@ -24,9 +24,8 @@ def test_each_phase_of_each_test_is_logged_once_under_xdist(tmp_path):
     (tmp_path / "test_three.py").write_text("import pytest\n\n@pytest.mark.parametrize('x', [1, 2, 3])\n"
                                             "def test_x(x):\n    assert x\n")
     (tmp_path / "conftest.py").write_text("from tests.conftest import (  # noqa: F401\n"
-                                          "    pytest_configure, pytest_runtest_call, pytest_runtest_logreport,\n"
-                                          "    pytest_runtest_makereport, pytest_runtest_protocol, pytest_runtest_setup,\n"
-                                          "    pytest_runtest_teardown)\n")
+                                          "    pytest_configure, pytest_runtest_logreport, pytest_runtest_makereport,\n"
+                                          "    pytest_runtest_protocol)\n")
     times = tmp_path / "times.tsv"
     env = {**os.environ, TEST_TIMES: str(times), "PYTHONPATH": str(REPO_ROOT)}  # (PYTEST_XDIST_WORKER too, in make test)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", str(tmp_path)],
