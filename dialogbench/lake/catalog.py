@@ -348,13 +348,91 @@ def views_database(lake: Lake, sql: SqlFolders | None = None) -> duckdb.DuckDBPy
         return database.cursor()
 
 
-def connect(lake: Lake, *, board: str | None = None) -> duckdb.DuckDBPyConnection:
+def connect(lake: Lake, *, board: str | None = None, snapshot: bool = True) -> "Snapshot | duckdb.DuckDBPyConnection":
     """An in-memory connection with every view (``views_database``): what a run's stages, checks and report read.
     ``board``: the board its board-scoped views read (current_board; None: the lake's default board,
-    default_board)."""
+    default_board). ``snapshot`` (the default): each view is computed once for the connection (``Snapshot``);
+    False: every query computes its views again from the files (a connection held while the lake changes)."""
     con = views_database(lake)
     read_board(con, board)
-    return con
+    return Snapshot(con, dependencies(lake.layout.sql)) if snapshot else con
+
+
+def dependencies(sql: SqlFolders) -> dict[str, tuple[str, ...]]:
+    """Each view of ``sql`` -> the views it refs, views in creation order (``ordered``)."""
+    return {model.name: model.refs for model in ordered(models(sql))}
+
+
+_WORD = re.compile(_NAME)
+_SETS = re.compile(r"^\s*(SET|RESET)\b", re.I)
+
+
+class Snapshot:
+    """A reading connection that computes each view once. DuckDB runs a view's whole SQL, the views it reads
+    included, at every query: a report's ~50 queries computed the lake's base views (runs, boards, verdicts...)
+    ~50 times, most of its time. Before a statement runs, each view it names (any word of it that is a view's name)
+    and every view those read is stored, parents first, as a temporary table of the view's name, which DuckDB reads
+    in place of the view, the other views' SQL included. So the connection reads the lake as it was when it first
+    read each view (a report reads one state of the lake throughout), and a statement that sets a variable (the
+    board) drops the tables first. A view that fails to compute stays a view: the statement then fails as it
+    would have. Everything else is the cursor's (``register``, ``close``...)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, views: dict[str, tuple[str, ...]]) -> None:
+        self._con = con
+        self._views = views
+        self._stored: set[str] = set()
+        self._failed: set[str] = set()
+
+    def _needed(self, statement: str) -> list[str]:
+        """The views ``statement`` names and those they read, parents first, not stored yet."""
+        wanted: set[str] = set()
+        todo = [w.lower() for w in _WORD.findall(statement) if w.lower() in self._views]
+        while todo:
+            name = todo.pop()
+            if name not in wanted:
+                wanted.add(name)
+                todo.extend(self._views[name])
+        return [v for v in self._views if v in wanted and v not in self._stored and v not in self._failed]
+
+    def _store(self, statement: object) -> None:
+        if not isinstance(statement, str):
+            return
+        if _SETS.match(statement):
+            self.forget()
+            return
+        for view in self._needed(statement):
+            try:
+                self._con.execute(f'CREATE TEMP TABLE "{view}" AS SELECT * FROM main."{view}"')
+            except duckdb.Error:
+                self._failed.add(view)
+            else:
+                self._stored.add(view)
+
+    def forget(self) -> None:
+        """Drop the stored views: the next statements compute them again."""
+        for view in self._stored:
+            self._con.execute(f'DROP TABLE IF EXISTS temp."{view}"')
+        self._stored.clear()
+        self._failed.clear()
+
+    def execute(self, query: object, *args, **kwargs):
+        self._store(query)
+        return self._con.execute(query, *args, **kwargs)
+
+    def sql(self, query: object, *args, **kwargs):
+        self._store(query)
+        return self._con.sql(query, *args, **kwargs)
+
+    query = sql
+
+    def __getattr__(self, name: str):
+        return getattr(self._con, name)
+
+    def __enter__(self) -> "Snapshot":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._con.close()
 
 
 def read_board(con: duckdb.DuckDBPyConnection, board: str | None) -> None:
@@ -410,6 +488,49 @@ def catalog_problem(root: Path) -> "links.LakeLinkError | None":
     return None
 
 
+def catalog_digest(found: list[tuple[Path, str]]) -> str:
+    """What a saved catalog is built from, as one string: its statements (``statements`` of the lake rooted at
+    ``LAKE_ROOT``: the SQL files, the tables' files and schemas), the lake_root macro, this DuckDB and the storage
+    version it is written in."""
+    text = "\0".join([duckdb.__version__, STORAGE_VERSION, LAKE_ROOT_MACRO,
+                      *(f"{path}\0{statement}" for path, statement in found)])
+    return "dialogbench catalog sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def built_from(path: Path) -> str | None:
+    """The digest (``catalog_digest``) the saved catalog at ``path`` was built from, as recorded on its lake_root
+    macro, provided its views and macros are still those it was built with (a view added or replaced since by hand:
+    None); None also when a write-ahead log lies beside it or it does not open (no file, damaged, another format).
+    Read from the file opened read-only."""
+    if not path.is_file() or Path(f"{path}.wal").exists():
+        return None
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            row = con.execute("SELECT comment FROM duckdb_functions() WHERE function_name = 'lake_root' "
+                              "AND database_name = current_database()").fetchone()
+            stored = _stored(con)
+    except duckdb.Error:
+        return None
+    digest, _, built = (row[0] if row and isinstance(row[0], str) else "").rpartition(" ")
+    return digest if digest and built == stored else None
+
+
+def _stored(con: duckdb.DuckDBPyConnection) -> str:
+    """A digest of the views and macros the database holds: each one's kind, name and the words of its SQL as DuckDB
+    stores it, sorted (DuckDB writes a column list such as EXCLUDE's in an order that differs from one load to the
+    next)."""
+    rows = con.execute("SELECT 'view', view_name, sql FROM duckdb_views() WHERE NOT internal "
+                       "AND database_name = current_database() UNION ALL "
+                       "SELECT 'macro', function_name, macro_definition FROM duckdb_functions() "
+                       "WHERE function_type LIKE '%macro' AND NOT internal AND database_name = current_database() "
+                       "ORDER BY ALL").fetchall()
+    words = [(kind, name, sorted(_SQL_WORD.findall(sql or ""))) for kind, name, sql in rows]
+    return hashlib.sha256(repr(words).encode()).hexdigest()
+
+
+_SQL_WORD = re.compile(r"\w+|[^\w\s]")
+
+
 def build_catalog(lake: Lake) -> Path:
     """Write ``<lake>/catalog.duckdb`` so plain ``duckdb data_lake/catalog.duckdb`` sees the views. The views name the
     lake's files relative to the catalog file (``LAKE_ROOT_MACRO``), so the file is the same whatever path the lake
@@ -418,13 +539,20 @@ def build_catalog(lake: Lake) -> Path:
     It is built whole into a new temp file (``lake_root`` set for the build, since the temp file's name is not the
     catalog's) and renamed over the old one, so a reader never sees half a catalog, a damaged or unreadable catalog is
     simply replaced, and one held open by a reader is replaced too (the reader keeps the old file until it closes
-    it). Any stale write-ahead log of the old file is removed first: DuckDB would refuse the new file with it. Raises
+    it). Any stale write-ahead log of the old file is removed first: DuckDB would refuse the new file with it. A
+    catalog that opens and records the digest of what it would be built from now (``catalog_digest``: same SQL,
+    same tables' schemas, their files read through the same globs) is kept as it is, and building it costs about
+    a second of DuckDB binding every view, at the end of every run. Raises
     ``CatalogError`` for a broken view, ``links.LakeLinkError`` (before any work) when ``catalog.duckdb`` is a folder or
     anything but a file (``catalog_problem``) and ``space.DiskFull`` when the disk is full; the temp file never stays."""
     path = lake.root / CATALOG
     problem = catalog_problem(lake.root)
     if problem is not None:
         raise problem
+    found = statements(lake.rooted(LAKE_ROOT))
+    digest = catalog_digest(found)
+    if built_from(path) == digest:
+        return path
     lake.root.mkdir(parents=True, exist_ok=True)
     tmp = lake.root / f".{CATALOG}.{uuid.uuid4().hex[:8]}.tmp"
     leftovers = [tmp, Path(f"{tmp}.wal")]
@@ -432,7 +560,9 @@ def build_catalog(lake: Lake) -> Path:
         with duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION}) as con:
             con.execute("SET VARIABLE lake_root = ?", [str(lake.root.resolve()) + "/"])  # this session only
             con.execute(LAKE_ROOT_MACRO)
-            create_views(con, lake.rooted(LAKE_ROOT))
+            execute(con, found)
+        with duckdb.connect(str(tmp)) as con:  # the views as a reader loads them (DuckDB stores them normalised)
+            con.execute(f"COMMENT ON MACRO lake_root IS '{digest} {_stored(con)}'")
         fsync_path(tmp)
         Path(f"{path}.wal").unlink(missing_ok=True)
         os.replace(tmp, path)  # replaces a link too, never writes through one (the CLI refuses a linked catalog)
@@ -454,7 +584,7 @@ def data_tests(lake: Lake, sql: SqlFolders | None = None, *, board: str | None =
     failing = {}
     sql = lake.layout.sql if sql is None else sql
     views = {m.name for m in models(sql)}
-    with views_database(lake, sql) as con:
+    with Snapshot(views_database(lake, sql), dependencies(sql)) as con:
         read_board(con, board)
         context = Context.load(lake)
         for path in [p for folder in folders(sql) for p in sorted((folder / TESTS_DIR).glob("*.sql"))]:

@@ -109,11 +109,33 @@ def test_the_catalog_is_written_for_duckdb_1_4_readers(lake):
     assert header[8:12] == b"DUCK" and int.from_bytes(header[12:20], "little") == 67
 
 
+def test_an_unchanged_catalog_is_kept_and_a_changed_one_built_again(lake):
+    """A catalog built from what the lake holds now is not written again (a rerun that adds files to tables that had
+    some rebuilds nothing); a table's first files, or a catalog that does not open, make a new one."""
+    catalog = build_catalog(lake)
+    built = catalog.stat().st_ino
+    assert build_catalog(lake) == catalog and catalog.stat().st_ino == built  # the same file, untouched
+    lake.write("gameeval_games", pa.table({"value": [1]}))  # the table had no file: its views read files now
+    assert build_catalog(lake) == catalog and catalog.stat().st_ino != built
+    rebuilt = catalog.stat().st_ino
+    with duckdb.connect(str(catalog)) as con:  # a view replaced by hand
+        con.execute("create or replace view runs as select 1 as run_id")
+    assert build_catalog(lake) == catalog and catalog.stat().st_ino != rebuilt
+    with duckdb.connect(str(catalog), read_only=True) as con:
+        assert con.execute("select count(distinct run_id) from runs").fetchone() == (1,)
+        assert con.execute("select count(*) from runs where run_id = '1'").fetchone() == (0,)
+    rebuilt = catalog.stat().st_ino
+    catalog.write_bytes(catalog.read_bytes()[:4096])  # damaged: it does not open
+    assert build_catalog(lake) == catalog and catalog.stat().st_ino != rebuilt
+    assert generations(catalog) > 0
+
+
 def test_the_catalog_on_a_full_disk_says_so_and_keeps_the_old_one(tmp_path):
     with small_disk(tmp_path / "disk", "4m") as disk:
         lake = open_lake(disk / "lake")
         lake.write("generations", pa.table({"value": [1]}))
         old = build_catalog(lake).read_bytes()
+        lake.write("seeds", pa.table({"value": [1]}))  # a table's first files: the catalog is built again
         fill(disk, 16)
         with pytest.raises(DiskFull, match=rf"^disk full: could not write {CATALOG} in the lake"):
             build_catalog(lake)
