@@ -349,18 +349,25 @@ def views_database(lake: Lake, sql: SqlFolders | None = None) -> duckdb.DuckDBPy
 
 
 def connect(lake: Lake, *, board: str | None = None, snapshot: bool = True) -> "Snapshot | duckdb.DuckDBPyConnection":
-    """An in-memory connection with every view (``views_database``): what a run's stages, checks and report read.
-    ``board``: the board its board-scoped views read (current_board; None: the lake's default board,
-    default_board). ``snapshot`` (the default): each view is computed once for the connection (``Snapshot``);
-    False: every query computes its views again from the files (a connection held while the lake changes)."""
+    """An in-memory connection with every view: what a run's stages, checks and report read. ``board``: the board its
+    board-scoped views read (current_board; None: the lake's default board, default_board). ``snapshot`` (the
+    default): each view computed once for the connection, when a statement first reads it (``Snapshot``); False:
+    the views of ``views_database``, computed again from the files at every query (a connection held while the lake
+    changes)."""
+    if snapshot:
+        return Snapshot.of(lake, board=board)
     con = views_database(lake)
     read_board(con, board)
-    return Snapshot(con, dependencies(lake.layout.sql)) if snapshot else con
+    return con
 
 
-def dependencies(sql: SqlFolders) -> dict[str, tuple[str, ...]]:
-    """Each view of ``sql`` -> the views it refs, views in creation order (``ordered``)."""
-    return {model.name: model.refs for model in ordered(models(sql))}
+@dataclass(frozen=True)
+class View:
+    """A view as ``Snapshot`` computes it: its file, the views it reads and its SQL, tags filled in."""
+
+    path: Path
+    refs: tuple[str, ...]
+    sql: str
 
 
 _WORD = re.compile(_NAME)
@@ -370,28 +377,48 @@ _SETS = re.compile(r"^\s*(SET|RESET)\b", re.I)
 class Snapshot:
     """A reading connection that computes each view once. DuckDB runs a view's whole SQL, the views it reads
     included, at every query: a report's ~50 queries computed the lake's base views (runs, boards, verdicts...)
-    ~50 times, most of its time. Before a statement runs, each view it names (any word of it that is a view's name)
-    and every view those read is stored, parents first, as a temporary table of the view's name, which DuckDB reads
-    in place of the view, the other views' SQL included. So the connection reads the lake as it was when it first
-    read each view (a report reads one state of the lake throughout), and a statement that sets a variable (the
-    board) drops the tables first. A view that fails to compute stays a view: the statement then fails as it
-    would have. Everything else is the cursor's (``register``, ``close``...)."""
+    ~50 times, most of its time, and creating the ~90 views (DuckDB binds each as it is created) took a second
+    before the first query. Here no view is created: before a statement runs, each view it names (any word of it
+    that is a view's name) and every view those read is stored, parents first, as a temporary table of the view's
+    name, computed from its SQL over the tables stored before it. So the connection reads the lake as it was when it
+    first read each view (a report reads one state of the lake throughout), and a statement that sets a variable
+    (the board) drops the tables first. A view that fails to compute is created as a view instead, so the statement
+    fails as it would have (one that does not even bind, as a view whose reading fails naming its file). Everything
+    else is the cursor's (``register``, ``close``...)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, views: dict[str, tuple[str, ...]]) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, views: dict[str, View]) -> None:
         self._con = con
         self._views = views
         self._stored: set[str] = set()
         self._failed: set[str] = set()
 
+    @classmethod
+    def of(cls, lake: Lake, sql: SqlFolders | None = None, *, board: str | None = None) -> "Snapshot":
+        """A snapshot of ``lake``'s views (those of ``sql``; default: the lake's), its board-scoped views reading
+        ``board``: a new in-memory database holding the macros only."""
+        context = Context.load(lake)
+        sql = lake.layout.sql if sql is None else sql
+        views = {model.name: View(model.path, model.refs, render(model.sql, lake, context, path=model.path))
+                 for model in ordered(models(sql))}
+        con = duckdb.connect()
+        try:
+            execute(con, macro_statements(sql))
+            read_board(con, board)
+        except BaseException:
+            con.close()
+            raise
+        return cls(con, views)
+
     def _needed(self, statement: str) -> list[str]:
         """The views ``statement`` names and those they read, parents first, not stored yet."""
+        named = {w.lower() for w in _WORD.findall(statement)} & self._views.keys()
         wanted: set[str] = set()
-        todo = [w.lower() for w in _WORD.findall(statement) if w.lower() in self._views]
+        todo = list(named)
         while todo:
             name = todo.pop()
             if name not in wanted:
                 wanted.add(name)
-                todo.extend(self._views[name])
+                todo.extend(self._views[name].refs)
         return [v for v in self._views if v in wanted and v not in self._stored and v not in self._failed]
 
     def _store(self, statement: object) -> None:
@@ -400,18 +427,25 @@ class Snapshot:
         if _SETS.match(statement):
             self.forget()
             return
-        for view in self._needed(statement):
+        needed = self._needed(statement)
+        for name in needed:
+            view = self._views[name]
             try:
-                self._con.execute(f'CREATE TEMP TABLE "{view}" AS SELECT * FROM main."{view}"')
-            except duckdb.Error:
-                self._failed.add(view)
+                self._con.execute(f'CREATE TEMP TABLE "{name}" AS {view.sql}')
+            except duckdb.Error as exc:
+                self._failed.add(name)
+                try:
+                    self._con.execute(f'CREATE TEMP VIEW "{name}" AS {view.sql}')
+                except duckdb.Error:  # it does not bind: reading it says why, naming its file
+                    self._con.execute(f'CREATE TEMP VIEW "{name}" AS SELECT error({_literal(f"{view.path}: {exc}")})')
             else:
-                self._stored.add(view)
+                self._stored.add(name)
 
     def forget(self) -> None:
         """Drop the stored views: the next statements compute them again."""
-        for view in self._stored:
-            self._con.execute(f'DROP TABLE IF EXISTS temp."{view}"')
+        for name in self._stored | self._failed:
+            self._con.execute(f'DROP TABLE IF EXISTS temp."{name}"')
+            self._con.execute(f'DROP VIEW IF EXISTS temp."{name}"')
         self._stored.clear()
         self._failed.clear()
 
@@ -584,8 +618,7 @@ def data_tests(lake: Lake, sql: SqlFolders | None = None, *, board: str | None =
     failing = {}
     sql = lake.layout.sql if sql is None else sql
     views = {m.name for m in models(sql)}
-    with Snapshot(views_database(lake, sql), dependencies(sql)) as con:
-        read_board(con, board)
+    with Snapshot.of(lake, sql, board=board) as con:
         context = Context.load(lake)
         for path in [p for folder in folders(sql) for p in sorted((folder / TESTS_DIR).glob("*.sql"))]:
             test = parse(path)

@@ -17,7 +17,8 @@ from dialogbench.run.registry import open_lake
 from dialogbench.run import registry
 from dialogbench.lake import Lake
 from dialogbench.lake.catalog import (CatalogError, Context, build_catalog, connect, create_macros, create_views,
-                                      data_tests, models, ordered, parse, render, values_sql)
+                                      data_tests, models, ordered, parse, render, values_sql,
+                                      views_database)
 from dialogbench.lake.schemas import BACKEND_CALLS, FAILURES, PLANS, RUNS
 
 T0 = dt.datetime(2026, 3, 1, 3, 0, tzinfo=dt.timezone.utc)
@@ -418,7 +419,7 @@ def test_current_cells_tag_is_one_stages_current_cells(tmp_path):
 # --- one build of the views per rendering (views_database) --------------------------------------------------------
 
 def test_connect_builds_the_views_once_per_rendering_and_each_caller_gets_its_own_board(tmp_path, monkeypatch):
-    """A second connect on an unchanged lake creates no view (the first build's database, a new cursor); each
+    """(``connect(snapshot=False)``, views computed at each query.) A second connect on an unchanged lake creates no view (the first build's database, a new cursor); each
     cursor reads its own board; a table's first file, or a changed SQL file, renders differently and is built
     anew, so nothing reads a stale view."""
     from dialogbench.lake import catalog
@@ -427,21 +428,25 @@ def test_connect_builds_the_views_once_per_rendering_and_each_caller_gets_its_ow
     execute = catalog.execute
     monkeypatch.setattr(catalog, "execute", lambda con, found: (built.append(len(found)), execute(con, found)))
     lake = open_lake(tmp_path / "lake")
-    with connect(lake, board="demo") as first, connect(lake, board="nightly") as second:
+    with connect(lake, board="demo", snapshot=False) as first, \
+            connect(lake, board="nightly", snapshot=False) as second:
         assert len(built) == 1
         assert first.execute("select getvariable('board')").fetchone() == ("demo",)
         assert second.execute("select getvariable('board')").fetchone() == ("nightly",)
         assert first.execute("select count(*) from runs").fetchone() == (0,)
     lake.write("runs", pa.Table.from_pylist([stage_row("r1", "generate", board="demo")], schema=RUNS))
-    with connect(lake) as con:  # runs had no file: its view was a typed empty relation, now its files
+    with connect(lake, snapshot=False) as con:  # runs had no file: its view was a typed empty relation, now its files
         assert len(built) == 2 and con.execute("select run_id from runs").fetchall() == [("r1",)]
     lake.write("runs", pa.Table.from_pylist([stage_row("r2", "generate", board="demo")], schema=RUNS))
-    with connect(lake) as con:  # a file more under the same glob: the views read it when queried
+    with connect(lake, snapshot=False) as con:  # a file more under the same glob: the views read it when queried
         assert len(built) == 2 and con.execute("select count(*) from runs").fetchone() == (2,)
     sql_dir = write_sql(tmp_path / "sql", {"views/v.sql": "select 1 as x", "tests/t.sql": "select 1 from {{ ref('v') }} where x <> 1"})
-    assert data_tests(lake, sql_dir) == {} and len(built) == 3
+    with views_database(lake, sql_dir) as con:
+        assert len(built) == 3 and con.execute("select x from v").fetchall() == [(1,)]
     write_sql(sql_dir, {"views/v.sql": "select 2 as x"})
-    assert data_tests(lake, sql_dir) == {"t": 1} and len(built) == 4
+    with views_database(lake, sql_dir) as con:
+        assert len(built) == 4 and con.execute("select x from v").fetchall() == [(2,)]
+    assert data_tests(lake, sql_dir) == {"t": 1} and built[4:] == [0]  # a Snapshot: the macros (none here), no view
 
 
 def test_a_cursor_outlives_its_database_leaving_the_cache(tmp_path):

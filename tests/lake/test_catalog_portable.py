@@ -193,7 +193,7 @@ def test_the_lake_root_variable_overrides_a_changed_temp_directory(lake, tmp_pat
 
 def test_in_memory_connections_keep_literal_paths(lake):
     """The CLI query path, the report and the stages read the files by their paths, with no lake_root() macro."""
-    with connect(lake) as con:
+    with connect(lake, snapshot=False) as con:
         (sql,) = con.execute("select sql from duckdb_views() where view_name = 'generations'").fetchone()
     assert f"read_parquet('{lake.root}/generations/**/*.parquet'" in sql and "lake_root" not in sql
 

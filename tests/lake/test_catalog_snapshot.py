@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dialogbench.lake.catalog import Snapshot, connect, dependencies, models, views_database
+from dialogbench.lake.catalog import Snapshot, connect, models
 from dialogbench.run.registry import open_lake
 from tests.conftest import chatbot
 from tests.lake.test_catalog import write_sql
@@ -38,7 +38,7 @@ def test_a_view_is_computed_once_with_the_views_it_reads(tmp_path):
                                        "views/top.sql": "select x + 1 as y from {{ ref('base') }}",
                                        "views/other.sql": "select 7 as z"})
     lake = open_lake(tmp_path / "lake")
-    with Snapshot(views_database(lake, sql), dependencies(sql)) as con:
+    with Snapshot.of(lake, sql) as con:
         assert con.execute("select x from base").fetchall() == [(41,)]
         assert stored(con) == {"base"}  # neither top nor other is read
         con.execute("update temp.base set x = 0")  # top, computed now, reads base's stored table, not its SQL
@@ -53,8 +53,18 @@ def test_a_view_that_fails_stays_a_view_and_fails_its_query(tmp_path):
     sql = write_sql(tmp_path / "sql", {"views/broken.sql": "select error('no such thing') as x",
                                        "views/fine.sql": "select 1 as x"})
     lake = open_lake(tmp_path / "lake")
-    with Snapshot(views_database(lake, sql), dependencies(sql)) as con:
+    with Snapshot.of(lake, sql) as con:
         assert con.execute("select 'broken' as word, x from fine").fetchall() == [("broken", 1)]  # a word, not read
         assert stored(con) == {"fine"}
         with pytest.raises(duckdb.Error, match="no such thing"):
             con.execute("select * from broken").fetchall()
+
+
+def test_a_view_that_does_not_bind_is_named_by_its_file_when_read(tmp_path):
+    sql = write_sql(tmp_path / "sql", {"views/typo.sql": "select * from no_such_table",
+                                       "views/fine.sql": "select 1 as x"})
+    lake = open_lake(tmp_path / "lake")
+    with Snapshot.of(lake, sql) as con:
+        assert con.execute("select 'typo' as word, x from fine").fetchall() == [("typo", 1)]  # only a word here
+        with pytest.raises(duckdb.Error, match=r"views/typo\.sql: .*no_such_table"):
+            con.execute("select * from typo")
