@@ -145,7 +145,11 @@ def report(data: dict) -> list[Row]:
     scale = (f"{get(data, 'models')} models × {count(get(data, 'seeds'))} seeds, Arena on "
              f"{count(get(data, 'arena_seeds'))}")
     repeats = len(get(data, "write_report_s"))
-    return [(f"`write_report`, median of {repeats} ({scale})", seconds(get(data, "write_report_median_s"))),
+    live, snapshot = get(data, "write_report_live_median_s"), get(data, "write_report_median_s")
+    return [(f"`write_report`, median of {repeats} ({scale})", seconds(snapshot)),
+            (f"`write_report` with every query computing its views from the files (no `Snapshot`), same run",
+             f"{seconds(live)} ({live / snapshot:.1f}× the Snapshot's; same page: "
+             f"{'yes' if get(data, 'same_page_live') else 'NO'})"),
             (f"`write_explorer`, median of {repeats} ({scale})", seconds(get(data, "write_explorer_median_s"))),
             (f"report.html / explorer.html size ({scale})",
              f"{size(get(data, 'bytes.html'))} / {size(get(data, 'bytes.explorer'))}")]
