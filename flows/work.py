@@ -17,21 +17,25 @@ import sys
 from dialogbench.dispatch import units as dispatch  # the lake's names and the beat: nothing slow
 
 
-def _on_this_box() -> None:
-    """A unit on this box (``dialogbench/dispatch/box.py``): its parameters on stdin, its beat started before anything else."""
+def _on_this_box() -> int:
+    """A unit on this box (``dialogbench/dispatch/box.py``): its parameters on stdin, its beat started before anything
+    else; returns the exit code of the state its flow run ended in (``outcome.EXIT``, which ``box.state`` reads)."""
     parameters = json.load(sys.stdin)
     with dispatch.heartbeat(parameters["overrides"]["lake"], parameters["unit"], parameters["token"]):
         from dialogbench.dispatch.box import die_with_parent
+        from dialogbench.dispatch.outcome import EXIT
 
         die_with_parent(parameters.pop("parent_pid"))
         from flows.work import work as flow  # this file as a module: the flow a worker of the pool runs too
 
-        flow(**parameters)
+        state = flow(**parameters, return_state=True)
+        if state.type.value != "COMPLETED":
+            print(f"{parameters['unit']}: ended {state.type.value.lower()}: {state.message}", file=sys.stderr)
+        return EXIT.get(state.type.value, EXIT["FAILED"])
 
 
 if __name__ == "__main__":
-    _on_this_box()
-    sys.exit(0)
+    sys.exit(_on_this_box())
 
 from tasks.redacted import flow  # noqa: E402  (Prefect: after the box's beat started)
 
@@ -40,24 +44,30 @@ from tasks.redacted import flow  # noqa: E402  (Prefect: after the box's beat st
 def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stages: dict[str, list[str]],
          token: str, groups: dict[str, list[str]] | None = None):
     """The unit's stages, family by family, as the dispatching run would have run them (``groups``: the stages it
-    runs only for its group of models); Failed when a family's subflow is, or when the unit was sent again (this
-    attempt then commits nothing more). ``overrides`` holds the lake (the dispatching run puts it there): the beat
-    starts before the config is loaded."""
+    runs only for its group of models). It ends as ``dialogbench.dispatch.outcome`` says: Cancelled when its run
+    withdrew it (stopped, or gone: no lease), Crashed on a transient API error (sent again), Failed otherwise (a
+    family's subflow failed, or the unit was sent again: this attempt then commits nothing more). ``overrides`` holds
+    the lake (the dispatching run puts it there): the beat starts before the config is loaded."""
     with dispatch.heartbeat(overrides["lake"], unit, token):  # on this box: beating already
-        from prefect.states import Failed
+        from tasks.dispatch import attempt_guard, check_unit, ended
 
-        from dialogbench.run.registry import build_run
-        from flows.family_subflow import family
-        from tasks.dispatch import attempt_guard, check_unit
-        from tasks.returned import result_of
+        try:
+            from dialogbench.run.registry import build_run
+            from flows.family_subflow import family
+            from tasks.returned import result_of
 
-        run = build_run(config_path, overrides)  # this unit's entry point: the dispatching run's config and flags
-        check_unit(run, run_id)
-        done = []
-        with attempt_guard(run.config, unit, token):
-            for name, stages in family_stages.items():
-                state = family(run, run_id, name, stages, groups, return_state=True)
-                if not state.is_completed():
-                    return Failed(message=f"{unit}: {name}: {state.message}")
-                done += result_of(state)
-        return done
+            run = build_run(config_path, overrides)  # this unit's entry point: the dispatching run's config and flags
+            check_unit(run, run_id)
+            done = []
+            with attempt_guard(run.config, unit, token):
+                for name, stages in family_stages.items():
+                    state = family(run, run_id, name, stages, groups, return_state=True)
+                    if not state.is_completed():
+                        return ended(unit, f"{name}: {state.message}", state)
+                    done += result_of(state)
+            return done
+        except Exception as exc:
+            state = ended(unit, f"{type(exc).__name__}: {exc}", exc)
+            if state.is_failed():
+                raise  # anything else fails the flow run as it would, its traceback in its log
+            return state

@@ -17,9 +17,9 @@ from prefect import get_run_logger
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
-from prefect.states import Cancelled, Crashed
+from prefect.states import Cancelled, Crashed, Failed, State
 
-from dialogbench.dispatch import placement, scheduler, units as dispatch
+from dialogbench.dispatch import outcome, placement, scheduler, units as dispatch
 from dialogbench.run import stopping
 from dialogbench.run.built import Run
 from dialogbench.run.config import Config
@@ -38,8 +38,8 @@ def check_unit(run: Run, run_id: str) -> None:
     config = run.config
     if not held_by(config.lake, run_id):
         held = describe(holder(Path(config.lake)))
-        raise RuntimeError(f"{config.lake}: run {run_id} does not hold the lake's lease ({held}); dispatched work "
-                           f"writes only while the run that sent it goes on")
+        raise dispatch.Withdrawn(f"{config.lake}: run {run_id} does not hold the lake's lease ({held}); dispatched "
+                                 f"work writes only while the run that sent it goes on")
     gpus = placement.use(None).devices  # the worker's GPUs: CUDA_VISIBLE_DEVICES in its environment, else all it sees
     get_run_logger().info("dispatch: this unit's GPUs: %s", ",".join(gpus) or "none")
 
@@ -50,6 +50,19 @@ def attempt_guard(config: Config, unit: str, token: str) -> Iterator[None]:
     says the worker is alive, runs from the unit's first moment: ``flows/work.py``)."""
     with guard_commits(dispatch.commit_guard(config.lake, unit, token)):
         yield
+
+
+def ended(unit: str, message: str, cause: "BaseException | State") -> State:
+    """The state a unit's flow run ends in, for ``cause`` (an exception, or the failed state of a family's subflow,
+    whose exception it looks at): Cancelled, Crashed or Failed, as ``dialogbench.dispatch.outcome.ending`` says."""
+    if isinstance(cause, State):
+        try:
+            cause = cause.result(raise_on_failure=False)
+        except Exception as exc:  # its result was not kept: what reading it raised says as much
+            cause = exc
+    kind, why = outcome.ending(cause if isinstance(cause, BaseException) else None)
+    text = f"{unit}: {message}" + (f" ({why})" if why and why not in message else "")
+    return {"CANCELLED": Cancelled, "CRASHED": Crashed}.get(kind, Failed)(message=text)
 
 
 @task(name="split-units", cache_policy=NO_CACHE)

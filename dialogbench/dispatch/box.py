@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Mapping, Sequence
 
-from dialogbench.dispatch import placement
+from dialogbench.dispatch import outcome, placement
 from dialogbench.run.config import Config
 from dialogbench.lake.store import safe_name
 
@@ -87,12 +87,13 @@ class Box:
         return Started(unit, taken, process, log, out)
 
     def state(self, started: Started) -> str:
-        """RUNNING, or how it ended: COMPLETED (exit 0), CRASHED (killed by a signal: sent again), FAILED."""
+        """RUNNING, or how it ended (``outcome.exit_state``): COMPLETED (exit 0), CRASHED (killed by a signal, or a
+        transient error: sent again), CANCELLED (withdrawn by its run), FAILED."""
         code = started.process.poll()
         if code is None:
             return "RUNNING"
         self._release(started)
-        return "COMPLETED" if code == 0 else "CRASHED" if code < 0 else "FAILED"
+        return outcome.exit_state(code)
 
     def stop(self, started: Started, *, grace_s: float) -> None:
         """SIGTERM (the unit writes what finished and ends), SIGKILL after ``grace_s``."""

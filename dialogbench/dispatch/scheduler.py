@@ -74,7 +74,7 @@ def send_all(*, launcher: Launcher, lake: str | Path, run_id: str, settings: "Di
                                         beat=dispatch.last_beat(lake, unit, token), now=time.time())
                 dead = silent > watch.dead_after_s
                 if dead:  # its worker stopped beating: presumed dead; if it comes back, it commits nothing
-                    dispatch.revoke(lake, unit)
+                    dispatch.revoke(lake, unit, dispatch.PRESUMED_DEAD)
                     launcher.crash(attempt, "dispatch: no heartbeat")
                     log.warning("dispatch: %s: no heartbeat for %.0fs: its worker is presumed dead", unit, silent)
                 if not dead and kind not in FINAL:
@@ -174,7 +174,7 @@ def revoked_on_exit(lake: str | Path, live: dict, launcher: Launcher) -> Iterato
         yield
     finally:
         for unit, (_, attempt, _) in list(live.items()):
-            dispatch.revoke(lake, unit)
+            dispatch.revoke(lake, unit, dispatch.STOPPED)
             try:
                 launcher.stop(attempt)
             except Exception as exc:  # the server gone too: the revoked token is what matters

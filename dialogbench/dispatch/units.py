@@ -51,6 +51,17 @@ class Superseded(RuntimeError):
     """This attempt is no longer the unit's current one: the dispatching run sent the unit again."""
 
 
+class Withdrawn(Superseded):
+    """This attempt may commit nothing more because its dispatching run stopped (it revoked the attempt), or is gone
+    (it no longer holds the lake's lease: killed, or ended): the unit ends Cancelled, nobody is paged, nothing is
+    sent again."""
+
+
+# Why an attempt was revoked (``revoke``), as its worker is told when it tries to commit.
+STOPPED = "the dispatching run stopped"
+PRESUMED_DEAD = "no heartbeat: presumed dead"
+
+
 @dataclass(frozen=True)
 class Unit:
     """One flow run's worth of model work: its name (its models, ``+``-joined), its stages, in order, the models
@@ -141,20 +152,22 @@ def _locked(lake: str | os.PathLike, unit: str) -> Iterator[Path]:
             fcntl.lockf(lock, fcntl.LOCK_UN)
 
 
-def grant(lake: str | os.PathLike, unit: str, run_id: str) -> str:
+def grant(lake: str | os.PathLike, unit: str, run_id: str, *, reason: str | None = None) -> str:
     """A new attempt of ``unit`` for ``run_id``: its token, from now the only one that may commit. A commit an earlier
     attempt left between its two renames is finished first (``settle``), so the new one finds its cells."""
     token = uuid.uuid4().hex
     with _locked(lake, unit) as path:
         _settle(lake, unit)
-        path.write_text(json.dumps({"run_id": run_id, "token": token, "granted": time.time()}))
+        path.write_text(json.dumps({"run_id": run_id, "token": token, "granted": time.time(),
+                                    **({"reason": reason} if reason else {})}))
     return token
 
 
-def revoke(lake: str | os.PathLike, unit: str) -> None:
+def revoke(lake: str | os.PathLike, unit: str, reason: str = PRESUMED_DEAD) -> None:
     """No attempt of ``unit`` may commit any more: its token becomes one no worker holds (an attempt presumed dead
-    that comes back late, the units of a run that stops)."""
-    grant(lake, unit, "revoked")
+    that comes back late: ``PRESUMED_DEAD``; the units of a run that stops: ``STOPPED``, which they end Cancelled
+    on). The reason is what the attempt is told when it next tries to commit."""
+    grant(lake, unit, "revoked", reason=reason)
 
 
 def current(lake: str | os.PathLike, unit: str) -> dict:
@@ -162,21 +175,36 @@ def current(lake: str | os.PathLike, unit: str) -> dict:
         return json.loads(path.read_text()) if path.exists() else {}
 
 
-def check(path: Path, token: str) -> None:
+def check(path: Path, token: str, lake: str | os.PathLike | None = None) -> None:
+    """Raise unless ``token`` is the unit's current attempt (``Superseded``; ``Withdrawn`` when its run revoked it
+    because it stopped) and, given ``lake``, the run that granted it still holds the lake's lease (``Withdrawn``: a
+    dispatching run killed, or ended, leaves its units nothing to write for)."""
     held = json.loads(path.read_text()) if path.exists() else {}
     if held.get("token") != token:
-        raise Superseded(f"attempt {token[:8]} of {path.stem} was superseded (the dispatching run sent it again): "
-                         f"it commits nothing more")
+        reason = held.get("reason") if held.get("run_id") == "revoked" else None
+        if reason == STOPPED:
+            raise Withdrawn(f"attempt {token[:8]} of {path.stem} was withdrawn ({STOPPED}): it commits nothing more")
+        why = f"{reason}; " if reason else ""
+        raise Superseded(f"attempt {token[:8]} of {path.stem} was superseded ({why}the dispatching run sent it "
+                         f"again): it commits nothing more")
+    if lake is not None:
+        from dialogbench.lake.lease import held_by  # (here: a unit's process imports this module before anything)
+
+        run_id = held.get("run_id")
+        if not run_id or not held_by(lake, run_id):
+            raise Withdrawn(f"attempt {token[:8]} of {path.stem}: its dispatching run {run_id} no longer holds the "
+                            f"lake's lease (it was killed, or it ended): it commits nothing more")
 
 
 def commit_guard(lake: str | os.PathLike, unit: str, token: str):
-    """What ``Lake.write`` commits under (``store.guard_commits``): the unit's lock, the token still current, and the
-    commit (its temp file ``tmp``) noted until both its renames are done (``settle``)."""
+    """What ``Lake.write`` commits under (``store.guard_commits``): the unit's lock, the token still current, its
+    dispatching run still holding the lake's lease (``check``), and the commit (its temp file ``tmp``) noted until both
+    its renames are done (``settle``)."""
 
     @contextlib.contextmanager
     def guard(tmp: Path) -> Iterator[None]:
         with _locked(lake, unit) as path:
-            check(path, token)
+            check(path, token, lake)
             note = _note_path(lake, unit)
             _write_note(note, lake, tmp)
             try:

@@ -3,6 +3,7 @@ pool is tests/e2e/test_dispatch.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -89,8 +90,15 @@ def _write(lake: Lake, key: str):
     return lake.write("runs", pa.table({"run_id": ["r"], "stage": [key]}))
 
 
-def test_an_attempt_sent_again_commits_nothing_more(tmp_path):
-    lake = open_lake(tmp_path / "lake")
+@pytest.fixture
+def leased(tmp_path):
+    """The lake at tmp_path/lake, its lease held by run r1: the dispatching run that grants the attempts."""
+    with lake_lease(tmp_path / "lake", run_id="r1"):
+        yield open_lake(tmp_path / "lake")
+
+
+def test_an_attempt_sent_again_commits_nothing_more(leased, tmp_path):
+    lake = leased
     first = dispatch.grant(lake.root, "bot-a", "r1")
     with guard_commits(dispatch.commit_guard(lake.root, "bot-a", first)):
         assert _write(lake, "one").exists()
@@ -101,6 +109,40 @@ def test_an_attempt_sent_again_commits_nothing_more(tmp_path):
     with guard_commits(dispatch.commit_guard(lake.root, "bot-a", second)):
         assert _write(lake, "three").exists()
     assert sorted(lake.read("runs").column("stage").to_pylist()) == ["one", "three"]
+
+
+def test_an_attempt_of_a_run_that_stopped_is_withdrawn_not_sent_again(leased):
+    """A stopping run revokes its units' attempts as stopped: the next commit is refused as withdrawn (the unit ends
+    Cancelled), where an attempt presumed dead is told it was superseded (it is sent again)."""
+    lake = leased
+    token = dispatch.grant(lake.root, "bot-a", "r1")
+    dispatch.revoke(lake.root, "bot-a", dispatch.STOPPED)
+    with guard_commits(dispatch.commit_guard(lake.root, "bot-a", token)):
+        with pytest.raises(dispatch.Withdrawn, match="withdrawn \\(the dispatching run stopped\\)"):
+            _write(lake, "late")
+    token = dispatch.grant(lake.root, "bot-b", "r1")
+    dispatch.revoke(lake.root, "bot-b")  # presumed dead
+    with guard_commits(dispatch.commit_guard(lake.root, "bot-b", token)):
+        with pytest.raises(dispatch.Superseded, match="no heartbeat: presumed dead; the dispatching run sent it") as e:
+            _write(lake, "late")
+    assert not isinstance(e.value, dispatch.Withdrawn)
+    assert not lake.has("runs")
+
+
+def test_no_attempt_commits_once_its_dispatching_run_is_gone(tmp_path):
+    """The run that granted the attempt no longer holds the lake's lease (killed: the kernel dropped its lock; or
+    ended; or another run holds it now): the attempt's next commit is refused, however current its token."""
+    lake = open_lake(tmp_path / "lake")
+    with lake_lease(lake.root, run_id="r1"):
+        token = dispatch.grant(lake.root, "bot-a", "r1")
+        with guard_commits(dispatch.commit_guard(lake.root, "bot-a", token)):
+            assert _write(lake, "while it runs").exists()
+    for holder in (None, "r2"):
+        with lake_lease(lake.root, run_id=holder) if holder else contextlib.nullcontext():
+            with guard_commits(dispatch.commit_guard(lake.root, "bot-a", token)):
+                with pytest.raises(dispatch.Withdrawn, match="dispatching run r1 no longer holds the lake's lease"):
+                    _write(lake, "after")
+    assert lake.read("runs").column("stage").to_pylist() == ["while it runs"]
 
 
 def test_a_heartbeat_beats_while_the_work_runs(tmp_path):
@@ -190,6 +232,11 @@ def test_two_threads_of_one_unit_commit_one_at_a_time(tmp_path):
     """A POSIX record lock is the process's, not the thread's: without a lock of its own, a second chunk of the unit
     committing at once would enter the guard beside the first, and its end would release the lock under the first,
     mid-commit (then a new attempt's grant could settle that commit while it is being made)."""
+    with lake_lease(tmp_path, run_id="r1"):  # the dispatching run, while its units run
+        _two_threads_commit_one_at_a_time(tmp_path)
+
+
+def _two_threads_commit_one_at_a_time(tmp_path) -> None:
     token = dispatch.grant(tmp_path, "bot-a", "r1")
     guard = dispatch.commit_guard(tmp_path, "bot-a", token)
     tmp = tmp_path / "runs" / ".part-x-0123abcd.parquet.tmp"

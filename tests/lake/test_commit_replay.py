@@ -14,6 +14,7 @@ import signal
 import pytest
 
 from dialogbench.dispatch import units as dispatch
+from dialogbench.lake.lease import lake_lease
 from dialogbench.run import registry
 from dialogbench.lake import manifest
 from dialogbench.lake.catalog import data_tests
@@ -22,6 +23,14 @@ from dialogbench.run.registry import open_lake
 
 KEYS = ("k1", "k2", "k3")
 UNIT = "bot-a"
+
+
+@pytest.fixture(autouse=True)
+def dispatching_run(tmp_path):
+    """Run r1, which grants the attempts here, holds the lake's lease, as a dispatching run does while its units run
+    (an attempt commits only then: ``dispatch.check``)."""
+    with lake_lease(tmp_path / "lake", run_id="r1"):
+        yield
 
 
 def generations():
