@@ -57,7 +57,7 @@ def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stage
             from tasks.returned import result_of
 
             run = build_run(config_path, overrides)  # this unit's entry point: the dispatching run's config and flags
-            check_unit(run, run_id)
+            check_unit(run, run_id, unit, token)
             done = []
             with attempt_guard(run.config, unit, token):
                 for name, stages in family_stages.items():

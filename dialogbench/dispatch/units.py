@@ -196,6 +196,13 @@ def check(path: Path, token: str, lake: str | os.PathLike | None = None) -> None
                             f"lake's lease (it was killed, or it ended): it commits nothing more")
 
 
+def still_current(lake: str | os.PathLike, unit: str, token: str) -> None:
+    """What a commit checks (``check``), asked before any work: an attempt withdrawn or superseded before it began
+    says so at once."""
+    with _locked(lake, unit) as path:
+        check(path, token, lake)
+
+
 def commit_guard(lake: str | os.PathLike, unit: str, token: str):
     """What ``Lake.write`` commits under (``store.guard_commits``): the unit's lock, the token still current, its
     dispatching run still holding the lake's lease (``check``), and the commit (its temp file ``tmp``) noted until both

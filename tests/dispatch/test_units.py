@@ -330,3 +330,14 @@ def test_dead_after_s_below_three_heartbeats_is_refused_naming_the_field():
     with pytest.raises(ValidationError, match="dead_after_s"):
         DispatchConfig(dead_after_s=dispatch.BEAT_S)
     assert DispatchConfig(dead_after_s=DEAD_AFTER_MIN_S).dead_after_s == DEAD_AFTER_MIN_S
+
+
+def test_an_attempt_withdrawn_before_it_began_says_so_at_its_first_check(leased):
+    """A unit whose run stopped before the unit got going (its worker was slow to pick it up) is told at its start,
+    before any work, as it would be at its first commit; a current attempt of a run holding the lease goes on."""
+    lake = leased
+    token = dispatch.grant(lake.root, "bot-a", "r1")
+    dispatch.still_current(lake.root, "bot-a", token)  # nothing raised
+    dispatch.revoke(lake.root, "bot-a", dispatch.STOPPED)
+    with pytest.raises(dispatch.Withdrawn, match="the dispatching run stopped"):
+        dispatch.still_current(lake.root, "bot-a", token)

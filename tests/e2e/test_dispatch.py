@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -205,3 +206,69 @@ def test_a_unit_waiting_for_a_free_worker_is_not_presumed_dead(pool, tmp_path):
     assert "ended COMPLETED after 1 attempt(s)" in out and "attempt 2" not in out, out[-3000:]
     cells = _cells(tmp_path / "lake-queued")
     assert all(len(keys) == len(set(keys)) > 0 for keys in cells.values()), cells
+
+
+def _units_running(api: str, lake: Path, run: subprocess.Popen, log: Path, workers: list[Worker]) -> list[dict]:
+    """Wait until both units' flow runs are Running on the workers and beating (before their first commit: a
+    scripted call takes 2 s here); returns them."""
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        assert run.poll() is None, log.read_text()[-4000:]
+        running = [r for r in _unit_runs(api, lake) if r["state_type"] == "RUNNING"]
+        if len(running) == 2 and len(list((lake / "_state" / "attempts").glob("*.beat"))) >= 2:
+            return running
+        time.sleep(0.5)
+    raise AssertionError("the units did not run\n" + log.read_text()[-3000:] + "".join(w.tail() for w in workers))
+
+
+def _files(lake: Path) -> list[str]:
+    """The lake's committed data files."""
+    return sorted(str(p.relative_to(lake)) for p in lake.rglob("*.parquet") if "_state" not in p.parts)
+
+
+def _units_ended(api: str, lake: Path) -> list[dict]:
+    """The units' flow runs once every one has ended (Completed, Failed, Cancelled or Crashed)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        runs = _unit_runs(api, lake)
+        if runs and all(r["state_type"] in ("COMPLETED", "FAILED", "CANCELLED", "CRASHED") for r in runs):
+            return runs
+        time.sleep(1)
+    raise AssertionError(f"the units did not end: {[(r['name'], r['state_type']) for r in _unit_runs(api, lake)]}")
+
+
+def test_a_stopped_or_killed_dispatching_run_s_units_end_cancelled_and_commit_nothing_more(pool, tmp_path):
+    """SIGTERM to the dispatching run while its units run: it stops (exit 143), and each unit, refused its next commit
+    as withdrawn, ends Cancelled saying the run stopped (the failure automation is on Failed and Crashed: nobody is
+    paged), never Failed "sent again". SIGKILL to another: it revokes nothing, but the kernel drops its lease, and each
+    of its units, refused its next commit, ends Cancelled saying so; nothing of theirs lands after the kill."""
+    api, env, workers = pool
+    for how in ("stopped", "killed"):
+        log, lake = tmp_path / f"{how}.log", tmp_path / f"lake-{how}"
+        run = _run(_config(tmp_path, how, delay=2.0, dispatch=True, limit=4, dead_after_s=120), env, tmp_path,
+                   stdout=log.open("w"), stderr=subprocess.STDOUT)
+        try:
+            _units_running(api, lake, run, log, workers)
+            run.send_signal(signal.SIGTERM if how == "stopped" else signal.SIGKILL)
+            code = run.wait(timeout=120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        if how == "stopped":
+            assert code == 143, log.read_text()[-4000:]
+            kept = None
+        else:
+            assert code == -signal.SIGKILL
+            time.sleep(3)  # a commit past its check when the run died lands now; none may start after
+            kept = _files(lake)
+        units = _units_ended(api, lake)
+        states = {r["name"]: (r["state_type"], r["state"]["message"] or "") for r in units}
+        # (a unit not yet at its first check when its run died is told the run "does not hold" the lease)
+        why = "the dispatching run stopped" if how == "stopped" else "the lake's lease"
+        wrong = {name: ended for name, ended in states.items() if ended[0] != "CANCELLED" or why not in ended[1]}
+        assert not wrong, f"{how}: {wrong}\n" + "".join(w.tail() for w in workers)
+        if kept is not None:
+            assert _files(lake) == kept  # the units of a dead run committed nothing more
+        check = subprocess.run([sys.executable, "-m", "dialogbench.cli", "verify", "--lake", str(lake)],
+                               cwd=REPO, env=env, capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
