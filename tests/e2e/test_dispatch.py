@@ -4,7 +4,8 @@ per call stand in for engines. The dispatched run computes the same cells as a r
 units on both workers; with one worker killed (SIGKILL, its flow run's process too) mid-unit, the dispatching run
 sends the unit again, the other worker finishes it, and no cell is doubled; the data tests pass after each. That one
 runs on PostgreSQL (started by the test, with a server and workers of its own), as a production server with several
-workers does.
+workers does. A dispatching run stopped (SIGTERM) or killed (SIGKILL) while its units run: they end Cancelled, saying
+why, and those of the killed one commit nothing more.
 
 The tests on SQLite share one server, pool, deployment and pair of workers (``sqlite_pool``, module-scoped: a
 server, its deployment and two workers cost ~8 s of CPU): each test gets them with every worker alive (one a test
