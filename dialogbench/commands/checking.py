@@ -30,9 +30,13 @@ def cmd_validate(args) -> int:
         raise ConfigError("\n".join([*found.inputs, *found.machine]))
     families = ", ".join(f.name for f in run.enabled if f.protocol) or "none"
     checks = ", ".join(f.name for f in run.enabled if not f.protocol)
-    say(f"{args.config}: valid ({count(len(config.models), 'model')}; families: {families}; "
-        f"{count(len(run.stages), 'stage')}; board: {config.board}"
-        f"{'; checks: ' + checks if checks else ''})")
+    what = (f"{count(len(config.models), 'model')}; families: {families}; {count(len(run.stages), 'stage')}; "
+            f"board: {config.board}{'; checks: ' + checks if checks else ''}")
+    if found.machine:  # the first line says what the exit code says: 1, not runnable here
+        say(f"{args.config}: not runnable on this machine yet ({count(len(found.machine), 'problem')} below, exit 1); "
+            f"the config itself is valid ({what})")
+    else:
+        say(f"{args.config}: valid ({what})")
     for note in found.notes:
         say(f"note: {redact(note)}")
     if found.machine:  # a problem can quote what the config says (weights not found: the URL, with its password)

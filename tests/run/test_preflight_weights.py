@@ -201,7 +201,9 @@ def test_validate_exits_1_naming_the_model_its_endpoint_does_not_serve(endpoint,
     path = config_file(_with_endpoint_judge(lake_dir, "judge-typo"))
     assert main(["validate", "--config", str(path)]) == 1
     out = capsys.readouterr().out
-    assert f"{path}: valid (2 models; " in out
+    first = out.splitlines()[0]  # what the exit code says, first: not "valid"
+    assert first.startswith(f"{path}: not runnable on this machine yet (1 problem below, exit 1); "), first
+    assert "the config itself is valid (2 models; " in first
     assert "not runnable on this machine yet:" in out
     assert f"{path}: model 'judge': endpoint: " in out and "does not serve 'judge-typo'" in out
 
