@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass
 
+import duckdb
+
 from dialogbench.cells.missing import missing
 from dialogbench.cells.shared_tables import BACKEND_CALLS_TABLE, RUNS_TABLE
 from dialogbench.cells.stage import Stage
@@ -46,22 +48,42 @@ def history(lake: Lake) -> dict[str, tuple[float, float]]:
 
 
 def size_stage(stage: Stage, config, lake: Lake, past: dict[str, tuple[float, float]]) -> list[Size]:
-    """One row per group of models among the stage's cells to compute (the judged model for a judge's cells; the
-    first row also holds the stage's planned, cached and waiting counts), one row when none is left."""
+    """One row per group of models among the stage's cells (the judged model for a judge's cells; a game's players
+    together), each with its own planned, cached, to-compute and waiting counts (the cells waiting for an earlier
+    stage that have no key yet are on the first row); one row when the stage has no cell."""
     planned = stage.plan(config, lake)
     todo = planned.todo if planned.todo is not None else missing(lake, stage.table, planned.cells)
     per_cell, (tokens, seconds) = stage.tokens_per_cell(config), past.get(stage.name, (None, None))
-    groups = sorted(Counter(", ".join(cell.models) for cell in todo).items())
+    group = lambda cell: ", ".join(cell.models)  # noqa: E731
+    cells, todo_n = Counter(group(c) for c in planned.cells), Counter(group(c) for c in todo)
+    blocked_n, unplaced = _blocked(stage, lake, planned, todo, group)
+    groups = sorted(cells.keys() | todo_n.keys()) or [", ".join(m.name for m in stage.models(config))]
     rows = []
-    for i, (models, n) in enumerate(groups or [(", ".join(m.name for m in stage.models(config)), 0)]):
-        first = i == 0
-        cells = n + (planned.blocked + planned.unplanned if first else 0)
-        rows.append(Size(stage.name, models, planned=len(planned.cells) + planned.unplanned if first else 0,
-                         cached=len(planned.cells) - len(todo) - planned.blocked if first else 0, to_compute=n,
-                         waiting=cells - n, max_tokens=cells * per_cell,
-                         expected_tokens=None if tokens is None else round(cells * tokens),
-                         expected_seconds=None if seconds is None else round(cells * seconds, 1)))
+    for i, models in enumerate(groups):
+        first = planned.unplanned + unplaced if i == 0 else 0  # not keyed yet, or blocked in no known group
+        n = todo_n[models]
+        waiting = blocked_n[models] + first
+        rows.append(Size(stage.name, models, planned=cells[models] + (planned.unplanned if i == 0 else 0),
+                         cached=max(cells[models] - n - blocked_n[models] - (unplaced if i == 0 else 0), 0),
+                         to_compute=n, waiting=waiting,
+                         max_tokens=(n + waiting) * per_cell,
+                         expected_tokens=None if tokens is None else round((n + waiting) * tokens),
+                         expected_seconds=None if seconds is None else round((n + waiting) * seconds, 1)))
     return rows
+
+
+def _blocked(stage: Stage, lake: Lake, planned, todo, group) -> tuple[Counter, int]:
+    """The stage's blocked cells (keyed, neither stored nor to compute: MT-Bench-101 turns not answered yet) by group
+    of models, and how many of them could not be placed in one (counted on the first row)."""
+    if not planned.blocked:
+        return Counter(), 0
+    keys = {c.key for c in todo}
+    try:
+        absent = missing(lake, stage.table, planned.cells)
+    except duckdb.Error:  # a table the anti-join does not read: the count alone
+        return Counter(), planned.blocked
+    found = Counter(group(c) for c in absent if c.key not in keys)
+    return found, max(planned.blocked - sum(found.values()), 0)
 
 
 def size(config, stages: list[Stage], lake: Lake) -> list[Size]:

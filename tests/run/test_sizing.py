@@ -33,7 +33,10 @@ def test_a_run_s_cells_tokens_and_history(make_config, lake_dir):
         record_stage(registry.open_lake(config.lake), run_id="r1", report=report, config="config.yaml")
     after = _rows(config)
     assert after[("generate:bot-a", "bot-a")]["cached"] == 3 and after[("generate:bot-a", "bot-a")]["to_compute"] == 0
-    assert after[("botchat_unieval", "judge")]["cached"] == 6
+    # every group of models carries its own counts (the judged model, for a judge's cells): not the first row alone
+    unieval = {models: row for (stage, models), row in after.items() if stage == "botchat_unieval"}
+    assert {m: (r["planned"], r["cached"], r["to_compute"]) for m, r in unieval.items()} == \
+        {"bot-a": (3, 3, 0), "bot-b": (3, 3, 0)}
 
     grown = make_config(limit=5, n=[4, 8])  # two more seeds: their cells only, expected from the first run
     rows = _rows(grown)
@@ -56,3 +59,19 @@ def test_plan_prints_the_table_and_writes_json_without_writing_the_lake(config_f
     assert {r["stage"] for r in rows} >= {"extract_seeds", "generate:bot-a", "botchat_unieval"}
     assert not lake_dir.exists() or not any(lake_dir.rglob("*.parquet"))  # nothing computed, nothing written
 
+
+
+def test_each_group_of_models_carries_its_own_counts(make_config, lake_dir):
+    """A stage of several models is one row per model (a game's players together), each with its planned, cached,
+    to-compute and waiting cells, where the first row used to hold the stage's: MT-Bench-101's judge, per judged
+    model, waits for that model's answers only."""
+    from tests.conftest import config_dict
+
+    data = config_dict(lake_dir, models=[chatbot("bot-a"), chatbot("bot-b")])
+    config = make_config({**data, "mtbench101": {"limit": 1, "tasks": ["CM"]}})
+    turns = _rows(config)[("mtbench101_answer:bot-a", "bot-a")]["planned"]
+    assert turns > 0
+    run(config, "mtbench101_answer:bot-a")
+    judge = {models: row for (stage, models), row in _rows(config).items() if stage == "mtbench101_judge"}
+    assert {m: (r["planned"], r["cached"], r["to_compute"], r["waiting"]) for m, r in judge.items()} == \
+        {"bot-a": (turns, 0, turns, 0), "bot-b": (turns, 0, 0, turns)}
