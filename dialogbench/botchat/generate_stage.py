@@ -50,7 +50,7 @@ class GenerateDialogues(Stage):
         """A cell per seed; one is missing when no stored generation reaches ``n_target``. Each missing
         dialogue starts from the longest stored (or checkpointed) prefix, else from its ChatSEED."""
         model, n_target = config.model(self.model_name), config.botchat.n_max
-        seeds, model_fp = selected_seeds(config), model_fingerprint(model)
+        seeds, model_fp = selected_seeds(config, lake), model_fingerprint(model)
         keys = [dialogue_key(item_fp=fp, model_fp=model_fp, system_prompt=config.botchat.system_prompt)
                 for fp in seeds.column("item_fp").to_pylist()]
         planned = pa.table({"dialogue_key": keys, "item_id": seeds.column("seed_id"), "seed": seeds.column("seed")})

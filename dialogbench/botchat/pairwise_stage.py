@@ -70,7 +70,7 @@ class PairwiseStage(JudgeStage):
 
     def plan(self, config, lake: Lake) -> Planned:
         settings = self.settings(config)
-        seeds = comparison_seeds(config, min_human_utterances=settings.min_human_utterances, limit=settings.limit)
+        seeds = comparison_seeds(config, lake, min_human_utterances=settings.min_human_utterances, limit=settings.limit)
         cells, skipped = self.pairs(config, lake, seeds, self.judge)
         # a seed skipped for a missing dialogue is two cells (both orders) that cannot be keyed yet: blocked
         return Planned(cells, detail={"skipped_missing_dialogues": sum(skipped.values()), "skipped": skipped},

@@ -9,15 +9,15 @@ from dialogbench.botchat.tables import SEEDS_TABLE
 from dialogbench.lake import Lake
 
 
-def selected_seeds(config) -> pa.Table:
-    """The extracted seeds in file order, the first ``botchat.limit`` of them."""
-    seeds = Lake(config.lake).read(SEEDS_TABLE.name, SEEDS_TABLE.schema).sort_by("line")
+def selected_seeds(config, lake: Lake) -> pa.Table:
+    """The seeds extracted into ``lake`` (the run's), in file order, the first ``botchat.limit`` of them."""
+    seeds = lake.read(SEEDS_TABLE.name, SEEDS_TABLE.schema).sort_by("line")
     return seeds.slice(0, config.botchat.limit) if config.botchat.limit else seeds
 
 
-def comparison_seeds(config, *, min_human_utterances: int, limit: int | None) -> pa.Table:
+def comparison_seeds(config, lake: Lake, *, min_human_utterances: int, limit: int | None) -> pa.Table:
     """The selected seeds whose human dialogue has >= ``min_human_utterances`` (the paper's 222 with 4),
     the first ``limit`` of them."""
-    seeds = selected_seeds(config)
+    seeds = selected_seeds(config, lake)
     seeds = seeds.filter(pc.greater_equal(seeds.column("n_utterances"), min_human_utterances))
     return seeds.slice(0, limit) if limit else seeds

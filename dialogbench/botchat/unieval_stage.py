@@ -44,7 +44,7 @@ class UniEval(JudgeStage):
         version = protocol_version(load_examples(config.botchat.unieval_examples))
         models = chatbots(config)
         fps = pa.table({"model": [m.name for m in models], "model_fp": [model_fingerprint(m) for m in models]})
-        items = pa.table({"item_id": selected_seeds(config).column("seed_id")})
+        items = pa.table({"item_id": selected_seeds(config, lake).column("seed_id")})
         with lake.connect() as con:
             con.register("fps", fps)
             con.register("items", items)

@@ -53,10 +53,14 @@ def cmd_plan(args) -> int:
 
     run = build_run(args.config, overrides(args))
     config = run.config
-    rows = sizing.size(config, run.stages, run.lake)
+    rows, made = sizing.size_fresh(config, run.stages, run.lake)
     say(f"{args.config}: what a run would compute now (lake: {config.lake}, board: {config.board})")
     say(sizing.render(rows))
-    first = [r.stage for r in rows if r.to_compute and not r.max_tokens and r.models == ""]
+    first = [r.stage for r in rows if r.to_compute and not r.max_tokens and r.models == "" and r.stage not in made]
+    if made:  # a fresh lake: the later stages sized on what these make (BotChat's seeds), made in a scratch lake
+        say(f"note: a fresh lake: the stages after {', '.join(made)} are sized as if {'it' if len(made) == 1 else 'they'}"
+            f" had run (on what {'it makes' if len(made) == 1 else 'they make'}, in a scratch lake, thrown away); a "
+            f"judge's cells wait for the dialogues and answers they judge")
     if first:  # their outputs are inputs of later stages (BotChat's seeds): those are sized once they exist
         say(f"note: {', '.join(first)} not computed yet: the stages reading what they make (BotChat's dialogues "
             f"and verdicts for the seeds) are sized after a run has computed them")

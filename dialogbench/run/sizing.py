@@ -7,7 +7,9 @@ written: the plans are the stages' own, without their record."""
 from __future__ import annotations
 
 from collections import Counter
+import tempfile
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import duckdb
 
@@ -89,6 +91,34 @@ def _blocked(stage: Stage, lake: Lake, planned, todo, group) -> tuple[Counter, i
 def size(config, stages: list[Stage], lake: Lake) -> list[Size]:
     past = history(lake)
     return [row for stage in stages for row in size_stage(stage, config, lake, past)]
+
+
+def size_fresh(config, stages: list[Stage], lake: Lake) -> tuple[list[Size], list[str]]:
+    """``size``, and on a fresh lake (no data file yet) the stages after the leading ones that call no model (BotChat's
+    seeds, read from its dataset: cheap, and the input of every later BotChat cell) sized as if those had run: they
+    are run into a scratch lake, thrown away, and the rest is sized on it. Returns the rows and the stages so run
+    (empty when the lake has data: the stages reading an input not made yet are then sized as waiting for it)."""
+    leading = []
+    for stage in stages:
+        if stage.models(config):
+            break
+        leading.append(stage)
+    past = history(lake)
+    first = [row for stage in leading for row in size_stage(stage, config, lake, past)]
+    if not any(r.to_compute for r in first) or _has_data(lake):
+        return first + [row for stage in stages[len(leading):] for row in size_stage(stage, config, lake, past)], []
+    from dialogbench.cells.runner import run_stage  # (the stages' runner: only for a fresh lake's plan)
+
+    with tempfile.TemporaryDirectory(prefix="dialogbench-plan-") as tmp:
+        scratch = Lake(Path(tmp) / "lake", layout=lake.layout)
+        for stage in leading:
+            run_stage(stage, config, "plan", lake=scratch)
+        rest = [row for stage in stages[len(leading):] for row in size_stage(stage, config, scratch, past)]
+    return first + rest, [s.name for s in leading]
+
+
+def _has_data(lake: Lake) -> bool:
+    return lake.root.is_dir() and next(lake.root.rglob("*.parquet"), None) is not None
 
 
 COLUMNS = ("stage", "models", "planned", "cached", "to_compute", "waiting", "max_tokens", "expected_tokens",

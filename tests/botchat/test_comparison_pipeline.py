@@ -64,11 +64,11 @@ def counts(report) -> tuple[int, int, int, int]:
 def test_comparison_seeds_are_the_222_with_four_or_more_utterances(make_config):
     config = make_config(limit=None)
     stages.extract_seeds(config)
-    assert cs.comparison_seeds(config, min_human_utterances=4, limit=None).num_rows == 222
+    assert cs.comparison_seeds(config, open_lake(config.lake), min_human_utterances=4, limit=None).num_rows == 222
     small = make_config(limit=30)  # the first 30 seeds include MT-74 and MT-81 (3 utterances each)
-    ids = cs.comparison_seeds(small, min_human_utterances=4, limit=None).column("seed_id").to_pylist()
+    ids = cs.comparison_seeds(small, open_lake(small.lake), min_human_utterances=4, limit=None).column("seed_id").to_pylist()
     assert len(ids) == 28 and "MT-74" not in ids and "MT-81" not in ids
-    assert cs.comparison_seeds(small, min_human_utterances=4, limit=3).column("seed_id").to_pylist() == ids[:3]
+    assert cs.comparison_seeds(small, open_lake(small.lake), min_human_utterances=4, limit=3).column("seed_id").to_pylist() == ids[:3]
 
 
 def test_arena_plans_both_orders_of_every_pair(make_config, lake_dir, backend_calls):

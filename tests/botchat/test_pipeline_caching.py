@@ -437,7 +437,7 @@ def test_runs_are_recorded_and_queryable(make_config, pipeline):
 def test_selected_seeds_follow_file_order(make_config):
     config = make_config(limit=4)
     stages.extract_seeds(config)
-    assert stages.selected_seeds(config).column("seed_id").to_pylist() == ["MT-1", "MT-4", "MT-5", "MT-8"]
+    assert stages.selected_seeds(config, open_lake(config.lake)).column("seed_id").to_pylist() == ["MT-1", "MT-4", "MT-5", "MT-8"]
 
 
 def test_leaderboard_after_returning_to_a_larger_n(make_config, pipeline):

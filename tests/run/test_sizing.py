@@ -54,9 +54,14 @@ def test_plan_prints_the_table_and_writes_json_without_writing_the_lake(config_f
     assert main(["plan", "--config", str(path), "--json", str(tmp_path / "plan.json")]) == 0
     out = capsys.readouterr().out
     assert "to_compute" in out and "max_tokens" in out and any(line.startswith("total") for line in out.splitlines())
-    assert "note: extract_seeds not computed yet" in out  # a fresh lake: BotChat's later stages wait for the seeds
+    # a fresh lake: BotChat's stages sized on the seeds extract_seeds would make (in a scratch lake, thrown away)
+    assert "note: a fresh lake: the stages after extract_seeds are sized as if it had run" in out
     rows = json.loads((tmp_path / "plan.json").read_text())
     assert {r["stage"] for r in rows} >= {"extract_seeds", "generate:bot-a", "botchat_unieval"}
+    by_stage = {r["stage"]: r for r in rows}
+    assert (by_stage["extract_seeds"]["to_compute"], by_stage["generate:bot-a"]["to_compute"]) == (547, 2)  # limit 2
+    assert by_stage["generate:bot-a"]["max_tokens"] > 0
+    assert by_stage["botchat_unieval"]["waiting"] == 2  # one verdict per dialogue, once it is generated
     assert not lake_dir.exists() or not any(lake_dir.rglob("*.parquet"))  # nothing computed, nothing written
 
 
