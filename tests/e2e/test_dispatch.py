@@ -134,7 +134,14 @@ def _run(config: Path, env: dict, tmp_path: Path, **popen) -> subprocess.Complet
 def _unit_runs(api: str, lake: Path) -> list[dict]:
     """The units' flow runs of the run on ``lake`` (a shared server holds other tests' too)."""
     body = {"flow_runs": {"name": {"any_": ["bot-a", "bot-b"]}}, "sort": "START_TIME_ASC"}
-    runs = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+    for attempt in range(1, 4):  # a SQLite server on a loaded machine may answer slowly (its database locked)
+        try:
+            runs = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=30).json()
+            break
+        except httpx.TimeoutException:
+            if attempt == 3:
+                raise
+            time.sleep(2)
     return [r for r in runs if r["parameters"]["overrides"]["lake"] == str(lake)]
 
 
