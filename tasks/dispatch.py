@@ -32,13 +32,12 @@ from tasks.redacted import task
 log = logging.getLogger("dialogbench.dispatch")
 
 
-def check_unit(run: Run, run_id: str, unit: str | None = None, token: str | None = None) -> None:
-    """A unit's run (built from the dispatching run's config and flags, ``flows/work.py``) goes on only while that run
-    holds the lake's lease (it writes as that run) and, given them, while ``token`` is ``unit``'s current attempt
-    (``dispatch.still_current``: withdrawn by a run that stopped, it says so)."""
+def check_unit(run: Run, run_id: str, unit: str, token: str) -> None:
+    """A unit's run (built from the dispatching run's config and flags, ``flows/work.py``) goes on only while ``token``
+    is ``unit``'s current attempt (``dispatch.still_current``: withdrawn by a run that stopped, it says so) and that
+    run holds the lake's lease (it writes as that run; the refusal names who holds it)."""
     config = run.config
-    if unit is not None and token is not None:
-        dispatch.still_current(config.lake, unit, token)
+    dispatch.still_current(config.lake, unit, token)  # first: a run that stopped says so, as its lease is gone too
     if not held_by(config.lake, run_id):
         held = describe(holder(Path(config.lake)))
         raise dispatch.Withdrawn(f"{config.lake}: run {run_id} does not hold the lake's lease ({held}); dispatched "

@@ -290,13 +290,15 @@ CREATE_VIEW = "CREATE OR REPLACE VIEW"
 def statements(lake: Lake, sql: SqlFolders | None = None) -> list[tuple[Path, str]]:
     """What ``create_views`` runs, each with the file it comes from: the macros, then a ``CREATE OR REPLACE VIEW``
     per view file, each after the views it refs. Raises ``CatalogError`` naming a file whose tags are broken."""
-    context = Context.load(lake)
     sql = lake.layout.sql if sql is None else sql
-    found = macro_statements(sql)
-    for model in ordered(models(sql)):
-        view = render(model.sql, lake, context, path=model.path)
-        found.append((model.path, f'{CREATE_VIEW} "{model.name}" AS {view}'))
-    return found
+    return [*macro_statements(sql),
+            *((model.path, f'{CREATE_VIEW} "{model.name}" AS {view}') for model, view in rendered(lake, sql))]
+
+
+def rendered(lake: Lake, sql: SqlFolders) -> list[tuple[Model, str]]:
+    """Each view file of ``sql``, after the views it refs, with its SQL for ``lake`` (tags filled in)."""
+    context = Context.load(lake)
+    return [(model, render(model.sql, lake, context, path=model.path)) for model in ordered(models(sql))]
 
 
 def execute(con: duckdb.DuckDBPyConnection, found: list[tuple[Path, str]]) -> None:
@@ -396,10 +398,8 @@ class Snapshot:
     def of(cls, lake: Lake, sql: SqlFolders | None = None, *, board: str | None = None) -> "Snapshot":
         """A snapshot of ``lake``'s views (those of ``sql``; default: the lake's), its board-scoped views reading
         ``board``: a new in-memory database holding the macros only."""
-        context = Context.load(lake)
         sql = lake.layout.sql if sql is None else sql
-        views = {model.name: View(model.path, model.refs, render(model.sql, lake, context, path=model.path))
-                 for model in ordered(models(sql))}
+        views = {model.name: View(model.path, model.refs, view) for model, view in rendered(lake, sql)}
         con = duckdb.connect()
         try:
             execute(con, macro_statements(sql))
@@ -427,8 +427,7 @@ class Snapshot:
         if _SETS.match(statement):
             self.forget()
             return
-        needed = self._needed(statement)
-        for name in needed:
+        for name in self._needed(statement):
             view = self._views[name]
             try:
                 self._con.execute(f'CREATE TEMP TABLE "{name}" AS {view.sql}')

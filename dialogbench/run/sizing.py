@@ -88,8 +88,9 @@ def _blocked(stage: Stage, lake: Lake, planned, todo, group) -> tuple[Counter, i
     return found, max(planned.blocked - sum(found.values()), 0)
 
 
-def size(config, stages: list[Stage], lake: Lake) -> list[Size]:
-    past = history(lake)
+def size(config, stages: list[Stage], lake: Lake, past: dict[str, tuple[float, float]] | None = None) -> list[Size]:
+    """Every row of ``stages`` on ``lake`` (``past``: the history it is expected from; default: ``lake``'s)."""
+    past = history(lake) if past is None else past
     return [row for stage in stages for row in size_stage(stage, config, lake, past)]
 
 
@@ -104,16 +105,16 @@ def size_fresh(config, stages: list[Stage], lake: Lake) -> tuple[list[Size], lis
             break
         leading.append(stage)
     past = history(lake)
-    first = [row for stage in leading for row in size_stage(stage, config, lake, past)]
+    first = size(config, leading, lake, past)
     if not any(r.to_compute for r in first) or _has_data(lake):
-        return first + [row for stage in stages[len(leading):] for row in size_stage(stage, config, lake, past)], []
+        return first + size(config, stages[len(leading):], lake, past), []
     from dialogbench.cells.runner import run_stage  # (the stages' runner: only for a fresh lake's plan)
 
     with tempfile.TemporaryDirectory(prefix="dialogbench-plan-") as tmp:
         scratch = Lake(Path(tmp) / "lake", layout=lake.layout)
         for stage in leading:
             run_stage(stage, config, "plan", lake=scratch)
-        rest = [row for stage in stages[len(leading):] for row in size_stage(stage, config, scratch, past)]
+        rest = size(config, stages[len(leading):], scratch, past)
     return first + rest, [s.name for s in leading]
 
 
