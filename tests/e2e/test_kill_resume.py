@@ -35,8 +35,9 @@ def _start(config: Path, tmp_path: Path, log: Path) -> subprocess.Popen:
     """The run in its own process group, its stdout and stderr written to ``log`` as it goes (PYTHONUNBUFFERED):
     what it printed before it was killed is kept."""
     env = cli_env(tmp_path)
-    # Prefect's thread pool is unbounded: all ten judge chunks would be in flight at once and commit within the same
-    # instant (a CI run once ended between two looks). Two at a time leaves seconds between the first commit and the last.
+    # Prefect's thread pool is unbounded: all ten judge chunks would be in flight at once and commit within the
+    # same instant (a CI run once ended between two looks). Two at a time leaves seconds between the first commit
+    # and the last.
     env["PREFECT_TASK_RUNNER_THREAD_POOL_MAX_WORKERS"] = "2"
     with log.open("w") as out:
         return subprocess.Popen([sys.executable, "-m", "dialogbench.cli", "run", "--config", str(config)], cwd=REPO,
