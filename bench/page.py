@@ -399,6 +399,29 @@ def scale_out(data: dict) -> list[Row]:
     return rows
 
 
+def gpu(data: dict) -> list[Row]:
+    """bench/gpu.py: the embedded model through our transformers backend on one GPU: generated tokens a second per
+    micro-batch size, and W data-parallel shards (W engines on the one GPU) against one."""
+    scale = (f"{get(data, 'settings.conversations')} conversations, ≤ {get(data, 'settings.tokens')} new tokens, "
+             f"greedy, {get(data, 'machine.gpu')}")
+    rows = []
+    for i in range(len(get(data, "batch_sizes"))):
+        at = f"batch_sizes.{i}"
+        rows.append((f"transformers backend, micro-batch {get(data, f'{at}.batch_size')}: generated tokens/s "
+                     f"(peak GPU memory) ({scale})",
+                     f"{number(get(data, f'{at}.tok_s'))} tok/s ({mib(get(data, f'{at}.peak_gpu_mib'))})"))
+    for i in range(len(get(data, "shards"))):
+        at = f"shards.{i}"
+        rows.append((f"{get(data, f'{at}.shards')} data-parallel shard(s) of micro-batch "
+                     f"{get(data, f'{at}.per_shard.0.batch_size')} on the one GPU: tokens/s (speed-up over one; "
+                     f"slowest engine load) ({scale})",
+                     f"{number(get(data, f'{at}.tok_s'))} tok/s ({ratio(get(data, f'{at}.speedup'))}; "
+                     f"{seconds(get(data, f'{at}.slowest_load_s'))})"
+                     + ("" if get(data, f"{at}.started_together") else
+                        "; a shard started late, so the speed-up is an upper bound")))
+    return rows
+
+
 def gameeval(data: dict) -> list[Row]:
     """bench/gameeval.py: Ask-Guess games per minute with every game in flight (one backend call per step) against one
     game at a time, and how many games the two modes played identically."""
@@ -483,6 +506,7 @@ EXTRACTORS: dict[str, Callable[[dict], list[Row]]] = {
     "cached_rerun": cached_rerun,
     "artifacts": artifacts,
     "scale_out": scale_out,
+    "gpu": gpu,
     "gameeval": gameeval,
     "mtbench101": mtbench101,
     "probes": probes,
@@ -493,13 +517,15 @@ EXTRACTORS: dict[str, Callable[[dict], list[Row]]] = {
 # ------------------------------------------------------------------------------------------ the page
 
 def machine(data: dict) -> str:
-    """E.g. "2 cores, load 4.4→5.1": the 1-minute load average when the bench started (and ended, if recorded)."""
+    """E.g. "2 cores, load 4.4→5.1": the 1-minute load average when the bench started (and ended, if recorded);
+    then the GPU, for a bench that ran on one."""
     cores, start = get(data, "machine.nproc"), get(data, "machine.loadavg_at_start")
     load = f"load {start[0]:.1f}"
     end = data["machine"].get("loadavg_at_end")
     if end:
         load += f"→{end[0]:.1f}"
-    return f"{cores} cores, {load}"
+    gpu = data["machine"].get("gpu")
+    return f"{cores} cores, {load}{', ' + gpu if gpu else ''}"
 
 
 def cell(text: str) -> str:

@@ -160,7 +160,7 @@ def test_every_extractor_names_a_bench_script():
 # Every bench/*.py is one of these two: a bench, which records itself (bench/record.py) and has an extractor, or not
 # a bench (why beside it). A new script that is in neither fails here until it is placed.
 BENCHES = ("elo", "stats", "report", "serve", "query", "lake_integrity", "botchat_pipeline", "engines", "omp_threads",
-           "cached_rerun", "artifacts", "scale_out", "gameeval", "mtbench101", "probes", "suite")
+           "cached_rerun", "artifacts", "scale_out", "gpu", "gameeval", "mtbench101", "probes", "suite")
 NOT_BENCHES = {"__init__.py": "the package", "page.py": "writes docs/benchmarks.md from the results",
                "record.py": "the recorder itself",
                "runs.py": "runs `dialogbench run` for artifacts.py and probes.py; writes nothing"}
@@ -413,6 +413,48 @@ def test_scale_out_rows(tmp_path):
          "units 26.0 s (n/a, target 3.20×); whole run 40.0 s (2.50×)"),
         ("judging while the units generate vs after them: whole run (3 chatbots on 2 GPUs, judge 2 s per cell)",
          "60.0 s vs 75.0 s (1.25×)")]
+
+
+def test_gpu_rows(tmp_path):
+    from bench import gpu as bench
+
+    def shard(n: int, tok_s: float, load: float, waited: float) -> dict:
+        return {"shards": n, "tok_s": tok_s, "slowest_load_s": load, "generate_window_s": 10.0,
+                "started_together": waited > 0, "per_shard": [{"batch_size": 64, "load_s": load, "waited_s": waited}]}
+
+    result = {**recorded("gpu", ["--shards", "1,2,4"]),
+              **bench.summarise(batches=[{"batch_size": 64, "tok_s": 1778.9, "peak_gpu_mib": 1453.1}],
+                                shards=[shard(1, 1600.0, 30.0, 5.0), shard(2, 2400.0, 31.0, 4.0),
+                                        shard(4, 4000.0, 70.0, 0.0)])}
+    result["settings"] = {"conversations": 1024, "tokens": 64}
+    result["machine"]["gpu"] = "NVIDIA H200"
+    scale = "1024 conversations, ≤ 64 new tokens, greedy, NVIDIA H200"
+    assert [shard["speedup"] for shard in result["shards"]] == [1.0, 1.5, 2.5]
+    assert page_rows(tmp_path, result) == [
+        (f"transformers backend, micro-batch 64: generated tokens/s (peak GPU memory) ({scale})",
+         "1,779 tok/s (1,453 MiB)"),
+        (f"1 data-parallel shard(s) of micro-batch 64 on the one GPU: tokens/s (speed-up over one; slowest engine "
+         f"load) ({scale})", "1,600 tok/s (1.00×; 30.0 s)"),
+        (f"2 data-parallel shard(s) of micro-batch 64 on the one GPU: tokens/s (speed-up over one; slowest engine "
+         f"load) ({scale})", "2,400 tok/s (1.50×; 31.0 s)"),
+        (f"4 data-parallel shard(s) of micro-batch 64 on the one GPU: tokens/s (speed-up over one; slowest engine "
+         f"load) ({scale})", "4,000 tok/s (2.50×; 70.0 s); a shard started late, so the speed-up is an upper bound")]
+    assert "NVIDIA H200" in page.machine(result)
+
+
+def test_gpu_conversations_are_the_vendored_seeds_first_three_utterances():
+    from bench import gpu as bench
+
+    conversations = bench.conversations(600)  # more than the 547 seeds: cycled
+    assert len(conversations) == 600 and conversations[0] == conversations[547 - bench_short(bench)]
+    assert [m["role"] for m in conversations[0]] == ["user", "assistant", "user"]
+    assert conversations[0][0]["content"] == "You look rather pale. Are you feeling well?"
+
+
+def bench_short(bench) -> int:
+    """Seeds of the vendored set with fewer than three utterances (skipped by ``bench.gpu.conversations``)."""
+    rows = [json.loads(line) for line in bench.SEEDS.read_text().splitlines() if line.strip()]
+    return sum(len(row["conv-GT"]) < 3 for row in rows)
 
 
 def test_gameeval_rows(tmp_path):
