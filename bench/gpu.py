@@ -87,7 +87,8 @@ def measure(*, weights: str, batch_size: int, count: int, tokens: int, shard: in
     backend.close()
     return {"shard": shard, "shards": shards, "batch_size": batch_size, "conversations": len(convs),
             "failed": len(failed), "first_error": failed[0] if failed else None,
-            "load_s": round(loaded - t0, 3), "waited_s": round(waited, 3), "generate_s": round(g1 - g0, 3), "generated_tokens": generated,
+            "load_s": round(loaded - t0, 3), "waited_s": round(waited, 3), "generate_s": round(g1 - g0, 3),
+            "generated_tokens": generated,
             "prompt_tokens": sum(c.prompt_tokens for c in done),
             "tok_s": round(generated / (g1 - g0), 1) if g1 > g0 else None,
             "peak_gpu_mib": round(torch.cuda.max_memory_allocated() / 2**20, 1) if device.startswith("cuda") else None}
