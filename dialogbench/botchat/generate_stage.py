@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from dialogbench.backends import get_backend, sampling_for
 from dialogbench.botchat.generation import DialogueState, generate_dialogues
+from dialogbench.botchat.seeds import SEED_LENGTH, read_seeds
 from dialogbench.botchat.selection import selected_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE
 from dialogbench.cells import Cell, Emit, Planned, Stage
@@ -16,6 +17,7 @@ from dialogbench.run.config import ModelConfig
 from dialogbench.cells.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake, manifest
 from dialogbench.run.runs import now
+from dialogbench.text.lengths import typical_reply_tokens
 
 log = logging.getLogger("dialogbench.botchat.generation")
 PROTOCOL = "botchat"
@@ -45,6 +47,14 @@ class GenerateDialogues(Stage):
 
     def tokens_per_cell(self, config) -> int:
         return (config.botchat.n_max - 2) * config.model(self.model_name).max_tokens  # every utterance after the seed
+
+    def typical_tokens_per_cell(self, config) -> float | None:
+        """Every utterance after the seed as long as the dataset's human ones after its seeds (each capped at the
+        model's max_tokens)."""
+        dialogues = read_seeds(config.botchat.dataset).column("dialogue").to_pylist()
+        per_reply = typical_reply_tokens((u for d in dialogues for u in d[SEED_LENGTH:]),
+                                         cap=config.model(self.model_name).max_tokens)
+        return None if per_reply is None else (config.botchat.n_max - 2) * per_reply
 
     def plan(self, config, lake: Lake) -> Planned:
         """A cell per seed; one is missing when no stored generation reaches ``n_target``. Each missing

@@ -113,6 +113,12 @@ class Stage:
         no model."""
         return 0
 
+    def typical_tokens_per_cell(self, config: "Config") -> float | None:
+        """The tokens computing one of its cells generates on average by the protocol's own lengths (its dataset's
+        replies, each capped at the stage's most tokens): ``dialogbench plan``'s estimate before the lake has a
+        history of the stage; None when the protocol gives no such length (the bound is used)."""
+        return None
+
     def model_groups(self, config: "Config") -> list[list["ModelConfig"]]:
         """The models it loads at the same time, in the order it loads them: all of them at once by default (a
         stage that releases engines midway, as GameEval's, says which groups)."""

@@ -27,6 +27,17 @@ def positive_int(value: str) -> int:
     return number
 
 
+def positive_float(value: str) -> float:
+    """A finite number above 0 (``plan --hours``)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not 0 < number < float("inf"):  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value!r}")
+    return number
+
+
 def seconds(value: str) -> float:
     """A timeout that must end: more than 0 and at most an hour (``run --stop-timeout``, ``serve --timeout``)."""
     try:

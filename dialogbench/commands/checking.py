@@ -46,9 +46,10 @@ def cmd_validate(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    """Per stage and model: the cells still to compute and the tokens they generate at most (and are expected to,
-    from the lake's history); nothing is computed or written."""
-    from dialogbench.run import sizing
+    """Per stage and model: the cells still to compute and the tokens they generate at most and are expected to (the
+    lake's history, else the protocol's lengths); per unit, its hours and GPU-hours at its throughput; with
+    ``--hours N``, whether the night fits in N hours and on how many GPUs. Nothing is computed or written."""
+    from dialogbench.run import capacity, sizing
     from dialogbench.run.registry import build_run
 
     run = build_run(args.config, overrides(args))
@@ -64,6 +65,21 @@ def cmd_plan(args) -> int:
     if first:  # their outputs are inputs of later stages (BotChat's seeds): those are sized once they exist
         say(f"note: {', '.join(first)} not computed yet: the stages reading what they make (BotChat's dialogues "
             f"and verdicts for the seeds) are sized after a run has computed them")
+    known = capacity.throughputs(config, run.lake)
+    timed = capacity.hours_of(rows, run.stages, config, known)
+    units = capacity.per_unit(timed, known)
+    if units:
+        say("\nper unit: its tokens (expected, else the bound) at its throughput (config: the model's "
+            "throughput_tok_s; lake: measured in past runs), its hours, GPUs and GPU-hours")
+        say(capacity.render_units(units))
+    verdict = None
+    if args.hours is not None:
+        box = len(config.devices) if config.devices else None
+        verdict = capacity.fit(timed, hours=args.hours, box_gpus=box)
+        for line in verdict.lines():
+            say(line)
     if args.json:
-        Path(args.json).write_text(json.dumps([r.to_dict() for r in rows], indent=2) + "\n")
+        Path(args.json).write_text(json.dumps({"rows": [r.to_dict() for r in rows], "units": units,
+                                               "fit": None if verdict is None else verdict.to_dict()},
+                                              indent=2) + "\n")
     return 0

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 
 from dialogbench.commands.args import (add_board_flag, add_limit_flags, add_raw_flag, add_wait_flag, allowed_host,
-                                       comma_separated, comma_separated_ints, port, positive_int, seconds)
+                                       comma_separated, comma_separated_ints, port, positive_float, positive_int,
+                                       seconds)
 
 DESCRIPTION = """``dialogbench``: run the pipeline, check a config, query the lake (read-only) or export a query's result,
 rebuild the catalog, render the report or the dialogue explorer, serve the reports over HTTP, migrate an older lake,
@@ -50,7 +51,8 @@ def _add_config_commands(sub) -> None:
     for name, help_text in (("run", "run the pipeline (a Prefect flow) for a config"),
                             ("validate", "check a config without computing anything"),
                             ("plan", "size a run before it runs: per stage and model, the cells still to compute and "
-                                     "the tokens they generate at most (expected, from the lake's history)")):
+                                     "the tokens they generate (at most, and expected from the lake's history or "
+                                     "the protocol's lengths); per unit, hours and GPU-hours; --hours N: does it fit")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("--config", help="YAML config, e.g. configs/nightly.yaml (required, except with --model: "
                        "then configs/demo.yaml's protocols, judge and engine settings)")
@@ -78,7 +80,11 @@ def _add_config_commands(sub) -> None:
                        "(default: the config's devices, else CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi lists; "
                        "none: no GPU); with dispatch: {} in the config, also the slots its units run on at once")
         if name == "plan":
-            p.add_argument("--json", help="also write the rows as JSON to this file")
+            p.add_argument("--json", help="also write the rows, units and verdict as JSON to this file")
+            p.add_argument("--hours", type=positive_float, metavar="N",
+                           help="does the night fit in N hours? the GPUs (and boxes of the config's devices) it "
+                           "needs, from each unit's tokens at its model's throughput (throughput_tok_s in the "
+                           "config, else measured in the lake)")
         if name in ("run", "plan"):
             p.add_argument("--no-canary", dest="canary", action="store_false", default=None,
                            help="skip the judge canary this run (it repeats stored judgments at most once a night "

@@ -81,6 +81,11 @@ def _why(a: Ask, devices: Sequence[str], used: Mapping[str, float], holders: Map
          others: list[Ask]) -> str:
     if not devices:
         return f"{a} asks for GPUs and the run has none (--devices, or run it where CUDA_VISIBLE_DEVICES lists some)"
+    if a.gpus > len(devices):  # no memory share makes room: the engine splits over more GPUs than there are
+        return (f"{a} does not fit: it splits over {a.gpus} GPUs (engine.tensor_parallel_size x "
+                f"pipeline_parallel_size) and the run has {len(devices)} ({','.join(devices)}): run it where "
+                f"{a.gpus} GPUs are (--devices, or a work pool's worker that has them: dispatch.deployment), or "
+                f"lower engine.tensor_parallel_size so that it splits over at most {len(devices)}")
     taken = "; ".join(f"GPU {d}: {used[d]:g} taken by {', '.join(holders[d])}" for d in devices if holders[d])
     together = f" with {', '.join(map(str, others))} loaded at the same time" if others else ""
     return (f"{a} does not fit on GPUs {','.join(devices)}{together}" + (f" ({taken})" if taken else "")

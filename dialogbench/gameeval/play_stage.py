@@ -20,9 +20,11 @@ from dialogbench.gameeval.game import Game, GameSetup
 from dialogbench.gameeval.play import Seat, play
 from dialogbench.gameeval.tables import GAMES_TABLE
 from dialogbench.lake import Lake
+from dialogbench.text.lengths import words_to_tokens
 
 log = logging.getLogger("dialogbench.gameeval")
 WRITE_EVERY_GAMES = 64
+MOVE_WORDS = 30  # a move the games' rules ask for (a question, an answer, a description, a vote): a sentence or two
 WRITE_EVERY_S = 30.0
 
 
@@ -83,6 +85,14 @@ class PlayGames(Stage):
         """Every move a game may make (``Game.max_moves``, each after its retries) at its player's most tokens."""
         most = GAMES[self.game].max_moves(**limits(config, self.game))
         return most * max((game_sampling(config, m).max_tokens for m in self.models(config)), default=0)
+
+    def typical_tokens_per_cell(self, config) -> float | None:
+        """Every move a game may make (as the bound: a game cut short makes fewer), each as long as a move the rules
+        ask for: a question, an answer, a description or a vote, one or two sentences (``MOVE_WORDS``), at most its
+        player's max_tokens. The lake's history replaces it after the first run."""
+        most = GAMES[self.game].max_moves(**limits(config, self.game))
+        cap = min((game_sampling(config, m).max_tokens for m in self.models(config)), default=0)
+        return most * words_to_tokens(MOVE_WORDS, cap=cap)
 
     def model_groups(self, config):
         """Each group of players that plays together (``compute``'s order): one model for Ask-Guess, the pair of a

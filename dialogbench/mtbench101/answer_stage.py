@@ -17,6 +17,7 @@ from dialogbench.mtbench101.scoring import is_judged
 from dialogbench.mtbench101.selection import selected_dialogues
 from dialogbench.mtbench101.tables import ANSWERS_TABLE
 from dialogbench.run.runs import now
+from dialogbench.text.lengths import typical_reply_tokens
 
 log = logging.getLogger("dialogbench.mtbench101.answer")
 
@@ -41,6 +42,13 @@ class AnswerTurns(Stage):
 
     def tokens_per_cell(self, config) -> int:
         return answer_max_tokens(config, config.model(self.model_name))  # one answer
+
+    def typical_tokens_per_cell(self, config) -> float | None:
+        """An answer as long as the golden one of its turn (capped at the answer's max_tokens), over the judged turns
+        of the selected dialogues."""
+        return typical_reply_tokens((d.turns[i].bot for d in selected_dialogues(config) for i in range(len(d.turns))
+                                     if is_judged(task=d.task, turn=i)),
+                                    cap=answer_max_tokens(config, config.model(self.model_name)))
 
     def plan(self, config, lake: Lake) -> Planned:
         model, context = config.model(self.model_name), config.mtbench101.context

@@ -153,6 +153,9 @@ class ModelConfig(Strict):
     # auto: local engines enforce regexes and JSON schemas, OpenAI-compatible endpoints JSON schemas.
     structured_outputs: Literal["auto", "off", "json", "all"] = "auto"
     prices: PricesConfig | None = None  # per million tokens: the cost columns of `usage` (not part of any cell key)
+    # generated tokens a second of this model's engine where it runs (bench/gpu.py measures it): `plan`'s hours and
+    # the GPUs `plan --hours N` asks for; unset: the lake's measure of past runs (not part of any cell key)
+    throughput_tok_s: float | None = Field(None, gt=0, allow_inf_nan=False)
     # scripted backend only (tests): the replies, cycled, and a pause per backend call, plus one per conversation in
     # it (an engine whose time grows with the work it is given: bench/scale_out.py's judge)
     script: list[str] | None = None

@@ -236,7 +236,14 @@ def placement_problems(run: Run) -> list[str]:
     if not gpus:
         return []
     try:
-        for stage, models in run.schedule.loaded():
+        sent: set[str] = set()
+        if config.dispatch is not None:  # each unit's models on their own: the GPUs a unit needs at once
+            problems, sent = unit_placement_problems(run, gpus)
+            if problems:
+                return problems
+        for stage, models in run.schedule.loaded():  # what the run's own process loads (all of it, undispatched)
+            if stage in sent:
+                continue
             try:
                 placement.place(placement.asks(models), gpus)
             except placement.PlacementError as exc:
@@ -244,6 +251,25 @@ def placement_problems(run: Run) -> list[str]:
     except (OSError, ValueError):  # a data file a stage reads for its groups is bad: data_problems names it
         return []
     return []
+
+
+def unit_placement_problems(run: Run, gpus: list[str]) -> tuple[list[str], set[str]]:
+    """Under ``dispatch:``, each unit (``dispatch.units.split``) placed alone: its models loaded together must fit
+    on the GPUs a unit can get (the run's, on this box; with a deployment, the worker's, which this machine cannot
+    see: then only the GPUs the unit asks for are checked against the run's). Returns the problems, naming the unit,
+    and the stages the units run (the dispatching process loads none of them)."""
+    from dialogbench.dispatch.units import split
+
+    families = {f.name: [s.name for s in run.family_stages(f.name)] for f in run.enabled}
+    _, units, _ = split(run, {name: stages for name, stages in families.items() if stages})
+    problems, sent = [], set()
+    for unit in units:
+        sent.update(unit.stages)
+        try:
+            placement.place(placement.asks([run.config.model(n) for n in unit.models]), gpus)
+        except placement.PlacementError as exc:
+            problems.append(f"unit {unit.name} ({', '.join(unit.stages)}): {exc}")
+    return problems, sent
 
 
 ENDPOINT_TIMEOUT_S = 5.0

@@ -1,7 +1,8 @@
 """What a run of a config would compute, before it runs (``dialogbench plan``): per stage and model (a game's
 players together), the cells planned, cached, still to compute and waiting on an earlier stage; the tokens they
-generate at most (``Stage.tokens_per_cell``); and, where the lake has run the stage before, the tokens and seconds
-they are expected to take (that history's completion tokens and backend seconds per computed cell). Nothing is
+generate at most (``Stage.tokens_per_cell``); the tokens they are expected to take: where the lake has run the stage
+before, that history's completion tokens per computed cell (and its backend seconds), else the protocol's own
+lengths (``Stage.typical_tokens_per_cell``: its dataset's replies), else unknown. Nothing is
 written: the plans are the stages' own, without their record."""
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ class Size:
     to_compute: int
     waiting: int  # cells that need an earlier stage's output first (counted, not yet keyed)
     max_tokens: int  # what the cells to compute and waiting generate at most
-    expected_tokens: int | None  # from the lake's history of the stage, None without one
-    expected_seconds: float | None
+    expected_tokens: int | None  # from the lake's history of the stage, else the protocol's lengths, else None
+    expected_seconds: float | None  # from the lake's history of the stage (backend seconds a cell)
+    estimate: str = "bound"  # where expected_tokens comes from: history, protocol, or bound (none: max_tokens)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -56,6 +58,9 @@ def size_stage(stage: Stage, config, lake: Lake, past: dict[str, tuple[float, fl
     planned = stage.plan(config, lake)
     todo = planned.todo if planned.todo is not None else missing(lake, stage.table, planned.cells)
     per_cell, (tokens, seconds) = stage.tokens_per_cell(config), past.get(stage.name, (None, None))
+    typical = stage.typical_tokens_per_cell(config) if tokens is None else None
+    per_expected, estimate = ((tokens, "history") if tokens is not None else (typical, "protocol")
+                              if typical is not None else (None, "bound"))
     group = lambda cell: ", ".join(cell.models)  # noqa: E731
     cells, todo_n = Counter(group(c) for c in planned.cells), Counter(group(c) for c in todo)
     blocked_n, unplaced = _blocked(stage, lake, planned, todo, group)
@@ -69,8 +74,9 @@ def size_stage(stage: Stage, config, lake: Lake, past: dict[str, tuple[float, fl
                          cached=max(cells[models] - n - blocked_n[models] - (unplaced if i == 0 else 0), 0),
                          to_compute=n, waiting=waiting,
                          max_tokens=(n + waiting) * per_cell,
-                         expected_tokens=None if tokens is None else round((n + waiting) * tokens),
-                         expected_seconds=None if seconds is None else round((n + waiting) * seconds, 1)))
+                         expected_tokens=None if per_expected is None else round((n + waiting) * per_expected),
+                         expected_seconds=None if seconds is None else round((n + waiting) * seconds, 1),
+                         estimate=estimate if per_cell else "-"))
     return rows
 
 
@@ -123,16 +129,23 @@ def _has_data(lake: Lake) -> bool:
 
 
 COLUMNS = ("stage", "models", "planned", "cached", "to_compute", "waiting", "max_tokens", "expected_tokens",
-           "expected_seconds")
+           "expected_seconds", "estimate")
+
+
+def expected_total(rows: list[Size]) -> int:
+    """The tokens the rows are expected to generate: each row's estimate, its bound where it has none."""
+    return sum(r.max_tokens if r.expected_tokens is None else r.expected_tokens for r in rows)
 
 
 def render(rows: list[Size]) -> str:
-    """A text table of ``rows`` and a total line (unknown expectations show as -)."""
+    """A text table of ``rows`` and a total line (unknown expectations show as -; the expected tokens' total takes a
+    row's bound where it has no estimate)."""
     cells = [[("-" if v is None else f"{v:,}" if isinstance(v, int) else f"{v:,.1f}" if isinstance(v, float) else v)
               for v in (getattr(r, c) for c in COLUMNS)] for r in rows]
     total = ["total", "", *(f"{sum(getattr(r, c) for r in rows):,}" for c in COLUMNS[2:7]),
-             *("-" if any(getattr(r, c) is None for r in rows if r.to_compute + r.waiting) else
-               f"{sum(getattr(r, c) or 0 for r in rows):,}" for c in COLUMNS[7:])]
+             f"{expected_total(rows):,}",
+             "-" if any(r.expected_seconds is None for r in rows if r.to_compute + r.waiting) else
+             f"{sum(r.expected_seconds or 0 for r in rows):,.1f}", ""]
     table = [list(COLUMNS), *cells, total]
     widths = [max(len(str(row[i])) for row in table) for i in range(len(COLUMNS))]
     return "\n".join("  ".join(str(v).ljust(w) if i < 2 else str(v).rjust(w)

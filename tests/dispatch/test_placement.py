@@ -36,8 +36,12 @@ def test_what_does_not_fit_is_named_with_the_reason_and_the_fix():
     assert "villager (1 GPU at 0.9 of its memory) does not fit on GPUs 0" in message
     assert "with spy (1 GPU at 0.9 of its memory) loaded at the same time" in message
     assert "GPU 0: 0.9 taken by spy" in message and "--devices" in message and "gpu_memory_utilization" in message
-    with pytest.raises(PlacementError, match=r"big \(4 GPUs at 0.9 of its memory\) does not fit on GPUs 0,1"):
+    with pytest.raises(PlacementError) as error:  # more GPUs than there are: no memory share makes room
         place([Ask("big", 4, 0.9)], ["0", "1"])
+    message = str(error.value)
+    assert message.startswith("big (4 GPUs at 0.9 of its memory) does not fit: it splits over 4 GPUs")
+    assert "the run has 2 (0,1)" in message and "tensor_parallel_size so that it splits over at most 2" in message
+    assert "gpu_memory_utilization" not in message  # advice that cannot work is not given
 
 
 def test_the_run_s_devices_come_from_the_flag_then_the_environment():
@@ -101,8 +105,8 @@ def test_each_vllm_engine_starts_on_its_own_gpus_and_records_them(fake_vllm, mon
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _config(tmp_path, *, share: float, devices: str | None, **extra):
-    engine = {"gpu_memory_utilization": share}
+def _config(tmp_path, *, share: float, devices: str | None, tp: int = 1, **extra):
+    engine = {"gpu_memory_utilization": share, **({"tensor_parallel_size": tp} if tp > 1 else {})}
     models = [{"name": n, "backend": "vllm", "weights": f"org/{n}", "engine": engine} for n in ("spy-m", "villager-m")]
     return validate_config({
         "lake": str(tmp_path / "lake"), "models": models, "devices": devices,
@@ -117,6 +121,17 @@ def test_validate_says_at_once_when_a_game_s_players_cannot_be_placed(tmp_path):
     assert placement_problems(run_for(_config(tmp_path, share=0.45, devices="0"))) == []  # they share GPU 0
     assert placement_problems(run_for(_config(tmp_path, share=0.9, devices="0,1"))) == []  # one GPU each
     assert placement_problems(run_for(_config(tmp_path, share=0.9, devices="none"))) == []  # no GPU: the CPU build
+
+
+def test_validate_under_dispatch_places_each_unit_and_names_it(tmp_path):
+    """Under dispatch: each unit on its own, named; a unit asking more GPUs than the run has gets advice that can
+    work (no memory share makes room for a 4-way split on 2 GPUs)."""
+    assert placement_problems(run_for(_config(tmp_path, share=0.9, devices="0,1", dispatch={}))) == []
+    [problem] = placement_problems(run_for(_config(tmp_path, share=0.9, devices="0", dispatch={})))
+    assert problem.startswith("unit spy-m+villager-m (gameeval_spyfall): ") and "does not fit on GPUs 0" in problem
+    [problem] = placement_problems(run_for(_config(tmp_path, share=0.9, devices="0,1", dispatch={}, tp=4)))
+    assert problem.startswith("unit spy-m+villager-m (gameeval_spyfall): ") and "splits over 4 GPUs" in problem
+    assert "gpu_memory_utilization" not in problem and "the run has 2 (0,1)" in problem
 
 
 def test_a_unit_on_this_box_takes_the_gpus_its_engines_ask_for(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from dialogbench.run import registry
 from dialogbench.cli import main
@@ -24,7 +25,12 @@ def test_a_run_s_cells_tokens_and_history(make_config, lake_dir):
     generate = before[("generate:bot-a", "bot-a")]
     assert (generate["planned"], generate["cached"], generate["to_compute"]) == (3, 0, 3)
     assert generate["max_tokens"] == 3 * (8 - 2) * 64  # every utterance after the seed's two, at most 64 tokens
-    assert generate["expected_tokens"] is None  # no history yet
+    # no history yet: the protocol's lengths, each utterance as long as the dataset's human ones (at most 64 tokens)
+    assert generate["estimate"] == "protocol"
+    utterances = [u for line in Path(config.botchat.dataset).read_text().splitlines() if line.strip()
+                  for u in json.loads(line)["conv-GT"][2:]]
+    typical = sum(min(64, len(u.split()) * 4 / 3) for u in utterances) / len(utterances)
+    assert generate["expected_tokens"] == round(3 * (8 - 2) * typical) < generate["max_tokens"]
     unieval = before[("botchat_unieval", "judge")]
     # one verdict per dialogue (at the largest N), once it is generated: 3 seeds x 2 models
     assert unieval["to_compute"] == 0 and unieval["waiting"] == 6 and unieval["max_tokens"] == 6 * 64
@@ -45,7 +51,7 @@ def test_a_run_s_cells_tokens_and_history(make_config, lake_dir):
     lake = registry.open_lake(config.lake)
     calls = [c for c in lake.read("backend_calls").to_pylist() if c["stage"] == "generate:bot-a"]
     per_cell = sum(c["completion_tokens"] for c in calls) / 3
-    assert generate["expected_tokens"] == round(2 * per_cell) > 0
+    assert generate["expected_tokens"] == round(2 * per_cell) > 0 and generate["estimate"] == "history"
     assert generate["expected_seconds"] is not None
 
 
@@ -56,7 +62,7 @@ def test_plan_prints_the_table_and_writes_json_without_writing_the_lake(config_f
     assert "to_compute" in out and "max_tokens" in out and any(line.startswith("total") for line in out.splitlines())
     # a fresh lake: BotChat's stages sized on the seeds extract_seeds would make (in a scratch lake, thrown away)
     assert "note: a fresh lake: the stages after extract_seeds are sized as if it had run" in out
-    rows = json.loads((tmp_path / "plan.json").read_text())
+    rows = json.loads((tmp_path / "plan.json").read_text())["rows"]
     assert {r["stage"] for r in rows} >= {"extract_seeds", "generate:bot-a", "botchat_unieval"}
     by_stage = {r["stage"]: r for r in rows}
     assert (by_stage["extract_seeds"]["to_compute"], by_stage["generate:bot-a"]["to_compute"]) == (547, 2)  # limit 2
