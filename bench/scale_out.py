@@ -1,14 +1,15 @@
 """Scaling out: wall time of one dispatched run (dialogbench/dispatch/units.py) with 1, 2 and 3 workers of one Prefect
 process work pool, each a "GPU slot" (its own CUDA_VISIBLE_DEVICES; one per box, or several on one), and with 1, 2
 and 4 GPUs of this box and no work pool (``dispatch:`` without a deployment: each unit a process of the run's on
-its own device, dialogbench/dispatch/box.py). Scripted models with a delay per backend call stand in for engines, so that
+its own device, dialogbench/dispatch/box.py), then the same with warm slots (``dispatch.warm``: one process per GPU
+takes unit after unit, so Python and Prefect start once per GPU, not per unit). Scripted models with a delay per backend call stand in for engines, so that
 model time dominates; the dispatched phase (the units: each model's BotChat dialogues and MT-Bench-101 answers) is
 what divides over the slots, the rest of the run (seeds, judging, data tests, report) does not. Then judging while
 the units generate against judging after them (``dispatch.judge_while_generating``): 3 chatbots on 2 GPUs of this
 box, the judge at 2 s per cell judged, so the last unit runs alone while a GPU would idle. Prints the ratios of one run and
 writes JSON.
 
-    .venv/bin/python bench/scale_out.py [--workers 1,2,3] [--slots 1,2,4] [--models 12] [--delay 1.0]
+    .venv/bin/python bench/scale_out.py [--workers 1,2,3] [--slots 1,2,4] [--warm-slots 1,2,4] [--models 12] [--delay 1.0]
                                         [--judging 2] [--judging-models 3] [--judge-delay 2.0] [--out FILE]
 """
 
@@ -37,7 +38,7 @@ POOL = "scale-out"
 
 
 def _config(work: Path, name: str, *, models: int, delay: float, devices: int | None = None,
-            judge_delay: float = 0.0, judging: bool = True) -> Path:
+            judge_delay: float = 0.0, judging: bool = True, warm: bool = False) -> Path:
     names = [f"bot-{i}" for i in range(models)]
     data = {"lake": str(work / f"lake-{name}"),
             "models": [{"name": n, "backend": "scripted", "script": [f"{n}: sure."], "script_delay_s": delay}
@@ -52,7 +53,7 @@ def _config(work: Path, name: str, *, models: int, delay: float, devices: int | 
             "judge_checks": {"enabled": False},
             "dispatch": {"deployment": "dialogbench-work/scale", "poll_s": 0.5}}
     if devices:  # this box's GPUs, no work pool
-        data["dispatch"] = {"poll_s": 0.5, "judge_while_generating": judging}
+        data["dispatch"] = {"poll_s": 0.5, "judge_while_generating": judging, "warm": warm}
         data["devices"] = [str(i) for i in range(devices)]
     path = work / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -110,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workers", default="1,2,3", help="work pool workers (none: '')")
     p.add_argument("--slots", default="1,2,4", help="GPUs of this box, no work pool (none: '')")
+    p.add_argument("--warm-slots", default="1,2,4",
+                   help="GPUs of this box with dispatch.warm: a process per GPU takes unit after unit (none: '')")
     p.add_argument("--models", type=int, default=12, help="chatbots: one unit each (12 divides over 1 to 4 slots)")
     p.add_argument("--delay", type=float, default=1.0, help="seconds per backend call of a chatbot")
     p.add_argument("--judging", type=int, default=2,
@@ -137,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(_timed(work, env, config, "box GPUs", n))
             print(f"{n} GPU(s) of this box: run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
                   flush=True)
+        for n in [int(w) for w in args.warm_slots.split(",") if w]:
+            config = _config(work, f"warm{n}", models=args.models, delay=args.delay, devices=n, warm=True)
+            rows.append(_timed(work, env, config, "box GPUs, warm", n))
+            print(f"{n} warm GPU slot(s) of this box: run {rows[-1]['wall_s']:.1f}s, dispatched units "
+                  f"{rows[-1]['dispatch_s']}s", flush=True)
         for judging in ([True, False] if args.judging else []):
             config = _config(work, f"judging-{judging}", models=args.judging_models, delay=args.delay,
                              devices=args.judging, judge_delay=args.judge_delay, judging=judging)
@@ -146,9 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     result = summarise(models=args.models, delay=args.delay, judging_models=args.judging_models,
                        judging_gpus=args.judging, judge_delay=args.judge_delay, rows=rows)
     judged = result["judging"]["wall_s"]
-    print("\nmode      slots  run_s  dispatch_s  speed-up (units)  target (0.8 x slots)  speed-up (whole run)")
+    print("\nmode            slots  run_s  dispatch_s  speed-up (units)  target (0.8 x slots)  speed-up (whole run)")
     for r in (r for r in rows if not r["mode"].startswith("judging")):
-        print(f"{r['mode']:<8}  {r['slots']:>5}  {r['wall_s']:>5.1f}  {r['dispatch_s']:>10}  {r['speedup_dispatch']:>16}  "
+        print(f"{r['mode']:<14}  {r['slots']:>5}  {r['wall_s']:>5.1f}  {r['dispatch_s']:>10}  {r['speedup_dispatch']:>16}  "
               f"{r['target_dispatch']:>20}  {r['speedup_run']:>20}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if len(judged) == 2:

@@ -12,6 +12,7 @@ imports nothing slow before the beat starts: on this box, before Prefect itself.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from dialogbench.dispatch import units as dispatch  # the lake's names and the beat: nothing slow
@@ -23,18 +24,50 @@ def _on_this_box() -> int:
     parameters = json.load(sys.stdin)
     with dispatch.heartbeat(parameters["overrides"]["lake"], parameters["unit"], parameters["token"]):
         from dialogbench.dispatch.box import die_with_parent
-        from dialogbench.dispatch.outcome import EXIT
 
         die_with_parent(parameters.pop("parent_pid"))
-        from flows.work import work as flow  # this file as a module: the flow a worker of the pool runs too
+        return _one(parameters)
 
-        state = flow(**parameters, return_state=True)
-        if state.type.value != "COMPLETED":
-            print(f"{parameters['unit']}: ended {state.type.value.lower()}: {state.message}", file=sys.stderr)
-        return EXIT.get(state.type.value, EXIT["FAILED"])
+
+def _one(parameters: dict) -> int:
+    """Run one unit's flow (beating already); the exit code of the state it ended in."""
+    from dialogbench.dispatch.outcome import EXIT
+    from flows.work import work as flow  # this file as a module: the flow a worker of the pool runs too
+
+    state = flow(**parameters, return_state=True)
+    if state.type.value != "COMPLETED":
+        print(f"{parameters['unit']}: ended {state.type.value.lower()}: {state.message}", file=sys.stderr)
+    return EXIT.get(state.type.value, EXIT["FAILED"])
+
+
+def _serve(results_fd: int, parent: int) -> int:
+    """A warm slot on this box (``dispatch.warm``): unit after unit, each one's parameters a line on stdin, its exit
+    code a line ``{"seq": …, "exit": …}`` on ``results_fd``; Python, Prefect and the run's modules are started once for
+    all of them. It ends at the end of stdin, after a unit that did not complete (what it leaves behind is not reused)
+    and when a stop was asked (SIGTERM: the unit in flight stops as a unit's process does)."""
+    from dialogbench.dispatch.box import die_with_parent
+
+    die_with_parent(parent)
+    results = os.fdopen(results_fd, "w", buffering=1)
+    for line in sys.stdin:
+        parameters = json.loads(line)
+        seq = parameters.pop("seq")
+        print(f"=== {parameters['unit']} (slot request {seq}) ===", flush=True)
+        with dispatch.heartbeat(parameters["overrides"]["lake"], parameters["unit"], parameters["token"]):
+            code = _one(parameters)
+            from dialogbench.backends import engines
+            from dialogbench.run import stopping
+
+            engines.close_all()  # the next unit's models are others: the GPU is theirs
+        results.write(json.dumps({"seq": seq, "exit": code}) + "\n")
+        if code != 0 or stopping.requested() is not None:
+            return code
+    return 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        sys.exit(_serve(int(sys.argv[2]), int(sys.argv[3])))
     sys.exit(_on_this_box())
 
 from tasks.redacted import flow  # noqa: E402  (Prefect: after the box's beat started)

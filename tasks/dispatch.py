@@ -98,8 +98,12 @@ def send_units(run: Run, run_id: str, units: list[dispatch.Unit], families: dict
             launcher = _Pool(config.dispatch.deployment, client)
         else:
             launcher = scheduler.OnThisBox(config, {**os.environ, "PREFECT_API_URL": str(client.api_url)}, every)
-        return scheduler.send_all(launcher=launcher, lake=config.lake, run_id=run_id, settings=config.dispatch,
-                                  units=units, judge=judge, parameters=parameters, check=stopping.check)
+        try:
+            return scheduler.send_all(launcher=launcher, lake=config.lake, run_id=run_id, settings=config.dispatch,
+                                      units=units, judge=judge, parameters=parameters, check=stopping.check)
+        finally:
+            if isinstance(launcher, scheduler.OnThisBox):
+                launcher.close()
 
 
 class _Pool:

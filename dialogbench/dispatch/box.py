@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Mapping, Sequence
@@ -32,13 +33,49 @@ PR_SET_PDEATHSIG = 1
 
 @dataclass
 class Started:
-    """A unit's process on this box: its GPUs and its output file."""
+    """A unit's process on this box: its GPUs and its output file; on a warm slot, the slot and the unit's request
+    number on it (the process is then the slot's, which outlives the unit)."""
 
     unit: str
     gpus: tuple[str, ...]
     process: subprocess.Popen
     log: Path
     _out: IO = field(repr=False, default=None)
+    slot: "Slot | None" = field(repr=False, default=None)
+    seq: int | None = None
+    released: bool = False
+
+
+@dataclass
+class Slot:
+    """A warm slot (``dispatch.warm``): one long-lived ``python -m flows.work --serve`` process on one GPU that takes
+    unit after unit; ``results`` (request number -> exit code) is filled by a thread reading its results pipe."""
+
+    device: str
+    process: subprocess.Popen
+    log: Path
+    out: IO = field(repr=False)
+    results: dict[int, int] = field(default_factory=dict)
+    reader: threading.Thread | None = field(repr=False, default=None)
+    units: int = 0
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def outcome(self, seq: int) -> int | None:
+        """The exit code of request ``seq``: its result line; None while the slot runs without one; once the slot has
+        ended without one (killed, or ended before it read the request), CRASHED: sent again."""
+        if seq in self.results:
+            return self.results[seq]
+        if self.process.poll() is None:
+            return None
+        if self.reader is not None:
+            self.reader.join(5)  # the pipe drained: a line written just before the end is read
+        return self.results.get(seq, outcome.EXIT["CRASHED"])
+
+    def ending(self) -> bool:
+        """It has ended, or ends now: after a unit that did not complete it takes no other (``flows.work._serve``)."""
+        return not self.alive() or any(code != 0 for code in self.results.values())
 
 
 def needs(config: Config, models: Sequence[str], devices: Sequence[str]) -> int:
@@ -89,7 +126,7 @@ class Box:
     def state(self, started: Started) -> str:
         """RUNNING, or how it ended (``outcome.exit_state``): COMPLETED (exit 0), CRASHED (killed by a signal, or a
         transient error: sent again), CANCELLED (withdrawn by its run), FAILED."""
-        code = started.process.poll()
+        code = started.process.poll() if started.slot is None else started.slot.outcome(started.seq)
         if code is None:
             return "RUNNING"
         self._release(started)
@@ -116,11 +153,96 @@ class Box:
         if started._out is not None:
             started._out.close()
             started._out = None
+        if not started.released:
+            started.released = True
             self.free += [d for d in started.gpus if d not in self.free]
             self.free.sort(key=self.devices.index)
+
+    def close(self) -> None:
+        """The dispatch is over (nothing to do for units that run a process each)."""
 
     def tail(self, started: Started, lines: int = 20) -> str:
         try:
             return "\n".join(started.log.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return ""
+
+
+class WarmBox(Box):
+    """``Box`` with warm slots (``dispatch.warm``): a unit on one GPU goes to that GPU's slot, a process started once
+    that runs unit after unit (started again when it has ended: after a unit that did not complete, a stop or a
+    kill); a unit on several GPUs still runs as a process of its own, the idle slots on its GPUs ended first so that
+    their memory is its."""
+
+    def __init__(self, devices: Sequence[str], *, env: Mapping[str, str], logs: Path) -> None:
+        super().__init__(devices, env=env, logs=logs)
+        self.slots: dict[str, Slot] = {}
+        self.requests = 0
+        self.started = 0  # slot processes started: what warm saves is the difference to the units run
+
+    def start(self, unit: str, gpus: int, parameters: dict, *, attempt: int) -> Started:
+        if gpus != 1:
+            for device in self.free[:gpus]:
+                self._end_slot(device)
+            return super().start(unit, gpus, parameters, attempt=attempt)
+        device = self.free.pop(0)
+        slot = self.slots.get(device)
+        if slot is None or slot.ending():
+            self._end_slot(device)
+            slot = self.slots[device] = self._slot(device)
+        self.requests += 1
+        slot.units += 1
+        try:
+            slot.process.stdin.write(json.dumps({**parameters, "seq": self.requests}) + "\n")
+            slot.process.stdin.flush()
+        except (BrokenPipeError, OSError):  # it ended meanwhile: its outcome says so (a crash: sent again)
+            pass
+        return Started(unit, (device,), slot.process, slot.log, slot=slot, seq=self.requests)
+
+    def _slot(self, device: str) -> Slot:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.started += 1
+        log = self.logs / f"slot-{safe_name(device)}.{self.started}.log"
+        out = open(log, "w")
+        read, write = os.pipe()
+        process = subprocess.Popen([sys.executable, "-m", "flows.work", "--serve", str(write), str(os.getpid())],
+                                   stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, pass_fds=(write,),
+                                   env={**self.env, "CUDA_VISIBLE_DEVICES": device},
+                                   cwd=Path(__file__).resolve().parents[2], text=True)
+        os.close(write)
+        slot = Slot(device, process, log, out)
+        slot.reader = threading.Thread(target=_read_results, args=(read, slot.results), daemon=True,
+                                       name=f"slot-{device}")
+        slot.reader.start()
+        return slot
+
+    def _end_slot(self, device: str) -> None:
+        """End ``device``'s slot, idle or ending: at the end of its stdin, killed if it has not ended in 30 s."""
+        slot = self.slots.pop(device, None)
+        if slot is None:
+            return
+        try:
+            slot.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            slot.process.wait(30)
+        except subprocess.TimeoutExpired:
+            slot.process.kill()
+            slot.process.wait()
+        slot.out.close()
+
+    def close(self) -> None:
+        """The dispatch is over: every slot ends (idle ones at the end of their stdin)."""
+        for device in list(self.slots):
+            self._end_slot(device)
+
+
+def _read_results(fd: int, results: dict[int, int]) -> None:
+    with os.fdopen(fd) as lines:
+        for line in lines:
+            try:
+                done = json.loads(line)
+                results[int(done["seq"])] = int(done["exit"])
+            except (ValueError, KeyError, TypeError):
+                continue

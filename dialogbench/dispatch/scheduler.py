@@ -134,7 +134,8 @@ class OnThisBox:
 
     def __init__(self, config: "Config", env: Mapping[str, str], units: Sequence[dispatch.Unit]) -> None:
         devices = placement.devices().devices  # the run's: --devices, the config's, CUDA_VISIBLE_DEVICES, nvidia-smi
-        self.box = box.Box(devices, env=dict(env), logs=Path(config.lake) / "_state" / "attempts" / "logs")
+        kind = box.WarmBox if config.dispatch is not None and config.dispatch.warm else box.Box
+        self.box = kind(devices, env=dict(env), logs=Path(config.lake) / "_state" / "attempts" / "logs")
         self.needs = {u.name: box.needs(config, u.models, devices) for u in units}
         self.grace_s = config.stop_timeout_s + 5  # a unit's own stop: its chunk in flight, then its exit
 
@@ -164,6 +165,10 @@ class OnThisBox:
         deadline = time.monotonic() + self.grace_s
         for started in attempts:
             self.box.stop(started, grace_s=max(0.0, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        """The dispatch is over: warm slots end (``box.WarmBox``)."""
+        self.box.close()
 
 
 @contextlib.contextmanager

@@ -263,6 +263,10 @@ class DispatchConfig(Strict):
     poll_s: float = Field(2.0, gt=0)  # how often the dispatching run looks at its units
     # judge what the units finished while others still run: a "judging" unit on the judges' GPUs (dialogbench/dispatch/units.py)
     judge_while_generating: bool = True
+    # on this box (no deployment): one long-lived process per GPU takes unit after unit, so Python, Prefect and the
+    # run's modules start once per GPU, not once per unit (dialogbench/dispatch/box.py's WarmBox); a unit on several
+    # GPUs still starts a process of its own
+    warm: bool = False
 
 
 class TrackingConfig(Strict):

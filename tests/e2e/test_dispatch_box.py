@@ -250,3 +250,21 @@ def test_the_judge_judges_a_finished_unit_s_work_while_another_unit_still_genera
     assert unieval["detail"]["passes"] >= 2
     cells = _cells(lake)
     assert all(len(keys) == len(set(keys)) > 0 for keys in cells.values()), cells
+
+
+def test_warm_slots_start_once_per_gpu_and_run_unit_after_unit(tmp_path, tmp_path_factory):
+    """``dispatch.warm``: one GPU, one slot process started once, and every unit of the run (both models' and the
+    judging unit's) goes through it, one after the other; the cells are the ones a run on one process computes."""
+    theirs = _cells(alone_lake(tmp_path_factory))
+    path = _config(tmp_path, "warm", delay=0.2, dispatch=False, limit=3)
+    path.write_text(path.read_text() + "dispatch: {dead_after_s: 30, poll_s: 0.5, warm: true}\ndevices: ['0']\n")
+    sent = _run(path, tmp_path)
+    assert sent.returncode == 0, sent.stdout[-2000:] + sent.stderr[-3000:]
+    mine = _cells(tmp_path / "lake-warm")
+    assert mine == theirs and all(len(keys) == len(set(keys)) > 0 for keys in mine.values())
+    logs = tmp_path / "lake-warm" / "_state" / "attempts" / "logs"
+    assert sorted(p.name for p in logs.iterdir()) == ["slot-0.1.log"]  # one process, no unit of its own
+    served = [line for line in (logs / "slot-0.1.log").read_text().splitlines() if line.startswith("=== ")]
+    assert {line.split()[1] for line in served} >= {"bot-a", "bot-b"} and len(served) >= 2, served
+    slots = [p for p in psutil.process_iter(["cmdline"]) if {"flows.work", "--serve"} <= set(p.info["cmdline"] or [])]
+    assert not slots  # the slot ended with the dispatch (only this test runs warm slots)
