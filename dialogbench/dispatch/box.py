@@ -174,6 +174,8 @@ class WarmBox(Box):
     kill); a unit on several GPUs still runs as a process of its own, the idle slots on its GPUs ended first so that
     their memory is its."""
 
+    SERVE = ("-m", "flows.work", "--serve")  # the slot's program, then its results pipe and this process's id
+
     def __init__(self, devices: Sequence[str], *, env: Mapping[str, str], logs: Path) -> None:
         super().__init__(devices, env=env, logs=logs)
         self.slots: dict[str, Slot] = {}
@@ -205,7 +207,7 @@ class WarmBox(Box):
         log = self.logs / f"slot-{safe_name(device)}.{self.started}.log"
         out = open(log, "w")
         read, write = os.pipe()
-        process = subprocess.Popen([sys.executable, "-m", "flows.work", "--serve", str(write), str(os.getpid())],
+        process = subprocess.Popen([sys.executable, *self.SERVE, str(write), str(os.getpid())],
                                    stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, pass_fds=(write,),
                                    env={**self.env, "CUDA_VISIBLE_DEVICES": device},
                                    cwd=Path(__file__).resolve().parents[2], text=True)
