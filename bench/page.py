@@ -422,6 +422,18 @@ def gpu(data: dict) -> list[Row]:
     return rows
 
 
+def delta_lake(data: dict) -> list[Row]:
+    """bench/delta_lake.py: writers racing ``insert_missing`` on the Delta cell store, on a folder and on S3 (moto's
+    server): the median wall time, and whether each cell was stored once."""
+    race = (f"{get(data, 'writers')} writers × {get(data, 'rounds')} rounds of insert_missing, "
+            f"{get(data, 'per_writer')} of {get(data, 'keys')} new cells each a round, "
+            f"median of {get(data, 'repeats')}")
+    return [(f"Delta cell store, {name}: race wall time; each cell stored once ({race})",
+             f"{seconds(get(data, f'backends.{name}.wall_s_median'))}; "
+             f"{'yes' if get(data, f'backends.{name}.each_cell_once') else 'NO'}")
+            for name in get(data, "backends")]
+
+
 def gameeval(data: dict) -> list[Row]:
     """bench/gameeval.py: Ask-Guess games per minute with every game in flight (one backend call per step) against one
     game at a time, and how many games the two modes played identically."""
@@ -507,6 +519,7 @@ EXTRACTORS: dict[str, Callable[[dict], list[Row]]] = {
     "artifacts": artifacts,
     "scale_out": scale_out,
     "gpu": gpu,
+    "delta_lake": delta_lake,
     "gameeval": gameeval,
     "mtbench101": mtbench101,
     "probes": probes,

@@ -160,7 +160,7 @@ def test_every_extractor_names_a_bench_script():
 # Every bench/*.py is one of these two: a bench, which records itself (bench/record.py) and has an extractor, or not
 # a bench (why beside it). A new script that is in neither fails here until it is placed.
 BENCHES = ("elo", "stats", "report", "serve", "query", "lake_integrity", "botchat_pipeline", "engines", "omp_threads",
-           "cached_rerun", "artifacts", "scale_out", "gpu", "gameeval", "mtbench101", "probes", "suite")
+           "cached_rerun", "artifacts", "scale_out", "gpu", "delta_lake", "gameeval", "mtbench101", "probes", "suite")
 NOT_BENCHES = {"__init__.py": "the package", "page.py": "writes docs/benchmarks.md from the results",
                "record.py": "the recorder itself",
                "runs.py": "runs `dialogbench run` for artifacts.py and probes.py; writes nothing"}
@@ -455,6 +455,16 @@ def bench_short(bench) -> int:
     """Seeds of the vendored set with fewer than three utterances (skipped by ``bench.gpu.conversations``)."""
     rows = [json.loads(line) for line in bench.SEEDS.read_text().splitlines() if line.strip()]
     return sum(len(row["conv-GT"]) < 3 for row in rows)
+
+
+def test_delta_lake_rows(tmp_path):
+    result = {**recorded("delta_lake", []), "writers": 4, "rounds": 10, "keys": 40, "per_writer": 25, "repeats": 3,
+              "backends": {"local": {"wall_s_median": 1.16, "each_cell_once": True},
+                           "s3": {"wall_s_median": 6.77, "each_cell_once": False}}}
+    race = "4 writers × 10 rounds of insert_missing, 25 of 40 new cells each a round, median of 3"
+    assert page_rows(tmp_path, result) == [
+        (f"Delta cell store, local: race wall time; each cell stored once ({race})", "1.16 s; yes"),
+        (f"Delta cell store, s3: race wall time; each cell stored once ({race})", "6.77 s; NO")]
 
 
 def test_gameeval_rows(tmp_path):
