@@ -87,7 +87,7 @@ def send_units(run: Run, run_id: str, units: list[dispatch.Unit], families: dict
     every = [*units, *([judge] if judge else [])]
     by_unit = {u.name: {f: [s for s in names if s in u.stages] for f, names in families.items()
                         if any(s in u.stages for s in names)} for u in every}
-    groups = {u.name: {stage: list(u.models) for stage in u.grouped} for u in every}
+    groups = {u.name: {stage: u.group(stage) for stage in u.grouped} for u in every}
 
     def parameters(unit: str, token: str) -> dict:  # what ``flows.work.work`` is called with
         return {"config_path": run.source, "overrides": overrides, "run_id": run_id, "unit": unit,

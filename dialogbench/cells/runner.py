@@ -4,6 +4,7 @@ to read and write (one with its layout: ``registry.open_lake``; a stage may read
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 
@@ -16,6 +17,7 @@ from dialogbench.cells.shared_tables import BACKEND_CALLS_TABLE
 from dialogbench.cells.missing import missing
 from dialogbench.cells.records import record_plan
 from dialogbench.cells.stage import Emit, Planned, Stage
+from dialogbench.dispatch.units import parse_group
 from dialogbench.lake import Lake
 from dialogbench.lake.version import ensure_current
 from dialogbench.run.runs import StageReport, record_stage, recorded_stage, sum_reports
@@ -36,7 +38,10 @@ def plan_stage(stage: Stage, config, run_id: str, *, lake: Lake,
     if group is None:
         _record(stage, planned, config, run_id, lake)
     else:
-        planned = of_group(planned, group)
+        models, shard = parse_group(group)
+        planned = of_group(planned, models)
+        if shard is not None:
+            planned = of_shard(planned, *shard)
     todo = planned.todo if planned.todo is not None else missing(lake, stage.table, planned.cells)
     chunks = chunked(stage.name, todo, stage.chunk_size)
     total, blocked = len(planned.cells) + planned.unplanned, planned.blocked + planned.unplanned
@@ -56,6 +61,14 @@ def of_group(planned: Planned, group: list[str]) -> Planned:
     cells = [c for c in planned.cells if c.models == keep]
     todo = None if planned.todo is None else [c for c in planned.todo if c.models == keep]
     return Planned(cells, dict(planned.detail), todo)
+
+
+def of_shard(planned: Planned, index: int, count: int) -> Planned:
+    """Shard ``index`` of ``count`` of a plan (``dispatch.shards``): the cells whose key's digest falls in it, the same
+    in every process, so the shards of a stage cover its cells exactly once."""
+    mine = lambda cell: int.from_bytes(hashlib.sha256(cell.key.encode()).digest()[:8], "big") % count == index  # noqa: E731
+    return Planned([c for c in planned.cells if mine(c)], dict(planned.detail),
+                   None if planned.todo is None else [c for c in planned.todo if mine(c)])
 
 
 def record_stage_plan(stage: Stage, config, run_id: str, *, lake: Lake) -> None:

@@ -119,6 +119,11 @@ class Stage:
         history of the stage; None when the protocol gives no such length (the bound is used)."""
         return None
 
+    def splits(self, config: "Config") -> bool:
+        """Whether a model's cells of this stage are independent of each other, so that ``dispatch.shards`` may compute
+        them in parts at once (``cells.runner.of_shard``); False by default."""
+        return False
+
     def model_groups(self, config: "Config") -> list[list["ModelConfig"]]:
         """The models it loads at the same time, in the order it loads them: all of them at once by default (a
         stage that releases engines midway, as GameEval's, says which groups)."""

@@ -181,6 +181,7 @@ class WarmBox(Box):
         self.slots: dict[str, Slot] = {}
         self.requests = 0
         self.started = 0  # slot processes started: what warm saves is the difference to the units run
+        self.restarts: dict[str, int] = {}
 
     def start(self, unit: str, gpus: int, parameters: dict, *, attempt: int) -> Started:
         if gpus != 1:
@@ -204,7 +205,8 @@ class WarmBox(Box):
     def _slot(self, device: str) -> Slot:
         self.logs.mkdir(parents=True, exist_ok=True)
         self.started += 1
-        log = self.logs / f"slot-{safe_name(device)}.{self.started}.log"
+        self.restarts[device] = self.restarts.get(device, 0) + 1  # its log: slot-<gpu>.<how many times started>.log
+        log = self.logs / f"slot-{safe_name(device)}.{self.restarts[device]}.log"
         out = open(log, "w")
         read, write = os.pipe()
         process = subprocess.Popen([sys.executable, *self.SERVE, str(write), str(os.getpid())],

@@ -33,7 +33,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from dialogbench.lake import links, manifest
 from dialogbench.lake.store import fsync_path, safe_name
@@ -73,6 +73,29 @@ class Unit:
     stages: tuple[str, ...]
     models: tuple[str, ...] = ()
     grouped: tuple[str, ...] = ()
+    shard: tuple[int, int] | None = None  # (index, count): this part of a model's unit split by ``dispatch.shards``
+
+    def group(self, stage: str) -> list[str]:
+        """What a ``grouped`` stage of this unit computes (``cells.runner.plan_stage``'s ``group``): the cells of its
+        models, and of its shard (``shard_mark``) when it is a part of a split unit."""
+        return [*self.models, *([shard_mark(*self.shard)] if self.shard else [])]
+
+
+SHARD = "shard:"  # a group's entry naming its shard: no model's name has a ':'
+
+
+def shard_mark(index: int, count: int) -> str:
+    return f"{SHARD}{index + 1}/{count}"
+
+
+def parse_group(group: Sequence[str]) -> tuple[list[str], tuple[int, int] | None]:
+    """A ``group`` as (its models, its shard as (index, count) or None)."""
+    models = [g for g in group if not g.startswith(SHARD)]
+    marks = [g[len(SHARD):] for g in group if g.startswith(SHARD)]
+    if not marks:
+        return models, None
+    number, count = (int(x) for x in marks[0].split("/"))
+    return models, (number - 1, count)
 
 
 def split(run: "Run", families: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[Unit],
@@ -100,8 +123,23 @@ def split(run: "Run", families: dict[str, list[str]]) -> tuple[dict[str, list[st
                 grouped.setdefault(group, [])
                 if len(groups) > 1:
                     grouped[group].append(stage.name)
-    return before, [Unit("+".join(group), tuple(stages), group, tuple(grouped[group]))
-                    for group, stages in units.items()], after
+    made = [Unit("+".join(group), tuple(stages), group, tuple(grouped[group])) for group, stages in units.items()]
+    return before, [part for unit in made for part in shards(run, unit)], after
+
+
+def shards(run: "Run", unit: Unit) -> list[Unit]:
+    """``unit`` split in ``dispatch.shards`` parts when it is one model's and has stages whose cells are independent
+    (``Stage.splits``): each part computes its share of those (they become ``grouped``: the dispatching run records
+    their plans), and the first part also every stage that does not split, whole. Named ``<model>#<i>of<n>``."""
+    config = run.config
+    count = config.dispatch.shards if config.dispatch else 1
+    split = [name for name in unit.stages if run.stage(name).splits(config)]
+    if count < 2 or len(unit.models) != 1 or not split:
+        return [unit]
+    return [Unit(f"{unit.name}#{i + 1}of{count}",
+                 unit.stages if i == 0 else tuple(name for name in unit.stages if name in split),
+                 unit.models, tuple(dict.fromkeys([*unit.grouped, *split])), (i, count))
+            for i in range(count)]
 
 
 def judging(run: "Run", after: dict[str, list[str]]) -> Unit | None:

@@ -81,6 +81,11 @@ class PlayGames(Stage):
     def models(self, config):
         return game_models(config, self.game)
 
+    def splits(self, config) -> bool:
+        """Ask-Guess: each game is one model's alone, apart from every other (SpyFall and TofuKingdom split by their
+        groups of players already)."""
+        return self.game == "askguess"
+
     def tokens_per_cell(self, config) -> int:
         """Every move a game may make (``Game.max_moves``, each after its retries) at its player's most tokens."""
         most = GAMES[self.game].max_moves(**limits(config, self.game))

@@ -40,6 +40,11 @@ class AnswerTurns(Stage):
     def models(self, config):
         return [config.model(self.model_name)]
 
+    def splits(self, config) -> bool:
+        """Golden context: each turn's answer is asked on the dataset's own history, apart from every other (self
+        context: a turn needs the model's earlier answers)."""
+        return config.mtbench101.context == "golden"
+
     def tokens_per_cell(self, config) -> int:
         return answer_max_tokens(config, config.model(self.model_name))  # one answer
 

@@ -8,12 +8,14 @@ models' engine asks (``dispatch.placement.ask``: tensor x pipeline parallel); an
 none (its hours are wall time, not GPU time).
 
 The arithmetic of ``--hours N``: a unit (a model's own work, or a group of a game's players: ``dispatch.units``) is
-not split across GPUs, so the night takes at least its longest unit's hours, whatever the GPUs; below that, GPUs
+not split across GPUs, except its stages that split in ``dispatch.shards`` parts (their hours divided by the shards),
+so the night takes at least its longest unit's hours, whatever the GPUs; below that, GPUs
 needed = ceil(GPU-hours / N), and never fewer than the largest single ask. Judging on endpoints is wall time beside
 it. Boxes = GPUs / the config's ``devices`` (one box's GPUs) when it names them."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -64,6 +66,7 @@ class Hours:
     hours: float | None
     gpu_hours: float | None
     gpus: int
+    parts: int = 1  # the shards its cells are computed in at once (``dispatch.shards``, a stage that splits)
 
 
 def row_hours(row, models: list, known: dict[str, Throughput]) -> Hours:
@@ -142,7 +145,7 @@ def fit(rows: list[tuple[object, Hours]], *, hours: float, box_gpus: int | None)
             gpu_hours += h.gpu_hours or 0.0
             largest = max(largest, h.gpus)
             unit = "+".join(h.runs_on)
-            per_unit_hours[unit] = per_unit_hours.get(unit, 0.0) + h.hours
+            per_unit_hours[unit] = per_unit_hours.get(unit, 0.0) + h.hours / h.parts  # its shards at once
         else:
             wall += h.hours
     longest = max(per_unit_hours.items(), key=lambda kv: kv[1], default=None)
@@ -161,12 +164,16 @@ def hours_of(rows: list, stages: list, config, known: dict[str, Throughput]) -> 
     out = []
     for row in rows:
         stage = by_name[row.stage]
+        parts = 1
         if stage.role in WORK_ROLES and row.models:
             names = row.models.split(", ")
             models = [config.model(n) for n in names]
+            if config.dispatch is not None and len(names) == 1 and stage.splits(config):
+                parts = config.dispatch.shards
         else:
             models = stage.models(config)
-        out.append((row, row_hours(row, models, known)))
+        hours = row_hours(row, models, known)
+        out.append((row, dataclasses.replace(hours, parts=parts)))
     return out
 
 

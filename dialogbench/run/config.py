@@ -267,6 +267,10 @@ class DispatchConfig(Strict):
     # run's modules start once per GPU, not once per unit (dialogbench/dispatch/box.py's WarmBox); a unit on several
     # GPUs still starts a process of its own
     warm: bool = False
+    # a model's own unit split in this many (data parallel): its stages whose cells are independent (MT-Bench-101
+    # golden-context answers, Ask-Guess games) are computed a share each by every part at once; the rest (BotChat
+    # generation, whose resume checkpoint is the model's) whole by its first part (dialogbench/dispatch/units.py)
+    shards: int = Field(1, ge=1, le=64)
 
 
 class TrackingConfig(Strict):

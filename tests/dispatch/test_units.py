@@ -86,6 +86,44 @@ def test_a_unit_plans_only_its_group_s_games_and_the_groups_add_up_to_the_stage(
     assert total.detail == {"moves": 7}
 
 
+def test_a_model_s_unit_splits_in_shards_where_its_cells_are_independent(make_config, lake_dir):
+    """dispatch.shards: 2: each model's unit in two parts; MT-Bench-101's golden-context answers and Ask-Guess's games
+    split (a share each, planned by the dispatching run), BotChat's generation stays whole in the first part; a game
+    of several players' groups is not split again."""
+    config = _game_config(make_config, lake_dir, names=("bot-a", "bot-b"))
+    config = make_config({**config.model_dump(mode="json", exclude_defaults=True),
+                          "mtbench101": {"limit": 1, "tasks": ["CM"]}, "dispatch": {"shards": 2}})
+    families = {f.name: [s.name for s in registry.family_stages(config, f.name)] for f in registry.families()
+                if f.enabled(config) and registry.family_stages(config, f.name)}
+    _, units, _ = dispatch.split(run_for(config), families)
+    by_name = {u.name: u for u in units}
+    split = ("mtbench101_answer:bot-a", "gameeval_askguess")
+    assert by_name["bot-a#1of2"] == dispatch.Unit(
+        "bot-a#1of2", ("generate:bot-a", "mtbench101_answer:bot-a", "gameeval_askguess"), ("bot-a",),
+        ("gameeval_askguess", "mtbench101_answer:bot-a"), (0, 2))
+    assert by_name["bot-a#2of2"] == dispatch.Unit("bot-a#2of2", split, ("bot-a",),
+                                                  ("gameeval_askguess", "mtbench101_answer:bot-a"), (1, 2))
+    assert by_name["bot-a#2of2"].group("gameeval_askguess") == ["bot-a", "shard:2/2"]
+    assert dispatch.parse_group(["bot-a", "shard:2/2"]) == (["bot-a"], (1, 2))
+    assert by_name["bot-a+bot-b"].shard is None  # SpyFall's pair: one unit, as before
+    assert set(by_name) == {"bot-a#1of2", "bot-a#2of2", "bot-b#1of2", "bot-b#2of2", "bot-a+bot-b"}
+
+
+def test_the_shards_of_a_stage_cover_its_cells_exactly_once(make_config, lake_dir):
+    from dialogbench.cells.runner import plan_stage
+
+    data = config_dict(lake_dir, models=[chatbot("bot-a")])
+    config = make_config({**data, "mtbench101": {"limit": 2, "tasks": ["CM", "SI"]}})
+    lake, stage = open_lake(config.lake), registry.stage(config, "mtbench101_answer:bot-a")
+    everything = sorted(c.key for c in stage.plan(config, lake).cells)
+    parts = []
+    for shard in ("shard:1/3", "shard:2/3", "shard:3/3"):
+        chunks, report = plan_stage(stage, config, "run-1", lake=lake, group=["bot-a", shard])
+        parts.append(sorted(c.key for chunk in chunks for c in chunk.cells))
+        assert report.detail["group"] == ["bot-a", shard] and report.planned == len(parts[-1])
+    assert sorted(k for part in parts for k in part) == everything and all(parts)  # each once, none empty
+
+
 def _write(lake: Lake, key: str):
     return lake.write("runs", pa.table({"run_id": ["r"], "stage": [key]}))
 

@@ -252,19 +252,26 @@ def test_the_judge_judges_a_finished_unit_s_work_while_another_unit_still_genera
     assert all(len(keys) == len(set(keys)) > 0 for keys in cells.values()), cells
 
 
-def test_warm_slots_start_once_per_gpu_and_run_unit_after_unit(tmp_path, tmp_path_factory):
-    """``dispatch.warm``: one GPU, one slot process started once, and every unit of the run (both models' and the
-    judging unit's) goes through it, one after the other; the cells are the ones a run on one process computes."""
+def test_warm_slots_run_unit_after_unit_and_a_model_s_shards_compute_what_one_process_does(tmp_path,
+                                                                                           tmp_path_factory):
+    """``dispatch.warm`` and ``dispatch.shards: 2`` together: two GPUs, one slot process started once on each, and every
+    unit of the run goes through them, each model's work in two parts (MT-Bench-101's answers a share each, BotChat's
+    generation whole in the first); the cells are the ones a run on one process computes, each once."""
     theirs = _cells(alone_lake(tmp_path_factory))
     path = _config(tmp_path, "warm", delay=0.2, dispatch=False, limit=3)
-    path.write_text(path.read_text() + "dispatch: {dead_after_s: 30, poll_s: 0.5, warm: true}\ndevices: ['0']\n")
+    path.write_text(path.read_text() + "dispatch: {dead_after_s: 30, poll_s: 0.5, warm: true, shards: 2}\n"
+                    "devices: ['0', '1']\n")
     sent = _run(path, tmp_path)
     assert sent.returncode == 0, sent.stdout[-2000:] + sent.stderr[-3000:]
     mine = _cells(tmp_path / "lake-warm")
     assert mine == theirs and all(len(keys) == len(set(keys)) > 0 for keys in mine.values())
     logs = tmp_path / "lake-warm" / "_state" / "attempts" / "logs"
-    assert sorted(p.name for p in logs.iterdir()) == ["slot-0.1.log"]  # one process, no unit of its own
-    served = [line for line in (logs / "slot-0.1.log").read_text().splitlines() if line.startswith("=== ")]
-    assert {line.split()[1] for line in served} >= {"bot-a", "bot-b"} and len(served) >= 2, served
+    assert sorted(p.name for p in logs.iterdir()) == ["slot-0.1.log", "slot-1.1.log"]  # no unit process of its own
+    served = {line.split()[1] for log in logs.iterdir() for line in log.read_text().splitlines()
+              if line.startswith("=== ")}
+    assert served >= {"bot-a#1of2", "bot-a#2of2", "bot-b#1of2", "bot-b#2of2"}, served
+    answers = duckdb.sql(f"select detail from read_parquet('{tmp_path}/lake-warm/runs/**/*.parquet') "
+                         f"where stage = 'mtbench101_answer:bot-a'").fetchall()
+    assert len(answers) == 2 and all("shard:" in detail for (detail,) in answers)  # a runs row per shard
     slots = [p for p in psutil.process_iter(["cmdline"]) if {"flows.work", "--serve"} <= set(p.info["cmdline"] or [])]
-    assert not slots  # the slot ended with the dispatch (only this test runs warm slots)
+    assert not slots  # the slots ended with the dispatch (only this test runs warm slots)

@@ -3,6 +3,7 @@ N hours on how many GPUs (``dialogbench.run.capacity``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pyarrow as pa
@@ -54,6 +55,8 @@ def test_a_night_fits_on_the_gpus_its_gpu_hours_need_unless_one_unit_alone_is_lo
     tight = capacity.fit(rows, hours=4, box_gpus=None)
     assert tight.fits is False and tight.gpus_needed == 4  # 13 GPU-hours / 4 h, but unit a alone takes 5 h
     assert tight.lines()[0].startswith("does not fit in 4 h: unit a alone takes 5.00 h")
+    sharded = [(r, h if r.stage != "answer:a" else dataclasses.replace(h, parts=2)) for r, h in rows]
+    assert capacity.fit(sharded, hours=8, box_gpus=None).longest_unit == ("a", pytest.approx(4.0))  # 3 h + 2 h / 2
     missing = capacity.fit([*rows, (r := _row("generate:c", "c", expected=5, bound=5),
                                     capacity.row_hours(r, [_vllm("c")], known))], hours=8, box_gpus=None)
     assert missing.fits is None and missing.unknown == ("c",) and "no throughput for c" in missing.lines()[0]
