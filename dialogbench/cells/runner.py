@@ -66,7 +66,9 @@ def of_group(planned: Planned, group: list[str]) -> Planned:
 def of_shard(planned: Planned, index: int, count: int) -> Planned:
     """Shard ``index`` of ``count`` of a plan (``dispatch.shards``): the cells whose key's digest falls in it, the same
     in every process, so the shards of a stage cover its cells exactly once."""
-    mine = lambda cell: int.from_bytes(hashlib.sha256(cell.key.encode()).digest()[:8], "big") % count == index  # noqa: E731
+    def mine(cell) -> bool:
+        return int.from_bytes(hashlib.sha256(cell.key.encode()).digest()[:8], "big") % count == index
+
     return Planned([c for c in planned.cells if mine(c)], dict(planned.detail),
                    None if planned.todo is None else [c for c in planned.todo if mine(c)])
 
