@@ -15,6 +15,7 @@ from dialogbench.cells import Cell, Emit, Planned
 from dialogbench.cells.judging import JudgeStage, judge_chunk
 from dialogbench.cells.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
+from dialogbench.text.lengths import typical_reply_tokens
 
 PROTOCOL = "botchat_unieval"
 
@@ -35,6 +36,12 @@ class UniEval(JudgeStage):
     def __init__(self, config, *, judge: str | None = None) -> None:
         """``judge``: another judge than ``botchat.judge`` (an agreement judge's stage: ``agreement()``)."""
         super().__init__(judge=config.model(judge or config.botchat.judge), chunk_size=config.botchat.judge_chunk_size)
+
+    def typical_tokens_per_cell(self, config) -> float | None:
+        """A verdict as long as the in-context examples' answers (``Choice: …``, ``Index: …``, ``Reason: …``)."""
+        return typical_reply_tokens((f"Choice: {ex['choice']}\nIndex: {ex['index']}\nReason: {ex['reason'].strip()}"
+                                     for ex in load_examples(config.botchat.unieval_examples)),
+                                    cap=self.judge.max_tokens)
 
     def plan(self, config, lake: Lake) -> Planned:
         """A cell per stored generation of each (model, item) long enough for ``n_max`` (the shortest

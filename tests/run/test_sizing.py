@@ -32,6 +32,7 @@ def test_a_run_s_cells_tokens_and_history(make_config, lake_dir):
     typical = sum(min(64, len(u.split()) * 4 / 3) for u in utterances) / len(utterances)
     assert generate["expected_tokens"] == round(3 * (8 - 2) * typical) < generate["max_tokens"]
     unieval = before[("botchat_unieval", "judge")]
+    assert unieval["estimate"] == "protocol" and 0 < unieval["expected_tokens"] < unieval["max_tokens"]  # examples
     # one verdict per dialogue (at the largest N), once it is generated: 3 seeds x 2 models
     assert unieval["to_compute"] == 0 and unieval["waiting"] == 6 and unieval["max_tokens"] == 6 * 64
 
