@@ -255,9 +255,9 @@ def placement_problems(run: Run) -> list[str]:
 
 def unit_placement_problems(run: Run, gpus: list[str]) -> tuple[list[str], set[str]]:
     """Under ``dispatch:``, each unit (``dispatch.units.split``) placed alone: its models loaded together must fit
-    on the GPUs a unit can get (the run's, on this box; with a deployment, the worker's, which this machine cannot
-    see: then only the GPUs the unit asks for are checked against the run's). Returns the problems, naming the unit,
-    and the stages the units run (the dispatching process loads none of them)."""
+    on the GPUs a unit can get, the run's on this box. With a deployment they are a worker's, which this machine
+    cannot see: nothing is checked here (the worker places its engines on its own GPUs). Returns the problems, naming
+    the unit, and the stages the units run (the dispatching process loads none of them)."""
     from dialogbench.dispatch.units import split
 
     families = {f.name: [s.name for s in run.family_stages(f.name)] for f in run.enabled}
@@ -265,6 +265,8 @@ def unit_placement_problems(run: Run, gpus: list[str]) -> tuple[list[str], set[s
     problems, sent = [], set()
     for unit in units:
         sent.update(unit.stages)
+        if run.config.dispatch.deployment:
+            continue
         try:
             placement.place(placement.asks([run.config.model(n) for n in unit.models]), gpus)
         except placement.PlacementError as exc:

@@ -132,6 +132,8 @@ def test_validate_under_dispatch_places_each_unit_and_names_it(tmp_path):
     [problem] = placement_problems(run_for(_config(tmp_path, share=0.9, devices="0,1", dispatch={}, tp=4)))
     assert problem.startswith("unit spy-m+villager-m (gameeval_spyfall): ") and "splits over 4 GPUs" in problem
     assert "gpu_memory_utilization" not in problem and "the run has 2 (0,1)" in problem
+    pool = {"deployment": "dialogbench-work/gpu"}  # a worker's GPUs, which this machine cannot see: not checked here
+    assert placement_problems(run_for(_config(tmp_path, share=0.9, devices="0,1", dispatch=pool, tp=4))) == []
 
 
 def test_a_unit_on_this_box_takes_the_gpus_its_engines_ask_for(tmp_path):
