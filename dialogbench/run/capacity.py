@@ -165,9 +165,9 @@ def hours_of(rows: list, stages: list, config, known: dict[str, Throughput]) -> 
     for row in rows:
         stage = by_name[row.stage]
         parts = 1
-        if stage.role in WORK_ROLES and row.models:
-            names = row.models.split(", ")
-            models = [config.model(n) for n in names]
+        if stage.role in WORK_ROLES and row.models and stage.models(config):
+            names = row.models.split(", ")  # a game's players; a lake's model no longer in the config has none
+            models = [m for m in config.models if m.name in names]
             if config.dispatch is not None and len(names) == 1 and stage.splits(config):
                 parts = config.dispatch.shards
         else:

@@ -94,3 +94,14 @@ def test_plan_hours_must_be_a_positive_number(config_file, lake_dir, capsys):
             main(["plan", "--config", str(path), "--hours", bad])
         assert exc.value.code == 2
         assert "expected a positive number" in capsys.readouterr().err
+
+
+def test_plan_hours_on_a_lake_that_holds_a_model_no_longer_in_the_config(make_config, config_file, lake_dir, capsys):
+    """The lake's lengths rows name every chatbot it generated for, a dropped one too: planning the smaller config
+    sizes what it has and names no model it lacks (a KeyError once, in the README's run of `plan --hours`)."""
+    from tests.stage_runner import run_all
+
+    run_all(make_config(models=[chatbot("bot-a"), chatbot("bot-b")], limit=1, n=[4]), "r1")
+    smaller = config_file(models=[chatbot("bot-a")], limit=1, n=[4])
+    assert main(["plan", "--config", str(smaller), "--hours", "1"]) == 0
+    assert "no GPU work to fit in 1 h" in capsys.readouterr().out
