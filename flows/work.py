@@ -45,7 +45,9 @@ def _serve(results_fd: int, parent: int) -> int:
     code a line ``{"seq": …, "exit": …}`` on ``results_fd``; Python, Prefect and the run's modules are started once for
     all of them. It ends at the end of stdin, after a unit that did not complete (what it leaves behind is not reused)
     and when a stop was asked (SIGTERM: the unit in flight stops as a unit's process does)."""
+    from dialogbench.backends import engines
     from dialogbench.dispatch.box import die_with_parent
+    from dialogbench.run import stopping
 
     die_with_parent(parent)
     results = os.fdopen(results_fd, "w", buffering=1)
@@ -55,9 +57,6 @@ def _serve(results_fd: int, parent: int) -> int:
         print(f"=== {parameters['unit']} (slot request {seq}) ===", flush=True)
         with dispatch.heartbeat(parameters["overrides"]["lake"], parameters["unit"], parameters["token"]):
             code = _one(parameters)
-            from dialogbench.backends import engines
-            from dialogbench.run import stopping
-
             engines.close_all()  # the next unit's models are others: the GPU is theirs
         results.write(json.dumps({"seq": seq, "exit": code}) + "\n")
         if code != 0 or stopping.requested() is not None:

@@ -102,8 +102,7 @@ def send_units(run: Run, run_id: str, units: list[dispatch.Unit], families: dict
             return scheduler.send_all(launcher=launcher, lake=config.lake, run_id=run_id, settings=config.dispatch,
                                       units=units, judge=judge, parameters=parameters, check=stopping.check)
         finally:
-            if isinstance(launcher, scheduler.OnThisBox):
-                launcher.close()
+            launcher.close()
 
 
 class _Pool:
@@ -136,6 +135,9 @@ class _Pool:
 
     def stopped(self, runs: list) -> None:
         pass  # their workers stop them
+
+    def close(self) -> None:
+        pass  # the pool's workers outlive the dispatch
 
 
 @task(name="dispatched-reports", cache_policy=NO_CACHE)

@@ -23,8 +23,7 @@ log = logging.getLogger("dialogbench.checks")
 def run_families(run: Run) -> dict[str, list[str]]:
     """Each family the config enables that has stages, with them, in pipeline order (a family of checks only, such as
     the judge checks, gets no subflow: its checks run after every stage, in ``run_checks``)."""
-    found = {f.name: [stage.name for stage in run.family_stages(f.name)] for f in run.enabled}
-    return {name: stages for name, stages in found.items() if stages}
+    return run.stage_names()
 
 
 def run_tags(run: Run, families: dict[str, list[str]]) -> list[str]:

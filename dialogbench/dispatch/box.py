@@ -57,7 +57,6 @@ class Slot:
     out: IO = field(repr=False)
     results: dict[int, int] = field(default_factory=dict)
     reader: threading.Thread | None = field(repr=False, default=None)
-    units: int = 0
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -194,7 +193,6 @@ class WarmBox(Box):
             self._end_slot(device)
             slot = self.slots[device] = self._slot(device)
         self.requests += 1
-        slot.units += 1
         try:
             slot.process.stdin.write(json.dumps({**parameters, "seq": self.requests}) + "\n")
             slot.process.stdin.flush()

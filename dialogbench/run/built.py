@@ -80,6 +80,12 @@ class Run:
         family_named(self.families, name)  # an unknown name is a bug: say so
         return list(self._by_family().get(name, []))
 
+    def stage_names(self) -> dict[str, list[str]]:
+        """Each enabled family that has stages, with their names in pipeline order (a family of checks only, such as
+        the judge checks, has none)."""
+        found = {name: [stage.name for stage in stages] for name, stages in self._by_family().items()}
+        return {name: names for name, names in found.items() if names}
+
     def stage(self, name: str) -> "Stage":
         for stage in self.stages:
             if stage.name == name:

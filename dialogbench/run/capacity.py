@@ -15,7 +15,6 @@ it. Boxes = GPUs / the config's ``devices`` (one box's GPUs) when it names them.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -69,7 +68,7 @@ class Hours:
     parts: int = 1  # the shards its cells are computed in at once (``dispatch.shards``, a stage that splits)
 
 
-def row_hours(row, models: list, known: dict[str, Throughput]) -> Hours:
+def row_hours(row, models: list, known: dict[str, Throughput], *, parts: int = 1) -> Hours:
     """``row``'s (a ``sizing.Size``) tokens (expected, else its bound) at the throughput of ``models`` (the ones that
     generate them: a judge's for its verdicts), side by side when several (a game's players take turns: their mean)."""
     tokens = row.expected_tokens if row.expected_tokens is not None else row.max_tokens
@@ -77,11 +76,11 @@ def row_hours(row, models: list, known: dict[str, Throughput]) -> Hours:
     held = sum(gpus(m) for m in models)
     rates = [known[n].tok_s for n in names if n in known]
     if not tokens:
-        return Hours(names, 0, 0.0, 0.0, held)
+        return Hours(names, 0, 0.0, 0.0, held, parts)
     if not names or len(rates) < len(names):
-        return Hours(names, tokens, None, None, held)
+        return Hours(names, tokens, None, None, held, parts)
     hours = tokens / (sum(rates) / len(rates)) / 3600
-    return Hours(names, tokens, hours, hours * held, held)
+    return Hours(names, tokens, hours, hours * held, held, parts)
 
 
 @dataclass(frozen=True)
@@ -172,8 +171,7 @@ def hours_of(rows: list, stages: list, config, known: dict[str, Throughput]) -> 
                 parts = config.dispatch.shards
         else:
             models = stage.models(config)
-        hours = row_hours(row, models, known)
-        out.append((row, dataclasses.replace(hours, parts=parts)))
+        out.append((row, row_hours(row, models, known, parts=parts)))
     return out
 
 

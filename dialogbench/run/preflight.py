@@ -260,8 +260,7 @@ def unit_placement_problems(run: Run, gpus: list[str]) -> tuple[list[str], set[s
     the unit, and the stages the units run (the dispatching process loads none of them)."""
     from dialogbench.dispatch.units import split
 
-    families = {f.name: [s.name for s in run.family_stages(f.name)] for f in run.enabled}
-    _, units, _ = split(run, {name: stages for name, stages in families.items() if stages})
+    _, units, _ = split(run, run.stage_names())
     problems, sent = [], set()
     for unit in units:
         sent.update(unit.stages)
