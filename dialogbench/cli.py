@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     from dialogbench.lake.space import as_disk_full
     from dialogbench.lake.version import LakeFormatError
     from dialogbench.lake.commands import run_repair_command, run_verify_command
+    from dialogbench.lake.delta.commands import run_compact_command, run_convert_command, run_vacuum_command
     from dialogbench.ratings.command import run_elo_command
     from dialogbench.run.registry import open_lake
     from dialogbench.stats.command import run_compare_command
@@ -70,7 +71,10 @@ def main(argv: list[str] | None = None) -> int:
                 "labels": cmd_labels, "report": cmd_report, "explore": cmd_explore, "serve": cmd_serve,
                 "elo": run_elo_command, "verify": lambda a: run_verify_command(a, open_lake(a.lake or "data_lake")),
                 "repair": lambda a: run_repair_command(a, open_lake(a.lake or "data_lake")),
-                "compare": lambda a: run_compare_command(a, open_lake(a.lake or "data_lake"))}
+                "compare": lambda a: run_compare_command(a, open_lake(a.lake or "data_lake")),
+                "convert": run_convert_command,
+                "compact": lambda a: run_compact_command(a, open_lake(a.lake or "data_lake")),
+                "vacuum": lambda a: run_vacuum_command(a, open_lake(a.lake or "data_lake"))}
     try:
         return handlers[args.command](args)
     except QueryRefused as exc:  # its message may quote the lake's text: one line, no control character

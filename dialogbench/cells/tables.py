@@ -18,7 +18,9 @@ class Table:
     (the schema starts with ``lake.schemas.VERDICTS``), which the ``judgments`` view unions; ``answer`` names the
     columns that are the judge's answer (what the judge canary compares night over night). ``repeated``: its cells
     are computed again every run (the judge canary), so rows of one cell from several runs are its history, not
-    copies: ``dialogbench repair`` leaves them."""
+    copies: ``dialogbench repair`` leaves them. ``done_stored``: ``done`` on a stored row, its columns prefixed
+    ``t.``, when ``done`` is a condition (not "true"): how a Delta lake tells a stored cell from a stored row that is
+    none (``lake.delta.tables``)."""
 
     name: str
     schema: pa.Schema
@@ -28,6 +30,7 @@ class Table:
     verdicts: bool = False
     answer: tuple[str, ...] = ()
     repeated: bool = False
+    done_stored: str | None = None
 
     def computed_keys_sql(self, lake: Lake) -> str:
         """``SELECT <key> AS cell_key`` of every computed cell in the lake's files."""

@@ -29,6 +29,7 @@ def installed_version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     from dialogbench.lake.commands import add_repair_parser, add_verify_parser
+    from dialogbench.lake.delta.commands import add_delta_parsers
     from dialogbench.ratings.command import add_elo_parser
     from dialogbench.stats.command import add_compare_parser
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_parser(sub)
     add_verify_parser(sub)
     add_repair_parser(sub)
+    add_delta_parsers(sub)
     return parser
 
 

@@ -59,5 +59,6 @@ GAMEEVAL_GAMES = pa.schema([  # one finished (or abandoned) game: a GameEval cel
 ])
 
 GAMES_TABLE = Table("gameeval_games", GAMEEVAL_GAMES, partition=("game",),
-                    done="end_reason IS DISTINCT FROM 'backend_error'")
+                    done="end_reason IS DISTINCT FROM 'backend_error'",
+                    done_stored="t.end_reason IS DISTINCT FROM 'backend_error'")
 TABLES = (GAMES_TABLE,)

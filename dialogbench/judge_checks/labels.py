@@ -42,7 +42,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from dialogbench.judge_checks.label_tables import LABELS, LABELS_TABLE
 from dialogbench.lake import Lake
@@ -236,8 +235,7 @@ def import_labels(*, lake: Lake, path: str | Path, source: str | None = None,
     labels = read_labels(path=path)
     judge = HUMAN + source
     name = file_name(source)
-    target = lake.table_dir(LABELS_TABLE.name) / name
-    replaced = stored_count(file=target) if target.exists() else 0
+    replaced = stored_count(lake=lake, name=name)
     now = datetime.now(timezone.utc)
     rows = [{"source": source, "judge": judge, "protocol": label.protocol, "item": label.item, "label": label.label,
              "answer": label.answer, "score": label.score, "row": label.row, "file": str(path), "imported_at": now}
@@ -253,9 +251,10 @@ def import_labels(*, lake: Lake, path: str | Path, source: str | None = None,
                          missing_examples=tuple(missing[:SHOWN]))
 
 
-def stored_count(*, file: Path) -> int:
-    """The rows of one stored labels file."""
-    return pq.read_metadata(file).num_rows
+def stored_count(*, lake: Lake, name: str) -> int:
+    """The rows an import stored under ``name`` (a source's file in a folder lake), 0 when none did."""
+    rows = lake.read_named(LABELS_TABLE.name, name)
+    return 0 if rows is None else rows.num_rows
 
 
 def stored_labels(*, lake: Lake) -> list[dict]:

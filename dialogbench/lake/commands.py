@@ -53,7 +53,9 @@ def run_verify_command(args, lake: Lake) -> int:
         print(f"{len(found) - len(moved)} file(s) not committed by this lake, left out of every query; "
               "`dialogbench verify --adopt` records those that read whole")
     if not found:
-        print(f"{lake.root}: every committed file matches its checksum")
+        print(f"{lake.root}: every committed file matches its checksum" if lake.tables_kind() == "files" else
+              f"{lake.root}: every file of its Delta tables' latest versions reads whole, with the size and rows "
+              "their logs committed")
     return 1 if found else 0
 
 
@@ -61,6 +63,10 @@ def run_repair_command(args, lake: Lake) -> int:
     from dialogbench.lake.repair import repair
     from dialogbench.lake.version import refuse_older
 
+    if lake.tables_kind() == "delta":
+        print(f"{lake.root}: a Delta lake stores each cell once by its key (every write is an insert-if-absent "
+              "merge), so it holds no copies to remove: nothing to repair")
+        return 0
     with _lease(lake):
         refuse_older(lake)
         _refuse_unreplaceable_catalog(lake)

@@ -45,7 +45,7 @@ class PinnedLake(Lake):
     lake is pinned by construction). ``close()`` closes the files once the connection is done."""
 
     def __init__(self, lake: Lake, con: duckdb.DuckDBPyConnection) -> None:
-        super().__init__(lake.root, layout=lake.layout)
+        super().__init__(lake.root, layout=lake.layout, tables=lake.tables_kind())
         self._readable = {}
         self.con = con
         self.handles: list[pa.NativeFile] = []
@@ -69,6 +69,9 @@ class PinnedLake(Lake):
             fragments = [PARQUET.make_fragment(handle) for handle in handles]
             if schema is None:
                 schema = pa.unify_schemas([fragment.physical_schema for fragment in fragments])
+                if self.delta(table) is not None:  # never read: the name a write gave its rows (lake.delta.tables)
+                    from dialogbench.lake.delta.tables import NAME_COLUMN
+                    schema = schema.remove(schema.get_field_index(NAME_COLUMN))
             name = f"lake_{table}"
             self.con.register(name, ds.FileSystemDataset(fragments, schema, PARQUET))
             self.registered[table] = name

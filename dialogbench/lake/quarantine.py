@@ -40,6 +40,9 @@ def quarantine(lake: Lake, damaged: list[Damaged]) -> Path | None:
             except FileNotFoundError:
                 pass
         log.warning("quarantined %s -> %s", d.line(lake.root), target.relative_to(lake.root))
+    for table in sorted({d.table for d in damaged}):  # a Delta table's log still names them: it forgets them
+        if (delta := lake.delta(table)) is not None:
+            delta.forget(table)
     return folder
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import stat
@@ -21,6 +22,7 @@ from dialogbench.lake.layout import Layout, NoLayout
 TMP_SUFFIX = manifest.TMP_SUFFIX
 QUARANTINE = "_quarantine"  # damaged files moved aside by lake.verify (not a table)
 WORK = "_state"  # what writers keep besides the tables (checkpoints, dispatched attempts): the lake's too
+MARKER = "lake.json"  # the lake's format marker (lake.version writes it): {"format": N, "tables": "delta"|"files"}
 _LIST_TRIES = 5  # listings of a table whose folders another process is removing (Lake.files)
 log = logging.getLogger("dialogbench.lake")
 _warned: set[tuple[str, str]] = set()
@@ -51,7 +53,8 @@ class Lake:
     """``root/<table>/<key>=<value>/…/part-<id>.parquet``. Partition values are also stored as
     columns, so readers never depend on the directory names."""
 
-    def __init__(self, root: str | os.PathLike, *, layout: Layout | None = None, root_sql: str | None = None) -> None:
+    def __init__(self, root: str | os.PathLike, *, layout: Layout | None = None, root_sql: str | None = None,
+                 tables: str | None = None) -> None:
         """``layout``: its tables, reference tables and SQL (``lake.layout``), what the catalog, ``repair`` and
         ``migrate`` need (``registry.open_lake`` passes the registered families'); reading and writing one table
         by name needs none. ``root_sql``: a SQL expression for the lake's folder (ending in ``/``) to write file
@@ -61,6 +64,41 @@ class Lake:
         self.root_sql = root_sql
         self._layout = layout
         self._readable: dict[str, tuple[list[Path], bool]] | None = None
+        self._tables = tables  # "delta" or "files" once known (the marker's "tables"; ``tables_kind``)
+        self._delta = None
+
+    def tables_kind(self) -> str:
+        """How the lake stores its tables: ``"delta"`` (Delta tables, ``lake.delta.tables``) or ``"files"`` (this
+        module's recorded files), as its marker says; ``"files"`` for a lake with no marker yet (not remembered:
+        the run that makes the lake writes the marker before its first row)."""
+        if self._tables is None:
+            try:
+                text = links.read_regular(self.root / MARKER, 4096)
+            except (FileNotFoundError, NotADirectoryError):
+                return "files"
+            except links.LakeLinkError:
+                return "files"  # lake.version refuses the lake, naming the link
+            try:
+                found = json.loads(text).get("tables", "files")
+            except (ValueError, AttributeError):
+                return "files"  # lake.version refuses the marker, naming what is wrong
+            self._tables = found if found in ("delta", "files") else "files"
+        return self._tables
+
+    def delta(self, table: str):
+        """The lake's ``DeltaTables`` when ``table`` is a Delta table of it (every table of a Delta lake but
+        ``WORK``, the writers' own files), else None."""
+        if table == WORK or table.startswith((".", "_")) or self.tables_kind() != "delta":
+            return None
+        if self._delta is None:
+            from dialogbench.lake.delta.tables import DeltaTables  # deltalake only for a Delta lake
+            self._delta = DeltaTables(self.root)
+        return self._delta
+
+    def _copy(self, root: Path, root_sql: str | None) -> "Lake":
+        lake = Lake(root, layout=self._layout, root_sql=root_sql, tables=self._tables)
+        lake._delta = self._delta if root == self.root else None
+        return lake
 
     @property
     def layout(self) -> Layout:
@@ -71,12 +109,12 @@ class Lake:
 
     def rooted(self, root_sql: str | None) -> "Lake":
         """This lake, its file paths written against ``root_sql`` (see ``__init__``)."""
-        return Lake(self.root, layout=self._layout, root_sql=root_sql)
+        return self._copy(self.root, root_sql)
 
     def absolute(self) -> "Lake":
         """This lake by its absolute path: what a process that changes its working folder (``lake.confined``'s child)
         must be given, or a relative root names a folder that is not there and every table reads empty."""
-        return Lake(self.root.absolute(), layout=self._layout, root_sql=self.root_sql)
+        return self._copy(self.root.absolute(), self.root_sql)
 
     def pinned(self) -> "Lake":
         """This lake with each table's file list taken once and kept: building every view in one go checks
@@ -90,7 +128,10 @@ class Lake:
 
     def files(self, table: str) -> list[Path]:
         """Every Parquet file on disk under the table, committed or not (``readable`` is what queries read). A folder
-        removed while it is listed (one a run's preflight made to probe, then removed) is listed again."""
+        removed while it is listed (one a run's preflight made to probe, then removed) is listed again. A Delta
+        table's: the files of its latest version."""
+        if (delta := self.delta(table)) is not None:
+            return delta.files(table)
         for _ in range(_LIST_TRIES - 1):
             try:
                 return sorted(self.table_dir(table).rglob("*.parquet"))
@@ -99,6 +140,8 @@ class Lake:
         return sorted(self.table_dir(table).rglob("*.parquet"))
 
     def snapshot(self, table: str, level: str = "stat") -> health.Snapshot:
+        if (delta := self.delta(table)) is not None:
+            return delta.snapshot(table, level)
         return health.snapshot(self.table_dir(table), table, level)
 
     def readable(self, table: str) -> tuple[list[Path], bool]:
@@ -112,9 +155,10 @@ class Lake:
                 _warned.add((str(damage.path), damage.problem))
                 log.warning("left out of every query: %s; `dialogbench verify` quarantines it and the next run "
                             "recomputes its cells", damage.line(self.root))
+        clean = snap.clean and self.delta(table) is None  # a Delta table's folder holds more than its version's files
         if self._readable is not None:
-            self._readable[table] = (snap.good, snap.clean)
-        return snap.good, snap.clean
+            self._readable[table] = (snap.good, clean)
+        return snap.good, clean
 
     def has(self, table: str) -> bool:
         return bool(self.files(table))
@@ -130,6 +174,8 @@ class Lake:
         once; one that fails for a full disk raises ``space.DiskFull`` naming the file and the space left."""
         if data.num_rows == 0 and name is None:
             return None
+        if (delta := self.delta(table)) is not None:
+            return self._commit_delta(delta, table, data, partition=partition, name=name)
         directory = self.table_dir(table)
         for key, value in (partition or {}).items():
             directory = directory / f"{key}={safe_name(value)}"
@@ -161,6 +207,36 @@ class Lake:
                 raise
         fsync_path(directory)
         return final
+
+    def _commit_delta(self, delta, table: str, data: pa.Table, *, partition: Mapping[str, str] | None,
+                      name: str | None) -> Path:
+        """``write`` on a Delta table (``lake.delta.tables``): one commit, under the same guard as a file's rename (a
+        dispatched attempt commits only while it is its unit's current one). The guard is handed a temp name in the
+        table's folder that no file has, so a killed attempt's note settles as nothing to finish."""
+        directory = self.table_dir(table)
+        directory.mkdir(parents=True, exist_ok=True)
+        spec = self._layout.tables.get(table) if self._layout is not None else None
+        try:
+            with _COMMITS.guard(directory / manifest.temp_name(f"delta-{uuid.uuid4().hex}.parquet")):
+                delta.write(table, data, spec=spec, partition=partition, name=name)
+        except Exception as exc:
+            if space.is_disk_full(exc):
+                raise space.disk_full(directory, self.root, exc) from exc
+            raise
+        return directory
+
+    def read_named(self, table: str, name: str, partition: Mapping[str, str] | None = None) -> pa.Table | None:
+        """The rows ``write(table, …, name=name, partition=partition)`` stored last, None when there are none: its
+        file in a folder lake, its rows in a Delta table."""
+        if (delta := self.delta(table)) is not None:
+            return delta.read_named(table, name, partition)
+        directory = self.table_dir(table)
+        for key, value in (partition or {}).items():
+            directory = directory / f"{key}={safe_name(value)}"
+        try:
+            return pq.read_table(directory / name)
+        except FileNotFoundError:
+            return None
 
     def own_folders(self) -> list[Path]:
         """The folders the lake's writers write in: each table of its layout, and ``WORK``. Only these are swept at
@@ -212,6 +288,9 @@ class Lake:
         good, clean = self.readable(table)
         paths = self.path_sql(self.glob(table)) if clean else "[" + ", ".join(self.path_sql(p) for p in good) + "]"
         files = f"read_parquet({paths}, union_by_name=true, hive_partitioning=false)"
+        if good and self.delta(table) is not None:
+            from dialogbench.lake.delta.tables import NAME_COLUMN
+            files = f"(SELECT * EXCLUDE (\"{NAME_COLUMN}\") FROM {files})"
         if schema is None:
             if good:
                 return files

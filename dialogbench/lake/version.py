@@ -33,10 +33,9 @@ from dialogbench.lake.catalog import CATALOG
 from dialogbench.lake.lease import LEASE_FILE
 from dialogbench.lake.legacy import Unpacked, Unpacker
 from dialogbench.lake.schemas import PLANS
-from dialogbench.lake.store import QUARANTINE, WORK, Lake
+from dialogbench.lake.store import MARKER, QUARANTINE, WORK, Lake
 
 FORMAT = 5
-MARKER = "lake.json"
 log = logging.getLogger("dialogbench.lake")
 LEGACY_JUDGMENTS = "judgments"  # the format-2 table of every protocol's verdicts, split by migrate (into the tables
 # of ``Layout.legacy.verdict_tables``, which the families declare)
@@ -88,12 +87,19 @@ def lake_format(lake: Lake) -> int | None:
     return 1
 
 
-def ensure_current(lake: Lake) -> None:
-    """Raise for an older lake (saying what to run); mark a new lake as the current format."""
+def ensure_current(lake: Lake, *, tables: str | None = None) -> None:
+    """Raise for an older lake (saying what to run); mark a new lake as the current format, its tables stored as
+    ``tables`` ("files", the default, or "delta": the config's ``lake_tables``). A lake that stores its tables
+    otherwise than ``tables`` asks is refused, naming the command that converts it."""
     found = lake_format(lake)
     if found is None:
-        _write_marker(lake)
-    elif found in (3, 4):  # records each file, renames a stage: no command needed
+        _write_marker(lake, tables=tables or "files")
+        return
+    if tables is not None and (kind := lake.tables_kind()) != tables:
+        raise LakeFormatError(f"{lake.root}: this lake stores its tables as {kind}, the config asks for {tables} "
+                              f"(lake_tables); convert it into a new lake with `dialogbench convert --lake "
+                              f"{lake.root} --to NEW_LAKE` and point the config at that, or set lake_tables: {kind}")
+    if found in (3, 4):  # records each file, renames a stage: no command needed
         result = migrate(lake)
         log.info("%s: lake format %d -> %d: %d file(s) recorded, %d unreadable one(s) quarantined, %d file(s) "
                  "rewritten with the renamed stage", lake.root, found, FORMAT, result["files_adopted"],
@@ -306,12 +312,14 @@ def _replace(path: Path, table: pa.Table) -> None:
     os.replace(tmp, path)
 
 
-def _write_marker(lake: Lake) -> None:
+def _write_marker(lake: Lake, *, tables: str | None = None) -> None:
+    """The marker of the current format; ``tables``: how the lake stores its tables (None: as it says already)."""
+    tables = tables or lake.tables_kind()
     lake.root.mkdir(parents=True, exist_ok=True)
     tmp = lake.root / f".{MARKER}.{uuid.uuid4().hex[:8]}.tmp"
     try:
         with os.fdopen(links.create_new(tmp), "w") as handle:
-            handle.write(json.dumps({"format": FORMAT}) + "\n")
+            handle.write(json.dumps({"format": FORMAT, **({"tables": tables} if tables != "files" else {})}) + "\n")
         os.replace(tmp, lake.root / MARKER)  # replaces a link, never writes through one
     except Exception as exc:
         tmp.unlink(missing_ok=True)

@@ -291,6 +291,11 @@ class Config(Strict):
 
     model_config = ConfigDict(extra="allow", frozen=True)
     lake: str = "data_lake"
+    # How a new lake stores its tables (docs/lake-format.md): "files" (Parquet files, each with a checksummed record,
+    # one writer at a time under the lake's lease) or "delta" (Delta Lake tables: each commit atomic, a cell stored
+    # once by its key whoever writes it). An existing lake keeps its own; a config asking otherwise is refused, naming
+    # `dialogbench convert`. Not part of any cell key.
+    lake_tables: Literal["files", "delta"] = "files"
     # The board the run publishes to (dialogbench/run/boards.py): as loaded, the config's own (this field, else the
     # file's stem) or the one CLI overrides give ("demo+limit=4"); --board NAME picks one.
     board: str | None = None

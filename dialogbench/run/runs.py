@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from dialogbench.lake import Lake
 from dialogbench.lake.schemas import RUNS
@@ -113,20 +112,23 @@ def combine(reports: list[StageReport]) -> StageReport:
     return total
 
 
-def _stage_file(lake: Lake, run_id: str, stage: str, group: list[str] | None) -> Path:
+def _stage_file(run_id: str, stage: str, group: list[str] | None) -> str:
+    """The name of the stage's row in ``runs`` (its file in a folder lake), in the run's partition."""
     suffix = "" if group is None else "." + safe_name("+".join(sorted(group)))
-    return lake.table_dir("runs") / f"run_id={safe_name(run_id)}" / f"{stage}{suffix}.parquet"
+    return f"{stage}{suffix}.parquet"
 
 
 def recorded_stage(lake: Lake, *, run_id: str, stage: str, group: list[str] | None = None) -> StageReport | None:
-    """What an earlier pass of ``stage`` in run ``run_id`` recorded (its row's file), None when none did."""
-    path = _stage_file(lake, run_id, stage, group)
+    """What an earlier pass of ``stage`` in run ``run_id`` recorded (its row), None when none did."""
+    name = _stage_file(run_id, stage, group)
     try:
-        row = pq.read_table(path).to_pylist()[0]
-    except FileNotFoundError:
-        return None
+        rows = lake.read_named("runs", name, {"run_id": run_id})
+        if rows is None:
+            return None
+        row = rows.to_pylist()[0]
     except (OSError, IndexError, pa.ArrowException) as exc:  # a damaged row: this pass's counts stand alone
-        log.warning("%s: could not read the earlier pass's counts (%s): this pass's are recorded alone", path, exc)
+        log.warning("%s: could not read the earlier pass's counts (%s): this pass's are recorded alone",
+                    lake.table_dir("runs") / name, exc)
         return None
     return StageReport.from_row(row)
 
@@ -143,7 +145,7 @@ def record_stage(lake: Lake, *, run_id: str, report: StageReport, config: str, b
            "detail": redact(json.dumps(report.detail, sort_keys=True, default=str)), "board": board,
            **_provenance()}
     lake.write("runs", pa.Table.from_pylist([row], schema=RUNS), partition={"run_id": run_id},
-               name=_stage_file(lake, run_id, report.stage, group).name)
+               name=_stage_file(run_id, report.stage, group))
 
 
 def _provenance() -> dict:

@@ -64,20 +64,25 @@ class DeltaCellStore:
     # ---------------------------------------------------------------------------------------------- writes
 
     def insert_missing(self, table: str, data: pa.Table, *, keys: Sequence[str],
-                       partition_by: Sequence[str] | None = None) -> int:
+                       partition_by: Sequence[str] | None = None, unique: bool = True,
+                       stored: str | None = None) -> int:
         """Insert the rows of ``data`` whose key (``keys``, the cell's key columns) the table does not hold yet;
         returns how many were inserted. A key is stored once, whatever other writers do at the same time, in any
         partition: a conflicting concurrent commit makes the MERGE run again (``max_attempts``), then
-        ``CommitConflict``. A null in a key column is refused; a key repeated in ``data`` keeps its first row. The
-        first write creates the table with ``data``'s schema, partitioned by ``partition_by`` (columns of ``data``;
-        put them in ``keys`` too, so a MERGE reads only the partitions it writes)."""
+        ``CommitConflict``. A null in a key column is refused; a key repeated in ``data`` keeps its first row, unless
+        ``unique`` is False: then a cell of several rows (an utterance's lengths) is inserted whole, every row of a
+        key the table lacks. ``stored``: a further condition a stored row must meet to count as holding its key,
+        on the stored row's columns prefixed ``t.`` (a game that ended in backend errors holds no cell, so its
+        replay is inserted). The first write creates the table with ``data``'s schema, partitioned by
+        ``partition_by`` (columns of ``data``; put them in ``keys`` too, so a MERGE reads only the partitions it
+        writes)."""
         where = self._where(table)
         keys = check_keys(data, keys, where=where)
-        source = unique_on(data, keys)
+        source = unique_on(data, keys) if unique else data
         dt = self._ensure(table, data.schema, partition_by)
         if source.num_rows == 0:
             return 0
-        predicate = merge_predicate(keys)
+        predicate = merge_predicate(keys) + (f" AND ({stored})" if stored else "")
 
         def merge(dt: DeltaTable) -> int:
             merger = dt.merge(source, predicate, source_alias="s", target_alias="t", streamed_exec=False,
@@ -99,6 +104,39 @@ class DeltaCellStore:
             return data.num_rows
 
         return self._retrying(table, "append", write, dt)
+
+    def replace(self, table: str, data: pa.Table, *, where: str) -> int:
+        """Delete the rows where ``where`` holds (a SQL condition on the table's columns) and append ``data``, as one
+        commit: a reader sees the old rows or the new ones, never neither. Returns the rows written. The first write
+        creates the table, as ``insert_missing``."""
+        dt = self._ensure(table, data.schema, None)
+
+        def write(dt: DeltaTable) -> int:
+            write_deltalake(dt, data, mode="overwrite", predicate=where, commit_properties=self._commit_properties())
+            return data.num_rows
+
+        return self._retrying(table, "replace", write, dt)
+
+    def remove_missing(self, table: str) -> list[str]:
+        """Drop from the latest version the files it names that are not on the store (delta-rs' FSCK): what a table
+        whose damaged file was moved aside needs, so its other rows read again and the lost rows' cells are missing
+        (and computed again). Returns the files dropped."""
+        def fsck(dt: DeltaTable) -> list[str]:
+            metrics = dt.repair(commit_properties=self._commit_properties())
+            return [str(path) for path in (metrics or {}).get("files_removed", [])]
+
+        return self._retrying(table, "remove_missing", fsck)
+
+    def added(self, table: str, *, version: int | None = None) -> list[dict[str, Any]]:
+        """The files of ``version`` (default: the latest) as its log records them: ``path`` (inside the table),
+        ``size_bytes`` and ``num_records`` (None when the writer recorded no statistics)."""
+        dt = self._open(table, version=version)
+        try:
+            actions = pa.table(dt.get_add_actions(flatten=True))
+        except Exception as exc:  # noqa: BLE001
+            raise self._failed(table, "list files", exc) from None
+        names = [name for name in ("path", "size_bytes", "num_records") if name in actions.column_names]
+        return [{"num_records": None, **row} for row in actions.select(names).to_pylist()]
 
     def compact(self, table: str, *, target_size: int | None = None) -> dict[str, Any]:
         """Rewrite the latest version's small files into fewer large ones (delta-rs ``optimize.compact``); returns

@@ -1,0 +1,119 @@
+"""``dialogbench convert``, ``compact`` and ``vacuum``: a folder lake made a Delta lake, and a Delta lake's upkeep.
+
+Wiring (the parser in ``dialogbench/commands/parser.py``, the command in ``dialogbench/cli.py``)::
+
+    add_delta_parsers(sub)                                   # sub = parser.add_subparsers(...)
+    run_convert_command(args); run_compact_command(args, lake); run_vacuum_command(args, lake)
+
+``compact`` and ``vacuum`` take no lease: a compaction that races a run's commit is retried (it changes no row), and
+``vacuum`` deletes only files older than its retention that the latest version does not name, so a run that writes
+meanwhile loses nothing as long as the retention is longer than its longest write (the default, a week, is).
+"""
+
+from __future__ import annotations
+
+import math
+
+from dialogbench.lake import Lake
+
+DEFAULT_RETENTION_HOURS = 168.0  # Delta's own default: a week
+
+
+def add_delta_parsers(subparsers) -> None:
+    p = subparsers.add_parser("convert", help="copy a folder lake into a new lake of Delta tables",
+                              description="Copies every table of a folder lake (--lake) into a new lake of Delta "
+                              "tables (--to), one commit per table, and checks each table's rows on both sides. The "
+                              "source is only read, under its lease. A rerun after a kill copies what is missing. "
+                              "Not copied: _state (unfinished work), _quarantine, reports and the catalog (the next "
+                              "run and `dialogbench catalog` write them). Then point the config's lake at --to and "
+                              "set lake_tables: delta.")
+    p.add_argument("--lake", help="the folder lake to copy (default: data_lake)")
+    p.add_argument("--to", required=True, help="the new lake's folder (new, or one an earlier convert began)")
+    p = subparsers.add_parser("compact", help="rewrite a Delta lake's small files into fewer (no row changes)",
+                              description="For every Delta table of the lake: the latest version's small files "
+                              "rewritten into fewer, larger ones (one commit each; no row changes, and readers of an "
+                              "older version keep their files until `dialogbench vacuum`). Safe while a run writes.")
+    p.add_argument("--lake", help="lake directory (default: data_lake)")
+    p = subparsers.add_parser("vacuum", help="delete the files no recent version of a Delta lake needs",
+                              description="For every Delta table of the lake: deletes the files the latest version "
+                              "does not name and that are older than --retention-hours: files compaction replaced, "
+                              "and files of writers killed before their commit. Keep the retention longer than the "
+                              "longest run: a run's files are on disk before its commit names them.")
+    p.add_argument("--lake", help="lake directory (default: data_lake)")
+    p.add_argument("--retention-hours", type=_hours, default=DEFAULT_RETENTION_HOURS,
+                   help=f"keep files younger than this (default {DEFAULT_RETENTION_HOURS:g}: a week)")
+    p.add_argument("--dry-run", action="store_true", help="only list the files that would go")
+
+
+def _hours(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hours") from None
+    if value < 0 or math.isnan(value) or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: give 0 or more hours")
+    return value
+
+
+def run_convert_command(args) -> int:
+    from dialogbench.lake.delta.convert import convert
+    from dialogbench.lake.lease import lake_lease
+    from dialogbench.lake.version import ensure_current, refuse_foreign, refuse_older
+    from dialogbench.run.registry import open_lake
+
+    source, target = open_lake(args.lake or "data_lake"), open_lake(args.to)
+    refuse_foreign(source)
+    refuse_foreign(target)
+    with lake_lease(source.root, create=False), lake_lease(target.root):
+        refuse_older(source)
+        ensure_current(target, tables="delta")
+        results = convert(source, target)
+    for r in results:
+        what = "copied" if r.copied else "already there" if r.source_rows else "empty"
+        print(f"  {r.table:28} {r.source_rows:8d} row(s) -> {r.target_rows:8d}  {what}")
+    print(f"{target.root}: a Delta lake holding {sum(r.target_rows for r in results)} row(s) of {source.root}; point "
+          "the config's lake at it and set lake_tables: delta")
+    return 0
+
+
+def run_compact_command(args, lake: Lake) -> int:
+    tables = _delta_tables(lake)
+    if tables is None:
+        return 1
+    for name in tables:
+        metrics = lake.delta(name).store.compact(name)
+        print(f"  {name:28} {metrics.get('numFilesRemoved', 0):5d} file(s) -> {metrics.get('numFilesAdded', 0):3d}")
+    print(f"{lake.root}: {len(tables)} table(s) compacted; `dialogbench vacuum` deletes the replaced files once no "
+          "reader needs them")
+    return 0
+
+
+def run_vacuum_command(args, lake: Lake) -> int:
+    tables = _delta_tables(lake)
+    if tables is None:
+        return 1
+    total = 0
+    for name in tables:
+        removed = lake.delta(name).store.vacuum(name, retention_hours=args.retention_hours, full=True,
+                                                dry_run=args.dry_run)
+        total += len(removed)
+        print(f"  {name:28} {len(removed):5d} file(s)")
+    verb = "would be deleted" if args.dry_run else "deleted"
+    print(f"{lake.root}: {total} file(s) older than {args.retention_hours:g} h that no version needs {verb}")
+    return 0
+
+
+def _delta_tables(lake: Lake) -> list[str] | None:
+    """The lake's Delta tables, or None (said on stderr) when it is not a Delta lake."""
+    import sys
+
+    from dialogbench.lake.version import refuse_not_a_lake
+
+    refuse_not_a_lake(lake)
+    if lake.tables_kind() != "delta":
+        print(f"error: {lake.root}: a folder lake (its tables are recorded files); compact and vacuum are for a Delta "
+              "lake (`dialogbench convert` makes one)", file=sys.stderr)
+        return None
+    return [name for name in lake.layout.tables if lake.delta(name).added(name)]

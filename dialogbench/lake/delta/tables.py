@@ -1,0 +1,152 @@
+"""A lake's tables as Delta tables: what ``Lake`` does when its marker says ``"tables": "delta"``.
+
+Each table of the lake's layout is a Delta table in the table's own folder (``<lake>/<table>/_delta_log``), not
+partitioned: its Parquet files hold every column, partition columns included, so DuckDB reads a version's files
+directly (``Lake.relation_sql``) and the catalog's views keep working. One extra column, ``lake_file``, holds the
+name a write gave its rows (``Lake.write(name=…)``: a run's row per stage, a dataset's seeds, a source's labels) as
+the path a folder lake would give that file (``run_id=…/generate.parquet``), null otherwise; a named write replaces
+the rows of that name, in one commit, as a named file replaces its namesake in a folder lake. Readers never see the column (``NAME_COLUMN`` is excluded from every relation).
+
+How each write commits (``write``):
+- a cell table (``Table.done`` set, cells not ``repeated``): ``DeltaCellStore.insert_missing`` on the table's key,
+  so a cell is stored once however many writers race (dispatched units, two runs), with no lease or token needed for
+  that; the rows of a cell stored already are dropped. A table whose ``done`` is a condition (a game that ended in
+  backend errors is a row, not a cell) names the same condition on the stored row (``Table.done_stored``);
+- a named write: ``DeltaCellStore.replace`` of its name's rows;
+- every other table (runs, plans, failures, backend calls, the judge canary's history): an append.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from dialogbench.lake.delta.errors import TableNotFound
+from dialogbench.lake.delta.keys import quote
+from dialogbench.lake.delta.store import DeltaCellStore
+from dialogbench.lake.health import Damaged, Snapshot
+from dialogbench.lake.manifest import Record
+
+NAME_COLUMN = "lake_file"  # the name a write gave its rows (Lake.write(name=...)), null otherwise; never read
+DELTA = "delta"  # the marker's "tables" value of a lake whose tables are Delta tables
+FILES = "files"  # ... of a lake whose tables are folders of recorded files (lake.store), the default
+
+
+@dataclass(frozen=True)
+class Added:
+    """A file a table's latest version names: its path, and its size and rows as the log records them."""
+
+    path: Path
+    size: int
+    rows: int | None
+
+
+class DeltaTables:
+    """The Delta tables of the lake at ``root`` (a folder). ``writer`` is recorded in each commit."""
+
+    def __init__(self, root: str | os.PathLike, *, writer: str | None = None) -> None:
+        self.root = Path(root)
+        self.store = DeltaCellStore(self.root.absolute(), writer=writer)
+
+    def write(self, table: str, data: pa.Table, *, spec: Any = None, partition: Mapping[str, str] | None = None,
+              name: str | None = None) -> int:
+        """Commit ``data`` to ``table`` (see the module); ``spec``: its ``cells.Table``, when the layout has it."""
+        named = None if name is None else named_path(name, partition)
+        data = data.append_column(pa.field(NAME_COLUMN, pa.string()), pa.array([named] * data.num_rows, pa.string()))
+        if named is not None:
+            return self.store.replace(table, data, where=f"{quote(NAME_COLUMN)} = {literal(named)}")
+        if data.num_rows == 0:
+            return 0
+        if spec is not None and spec.done is not None and not spec.repeated:
+            stored = None if spec.done == "true" else spec.done_stored
+            if stored is None and spec.done != "true":
+                raise ValueError(f"{self.root / table}: its cells are rows where {spec.done}: name the same condition "
+                                 "on the stored row (Table.done_stored), so a Delta lake can store each cell once")
+            return self.store.insert_missing(table, data, keys=[spec.key], unique=False, stored=stored)
+        return self.store.append(table, data)
+
+    def added(self, table: str) -> list[Added]:
+        """The files of the table's latest version ([] when it has none), in the order the log lists them."""
+        try:
+            found = self.store.added(table)
+        except TableNotFound:
+            return []
+        directory = self.root / table
+        return [Added(directory / row["path"], int(row["size_bytes"]),
+                      None if row["num_records"] is None else int(row["num_records"])) for row in found]
+
+    def files(self, table: str) -> list[Path]:
+        return sorted(added.path for added in self.added(table))
+
+    def snapshot(self, table: str, level: str = "stat") -> Snapshot:
+        """The latest version's files checked at ``level`` against the log (``lake.health``'s levels): ``stat`` the
+        size, ``footer`` also the Parquet footer's row count, ``full`` also every page read back (the log keeps no
+        checksum: a flipped bit that still decodes is not seen). Files no version names (an older version's, a killed
+        writer's) are not the table's rows: ``vacuum`` removes them; they are not listed here."""
+        snap = Snapshot()
+        for added in self.added(table):
+            problem = _check(table, added, level)
+            if problem is not None:
+                snap.damaged.append(problem)
+                continue
+            st = added.path.stat()
+            snap.good.append(added.path)
+            snap.records[added.path] = Record(file=added.path.name, table=table, rows=added.rows or 0,
+                                              size=added.size, sha256="", mtime_ns=st.st_mtime_ns)
+        snap.good.sort()
+        return snap
+
+    def forget(self, table: str) -> list[str]:
+        """Drop from the table's latest version the files no longer on disk (quarantined): their cells are missing
+        then, and the next run computes them again. Returns the files dropped."""
+        return self.store.remove_missing(table)
+
+    def read_named(self, table: str, name: str, partition: Mapping[str, str] | None = None) -> pa.Table | None:
+        """The rows a named write stored under ``name`` in ``partition``, without ``NAME_COLUMN``; None when none."""
+        where = f"{quote(NAME_COLUMN)} = {literal(named_path(name, partition))}"
+        try:
+            rows = self.store.read(table, filter=where)
+        except TableNotFound:
+            return None
+        return rows.drop_columns([NAME_COLUMN]) if rows.num_rows else None
+
+
+def _check(table: str, added: Added, level: str) -> Damaged | None:
+    try:
+        st = os.lstat(added.path)
+    except FileNotFoundError:
+        return Damaged(table, added.path, "missing", "the table's log names it, the file is not there")
+    if not stat.S_ISREG(st.st_mode):
+        return Damaged(table, added.path, "not a file", "not a regular file (a link is never followed)")
+    if st.st_size != added.size:
+        problem = "truncated" if st.st_size < added.size else "altered"
+        return Damaged(table, added.path, problem, f"{st.st_size} bytes, committed {added.size}")
+    if level in ("footer", "full"):
+        try:
+            rows = pq.read_metadata(added.path).num_rows
+            if level == "full":
+                pq.read_table(added.path)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a broken file
+            return Damaged(table, added.path, "unreadable", f"{type(exc).__name__}: {exc}")
+        if added.rows is not None and rows != added.rows:
+            return Damaged(table, added.path, "altered", f"{rows} rows in its footer, committed {added.rows}")
+    return None
+
+
+def named_path(name: str, partition: Mapping[str, str] | None) -> str:
+    """Where a folder lake would put the file ``name`` of ``partition`` inside its table (``key=value/…/name``):
+    what ``NAME_COLUMN`` holds, so a named write replaces exactly what the same write replaces in a folder lake,
+    whether or not the partition's values are columns of the rows (the seeds' dataset is not)."""
+    from dialogbench.lake.store import safe_name
+    return "/".join([*(f"{key}={safe_name(value)}" for key, value in (partition or {}).items()), name])
+
+
+def literal(value: Any) -> str:
+    """``value`` as a SQL string literal."""
+    return "'" + str(value).replace("'", "''") + "'"

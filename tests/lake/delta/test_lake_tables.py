@@ -1,0 +1,158 @@
+"""A lake whose marker says ``"tables": "delta"``: ``Lake`` writes and reads its tables as Delta tables
+(``dialogbench.lake.delta.tables``), and every reader above it (the SQL relations, the pinned query path, verify,
+quarantine) sees the same rows a folder lake would give."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dialogbench.cells.tables import Table
+from dialogbench.lake.delta.tables import NAME_COLUMN
+from dialogbench.lake.layout import Layout
+from dialogbench.lake.store import Lake
+from dialogbench.lake.verify import verify
+from dialogbench.lake.version import LakeFormatError, ensure_current
+
+CELLS = Table("cells", pa.schema([("cell_key", pa.string()), ("model", pa.string()), ("i", pa.int64())]),
+              partition=("model",), done="true")
+GAMES = Table("games", pa.schema([("cell_key", pa.string()), ("end_reason", pa.string())]),
+              done="end_reason IS DISTINCT FROM 'backend_error'",
+              done_stored="t.end_reason IS DISTINCT FROM 'backend_error'")
+LOG = Table("log", pa.schema([("run_id", pa.string()), ("stage", pa.string()), ("n", pa.int64())]),
+            partition=("run_id",))
+LAYOUT = Layout(tables={t.name: t for t in (CELLS, GAMES, LOG)})
+
+
+def delta_lake(root: Path) -> Lake:
+    lake = Lake(root, layout=LAYOUT)
+    ensure_current(lake, tables="delta")
+    return Lake(root, layout=LAYOUT)
+
+
+def rows(table: Table, data: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist(data, schema=table.schema)
+
+
+def query(lake: Lake, sql_of) -> list[tuple]:
+    with duckdb.connect() as con:
+        return con.sql(sql_of(lake)).fetchall()
+
+
+def test_a_new_lake_is_marked_delta_and_a_config_asking_otherwise_is_refused(tmp_path):
+    lake = delta_lake(tmp_path / "lake")
+    assert json.loads((tmp_path / "lake" / "lake.json").read_text()) == {"format": 5, "tables": "delta"}
+    assert lake.tables_kind() == "delta"
+    with pytest.raises(LakeFormatError, match=r"stores its tables as delta, the config asks for files.*convert"):
+        ensure_current(Lake(tmp_path / "lake", layout=LAYOUT), tables="files")
+    folder = Lake(tmp_path / "folder", layout=LAYOUT)
+    ensure_current(folder, tables="files")
+    assert json.loads((tmp_path / "folder" / "lake.json").read_text()) == {"format": 5}
+    with pytest.raises(LakeFormatError, match="stores its tables as files, the config asks for delta"):
+        ensure_current(Lake(tmp_path / "folder", layout=LAYOUT), tables="delta")
+
+
+def test_a_cell_written_twice_is_stored_once_and_reads_without_the_name_column(tmp_path):
+    lake = delta_lake(tmp_path)
+    lake.write("cells", rows(CELLS, [{"cell_key": "a", "model": "m", "i": 1}, {"cell_key": "b", "model": "m", "i": 2}]),
+               partition={"model": "m"})
+    lake.write("cells", rows(CELLS, [{"cell_key": "a", "model": "m", "i": 9}, {"cell_key": "c", "model": "m", "i": 3}]),
+               partition={"model": "m"})
+    assert (tmp_path / "cells" / "_delta_log").is_dir()
+    assert sorted(query(lake, lambda l: f"SELECT cell_key, i FROM {l.relation_sql('cells', CELLS.schema)}")) == [
+        ("a", 1), ("b", 2), ("c", 3)]
+    assert NAME_COLUMN not in lake.read("cells").column_names
+    assert NAME_COLUMN not in lake.read("cells", CELLS.schema).column_names
+    assert all(path.is_relative_to(tmp_path / "cells") for path in lake.files("cells")) and lake.has("cells")
+    assert not list((tmp_path / "cells").rglob("*.json.record*")) and not lake.has("log")
+
+
+def test_a_cell_of_several_rows_is_inserted_whole_and_a_backend_error_row_holds_no_cell(tmp_path):
+    delta_lake(tmp_path)
+    lengths = Table("lengths", pa.schema([("generation_key", pa.string()), ("turn", pa.int64())]),
+                    key="generation_key", done="true")
+    lake = Lake(tmp_path, layout=Layout(tables={**LAYOUT.tables, "lengths": lengths}))
+    lake.write("lengths", pa.Table.from_pylist([{"generation_key": "g", "turn": t} for t in range(3)],
+                                               schema=lengths.schema))
+    lake.write("lengths", pa.Table.from_pylist([{"generation_key": "g", "turn": 7}], schema=lengths.schema))
+    assert sorted(lake.read("lengths").column("turn").to_pylist()) == [0, 1, 2]
+    lake.write("games", rows(GAMES, [{"cell_key": "x", "end_reason": "backend_error"}]))
+    lake.write("games", rows(GAMES, [{"cell_key": "x", "end_reason": "won"}]))
+    lake.write("games", rows(GAMES, [{"cell_key": "x", "end_reason": "lost"}]))
+    assert sorted(lake.read("games").column("end_reason").to_pylist()) == ["backend_error", "won"]
+
+
+def test_a_named_write_replaces_its_namesake_in_its_partition_only(tmp_path):
+    lake = delta_lake(tmp_path)
+    for run, n in (("r1", 1), ("r2", 2), ("r1", 3)):
+        lake.write("log", rows(LOG, [{"run_id": run, "stage": "s", "n": n}]), partition={"run_id": run},
+                   name="s.parquet")
+    lake.write("log", rows(LOG, [{"run_id": "r1", "stage": "t", "n": 4}]), partition={"run_id": "r1"},
+               name="t.parquet")
+    assert sorted(lake.read("log").to_pylist(), key=lambda r: (r["run_id"], r["stage"])) == [
+        {"run_id": "r1", "stage": "s", "n": 3}, {"run_id": "r1", "stage": "t", "n": 4},
+        {"run_id": "r2", "stage": "s", "n": 2}]
+    assert lake.read_named("log", "s.parquet", {"run_id": "r1"}).to_pylist() == [{"run_id": "r1", "stage": "s", "n": 3}]
+    assert lake.read_named("log", "u.parquet", {"run_id": "r1"}) is None
+    folder = Lake(tmp_path / "folder", layout=LAYOUT)
+    folder.write("log", rows(LOG, [{"run_id": "r1", "stage": "s", "n": 5}]), partition={"run_id": "r1"},
+                 name="s.parquet")
+    assert folder.read_named("log", "s.parquet", {"run_id": "r1"}).column("n").to_pylist() == [5]
+
+
+def test_the_pinned_query_path_reads_the_delta_files_and_hides_the_name_column(tmp_path):
+    from dialogbench.lake.pinned import PinnedLake
+
+    lake = delta_lake(tmp_path)
+    lake.write("cells", rows(CELLS, [{"cell_key": "a", "model": "m", "i": 1}]), partition={"model": "m"})
+    with duckdb.connect() as con:
+        pinned = PinnedLake(lake, con)
+        try:
+            result = con.sql(f"SELECT * FROM {pinned.relation_sql('cells')}")
+            assert result.columns == ["cell_key", "model", "i"] and result.fetchall() == [("a", "m", 1)]
+        finally:
+            pinned.close()
+
+
+def test_a_damaged_file_is_quarantined_and_forgotten_so_its_cells_are_missing_again(tmp_path):
+    lake = delta_lake(tmp_path)
+    lake.write("cells", rows(CELLS, [{"cell_key": "a", "model": "m", "i": 1}]), partition={"model": "m"})
+    lake.write("cells", rows(CELLS, [{"cell_key": "b", "model": "m", "i": 2}]), partition={"model": "m"})
+    first = next(p for p in lake.files("cells") if pq.read_table(p).column("cell_key").to_pylist() == ["a"])
+    first.write_bytes(first.read_bytes()[:50])
+    assert [d.problem for d in verify(Lake(tmp_path, layout=LAYOUT))] == ["truncated"]
+    again = Lake(tmp_path, layout=LAYOUT)
+    assert again.read("cells").column("cell_key").to_pylist() == ["b"]  # the log no longer names the file
+    assert list((tmp_path / "_quarantine").rglob(first.name))
+    again.write("cells", rows(CELLS, [{"cell_key": "a", "model": "m", "i": 1}]), partition={"model": "m"})
+    assert sorted(again.read("cells").column("cell_key").to_pylist()) == ["a", "b"]
+    assert verify(Lake(tmp_path, layout=LAYOUT)) == []
+
+
+def _race(root: str, offset: int, barrier) -> None:
+    lake = Lake(root, layout=LAYOUT)
+    barrier.wait()
+    for round_ in range(4):
+        keys = [f"k{round_}-{(offset + j) % 12}" for j in range(8)]
+        lake.write("cells", rows(CELLS, [{"cell_key": k, "model": "m", "i": offset} for k in keys]),
+                   partition={"model": "m"})
+
+
+def test_writers_racing_through_the_lake_store_each_cell_once_with_no_lease(tmp_path):
+    delta_lake(tmp_path)
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(3)
+    writers = [context.Process(target=_race, args=(str(tmp_path), 4 * i, barrier)) for i in range(3)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(120)
+    assert [w.exitcode for w in writers] == [0, 0, 0]
+    keys = Lake(tmp_path, layout=LAYOUT).read("cells").column("cell_key").to_pylist()
+    assert len(keys) == len(set(keys)) == 4 * 12  # every offered key, each once
