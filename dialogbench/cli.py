@@ -66,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run" and not verbose:  # progress is the display's (progress_display), not a line per task run
         for handler in logging.getLogger().handlers:  # the terminal's; Prefect's UI (its API handler) keeps them all
             handler.addFilter(_no_prefect_chatter)
+    if args.command not in ("run", "validate", "plan"):  # theirs is the config's lake (run.config maps s3://)
+        from dialogbench.lake.delta.mirror import is_store_uri, open_store_lake
+
+        for flag in ("lake", "to"):
+            if is_store_uri(getattr(args, flag, None)):  # a lake on an object store: its local folder
+                setattr(args, flag, str(open_store_lake(getattr(args, flag))))
     handlers = {"run": cmd_run, "validate": cmd_validate, "plan": cmd_plan,
                 "query": cmd_query, "export": cmd_export, "catalog": cmd_catalog, "migrate": cmd_migrate,
                 "labels": cmd_labels, "report": cmd_report, "explore": cmd_explore, "serve": cmd_serve,

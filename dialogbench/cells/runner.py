@@ -33,7 +33,7 @@ def plan_stage(stage: Stage, config, run_id: str, *, lake: Lake,
     start = time.perf_counter()
     stopping.check()  # a stopped run starts no stage
     stopping.progress.stage_started(stage.name)
-    ensure_current(lake, tables=config.lake_tables)  # an older lake is refused before anything is written to it
+    ensure_current(lake, tables=config.lake_tables, store=config.lake_store)  # an older lake is refused before anything is written to it
     planned = stage.plan(config, lake)
     if group is None:
         _record(stage, planned, config, run_id, lake)

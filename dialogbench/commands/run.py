@@ -62,7 +62,7 @@ def _run(args, run) -> int:
     from dialogbench.run.runs import StageReport
 
     with lake_lease(config.lake, wait_s=args.wait):  # a busy lake is refused before Prefect starts
-        ensure_current(run.lake, tables=config.lake_tables)  # so is an older one (migrate); a format-3 one is recorded in place
+        ensure_current(run.lake, tables=config.lake_tables, store=config.lake_store)  # so is an older one (migrate); a format-3 one is recorded in place
         stopping.check()
         from flows.pipeline import pipeline  # Prefect (and its API log handler) only now
         from flows.signals import own_session_server, stop_temporary_server

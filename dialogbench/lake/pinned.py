@@ -46,6 +46,7 @@ class PinnedLake(Lake):
 
     def __init__(self, lake: Lake, con: duckdb.DuckDBPyConnection) -> None:
         super().__init__(lake.root, layout=lake.layout, tables=lake.tables_kind())
+        self._store = lake.store()
         self._readable = {}
         self.con = con
         self.handles: list[pa.NativeFile] = []

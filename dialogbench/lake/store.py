@@ -65,6 +65,7 @@ class Lake:
         self._layout = layout
         self._readable: dict[str, tuple[list[Path], bool]] | None = None
         self._tables = tables  # "delta" or "files" once known (the marker's "tables"; ``tables_kind``)
+        self._store: str | None = None  # where a Delta lake's tables are when not in its folder (the marker's "store")
         self._delta = None
 
     def tables_kind(self) -> str:
@@ -79,11 +80,18 @@ class Lake:
             except links.LakeLinkError:
                 return "files"  # lake.version refuses the lake, naming the link
             try:
-                found = json.loads(text).get("tables", "files")
+                marker = json.loads(text)
+                found, store = marker.get("tables", "files"), marker.get("store")
             except (ValueError, AttributeError):
                 return "files"  # lake.version refuses the marker, naming what is wrong
             self._tables = found if found in ("delta", "files") else "files"
+            self._store = store if isinstance(store, str) else None
         return self._tables
+
+    def store(self) -> str | None:
+        """Where the lake's Delta tables are when not in its folder (``s3://…``: ``lake.delta.mirror``), else None."""
+        self.tables_kind()
+        return self._store
 
     def delta(self, table: str):
         """The lake's ``DeltaTables`` when ``table`` is a Delta table of it (every table of a Delta lake but
@@ -92,12 +100,12 @@ class Lake:
             return None
         if self._delta is None:
             from dialogbench.lake.delta.tables import DeltaTables  # deltalake only for a Delta lake
-            self._delta = DeltaTables(self.root)
+            self._delta = DeltaTables(self.root, store=self._store)
         return self._delta
 
     def _copy(self, root: Path, root_sql: str | None) -> "Lake":
         lake = Lake(root, layout=self._layout, root_sql=root_sql, tables=self._tables)
-        lake._delta = self._delta if root == self.root else None
+        lake._store, lake._delta = self._store, self._delta if root == self.root else None
         return lake
 
     @property

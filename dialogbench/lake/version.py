@@ -36,6 +36,7 @@ from dialogbench.lake.schemas import PLANS
 from dialogbench.lake.store import MARKER, QUARANTINE, WORK, Lake
 
 FORMAT = 5
+MIRROR_HINT = "DIALOGBENCH_LAKE_CACHE, or the lake folder a config's lake: s3://… maps to"
 log = logging.getLogger("dialogbench.lake")
 LEGACY_JUDGMENTS = "judgments"  # the format-2 table of every protocol's verdicts, split by migrate (into the tables
 # of ``Layout.legacy.verdict_tables``, which the families declare)
@@ -87,14 +88,18 @@ def lake_format(lake: Lake) -> int | None:
     return 1
 
 
-def ensure_current(lake: Lake, *, tables: str | None = None) -> None:
+def ensure_current(lake: Lake, *, tables: str | None = None, store: str | None = None) -> None:
     """Raise for an older lake (saying what to run); mark a new lake as the current format, its tables stored as
-    ``tables`` ("files", the default, or "delta": the config's ``lake_tables``). A lake that stores its tables
-    otherwise than ``tables`` asks is refused, naming the command that converts it."""
+    ``tables`` ("files", the default, or "delta": the config's ``lake_tables``), at ``store`` when they are on an
+    object store (``lake.delta.mirror``). A lake that stores its tables otherwise than ``tables`` asks, or elsewhere
+    than ``store``, is refused, naming the command that converts it."""
     found = lake_format(lake)
     if found is None:
-        _write_marker(lake, tables=tables or "files")
+        _write_marker(lake, tables=tables or ("delta" if store else "files"), store=store)
         return
+    if store is not None and lake.store() != store:
+        raise LakeFormatError(f"{lake.root}: the local folder of the lake at {lake.store() or 'this folder'}, not of "
+                              f"{store}; give each store its own folder ({MIRROR_HINT})")
     if tables is not None and (kind := lake.tables_kind()) != tables:
         raise LakeFormatError(f"{lake.root}: this lake stores its tables as {kind}, the config asks for {tables} "
                               f"(lake_tables); convert it into a new lake with `dialogbench convert --lake "
@@ -312,14 +317,16 @@ def _replace(path: Path, table: pa.Table) -> None:
     os.replace(tmp, path)
 
 
-def _write_marker(lake: Lake, *, tables: str | None = None) -> None:
-    """The marker of the current format; ``tables``: how the lake stores its tables (None: as it says already)."""
-    tables = tables or lake.tables_kind()
+def _write_marker(lake: Lake, *, tables: str | None = None, store: str | None = None) -> None:
+    """The marker of the current format; ``tables``: how the lake stores its tables, ``store``: where, when not in
+    its folder (None: as the marker says already)."""
+    tables, store = tables or lake.tables_kind(), store or lake.store()
     lake.root.mkdir(parents=True, exist_ok=True)
     tmp = lake.root / f".{MARKER}.{uuid.uuid4().hex[:8]}.tmp"
     try:
         with os.fdopen(links.create_new(tmp), "w") as handle:
-            handle.write(json.dumps({"format": FORMAT, **({"tables": tables} if tables != "files" else {})}) + "\n")
+            handle.write(json.dumps({"format": FORMAT, **({"tables": tables} if tables != "files" else {}),
+                                     **({"store": store} if store else {})}) + "\n")
         os.replace(tmp, lake.root / MARKER)  # replaces a link, never writes through one
     except Exception as exc:
         tmp.unlink(missing_ok=True)

@@ -296,6 +296,9 @@ class Config(Strict):
     # once by its key whoever writes it). An existing lake keeps its own; a config asking otherwise is refused, naming
     # `dialogbench convert`. Not part of any cell key.
     lake_tables: Literal["files", "delta"] = "files"
+    # Set when `lake:` is s3://bucket/prefix (docs/lake-format.md): the Delta tables are there, and `lake` becomes the
+    # local folder beside them (lake.delta.mirror: marker, lease, checkpoints, reports, the files readers read).
+    lake_store: str | None = None
     # The board the run publishes to (dialogbench/run/boards.py): as loaded, the config's own (this field, else the
     # file's stem) or the one CLI overrides give ("demo+limit=4"); --board NAME picks one.
     board: str | None = None
@@ -801,4 +804,13 @@ def _resolve_paths(config: Config, root: Path, source: str) -> Config:
                 if not path.is_file() or not os.access(path, os.R_OK):
                     raise ConfigError(f"{source}: {name}.{key}: cannot read dataset file {path}")
         sections[name] = section
+    from dialogbench.lake.delta.mirror import is_store_uri, mirror_folder
+
+    if is_store_uri(config.lake):  # the tables on the store, everything else in the folder beside them
+        try:
+            folder = mirror_folder(config.lake)
+        except ValueError as exc:
+            raise ConfigError(f"{source}: lake: {exc}") from None
+        config = config.model_copy(update={"lake_store": config.lake.rstrip("/"), "lake_tables": "delta"})
+        return config.with_sections(lake=str(folder), sections=sections)
     return config.with_sections(lake=resolve(config.lake), sections=sections)

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from dialogbench.lake.delta.errors import TableNotFound
 from dialogbench.lake.delta.keys import quote
+from dialogbench.lake.delta.mirror import fetch, is_store_uri
 from dialogbench.lake.delta.store import DeltaCellStore
 from dialogbench.lake.health import Damaged, Snapshot
 from dialogbench.lake.manifest import Record
@@ -48,11 +49,13 @@ class Added:
 
 
 class DeltaTables:
-    """The Delta tables of the lake at ``root`` (a folder). ``writer`` is recorded in each commit."""
+    """The Delta tables of the lake at ``root`` (a folder): in it, or at ``store`` (``s3://…``; ``root`` is then the
+    lake's local mirror: ``lake.delta.mirror``). ``writer`` is recorded in each commit."""
 
-    def __init__(self, root: str | os.PathLike, *, writer: str | None = None) -> None:
+    def __init__(self, root: str | os.PathLike, *, store: str | None = None, writer: str | None = None) -> None:
         self.root = Path(root)
-        self.store = DeltaCellStore(self.root.absolute(), writer=writer)
+        self.remote = is_store_uri(store)
+        self.store = DeltaCellStore(store if self.remote else self.root.absolute(), writer=writer)
 
     def write(self, table: str, data: pa.Table, *, spec: Any = None, partition: Mapping[str, str] | None = None,
               name: str | None = None) -> int:
@@ -78,8 +81,23 @@ class DeltaTables:
         except TableNotFound:
             return []
         directory = self.root / table
-        return [Added(directory / row["path"], int(row["size_bytes"]),
-                      None if row["num_records"] is None else int(row["num_records"])) for row in found]
+        added = [Added(directory / row["path"], int(row["size_bytes"]),
+                       None if row["num_records"] is None else int(row["num_records"])) for row in found]
+        if self.remote:  # read from the mirror: what it lacks is fetched first
+            for row, file in zip(found, added):
+                fetch(self.store, table, row["path"], file.path, file.size)
+        return added
+
+    def prune_mirror(self, table: str) -> list[Path]:
+        """On a store's mirror: delete the local copies the table's latest version no longer names (a compaction or
+        vacuum replaced them); returns them. Nothing on a local lake (its folder is the table)."""
+        if not self.remote:
+            return []
+        keep = {file.path for file in self.added(table)}
+        gone = [path for path in sorted((self.root / table).rglob("*.parquet")) if path not in keep]
+        for path in gone:
+            path.unlink(missing_ok=True)
+        return gone
 
     def files(self, table: str) -> list[Path]:
         return sorted(added.path for added in self.added(table))
