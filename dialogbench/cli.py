@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         for handler in logging.getLogger().handlers:  # the terminal's; Prefect's UI (its API handler) keeps them all
             handler.addFilter(_no_prefect_chatter)
     if args.command not in ("run", "validate", "plan"):  # theirs is the config's lake (run.config maps s3://)
-        from dialogbench.lake.delta.mirror import is_store_uri, open_store_lake
+        from dialogbench.lake.delta.commands import open_store_lake
+        from dialogbench.lake.delta.mirror import is_store_uri
 
         for flag in ("lake", "to"):
             if is_store_uri(getattr(args, flag, None)):  # a lake on an object store: its local folder
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                 "elo": run_elo_command, "verify": lambda a: run_verify_command(a, open_lake(a.lake or "data_lake")),
                 "repair": lambda a: run_repair_command(a, open_lake(a.lake or "data_lake")),
                 "compare": lambda a: run_compare_command(a, open_lake(a.lake or "data_lake")),
-                "convert": run_convert_command,
+                "convert": lambda a: run_convert_command(a, open_lake(a.lake or "data_lake"), open_lake(a.to)),
                 "compact": lambda a: run_compact_command(a, open_lake(a.lake or "data_lake")),
                 "vacuum": lambda a: run_vacuum_command(a, open_lake(a.lake or "data_lake"))}
     try:

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from dialogbench.lake import health, links, manifest, space
 from dialogbench.lake.layout import Layout, NoLayout
+from dialogbench.lake.names import safe_name
 
 TMP_SUFFIX = manifest.TMP_SUFFIX
 QUARANTINE = "_quarantine"  # damaged files moved aside by lake.verify (not a table)
@@ -325,11 +326,6 @@ class Lake:
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
-
-
-def safe_name(value: str) -> str:
-    """``value`` as a file name's part: letters, digits, ``._-``; anything else ``_``."""
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in str(value))
 
 
 def fsync_path(path: Path) -> None:

@@ -3,7 +3,7 @@
 Wiring (the parser in ``dialogbench/commands/parser.py``, the command in ``dialogbench/cli.py``)::
 
     add_delta_parsers(sub)                                   # sub = parser.add_subparsers(...)
-    run_convert_command(args); run_compact_command(args, lake); run_vacuum_command(args, lake)
+    run_convert_command(args, source, target); run_compact_command(args, lake); run_vacuum_command(args, lake)
 
 ``compact`` and ``vacuum`` take no lease: a compaction that races a run's commit is retried (it changes no row), and
 ``vacuum`` deletes only files older than its retention that the latest version does not name, so a run that writes
@@ -13,6 +13,7 @@ meanwhile loses nothing as long as the retention is longer than its longest writ
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from dialogbench.lake import Lake
 
@@ -57,13 +58,12 @@ def _hours(text: str) -> float:
     return value
 
 
-def run_convert_command(args) -> int:
+def run_convert_command(args, source: Lake, target: Lake) -> int:
+    """``source``, ``target``: ``--lake`` and ``--to``, opened with their layout (``registry.open_lake``)."""
     from dialogbench.lake.delta.convert import convert
     from dialogbench.lake.lease import lake_lease
     from dialogbench.lake.version import ensure_current, refuse_foreign, refuse_older
-    from dialogbench.run.registry import open_lake
 
-    source, target = open_lake(args.lake or "data_lake"), open_lake(args.to)
     refuse_foreign(source)
     refuse_foreign(target)
     with lake_lease(source.root, create=False), lake_lease(target.root):
@@ -117,3 +117,15 @@ def _delta_tables(lake: Lake) -> list[str] | None:
               "lake (`dialogbench convert` makes one)", file=sys.stderr)
         return None
     return [name for name in lake.layout.tables if lake.delta(name).added(name)]
+
+
+def open_store_lake(uri: str) -> Path:
+    """The local folder of the lake at ``uri`` (``--lake s3://…`` of a command that reads or keeps a lake), made and
+    marked as that store's on first use, so the command reads the store's tables; a folder marked for another
+    store is refused (``version.ensure_current``)."""
+    from dialogbench.lake.delta.mirror import mirror_folder
+    from dialogbench.lake.version import ensure_current
+
+    folder = mirror_folder(uri)
+    ensure_current(Lake(folder), tables="delta", store=uri.rstrip("/"))
+    return folder

@@ -32,7 +32,7 @@ def is_store_uri(text: str | os.PathLike | None) -> bool:
 def mirror_folder(uri: str, *, environ=None) -> Path:
     """The local folder of the lake whose tables are at ``uri`` (see the module)."""
     from dialogbench.lake.delta.location import Location
-    from dialogbench.lake.store import safe_name
+    from dialogbench.lake.names import safe_name
 
     location = Location.parse(uri)
     environ = os.environ if environ is None else environ
@@ -65,14 +65,3 @@ def fetch(store, table: str, relative: str, local: Path, size: int) -> None:
         tmp.unlink(missing_ok=True)
         raise
 
-
-def open_store_lake(uri: str) -> Path:
-    """The local folder of the lake at ``uri`` (``--lake s3://…`` of a command that reads or keeps a lake), made and
-    marked as that store's on first use, so the command reads the store's tables; a folder marked for another
-    store is refused (``version.ensure_current``)."""
-    from dialogbench.lake.store import Lake
-    from dialogbench.lake.version import ensure_current
-
-    folder = mirror_folder(uri)
-    ensure_current(Lake(folder), tables="delta", store=uri.rstrip("/"))
-    return folder

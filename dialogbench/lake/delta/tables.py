@@ -33,6 +33,7 @@ from dialogbench.lake.delta.mirror import fetch, is_store_uri
 from dialogbench.lake.delta.store import DeltaCellStore
 from dialogbench.lake.health import Damaged, Snapshot
 from dialogbench.lake.manifest import Record
+from dialogbench.lake.names import safe_name
 
 NAME_COLUMN = "lake_file"  # the name a write gave its rows (Lake.write(name=...)), null otherwise; never read
 DELTA = "delta"  # the marker's "tables" value of a lake whose tables are Delta tables
@@ -161,7 +162,6 @@ def named_path(name: str, partition: Mapping[str, str] | None) -> str:
     """Where a folder lake would put the file ``name`` of ``partition`` inside its table (``key=value/…/name``):
     what ``NAME_COLUMN`` holds, so a named write replaces exactly what the same write replaces in a folder lake,
     whether or not the partition's values are columns of the rows (the seeds' dataset is not)."""
-    from dialogbench.lake.store import safe_name
     return "/".join([*(f"{key}={safe_name(value)}" for key, value in (partition or {}).items()), name])
 
 

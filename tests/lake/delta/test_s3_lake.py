@@ -14,7 +14,8 @@ import boto3
 import pyarrow as pa
 import pytest
 
-from dialogbench.lake.delta.mirror import CACHE_VARIABLE, mirror_folder, open_store_lake
+from dialogbench.lake.delta.commands import open_store_lake
+from dialogbench.lake.delta.mirror import CACHE_VARIABLE, mirror_folder
 from dialogbench.lake.store import Lake
 from dialogbench.lake.verify import verify
 from dialogbench.lake.version import LakeFormatError, ensure_current
