@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from dialogbench.run.registry import open_lake
 from dialogbench.lake import manifest
@@ -125,3 +126,55 @@ def test_a_run_records_a_format_3_lake_in_place_and_a_reader_refuses_it(tmp_path
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert all(computed == 0 for _, computed in stages.values()), stages
     assert all(manifest.of(path) is not None for path in lake.files("generations"))
+
+
+def test_a_folder_lake_converted_to_delta_gives_the_same_numbers_and_heals_the_same_way(tmp_path, config, first_run):
+    """`dialogbench convert` copies the first run's lake into Delta tables; a run of the same config on it computes
+    nothing and its views give the folder lake's rows; a Delta file truncated since is found at the run's start,
+    dropped from its table's log and its cells computed again, once each; repair has nothing to do; compact and
+    vacuum change no row."""
+    first, _ = first_run(config, tmp_path, "1.json")
+    assert first.returncode == 0, first.stderr[-3000:]
+    folder, delta_root = open_lake(tmp_path / "lake"), tmp_path / "delta-lake"
+    done = run_cli(["convert", "--lake", str(folder.root), "--to", str(delta_root)], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(r"^\s+generations\s+12 row\(s\) ->\s+12\s+copied$", done.stdout, re.M), done.stdout
+    assert json.loads((delta_root / "lake.json").read_text())["tables"] == "delta"
+    data = yaml.safe_load(config.read_text())
+    on_delta = tmp_path / "delta.yaml"
+    on_delta.write_text(yaml.safe_dump({**data, "lake": str(delta_root), "lake_tables": "delta"}))
+    refused = run_cli(["run", "--config", str(config), "--lake", str(delta_root)], tmp_path)
+    assert refused.returncode != 0 and "stores its tables as delta, the config asks for files" in refused.stderr
+
+    cached, stages = run(on_delta, tmp_path, "delta-1.json")
+    assert cached.returncode == 0, cached.stderr[-3000:]  # its SQL data tests pass on the Delta tables
+    assert stages and all(computed == 0 for _, computed in stages.values()), stages
+    delta = open_lake(delta_root)
+    views = ("select model, count(*) as n from generations group by model order by model",
+             "select * from botchat_unieval_pass_rates order by all",
+             "select stage, count(*) as n from plans group by stage order by stage")
+    for sql in views[:2]:
+        assert query(sql, delta, tmp_path) == query(sql, folder, tmp_path), sql
+    assert (delta_root / "generations" / "_delta_log").is_dir()
+
+    (generations,) = delta.files("generations")  # the copy is one commit: one file
+    truncate(generations)
+    healed, stages = run(on_delta, tmp_path, "delta-2.json")
+    assert healed.returncode == 0, healed.stderr[-3000:]
+    assert "generations" in healed.stdout + healed.stderr and "truncated" in healed.stdout + healed.stderr
+    assert stages["generate:bot-a"] == (0, 6) and stages["generate:bot-b"] == (0, 6)
+    assert stages["botchat_unieval"] == (12, 0)  # the same generations again: their verdicts are cached
+    assert query("select count(*) as n, count(distinct cell_key) as cells from generations", delta, tmp_path) == [
+        {"n": 12, "cells": 12}]
+    assert query(views[1], delta, tmp_path) == query(views[1], folder, tmp_path)
+
+    nothing = run_cli(["repair", "--lake", str(delta_root)], tmp_path)
+    assert nothing.returncode == 0 and "nothing to repair" in nothing.stdout
+    before = query(views[2], delta, tmp_path)
+    for command in (["compact"], ["vacuum", "--retention-hours", "0"]):
+        kept = run_cli([*command, "--lake", str(delta_root)], tmp_path)
+        assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert query(views[2], delta, tmp_path) == before
+    assert len(open_lake(delta_root).files("plans")) == 1  # compacted, the replaced files vacuumed
+    assert sorted(p.name for p in (delta_root / "plans").glob("*.parquet")) == [open_lake(delta_root).files("plans")[0].name]
+    assert run_cli(["verify", "--lake", str(delta_root)], tmp_path).returncode == 0
