@@ -11,6 +11,7 @@ import pyarrow as pa
 from dialogbench.botchat import arena
 from dialogbench.botchat.selection import comparison_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE
+from dialogbench.botchat.unieval import typical_verdict_tokens
 from dialogbench.cells import Cell, Emit, Planned
 from dialogbench.run.config import ModelConfig
 from dialogbench.cells.judging import JudgeStage, judge_chunk
@@ -64,6 +65,11 @@ class PairwiseStage(JudgeStage):
 
     def settings(self, config):
         return getattr(config.botchat, self.kind)
+
+    def typical_tokens_per_cell(self, config) -> float | None:
+        """A verdict (``Choice: …``, ``Reason: …``) as long as the authors' UniEval examples' choice and reason: the
+        same authors' judge, asked for a choice and a reason in the same style."""
+        return typical_verdict_tokens(config.botchat.unieval_examples, cap=self.judge.max_tokens, choice=False)
 
     def pairs(self, config, lake: Lake, seeds: pa.Table, judge: ModelConfig) -> tuple[list[Cell], dict[str, int]]:
         raise NotImplementedError

@@ -115,3 +115,15 @@ def passes_at(verdict: Verdict, n: int) -> bool | None:
     if not verdict.parsed:
         return None
     return verdict.choice == "No" or (verdict.index is not None and verdict.index > n)
+
+
+def typical_verdict_tokens(path, *, cap: int, choice: bool = True) -> float | None:
+    """The tokens a BotChat verdict takes by the authors' in-context examples (``path``): ``Choice: …``, ``Index: …``
+    and ``Reason: …`` as they write them, each capped at ``cap``; with ``choice`` False only the choice and the reason
+    (Arena's and GTEval's verdicts name a conversation and give a reason, in the same style). What ``dialogbench
+    plan`` expects a judge's verdict to take before the lake has a history of it."""
+    from dialogbench.text.lengths import typical_reply_tokens
+
+    return typical_reply_tokens(
+        (f"Choice: {ex['choice']}\n" + (f"Index: {ex['index']}\n" if choice else "") + f"Reason: {ex['reason'].strip()}"
+         for ex in load_examples(path)), cap=cap)

@@ -10,12 +10,12 @@ from dialogbench.backends.formats import format_key
 from dialogbench.botchat.config import chatbots
 from dialogbench.botchat.selection import selected_seeds
 from dialogbench.botchat.tables import GENERATIONS_TABLE, UNIEVAL_TABLE
-from dialogbench.botchat.unieval import build_prompt, load_examples, output_format, parse_verdict, protocol_version
+from dialogbench.botchat.unieval import (build_prompt, load_examples, output_format, parse_verdict, protocol_version,
+                                         typical_verdict_tokens)
 from dialogbench.cells import Cell, Emit, Planned
 from dialogbench.cells.judging import JudgeStage, judge_chunk
 from dialogbench.cells.keys import fingerprint, model_fingerprint
 from dialogbench.lake import Lake
-from dialogbench.text.lengths import typical_reply_tokens
 
 PROTOCOL = "botchat_unieval"
 
@@ -39,9 +39,7 @@ class UniEval(JudgeStage):
 
     def typical_tokens_per_cell(self, config) -> float | None:
         """A verdict as long as the in-context examples' answers (``Choice: …``, ``Index: …``, ``Reason: …``)."""
-        return typical_reply_tokens((f"Choice: {ex['choice']}\nIndex: {ex['index']}\nReason: {ex['reason'].strip()}"
-                                     for ex in load_examples(config.botchat.unieval_examples)),
-                                    cap=self.judge.max_tokens)
+        return typical_verdict_tokens(config.botchat.unieval_examples, cap=self.judge.max_tokens)
 
     def plan(self, config, lake: Lake) -> Planned:
         """A cell per stored generation of each (model, item) long enough for ``n_max`` (the shortest

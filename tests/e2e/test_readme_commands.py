@@ -305,7 +305,7 @@ def test_commands_know_their_page_and_line():
     commands = documented_commands()
     assert {c.file for c in commands} == {"README.md", "docs/running.md", "docs/querying.md", "docs/error-bars.md",
                                           "docs/night-over-night.md", "docs/provenance.md", "docs/prefect.md",
-                                          "docs/scaling-out.md"}
+                                          "docs/scaling-out.md", "docs/lake-format.md"}
     for command in commands:
         written = (REPO / command.file).read_text().splitlines()[command.line - 1].strip().removesuffix("\\")
         assert command.text.startswith(written.strip()), (command.where, written, command.text)

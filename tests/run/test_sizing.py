@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from dialogbench.run import registry
 from dialogbench.cli import main
 from dialogbench.run.runs import record_stage
@@ -87,3 +89,14 @@ def test_each_group_of_models_carries_its_own_counts(make_config, lake_dir):
     judge = {models: row for (stage, models), row in _rows(config).items() if stage == "mtbench101_judge"}
     assert {m: (r["planned"], r["cached"], r["to_compute"], r["waiting"]) for m, r in judge.items()} == \
         {"bot-a": (turns, 0, turns, 0), "bot-b": (turns, 0, 0, turns)}
+
+
+def test_arena_and_gteval_verdicts_are_expected_as_long_as_the_authors_examples_choice_and_reason():
+    config = registry.load_config(Path(__file__).resolve().parents[2] / "configs" / "nightly.yaml")
+    examples = json.loads(Path(config.botchat.unieval_examples).read_text())
+    for name in ("botchat_arena", "botchat_gteval"):
+        stage = registry.stage(config, name)
+        expected = sum(min(stage.judge.max_tokens, len(f"Choice: {ex['choice']}\nReason: {ex['reason'].strip()}".split())
+                           * 4 / 3) for ex in examples) / len(examples)
+        assert stage.typical_tokens_per_cell(config) == pytest.approx(expected)
+        assert 0 < expected < stage.tokens_per_cell(config)  # an estimate, not the bound
