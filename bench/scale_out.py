@@ -16,6 +16,7 @@ writes JSON.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -32,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.record and the tests' Prefect helpers from this checkout
 
 from bench.record import ended, record  # noqa: E402
-from tests.e2e.prefect_server import PREFECT, deploy_work, kill, running_server, spawn  # noqa: E402
+from tests.e2e.prefect_server import PREFECT, deploy_work, kill, postgres, running_server, spawn  # noqa: E402
 
 POOL = "scale-out"
 
@@ -107,6 +108,34 @@ def summarise(*, models: int, delay: float, judging_models: int, judging_gpus: i
             "rows": with_speedups(rows, models=models)}
 
 
+def _measure_all(args, work: Path, env: dict) -> list[dict]:
+    """Every row the flags ask for, on the server ``env`` names."""
+    env = {**env, "PREFECT_WORKER_QUERY_SECONDS": "1", "PREFECT_WORKER_PREFETCH_SECONDS": "2"}
+    deploy_work(env, work, pool=POOL, name="scale")
+    rows = []
+    for n in [int(w) for w in args.workers.split(",") if w]:
+        rows.append(measure(work, env, n, models=args.models, delay=args.delay))
+        print(f"{n} worker(s): run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
+              flush=True)
+    for n in [int(w) for w in args.slots.split(",") if w]:
+        config = _config(work, f"box{n}", models=args.models, delay=args.delay, devices=n)
+        rows.append(_timed(work, env, config, "box GPUs", n))
+        print(f"{n} GPU(s) of this box: run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
+              flush=True)
+    for n in [int(w) for w in args.warm_slots.split(",") if w]:
+        config = _config(work, f"warm{n}", models=args.models, delay=args.delay, devices=n, warm=True)
+        rows.append(_timed(work, env, config, "box GPUs, warm", n))
+        print(f"{n} warm GPU slot(s) of this box: run {rows[-1]['wall_s']:.1f}s, dispatched units "
+              f"{rows[-1]['dispatch_s']}s", flush=True)
+    for judging in ([True, False] if args.judging else []):
+        config = _config(work, f"judging-{judging}", models=args.judging_models, delay=args.delay,
+                         devices=args.judging, judge_delay=args.judge_delay, judging=judging)
+        rows.append(_timed(work, env, config, "judging while generating" if judging else "judging after",
+                           args.judging))
+        print(f"{rows[-1]['mode']}: run {rows[-1]['wall_s']:.1f}s", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workers", default="1,2,3", help="work pool workers (none: '')")
@@ -121,38 +150,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--judging-models", type=int, default=3, help="chatbots of the judging comparison")
     p.add_argument("--judge-delay", type=float, default=2.0,
                    help="seconds a judge call takes per cell in it, in the judging comparison")
+    p.add_argument("--server", choices=("sqlite", "postgres"), default="sqlite",
+                   help="the Prefect server's database: its default SQLite, or a PostgreSQL server started here "
+                        "(Debian's postgresql)")
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, lakes)")
     p.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "scale_out.json")
     args = p.parse_args(argv)
     run = record(script=__file__, argv=argv)  # the load average before the work
     work = Path(tempfile.mkdtemp(prefix="dialogbench-scale-"))
     clean = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}  # no server or home of the user
-    with running_server(work / "prefect", clean) as (_, env):
-        env = {**env, "PREFECT_WORKER_QUERY_SECONDS": "1", "PREFECT_WORKER_PREFETCH_SECONDS": "2"}
-        deploy_work(env, work, pool=POOL, name="scale")
-        rows = []
-        for n in [int(w) for w in args.workers.split(",") if w]:
-            rows.append(measure(work, env, n, models=args.models, delay=args.delay))
-            print(f"{n} worker(s): run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
-                  flush=True)
-        for n in [int(w) for w in args.slots.split(",") if w]:
-            config = _config(work, f"box{n}", models=args.models, delay=args.delay, devices=n)
-            rows.append(_timed(work, env, config, "box GPUs", n))
-            print(f"{n} GPU(s) of this box: run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
-                  flush=True)
-        for n in [int(w) for w in args.warm_slots.split(",") if w]:
-            config = _config(work, f"warm{n}", models=args.models, delay=args.delay, devices=n, warm=True)
-            rows.append(_timed(work, env, config, "box GPUs, warm", n))
-            print(f"{n} warm GPU slot(s) of this box: run {rows[-1]['wall_s']:.1f}s, dispatched units "
-                  f"{rows[-1]['dispatch_s']}s", flush=True)
-        for judging in ([True, False] if args.judging else []):
-            config = _config(work, f"judging-{judging}", models=args.judging_models, delay=args.delay,
-                             devices=args.judging, judge_delay=args.judge_delay, judging=judging)
-            rows.append(_timed(work, env, config, "judging while generating" if judging else "judging after",
-                               args.judging))
-            print(f"{rows[-1]['mode']}: run {rows[-1]['wall_s']:.1f}s", flush=True)
+    with contextlib.ExitStack() as stack:
+        if args.server == "postgres":
+            clean["PREFECT_API_DATABASE_CONNECTION_URL"] = stack.enter_context(postgres())
+        rows = _measure_all(args, work, stack.enter_context(running_server(work / "prefect", clean))[1])
     result = summarise(models=args.models, delay=args.delay, judging_models=args.judging_models,
                        judging_gpus=args.judging, judge_delay=args.judge_delay, rows=rows)
+    result["server"] = args.server
     judged = result["judging"]["wall_s"]
     print("\nmode            slots  run_s  dispatch_s  speed-up (units)  target (0.8 x slots)  speed-up (whole run)")
     for r in (r for r in rows if not r["mode"].startswith("judging")):
