@@ -376,7 +376,8 @@ def scale_out(data: dict) -> list[Row]:
     """bench/scale_out.py: one dispatched run per number of slots (work pool workers, GPUs of this box): the
     dispatched units' seconds with their speed-up and its target, the whole run's; judging while the units generate
     against after them."""
-    scale = f"{get(data, 'models')} models × {get(data, 'delay_s'):g} s per call"
+    server = {"sqlite": "Prefect server on SQLite", "postgres": "Prefect server on PostgreSQL"}[data.get("server", "sqlite")]
+    scale = f"{get(data, 'models')} models × {get(data, 'delay_s'):g} s per call, {server}"
     rows = []
     for i in range(len(get(data, "rows"))):
         at = f"rows.{i}"

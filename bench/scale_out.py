@@ -99,11 +99,11 @@ def with_speedups(rows: list[dict], *, models: int) -> list[dict]:
 
 
 def summarise(*, models: int, delay: float, judging_models: int, judging_gpus: int, judge_delay: float,
-              rows: list[dict]) -> dict:
+              rows: list[dict], server: str = "sqlite") -> dict:
     """The result from the measured rows (``_timed``): the slot rows with their speed-ups, and the judging
     comparison's two wall times by mode."""
     judged = {r["mode"]: r["wall_s"] for r in rows if r["mode"].startswith("judging")}
-    return {"models": models, "delay_s": delay,
+    return {"models": models, "delay_s": delay, "server": server,
             "judging": {"models": judging_models, "gpus": judging_gpus, "judge_delay_s": judge_delay, "wall_s": judged},
             "rows": with_speedups(rows, models=models)}
 
@@ -164,8 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             clean["PREFECT_API_DATABASE_CONNECTION_URL"] = stack.enter_context(postgres())
         rows = _measure_all(args, work, stack.enter_context(running_server(work / "prefect", clean))[1])
     result = summarise(models=args.models, delay=args.delay, judging_models=args.judging_models,
-                       judging_gpus=args.judging, judge_delay=args.judge_delay, rows=rows)
-    result["server"] = args.server
+                       judging_gpus=args.judging, judge_delay=args.judge_delay, rows=rows, server=args.server)
     judged = result["judging"]["wall_s"]
     print("\nmode            slots  run_s  dispatch_s  speed-up (units)  target (0.8 x slots)  speed-up (whole run)")
     for r in (r for r in rows if not r["mode"].startswith("judging")):

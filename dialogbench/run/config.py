@@ -265,8 +265,8 @@ class DispatchConfig(Strict):
     judge_while_generating: bool = True
     # on this box (no deployment): one long-lived process per GPU takes unit after unit, so Python, Prefect and the
     # run's modules start once per GPU, not once per unit (dialogbench/dispatch/box.py's WarmBox); a unit on several
-    # GPUs still starts a process of its own
-    warm: bool = False
+    # GPUs still starts a process of its own. false: a process per unit
+    warm: bool = True
     # a model's own unit split in this many (data parallel): its stages whose cells are independent (MT-Bench-101
     # golden-context answers, Ask-Guess games) are computed a share each by every part at once; the rest (BotChat
     # generation, whose resume checkpoint is the model's) whole by its first part (dialogbench/dispatch/units.py)

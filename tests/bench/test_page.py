@@ -401,7 +401,7 @@ def test_scale_out_rows(tmp_path):
     argv = ["--workers", "1,2", "--slots", "1,4"]
     result = {**recorded("scale_out", argv),
               **bench.summarise(models=12, delay=1.0, judging_models=3, judging_gpus=2, judge_delay=2.0, rows=rows)}
-    scale = "12 models × 1 s per call"
+    scale = "12 models × 1 s per call, Prefect server on SQLite"
     assert page_rows(tmp_path, result) == [
         (f"dispatched run, workers = 1: the units (speed-up; target) and the whole run (speed-up) ({scale})",
          "units 96.0 s (1.00×, target 0.8×); whole run 120 s (1.00×)"),
@@ -413,6 +413,9 @@ def test_scale_out_rows(tmp_path):
          "units 26.0 s (n/a, target 3.20×); whole run 40.0 s (2.50×)"),
         ("judging while the units generate vs after them: whole run (3 chatbots on 2 GPUs, judge 2 s per cell)",
          "60.0 s vs 75.0 s (1.25×)")]
+    on_postgres = {**result, **bench.summarise(models=12, delay=1.0, judging_models=3, judging_gpus=2, judge_delay=2.0,
+                                               rows=rows[:2], server="postgres")}
+    assert page_rows(tmp_path, on_postgres)[0][0].endswith("(12 models × 1 s per call, Prefect server on PostgreSQL)")
 
 
 def test_gpu_rows(tmp_path):

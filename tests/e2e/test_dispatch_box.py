@@ -35,7 +35,9 @@ pytestmark = pytest.mark.slow
 
 def _box_config(tmp_path: Path, name: str, *, delay: float, limit: int = 3) -> Path:
     path = _config(tmp_path, name, delay=delay, dispatch=False, limit=limit)
-    text = path.read_text() + "dispatch: {dead_after_s: 30, poll_s: 0.5}\ndevices: ['0', '1']\n"
+    # a process per unit (warm: false): these tests read each unit's own log and kill its process; warm slots (the
+    # default) have their test below
+    text = path.read_text() + "dispatch: {dead_after_s: 30, poll_s: 0.5, warm: false}\ndevices: ['0', '1']\n"
     path.write_text(text)
     return path
 
