@@ -50,12 +50,13 @@ def config(tmp_path: Path, name: str, *, delay: float, dispatch: bool, limit: in
 
 
 def cells(lake: Path) -> dict[str, list]:
-    """Every computed cell key of the model work and the judging, from the files (duplicates kept)."""
-    out = {}
-    for table in ("generations", "mtbench101_answers", "unieval_judgments", "mtbench101_judgments"):
-        out[table] = sorted(k for (k,) in duckdb.sql(
-            f"select cell_key from read_parquet('{lake / table}/**/*.parquet')").fetchall())
-    return out
+    """Every computed cell key of the model work and the judging, from the lake's committed rows (duplicates kept):
+    a folder lake's recorded files, a Delta lake's latest versions."""
+    from dialogbench.run.registry import open_lake
+
+    opened = open_lake(lake)
+    return {table: sorted(opened.read(table).column("cell_key").to_pylist())
+            for table in ("generations", "mtbench101_answers", "unieval_judgments", "mtbench101_judgments")}
 
 
 def alone_lake(tmp_path_factory: pytest.TempPathFactory, *, env: dict[str, str] | None = None) -> Path:

@@ -276,4 +276,21 @@ def test_warm_slots_run_unit_after_unit_and_a_model_s_shards_compute_what_one_pr
                          f"where stage = 'mtbench101_answer:bot-a'").fetchall()
     assert len(answers) == 2 and all("shard:" in detail for (detail,) in answers)  # a runs row per shard
     slots = [p for p in psutil.process_iter(["cmdline"]) if {"flows.work", "--serve"} <= set(p.info["cmdline"] or [])]
-    assert not slots  # the slots ended with the dispatch (only this test runs warm slots)
+    assert not slots  # the slots ended with the dispatch (only this file runs warm slots, a test at a time)
+
+
+def test_units_racing_to_commit_to_a_delta_lake_store_each_cell_once(tmp_path, tmp_path_factory):
+    """``lake_tables: delta``: two warm slots, each model's work in two parts, all of them committing to the same Delta
+    tables at once (each commit an insert-if-absent MERGE, retried when another commit won): the cells are the ones a
+    run on one process computes, each once, and the run's data tests pass."""
+    theirs = _cells(alone_lake(tmp_path_factory))
+    path = _config(tmp_path, "delta", delay=0.2, dispatch=False, limit=3)
+    path.write_text(path.read_text() + "lake_tables: delta\n"
+                    "dispatch: {dead_after_s: 30, poll_s: 0.5, shards: 2}\ndevices: ['0', '1']\n")
+    sent = _run(path, tmp_path)
+    assert sent.returncode == 0, sent.stdout[-2000:] + sent.stderr[-3000:]
+    lake = tmp_path / "lake-delta"
+    assert json.loads((lake / "lake.json").read_text())["tables"] == "delta"
+    assert (lake / "generations" / "_delta_log").is_dir() and (lake / "mtbench101_answers" / "_delta_log").is_dir()
+    mine = _cells(lake)
+    assert mine == theirs and all(len(keys) == len(set(keys)) > 0 for keys in mine.values())
