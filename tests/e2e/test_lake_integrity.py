@@ -140,6 +140,9 @@ def test_a_folder_lake_converted_to_delta_gives_the_same_numbers_and_heals_the_s
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^\s+generations\s+12 row\(s\) ->\s+12\s+copied$", done.stdout, re.M), done.stdout
     assert json.loads((delta_root / "lake.json").read_text())["tables"] == "delta"
+    reports = sorted(p.relative_to(folder.root / "reports") for p in (folder.root / "reports").rglob("*") if p.is_file())
+    assert reports and reports == sorted(p.relative_to(delta_root / "reports")
+                                         for p in (delta_root / "reports").rglob("*") if p.is_file())
     data = yaml.safe_load(config.read_text())
     on_delta = tmp_path / "delta.yaml"
     on_delta.write_text(yaml.safe_dump({**data, "lake": str(delta_root), "lake_tables": "delta"}))

@@ -25,8 +25,8 @@ def add_delta_parsers(subparsers) -> None:
                               description="Copies every table of a folder lake (--lake) into a new lake of Delta "
                               "tables (--to), one commit per table, and checks each table's rows on both sides. The "
                               "source is only read, under its lease. A rerun after a kill copies what is missing. "
-                              "Not copied: _state (unfinished work), _quarantine, reports and the catalog (the next "
-                              "run and `dialogbench catalog` write them). Then point the config's lake at --to and "
+                              "The reports are copied too. Not copied: _state (unfinished work), _quarantine and the "
+                              "catalog (the next run or `dialogbench catalog` writes it). Then point the config's lake at --to and "
                               "set lake_tables: delta.")
     p.add_argument("--lake", help="the folder lake to copy (default: data_lake)")
     p.add_argument("--to", required=True, help="the new lake's folder (new, or one an earlier convert began)")

@@ -8,12 +8,15 @@ Every row keeps the path of the file it came from (``NAME_COLUMN``), so a named 
 of a resumed run) replaces what it replaced before. Afterwards each table's rows are counted on both sides; a
 difference is an error naming the table.
 
-What is not copied, and why: ``_state`` (checkpoints of unfinished work: a run on the new lake starts that work
-again), ``_quarantine`` (damaged files, kept for a person), ``reports`` (written again by the next run) and the
-catalog (``dialogbench catalog`` writes the new lake's)."""
+The ``reports`` folder (every run's HTML report and results) is copied too, file by file, into the target's folder
+(its local folder for a lake on S3). What is not copied, and why: ``_state`` (checkpoints of unfinished work: a run on
+the new lake starts that work again), ``_quarantine`` (damaged files, kept for a person) and the catalog (its views
+name the source's files; ``dialogbench catalog`` or the next run writes the new lake's)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,7 +77,24 @@ def convert(source: Lake, target: Lake) -> list[Converted]:
             raise ConvertError(f"{target.table_dir(name)}: {after} rows after the copy, the source "
                                f"{source.table_dir(name)} has {data.num_rows}")
         done.append(Converted(name, data.num_rows, after, True))
+    _copy_reports(Path(source.root) / "reports", Path(target.root) / "reports")
     return done
+
+
+def _copy_reports(source: Path, target: Path) -> None:
+    """Every file under ``source`` not yet at ``target`` (a rerun copies what a killed one did not), links skipped."""
+    if not source.is_dir() or source.is_symlink():
+        return
+    for path in sorted(source.rglob("*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        dest = target / path.relative_to(source)
+        if dest.exists():
+            continue
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.copy")
+        shutil.copyfile(path, tmp)
+        os.replace(tmp, dest)
 
 
 def _rows(lake: Lake, name: str) -> int:
