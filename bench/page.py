@@ -435,6 +435,22 @@ def delta_lake(data: dict) -> list[Row]:
             for name in get(data, "backends")]
 
 
+def lake_tables(data: dict) -> list[Row]:
+    """bench/lake_tables.py: a Delta lake against a folder lake through ``Lake``: commits, a view's read, a stage's
+    anti-join, and the Delta lake's read after compaction."""
+    scale = f"{get(data, 'chunks')} commits of {get(data, 'rows')} cells, median of {get(data, 'repeats')}"
+    rows = [(f"lake tables, {what}: folder lake vs Delta lake ({scale})",
+             f"{seconds(get(data, f'kinds.files.{key}'))} vs {seconds(get(data, f'kinds.delta.{key}'))} "
+             f"({ratio(get(data, f'ratios.{key}'))} the folder lake's time)")
+            for what, key in (("the commits", "write_s"), ("a view reading the table", "read_s"),
+                              ("a stage's plan (anti-join)", "plan_s"))]
+    rows.append((f"lake tables, Delta lake after compact: files, compact time, the view's read ({scale})",
+                 f"{count(get(data, 'kinds.delta.files'))} → {count(get(data, 'kinds.delta.files_compacted'))} files; "
+                 f"{seconds(get(data, 'kinds.delta.compact_s'))}; "
+                 f"read {seconds(get(data, 'kinds.delta.read_compacted_s'))}"))
+    return rows
+
+
 def gameeval(data: dict) -> list[Row]:
     """bench/gameeval.py: Ask-Guess games per minute with every game in flight (one backend call per step) against one
     game at a time, and how many games the two modes played identically."""
@@ -521,6 +537,7 @@ EXTRACTORS: dict[str, Callable[[dict], list[Row]]] = {
     "scale_out": scale_out,
     "gpu": gpu,
     "delta_lake": delta_lake,
+    "lake_tables": lake_tables,
     "gameeval": gameeval,
     "mtbench101": mtbench101,
     "probes": probes,

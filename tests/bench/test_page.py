@@ -160,7 +160,7 @@ def test_every_extractor_names_a_bench_script():
 # Every bench/*.py is one of these two: a bench, which records itself (bench/record.py) and has an extractor, or not
 # a bench (why beside it). A new script that is in neither fails here until it is placed.
 BENCHES = ("elo", "stats", "report", "serve", "query", "lake_integrity", "botchat_pipeline", "engines", "omp_threads",
-           "cached_rerun", "artifacts", "scale_out", "gpu", "delta_lake", "gameeval", "mtbench101", "probes", "suite")
+           "cached_rerun", "artifacts", "scale_out", "gpu", "delta_lake", "lake_tables", "gameeval", "mtbench101", "probes", "suite")
 NOT_BENCHES = {"__init__.py": "the package", "page.py": "writes docs/benchmarks.md from the results",
                "record.py": "the recorder itself",
                "runs.py": "runs `dialogbench run` for artifacts.py and probes.py; writes nothing"}
@@ -416,6 +416,23 @@ def test_scale_out_rows(tmp_path):
     on_postgres = {**result, **bench.summarise(models=12, delay=1.0, judging_models=3, judging_gpus=2, judge_delay=2.0,
                                                rows=rows[:2], server="postgres")}
     assert page_rows(tmp_path, on_postgres)[0][0].endswith("(12 models × 1 s per call, Prefect server on PostgreSQL)")
+
+
+def test_lake_tables_rows(tmp_path):
+    kinds = {"files": {"write_s": 1.0, "read_s": 0.5, "plan_s": 0.25, "files": 200},
+             "delta": {"write_s": 4.0, "read_s": 0.25, "plan_s": 0.5, "files": 200, "compact_s": 0.1,
+                       "read_compacted_s": 0.05, "files_compacted": 4}}
+    result = {**recorded("lake_tables", ["--chunks", "200"]), "chunks": 200, "rows": 50, "repeats": 3, "kinds": kinds,
+              "ratios": {"write_s": 4.0, "read_s": 0.5, "plan_s": 2.0}}
+    scale = "200 commits of 50 cells, median of 3"
+    assert page_rows(tmp_path, result) == [
+        (f"lake tables, the commits: folder lake vs Delta lake ({scale})", "1.00 s vs 4.00 s (4.00× the folder lake's time)"),
+        (f"lake tables, a view reading the table: folder lake vs Delta lake ({scale})",
+         "500 ms vs 250 ms (0.5× the folder lake's time)"),
+        (f"lake tables, a stage's plan (anti-join): folder lake vs Delta lake ({scale})",
+         "250 ms vs 500 ms (2.00× the folder lake's time)"),
+        (f"lake tables, Delta lake after compact: files, compact time, the view's read ({scale})",
+         "200 → 4 files; 100 ms; read 50.0 ms")]
 
 
 def test_gpu_rows(tmp_path):
