@@ -109,3 +109,14 @@ def test_a_config_whose_lake_is_on_s3_works_in_the_folder_beside_it(s3_env, tmp_
     config = load_config(REPO / "configs" / "demo.yaml", {"lake": s3_env + "/nightly/"})
     assert config.lake_store == s3_env + "/nightly" and config.lake_tables == "delta"
     assert Path(config.lake) == mirror_folder(s3_env + "/nightly") == tmp_path / s3_env.removeprefix("s3://") / "nightly"
+
+
+def test_a_config_on_s3_that_sends_units_to_a_work_pool_is_refused_naming_why(s3_env, tmp_path, monkeypatch):
+    from dialogbench.run.config import ConfigError
+    from dialogbench.run.registry import load_config
+
+    monkeypatch.setenv(CACHE_VARIABLE, str(tmp_path))
+    config = tmp_path / "pool.yaml"
+    config.write_text((REPO / "configs" / "demo.yaml").read_text() + "\ndispatch: {deployment: dialogbench-work/gpu}\n")
+    with pytest.raises(ConfigError, match=r"dispatch.deployment with lake: s3://.*a folder per machine"):
+        load_config(config, {"lake": s3_env + "/nightly"}, root=REPO)
