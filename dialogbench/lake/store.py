@@ -1,5 +1,7 @@
 """Hive-partitioned Parquet tables under one root, written atomically with a checksummed record per file
-(``lake.manifest``), read with DuckDB (only files that pass a cheap check against their record: ``lake.health``)."""
+(``lake.manifest``), read with DuckDB (only files that pass a cheap check against their record: ``lake.health``).
+A lake whose marker says ``"tables": "delta"`` keeps its tables as Delta tables instead (``lake.delta.tables``):
+``Lake`` writes and lists them through delta-rs, and everything above it reads them the same way."""
 
 from __future__ import annotations
 
@@ -52,7 +54,8 @@ def guard_commits(guard: Callable[[Path], ContextManager]) -> Iterator[None]:
 
 class Lake:
     """``root/<table>/<key>=<value>/…/part-<id>.parquet``. Partition values are also stored as
-    columns, so readers never depend on the directory names."""
+    columns, so readers never depend on the directory names. On a Delta lake (``tables_kind``), ``root/<table>`` is a
+    Delta table and ``files``, ``snapshot``, ``write`` and ``read_named`` go through ``delta``."""
 
     def __init__(self, root: str | os.PathLike, *, layout: Layout | None = None, root_sql: str | None = None,
                  tables: str | None = None) -> None:
