@@ -46,7 +46,7 @@ class PinnedLake(Lake):
 
     def __init__(self, lake: Lake, con: duckdb.DuckDBPyConnection) -> None:
         super().__init__(lake.root, layout=lake.layout, tables=lake.tables_kind())
-        self._store = lake.store()
+        self._store, self._delta = lake.store(), lake._delta  # a Delta lake's tables as pinned before a fork
         self._readable = {}
         self.con = con
         self.handles: list[pa.NativeFile] = []

@@ -119,6 +119,8 @@ def _confined(lake: Lake, sql: str, consume: Callable[[duckdb.DuckDBPyConnection
     DuckDB's as one line."""
     check_reads_only(sql)
     lake = lake.absolute()  # the child works in a private empty folder: a relative root would read nothing there
+    pin_delta_tables(lake)
+
 
     def work(out: BinaryIO) -> T:
         try:
@@ -140,6 +142,17 @@ def _confined(lake: Lake, sql: str, consume: Callable[[duckdb.DuckDBPyConnection
     except confined.Died as exc:
         raise QueryRefused(f"the query's process ended ({exc}) before it answered; if it ran out of memory, its "
                            f"limit is {limits.memory}: raise it with --memory-limit SIZE, or narrow the query") from None
+
+
+def pin_delta_tables(lake: Lake) -> None:
+    """A Delta lake: every table's latest file list taken here (fetched into the local folder first for a lake on an
+    object store), before the confined child is forked: there delta-rs cannot run (its runtime does not survive a
+    fork) and no file may be written."""
+    if lake.tables_kind() != "delta":
+        return
+    tables = list(lake.layout.tables)
+    if tables:
+        lake.delta(tables[0]).pin(tables)
 
 
 def export(lake: Lake, sql: str, out: Path, *, fmt: str | None = None, board: str | None = None,

@@ -57,6 +57,15 @@ class DeltaTables:
         self.root = Path(root)
         self.remote = is_store_uri(store)
         self.store = DeltaCellStore(store if self.remote else self.root.absolute(), writer=writer)
+        self._pinned: dict[str, list[Added]] = {}
+
+    def pin(self, tables) -> None:
+        """Take each of ``tables``' latest file list now (fetching what a store's mirror lacks) and answer ``added``
+        from it from then on: what a process does before it forks a reader (``lake.query``'s confined child), which
+        must not call delta-rs (its runtime does not survive a fork) and may write no file."""
+        for table in tables:
+            self._pinned.pop(table, None)
+            self._pinned[table] = self.added(table)
 
     def write(self, table: str, data: pa.Table, *, spec: Any = None, partition: Mapping[str, str] | None = None,
               name: str | None = None) -> int:
@@ -76,7 +85,10 @@ class DeltaTables:
         return self.store.append(table, data)
 
     def added(self, table: str) -> list[Added]:
-        """The files of the table's latest version ([] when it has none), in the order the log lists them."""
+        """The files of the table's latest version ([] when it has none), in the order the log lists them (as
+        pinned, for a table ``pin`` took)."""
+        if table in self._pinned:
+            return self._pinned[table]
         try:
             found = self.store.added(table)
         except TableNotFound:
