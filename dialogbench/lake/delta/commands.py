@@ -79,30 +79,43 @@ def run_convert_command(args, source: Lake, target: Lake) -> int:
 
 
 def run_compact_command(args, lake: Lake) -> int:
-    tables = _delta_tables(lake)
-    if tables is None:
-        return 1
-    for name in tables:
+    def compact(name: str) -> tuple[int, str]:
         metrics = lake.delta(name).store.compact(name)
-        print(f"  {name:28} {metrics.get('numFilesRemoved', 0):5d} file(s) -> {metrics.get('numFilesAdded', 0):3d}")
-    print(f"{lake.root}: {len(tables)} table(s) compacted; `dialogbench vacuum` deletes the replaced files once no "
-          "reader needs them")
-    return 0
+        return 1, f"{metrics.get('numFilesRemoved', 0):5d} file(s) -> {metrics.get('numFilesAdded', 0):3d}"
+
+    done = _each_table(lake, compact)
+    if done is not None:
+        print(f"{lake.root}: {done} table(s) compacted; `dialogbench vacuum` deletes the replaced files once no "
+              "reader needs them")
+    return 0 if done is not None else 1
 
 
 def run_vacuum_command(args, lake: Lake) -> int:
+    def vacuum(name: str) -> tuple[int, str]:
+        delta = lake.delta(name)
+        removed = delta.store.vacuum(name, retention_hours=args.retention_hours, full=True, dry_run=args.dry_run)
+        local = [] if args.dry_run else delta.prune_mirror(name)  # a store's mirror: its copies of the same files
+        return len(removed), f"{len(removed):5d} file(s)" + (f", {len(local)} local cop(ies)" if local else "")
+
+    total = _each_table(lake, vacuum)
+    if total is not None:
+        verb = "would be deleted" if args.dry_run else "deleted"
+        print(f"{lake.root}: {total} file(s) older than {args.retention_hours:g} h that no version needs {verb}")
+    return 0 if total is not None else 1
+
+
+def _each_table(lake: Lake, action) -> int | None:
+    """``action(table)`` on each Delta table of the lake, a line each (its text); the sum of its counts, or None (said
+    on stderr) when the lake is not a Delta lake."""
     tables = _delta_tables(lake)
     if tables is None:
-        return 1
+        return None
     total = 0
     for name in tables:
-        removed = lake.delta(name).store.vacuum(name, retention_hours=args.retention_hours, full=True,
-                                                dry_run=args.dry_run)
-        total += len(removed)
-        print(f"  {name:28} {len(removed):5d} file(s)")
-    verb = "would be deleted" if args.dry_run else "deleted"
-    print(f"{lake.root}: {total} file(s) older than {args.retention_hours:g} h that no version needs {verb}")
-    return 0
+        count, text = action(name)
+        total += count
+        print(f"  {name:28} {text}")
+    return total
 
 
 def _delta_tables(lake: Lake) -> list[str] | None:

@@ -120,3 +120,21 @@ def test_a_config_on_s3_that_sends_units_to_a_work_pool_is_refused_naming_why(s3
     config.write_text((REPO / "configs" / "demo.yaml").read_text() + "\ndispatch: {deployment: dialogbench-work/gpu}\n")
     with pytest.raises(ConfigError, match=r"dispatch.deployment with lake: s3://.*a folder per machine"):
         load_config(config, {"lake": s3_env + "/nightly"}, root=REPO)
+
+
+def test_compact_then_vacuum_leaves_the_mirror_only_the_latest_version_s_copies(s3_env, tmp_path, monkeypatch, capsys):
+    import argparse
+
+    from dialogbench.lake.delta.commands import run_compact_command, run_vacuum_command
+
+    lake = machine(s3_env + "/kept", tmp_path, monkeypatch)
+    for key in ("a", "b"):
+        lake.write("cells", rows(CELLS, [{"cell_key": key, "model": "m", "i": 1}]), partition={"model": "m"})
+    assert len(lake.files("cells")) == 2  # fetched into the mirror
+    assert run_compact_command(argparse.Namespace(), lake) == 0
+    assert run_vacuum_command(argparse.Namespace(retention_hours=0.0, dry_run=False), lake) == 0
+    assert "2 local cop(ies)" in capsys.readouterr().out
+    again = Lake(lake.root, layout=LAYOUT)
+    [kept] = again.files("cells")
+    assert sorted((lake.root / "cells").rglob("*.parquet")) == [kept]
+    assert sorted(again.read("cells").column("cell_key").to_pylist()) == ["a", "b"]
