@@ -64,6 +64,22 @@ def lake_problem(lake: Lake) -> str | None:
 SHARED_FOLDERS = ("_state", "reports")  # written by a run besides its tables: checkpoints, the report
 
 
+def tables_problems(run: Run) -> list[str]:
+    """An existing lake that keeps its tables otherwise (or elsewhere) than the config asks (``lake_tables``, ``lake:
+    s3://…``): what the run's ``version.ensure_current`` would refuse, said before it starts."""
+    from dialogbench.lake.version import LakeFormatError, ensure_current, lake_format
+
+    lake, config = run.lake, run.config
+    if lake_format(lake) is None:  # a new lake: the run marks it as the config asks
+        return []
+    try:
+        if lake.tables_kind() != config.lake_tables or (config.lake_store and lake.store() != config.lake_store):
+            ensure_current(lake, tables=config.lake_tables, store=config.lake_store)  # raises, naming the command
+    except LakeFormatError as exc:
+        return [f"lake: {exc}"]
+    return []
+
+
 def run_folders(run: Run) -> list[str]:
     """The lake folders ``run`` writes: the shared tables (failures, plans, runs, backend calls, the history's), each
     enabled family's tables and its stages' tables, and ``SHARED_FOLDERS``."""
@@ -211,7 +227,7 @@ def check(run: Run) -> Findings:
     """Everything ``run`` needs, checked without computing anything; its config's path prefixes each line."""
     config, source = run.config, run.source
     found = Findings()
-    lake = lake_problems(run.lake, run_folders(run))
+    lake = lake_problems(run.lake, run_folders(run)) or tables_problems(run)
     found.inputs.extend(f"{source}: {p}" for p in [*lake, *data_problems(run)])
     for model in models_in_use(run):
         problems, notes = model_findings(model)

@@ -156,3 +156,19 @@ def test_writers_racing_through_the_lake_store_each_cell_once_with_no_lease(tmp_
     assert [w.exitcode for w in writers] == [0, 0, 0]
     keys = Lake(tmp_path, layout=LAYOUT).read("cells").column("cell_key").to_pylist()
     assert len(keys) == len(set(keys)) == 4 * 12  # every offered key, each once
+
+
+def test_validate_says_before_a_run_that_the_lake_keeps_its_tables_otherwise(tmp_path, capsys):
+    from dialogbench.cli import main
+
+    repo = Path(__file__).resolve().parents[3]
+    config = tmp_path / "delta.yaml"
+    config.write_text((repo / "configs" / "demo.yaml").read_text() + "\nlake_tables: delta\n")
+    folder = tmp_path / "lake"
+    ensure_current(Lake(folder), tables="files")
+    code = main(["validate", "--config", str(config), "--lake", str(folder)])
+    err = capsys.readouterr().err
+    assert code != 0 and "stores its tables as files, the config asks for delta" in err and "dialogbench convert" in err
+    assert json.loads((folder / "lake.json").read_text()) == {"format": 5}  # nothing written
+    delta_lake(tmp_path / "new")
+    assert main(["validate", "--config", str(config), "--lake", str(tmp_path / "new")]) == 0
