@@ -70,9 +70,9 @@ def tables_problems(run: Run) -> list[str]:
     from dialogbench.lake.version import LakeFormatError, ensure_current, lake_format
 
     lake, config = run.lake, run.config
-    if lake_format(lake) is None:  # a new lake: the run marks it as the config asks
-        return []
     try:
+        if lake_format(lake) is None:  # a new lake: the run marks it as the config asks
+            return []
         if lake.tables_kind() != config.lake_tables or (config.lake_store and lake.store() != config.lake_store):
             ensure_current(lake, tables=config.lake_tables, store=config.lake_store)  # raises, naming the command
     except LakeFormatError as exc:
