@@ -121,7 +121,6 @@ def _confined(lake: Lake, sql: str, consume: Callable[[duckdb.DuckDBPyConnection
     lake = lake.absolute()  # the child works in a private empty folder: a relative root would read nothing there
     pin_delta_tables(lake)
 
-
     def work(out: BinaryIO) -> T:
         try:
             with read_only_connection(lake, board=board, memory_limit=limits.memory) as con, memory_errors(limits):

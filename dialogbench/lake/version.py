@@ -97,13 +97,8 @@ def ensure_current(lake: Lake, *, tables: str | None = None, store: str | None =
     if found is None:
         _write_marker(lake, tables=tables or ("delta" if store else "files"), store=store)
         return
-    if store is not None and lake.store() != store:
-        raise LakeFormatError(f"{lake.root}: the local folder of the lake at {lake.store() or 'this folder'}, not of "
-                              f"{store}; give each store its own folder ({MIRROR_HINT})")
-    if tables is not None and (kind := lake.tables_kind()) != tables:
-        raise LakeFormatError(f"{lake.root}: this lake stores its tables as {kind}, the config asks for {tables} "
-                              f"(lake_tables); convert it into a new lake with `dialogbench convert --lake "
-                              f"{lake.root} --to NEW_LAKE` and point the config at that, or set lake_tables: {kind}")
+    if (problem := tables_mismatch(lake, tables=tables, store=store)) is not None:
+        raise LakeFormatError(problem)
     if found in (3, 4):  # records each file, renames a stage: no command needed
         result = migrate(lake)
         log.info("%s: lake format %d -> %d: %d file(s) recorded, %d unreadable one(s) quarantined, %d file(s) "
@@ -116,6 +111,19 @@ def ensure_current(lake: Lake, *, tables: str | None = None, store: str | None =
     elif found > FORMAT:
         raise LakeFormatError(f"{lake.root}: lake format {found} was written by a newer dialogbench "
                               f"(this one reads format {FORMAT}); upgrade dialogbench")
+
+
+def tables_mismatch(lake: Lake, *, tables: str | None, store: str | None) -> str | None:
+    """Why an existing lake is not the one a config asks for: its tables kept otherwise than ``tables`` or elsewhere
+    than ``store`` (None: not asked); None when it is. What ``ensure_current`` refuses and ``validate`` says first."""
+    if store is not None and lake.store() != store:
+        return (f"{lake.root}: the local folder of the lake at {lake.store() or 'this folder'}, not of {store}; give "
+                f"each store its own folder ({MIRROR_HINT})")
+    if tables is not None and (kind := lake.tables_kind()) != tables:
+        return (f"{lake.root}: this lake stores its tables as {kind}, the config asks for {tables} (lake_tables); "
+                f"convert it into a new lake with `dialogbench convert --lake {lake.root} --to NEW_LAKE` and point "
+                f"the config at that, or set lake_tables: {kind}")
+    return None
 
 
 def refuse_older(lake: Lake) -> None:

@@ -67,17 +67,15 @@ SHARED_FOLDERS = ("_state", "reports")  # written by a run besides its tables: c
 def tables_problems(run: Run) -> list[str]:
     """An existing lake that keeps its tables otherwise (or elsewhere) than the config asks (``lake_tables``, ``lake:
     s3://…``): what the run's ``version.ensure_current`` would refuse, said before it starts."""
-    from dialogbench.lake.version import LakeFormatError, ensure_current, lake_format
+    from dialogbench.lake.version import LakeFormatError, lake_format, tables_mismatch
 
-    lake, config = run.lake, run.config
     try:
-        if lake_format(lake) is None:  # a new lake: the run marks it as the config asks
+        if lake_format(run.lake) is None:  # a new lake: the run marks it as the config asks
             return []
-        if lake.tables_kind() != config.lake_tables or (config.lake_store and lake.store() != config.lake_store):
-            ensure_current(lake, tables=config.lake_tables, store=config.lake_store)  # raises, naming the command
     except LakeFormatError as exc:
         return [f"lake: {exc}"]
-    return []
+    problem = tables_mismatch(run.lake, tables=run.config.lake_tables, store=run.config.lake_store)
+    return [] if problem is None else [f"lake: {problem}"]
 
 
 def run_folders(run: Run) -> list[str]:

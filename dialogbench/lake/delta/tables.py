@@ -5,7 +5,8 @@ partitioned: its Parquet files hold every column, partition columns included, so
 directly (``Lake.relation_sql``) and the catalog's views keep working. One extra column, ``lake_file``, holds the
 name a write gave its rows (``Lake.write(name=…)``: a run's row per stage, a dataset's seeds, a source's labels) as
 the path a folder lake would give that file (``run_id=…/generate.parquet``), null otherwise; a named write replaces
-the rows of that name, in one commit, as a named file replaces its namesake in a folder lake. Readers never see the column (``NAME_COLUMN`` is excluded from every relation).
+the rows of that name, in one commit, as a named file replaces its namesake in a folder lake. Readers never see the
+column (``NAME_COLUMN`` is excluded from every relation).
 
 How each write commits (``write``):
 - a cell table (``Table.done`` set, cells not ``repeated``): ``DeltaCellStore.insert_missing`` on the table's key,
@@ -36,8 +37,6 @@ from dialogbench.lake.manifest import Record
 from dialogbench.lake.names import safe_name
 
 NAME_COLUMN = "lake_file"  # the name a write gave its rows (Lake.write(name=...)), null otherwise; never read
-DELTA = "delta"  # the marker's "tables" value of a lake whose tables are Delta tables
-FILES = "files"  # ... of a lake whose tables are folders of recorded files (lake.store), the default
 
 
 @dataclass(frozen=True)
@@ -122,11 +121,10 @@ class DeltaTables:
         writer's) are not the table's rows: ``vacuum`` removes them; they are not listed here."""
         snap = Snapshot()
         for added in self.added(table):
-            problem = _check(table, added, level)
+            problem, st = _check(table, added, level)
             if problem is not None:
                 snap.damaged.append(problem)
                 continue
-            st = added.path.stat()
             snap.good.append(added.path)
             snap.records[added.path] = Record(file=added.path.name, table=table, rows=added.rows or 0,
                                               size=added.size, sha256="", mtime_ns=st.st_mtime_ns)
@@ -148,26 +146,27 @@ class DeltaTables:
         return rows.drop_columns([NAME_COLUMN]) if rows.num_rows else None
 
 
-def _check(table: str, added: Added, level: str) -> Damaged | None:
+def _check(table: str, added: Added, level: str) -> tuple[Damaged | None, os.stat_result | None]:
+    """``added`` on disk against the log at ``level``: its damage (None when it holds) and its stat."""
     try:
         st = os.lstat(added.path)
     except FileNotFoundError:
-        return Damaged(table, added.path, "missing", "the table's log names it, the file is not there")
+        return Damaged(table, added.path, "missing", "the table's log names it, the file is not there"), None
     if not stat.S_ISREG(st.st_mode):
-        return Damaged(table, added.path, "not a file", "not a regular file (a link is never followed)")
+        return Damaged(table, added.path, "not a file", "not a regular file (a link is never followed)"), st
     if st.st_size != added.size:
         problem = "truncated" if st.st_size < added.size else "altered"
-        return Damaged(table, added.path, problem, f"{st.st_size} bytes, committed {added.size}")
+        return Damaged(table, added.path, problem, f"{st.st_size} bytes, committed {added.size}"), st
     if level in ("footer", "full"):
         try:
             rows = pq.read_metadata(added.path).num_rows
             if level == "full":
                 pq.read_table(added.path)
         except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a broken file
-            return Damaged(table, added.path, "unreadable", f"{type(exc).__name__}: {exc}")
+            return Damaged(table, added.path, "unreadable", f"{type(exc).__name__}: {exc}"), st
         if added.rows is not None and rows != added.rows:
-            return Damaged(table, added.path, "altered", f"{rows} rows in its footer, committed {added.rows}")
-    return None
+            return Damaged(table, added.path, "altered", f"{rows} rows in its footer, committed {added.rows}"), st
+    return None, st
 
 
 def named_path(name: str, partition: Mapping[str, str] | None) -> str:
