@@ -133,8 +133,16 @@ def test_a_run_killed_mid_dispatch_takes_its_units_with_it_and_the_next_run_rest
 
 
 def _units(run: subprocess.Popen) -> list[psutil.Process]:
-    """The unit processes the run has started (``python -m flows.work``)."""
-    return [p for p in psutil.Process(run.pid).children() if "flows.work" in " ".join(p.cmdline())]
+    """The unit processes the run has started (``python -m flows.work``) and that are still alive: a unit that
+    ended between listing and reading its command line (a zombie until the run reaps it) is not one."""
+    units = []
+    for child in psutil.Process(run.pid).children():
+        try:
+            if "flows.work" in " ".join(child.cmdline()):
+                units.append(child)
+        except psutil.Error:
+            continue
+    return units
 
 
 def _game_config(tmp_path: Path, name: str, *, delay: float, devices: list[str] | None) -> Path:
