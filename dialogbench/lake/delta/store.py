@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
-from deltalake import CommitProperties, DeltaTable, QueryBuilder, write_deltalake
+from deltalake import CommitProperties, DeltaTable, Field, QueryBuilder, write_deltalake
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 from deltalake.fs import DeltaStorageHandler
 
@@ -78,8 +78,7 @@ class DeltaCellStore:
         writes)."""
         where = self._where(table)
         keys = check_keys(data, keys, where=where)
-        source = unique_on(data, keys) if unique else data
-        dt = self._ensure(table, data.schema, partition_by)
+        dt, source = self._ensure(table, unique_on(data, keys) if unique else data, partition_by)
         if source.num_rows == 0:
             return 0
         predicate = merge_predicate(keys) + (f" AND ({stored})" if stored else "")
@@ -95,7 +94,7 @@ class DeltaCellStore:
         """Append every row of ``data`` (no key check: rows that are not cells, such as logs); returns the rows
         appended. A blind append never conflicts with another writer's commit; delta-rs retries it at the next
         version. The first write creates the table, as ``insert_missing``."""
-        dt = self._ensure(table, data.schema, partition_by)
+        dt, data = self._ensure(table, data, partition_by)
         if data.num_rows == 0:
             return 0
 
@@ -109,7 +108,7 @@ class DeltaCellStore:
         """Delete the rows where ``where`` holds (a SQL condition on the table's columns) and append ``data``, as one
         commit: a reader sees the old rows or the new ones, never neither. Returns the rows written. The first write
         creates the table, as ``insert_missing``."""
-        dt = self._ensure(table, data.schema, None)
+        dt, data = self._ensure(table, data, None)
 
         def write(dt: DeltaTable) -> int:
             write_deltalake(dt, data, mode="overwrite", predicate=where, commit_properties=self._commit_properties())
@@ -261,11 +260,17 @@ class DeltaCellStore:
             what = f"open at version {version}" if version is not None else "open"
             raise self._failed(table, what, exc) from None
 
-    def _ensure(self, table: str, schema: pa.Schema, partition_by: Sequence[str] | None) -> DeltaTable:
-        """The table, created empty with ``schema`` when it has no log yet. Writers that create it at once all
-        succeed: one commit wins version 0, the others find the table or commit an identical CREATE (delta-rs), and
-        no row is written by a creation, so none can be doubled. (Writing the first rows with ``mode="error"``
-        instead would: delta-rs retries a lost version-0 write as an append.)"""
+    def _ensure(self, table: str, data: pa.Table,
+                partition_by: Sequence[str] | None) -> tuple[DeltaTable, pa.Table]:
+        """The table, created empty with ``data``'s schema when it has no log yet, and ``data`` in the table's
+        columns. Writers that create it at once all succeed: one commit wins version 0, the others find the table or
+        commit an identical CREATE (delta-rs), and no row is written by a creation, so none can be doubled. (Writing
+        the first rows with ``mode="error"`` instead would: delta-rs retries a lost version-0 write as an append.)
+
+        A table written by an older dialogbench may lack a column this one writes: the column is added to the table
+        (its older rows read it as null), as reading the folder lake's files by name did; a column the table has and
+        ``data`` lacks is written as nulls. A column whose type differs is refused (``DeltaStoreError``)."""
+        schema = data.schema
         partitions = list(partition_by or [])
         for column in partitions:
             if column not in schema.names:
@@ -286,12 +291,35 @@ class DeltaCellStore:
             raise DeltaStoreError(f"{self._where(table)}: partitioned by {list(dt.metadata().partition_columns)}, "
                                   f"not {partitions}")
         stored = [field.name for field in dt.schema().fields]
-        if sorted(stored) != sorted(schema.names):  # delta-rs would fill a missing column with nulls, drop an extra
-            missing = [name for name in stored if name not in schema.names]
-            extra = [name for name in schema.names if name not in stored]
-            raise DeltaStoreError(f"{self._where(table)}: the data's columns are not the table's (missing: "
-                                  f"{missing or 'none'}; not in the table: {extra or 'none'})")
+        if extra := [field for field in schema if field.name not in stored]:
+            dt = self._add_columns(table, dt, extra)
+        return dt, self._conform(table, dt, data)
+
+    def _add_columns(self, table: str, dt: DeltaTable, fields: list[pa.Field]) -> DeltaTable:
+        """Add ``fields`` (nullable) to the table; a writer that added them first makes this a no-op."""
+        try:
+            dt.alter.add_columns([Field.from_arrow(field.with_nullable(True)) for field in fields],
+                                 commit_properties=self._commit_properties())
+        except CommitFailedError:
+            pass  # another writer changed the table at the same time: the columns are read again below
+        except Exception as exc:  # noqa: BLE001
+            names = [field.name for field in fields]
+            dt = self._open(table)
+            if not all(name in [f.name for f in dt.schema().fields] for name in names):
+                raise self._failed(table, f"add the column(s) {names}", exc) from None
+        dt = self._open(table)
+        missing = [f.name for f in fields if f.name not in [g.name for g in dt.schema().fields]]
+        if missing:
+            raise DeltaStoreError(f"{self._where(table)}: the column(s) {missing} could not be added to the table")
         return dt
+
+    def _conform(self, table: str, dt: DeltaTable, data: pa.Table) -> pa.Table:
+        """``data`` with the table's columns in the table's order: one it lacks is nulls of the table's type."""
+        want = pa.schema(dt.schema().to_arrow())
+        if want.names == data.schema.names:
+            return data
+        return pa.table([data.column(field.name) if field.name in data.schema.names
+                         else pa.nulls(data.num_rows, type=field.type) for field in want], names=want.names)
 
     def _retrying(self, table: str, action: str, operation: Callable[[DeltaTable], _T],
                   dt: DeltaTable | None = None) -> _T:

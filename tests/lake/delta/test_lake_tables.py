@@ -120,6 +120,30 @@ def test_the_pinned_query_path_reads_the_delta_files_and_hides_the_name_column(t
             pinned.close()
 
 
+def test_pinning_for_a_query_child_leaves_the_lake_reading_later_commits(tmp_path):
+    """``pin_delta_tables`` (what a query does before forking its child) pins a copy: the lake it was given, shared
+    by a long-lived process or by threads that each query, still reads what is committed afterwards."""
+    from dialogbench.lake.query import pin_delta_tables
+
+    lake = delta_lake(tmp_path)
+    lake.write("cells", rows(CELLS, [{"cell_key": "a", "model": "m", "i": 1}]), partition={"model": "m"})
+    pinned = pin_delta_tables(lake)
+    lake.write("cells", rows(CELLS, [{"cell_key": "b", "model": "m", "i": 2}]), partition={"model": "m"})
+    assert len(pinned.files("cells")) == 1 and len(lake.files("cells")) == 2
+    assert pinned.delta("cells") is not lake.delta("cells")
+
+
+def test_a_table_written_by_an_older_version_takes_a_new_column_and_reads_it_null(tmp_path):
+    """A Delta table created before a column was added to the layout: the first write with the column adds it (the
+    older rows read it as null), and a write without a column the table has stores nulls in it."""
+    lake = delta_lake(tmp_path)
+    lake.write("cells", pa.table({"cell_key": ["old"], "model": ["m"]}), partition={"model": "m"})
+    lake.write("cells", rows(CELLS, [{"cell_key": "new", "model": "m", "i": 4}]), partition={"model": "m"})
+    lake.write("cells", pa.table({"cell_key": ["older"], "i": [5]}), partition={"model": "m"})
+    got = query(lake, lambda lake: f"SELECT cell_key, model, i FROM {lake.relation_sql('cells')} ORDER BY cell_key")
+    assert got == [("new", "m", 4), ("old", "m", None), ("older", None, 5)]
+
+
 def test_a_damaged_file_is_quarantined_and_forgotten_so_its_cells_are_missing_again(tmp_path):
     lake = delta_lake(tmp_path)
     lake.write("cells", rows(CELLS, [{"cell_key": "a", "model": "m", "i": 1}]), partition={"model": "m"})
