@@ -118,8 +118,7 @@ def _confined(lake: Lake, sql: str, consume: Callable[[duckdb.DuckDBPyConnection
     """``consume(con, sql, out)`` in the confined child, ``drain`` reading ``out`` here; the limits' failures and
     DuckDB's as one line."""
     check_reads_only(sql)
-    lake = lake.absolute()  # the child works in a private empty folder: a relative root would read nothing there
-    pin_delta_tables(lake)
+    lake = pin_delta_tables(lake.absolute())  # the child works in a private empty folder: a relative root would read nothing there
 
     def work(out: BinaryIO) -> T:
         try:
@@ -143,15 +142,16 @@ def _confined(lake: Lake, sql: str, consume: Callable[[duckdb.DuckDBPyConnection
                            f"limit is {limits.memory}: raise it with --memory-limit SIZE, or narrow the query") from None
 
 
-def pin_delta_tables(lake: Lake) -> None:
-    """A Delta lake: every table's latest file list taken here (fetched into the local folder first for a lake on an
-    object store), before the confined child is forked: there delta-rs cannot run (its runtime does not survive a
-    fork) and no file may be written."""
-    if lake.tables_kind() != "delta":
-        return
+def pin_delta_tables(lake: Lake) -> Lake:
+    """``lake``, and for a Delta lake a copy of it with every table's latest file list taken here (fetched into the
+    local folder first for a lake on an object store), before the confined child is forked: there delta-rs cannot
+    run (its runtime does not survive a fork) and no file may be written. ``lake`` itself is not pinned."""
     tables = list(lake.layout.tables)
-    if tables:
-        lake.delta(tables[0]).pin(tables)
+    if lake.tables_kind() != "delta" or not tables:
+        return lake
+    pinned = lake.rooted(lake.root_sql)
+    pinned._delta = lake.delta(tables[0]).pinned(tables)
+    return pinned
 
 
 def export(lake: Lake, sql: str, out: Path, *, fmt: str | None = None, board: str | None = None,

@@ -19,6 +19,8 @@ How each write commits (``write``):
 
 from __future__ import annotations
 
+import copy
+
 import os
 import stat
 from dataclasses import dataclass
@@ -58,13 +60,14 @@ class DeltaTables:
         self.store = DeltaCellStore(store if self.remote else self.root.absolute(), writer=writer)
         self._pinned: dict[str, list[Added]] = {}
 
-    def pin(self, tables) -> None:
-        """Take each of ``tables``' latest file list now (fetching what a store's mirror lacks) and answer ``added``
-        from it from then on: what a process does before it forks a reader (``lake.query``'s confined child), which
-        must not call delta-rs (its runtime does not survive a fork) and may write no file."""
-        for table in tables:
-            self._pinned.pop(table, None)
-            self._pinned[table] = self.added(table)
+    def pinned(self, tables) -> "DeltaTables":
+        """A copy that answers ``added`` for each of ``tables`` from its latest file list taken now (fetching what a
+        store's mirror lacks): what a process makes before it forks a reader (``lake.query``'s confined child), which
+        must not call delta-rs (its runtime does not survive a fork) and may write no file. This object is left as it
+        is, so its later reads see later commits, and threads that each take their own copy share nothing."""
+        pinned = copy.copy(self)
+        pinned._pinned = {table: self._latest(table) for table in tables}
+        return pinned
 
     def write(self, table: str, data: pa.Table, *, spec: Any = None, partition: Mapping[str, str] | None = None,
               name: str | None = None) -> int:
@@ -88,6 +91,9 @@ class DeltaTables:
         pinned, for a table ``pin`` took)."""
         if table in self._pinned:
             return self._pinned[table]
+        return self._latest(table)
+
+    def _latest(self, table: str) -> list[Added]:
         try:
             found = self.store.added(table)
         except TableNotFound:
