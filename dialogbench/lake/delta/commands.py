@@ -85,6 +85,7 @@ def run_compact_command(args, lake: Lake) -> int:
 
     done = _each_table(lake, compact)
     if done is not None:
+        _rebuild_catalog(lake)
         print(f"{lake.root}: {done} table(s) compacted; `dialogbench vacuum` deletes the replaced files once no "
               "reader needs them")
     return 0 if done is not None else 1
@@ -98,10 +99,21 @@ def run_vacuum_command(args, lake: Lake) -> int:
         return len(removed), f"{len(removed):5d} file(s)" + (f", {len(local)} local cop(ies)" if local else "")
 
     total = _each_table(lake, vacuum)
+    if total is not None and not args.dry_run:
+        _rebuild_catalog(lake)
     if total is not None:
         verb = "would be deleted" if args.dry_run else "deleted"
         print(f"{lake.root}: {total} file(s) older than {args.retention_hours:g} h that no version needs {verb}")
     return 0 if total is not None else 1
+
+
+def _rebuild_catalog(lake: Lake) -> None:
+    """A catalog's views name each Delta table's files as of its build: after a compaction or a vacuum they name
+    files that were replaced or deleted, so an existing catalog is built again (the lake's own commands read the
+    log, not the catalog)."""
+    from dialogbench.lake.commands import _rebuild_catalog as rebuild
+
+    rebuild(lake)
 
 
 def _each_table(lake: Lake, action) -> int | None:
