@@ -54,8 +54,9 @@ def chatbot(name: str, script: list[str] | None = None, **extra: Any) -> dict:
 
 def config_dict(lake: Path, *, models: list[dict] | None = None, judge_script: list[str] | None = None,
                 judge_extra: dict | None = None, n: list[int] | None = None, limit: int | None = 3,
-                **botchat: Any) -> dict:
-    """A valid config: two scripted chatbots, a scripted judge, the vendored dataset, ``lake`` in tmp."""
+                tables: str | None = None, **botchat: Any) -> dict:
+    """A valid config: two scripted chatbots, a scripted judge, the vendored dataset, ``lake`` in tmp (a Delta lake,
+    the default, or ``tables="files"``: a folder lake, for the tests of its own files)."""
     data = {
         "lake": str(lake),
         "models": models if models is not None else [chatbot("bot-a"), chatbot("bot-b")],
@@ -67,6 +68,8 @@ def config_dict(lake: Path, *, models: list[dict] | None = None, judge_script: l
         # checks the thresholds and the probes.
         "judge_checks": {"max_unparsed": 0.6, "probes": 0},
     }
+    if tables is not None:
+        data["lake_tables"] = tables
     return data
 
 

@@ -90,12 +90,12 @@ def lake_format(lake: Lake) -> int | None:
 
 def ensure_current(lake: Lake, *, tables: str | None = None, store: str | None = None) -> None:
     """Raise for an older lake (saying what to run); mark a new lake as the current format, its tables stored as
-    ``tables`` ("files", the default, or "delta": the config's ``lake_tables``), at ``store`` when they are on an
+    ``tables`` ("delta", the default, or "files": the config's ``lake_tables``), at ``store`` when they are on an
     object store (``lake.delta.mirror``). A lake that stores its tables otherwise than ``tables`` asks, or elsewhere
     than ``store``, is refused, naming the command that converts it."""
     found = lake_format(lake)
     if found is None:
-        _write_marker(lake, tables=tables or ("delta" if store else "files"), store=store)
+        _write_marker(lake, tables=tables or "delta", store=store)
         return
     if (problem := tables_mismatch(lake, tables=tables, store=store)) is not None:
         raise LakeFormatError(problem)

@@ -308,11 +308,12 @@ class Config(Strict):
     # The GPUs the run's vLLM engines go on (dialogbench/dispatch/placement.py), "0,1,2,3" or a list; "none": no GPU. Unset:
     # CUDA_VISIBLE_DEVICES, else every GPU nvidia-smi lists. Not part of any cell key (outputs do not depend on it).
     devices: list[str] | None = None
-    # How a new lake stores its tables (docs/lake-format.md): "files" (Parquet files, each with a checksummed record,
-    # one writer at a time under the lake's lease) or "delta" (Delta Lake tables: each commit atomic, a cell stored
-    # once by its key whoever writes it). An existing lake keeps its own; a config asking otherwise is refused, naming
-    # `dialogbench convert`. Not part of any cell key.
-    lake_tables: Literal["files", "delta"] = "files"
+    # How the lake stores its tables (docs/lake-format.md): "delta" (Delta Lake tables: each commit atomic, a cell
+    # stored once by its key whoever writes it) or "files" (the older format: Parquet files, each with a checksummed
+    # record, one writer at a time under the lake's lease). Unset: a new lake is "delta", an existing one keeps its
+    # own; a config naming one that an existing lake is not is refused, naming `dialogbench convert`. Not part of any
+    # cell key.
+    lake_tables: Literal["files", "delta"] | None = None
     # Set when `lake:` is s3://bucket/prefix (docs/lake-format.md): the Delta tables are there, and `lake` becomes the
     # local folder beside them (lake.delta.mirror: marker, lease, checkpoints, reports, the files readers read).
     lake_store: str | None = None

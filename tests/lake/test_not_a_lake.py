@@ -133,7 +133,7 @@ def test_a_new_or_empty_folder_still_becomes_a_lake(tmp_path):
 
 def test_the_run_start_sweep_touches_only_temp_files_the_lakes_writers_made(tmp_path, monkeypatch):
     lake = open_lake(tmp_path / "lake")
-    ensure_current(lake)
+    ensure_current(lake, tables="files")  # a folder lake's temp files and records
     rows = pa.table({"cell_key": ["a"], "stage": ["s"], "run_id": ["r1"]})
     committed = lake.write("failures", rows, partition={"stage": "s"}, name="fixed.parquet")
     folder = committed.parent

@@ -327,7 +327,7 @@ def duplicated_lake(root: Path, files: int) -> Lake:
     """File i holds cells c_i and c_(i+1), written at hour i: every cell but the first two is stored twice and
     ``repair`` rewrites every file but the first (keeping c_(i+1)). Cells: ``files + 1``."""
     lake = open_lake(root)
-    ensure_current(lake)
+    ensure_current(lake, tables="files")  # repair and quarantine are the folder lake's
     generations = next(t for t in registry.tables() if t.name == "generations")
     for i in range(files):
         generations.write(lake, [gen(f"c{i:04d}", i), gen(f"c{i + 1:04d}", i)])

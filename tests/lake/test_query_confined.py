@@ -31,7 +31,9 @@ def planted(lake, workdir) -> dict[str, Path]:
     """The red team's links: each name DuckDB 2.0 lets a connection write, in the working folder, pointing at a
     file of the lake (a COPY with ``USE_TMP_FILE false`` writes through a link to a file that exists)."""
     seeds = lake.files("seeds")[0]
-    targets = {":memory:": seeds, ":memory:.wal": seeds.with_name(f".{seeds.name}.json"),
+    record = seeds.with_name(f".{seeds.name}.json")  # a folder lake's record of the file; a Delta lake's log
+    record = record if record.is_file() else lake.table_dir("seeds") / "_delta_log" / f"{0:020d}.json"
+    targets = {":memory:": seeds, ":memory:.wal": record,
                ":memory:.wal.checkpoint": lake.root / "lake.json", ":memory:.wal.recovery": lake.root / "catalog.duckdb"}
     for name, target in targets.items():
         assert target.is_file(), target

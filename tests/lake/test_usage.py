@@ -33,9 +33,9 @@ def spent(calls: ScriptedCalls) -> dict[str, list[tuple[int, int]]]:
     return found
 
 
-def usage_config(make_config, lake_dir, *, n=(4,)):
+def usage_config(make_config, lake_dir, *, n=(4,), tables=None):
     data = config_dict(lake_dir, models=[chatbot("bot-a", [MOVE]), chatbot("bot-b", [MOVE])], n=list(n), limit=2,
-                       arena={"enabled": True, "n": [4]}, gteval={"enabled": True})
+                       arena={"enabled": True, "n": [4]}, gteval={"enabled": True}, tables=tables)
     data["mtbench101"] = {"enabled": True, "judge": "judge", "tasks": ["GR"], "limit": 1}
     data["gameeval"] = {"enabled": True, "spyfall": {"limit": 1, "max_rounds": 2}}
     return make_config(data)
@@ -102,15 +102,15 @@ def test_rows_written_before_the_counts_were_kept(make_config, lake_dir, scripte
     """Dialogues generated to N = 4 by a version that kept no prompt tokens, extended to 8 by this one: each
     utterance counts once (the longest row), the four old ones in calls_without_counts, their completion tokens still
     summed. A game row without per-move counts: its moves are calls without counts."""
-    generate(usage_config(make_config, lake_dir, n=(4,)), "run-1")
+    generate(usage_config(make_config, lake_dir, n=(4,), tables="files"), "run-1")
     lake = open_lake(lake_dir)
-    for path in lake.files("generations"):  # rewritten in place as an older version wrote them
+    for path in lake.files("generations"):  # rewritten in place as an older version wrote them (a folder lake's files)
         partition = dict(d.name.split("=", 1) for d in (path.parent.parent, path.parent))
         lake.write("generations", pq.read_table(path).drop_columns(["prompt_tokens"]), partition=partition,
                    name=path.name)
     assert "prompt_tokens" not in pq.read_schema(lake.files("generations")[0]).names
     first = spent(scripted_calls)
-    config = usage_config(make_config, lake_dir, n=(4, 8))
+    config = usage_config(make_config, lake_dir, n=(4, 8), tables="files")
     generate(config, "run-2")
 
     rows, every = usage(config), spent(scripted_calls)

@@ -54,8 +54,11 @@ def old_lake(root) -> Lake:
 def test_a_new_lake_is_marked_current(tmp_path):
     lake = open_lake(tmp_path / "lake")
     assert lake_format(lake) is None
-    ensure_current(lake)
-    assert json.loads((lake.root / "lake.json").read_text()) == {"format": FORMAT} and lake_format(lake) == FORMAT
+    ensure_current(lake)  # a Delta lake unless the config says lake_tables: files
+    assert json.loads((lake.root / "lake.json").read_text()) == {"format": FORMAT, "tables": "delta"}
+    assert lake_format(lake) == FORMAT and lake.tables_kind() == "delta"
+    ensure_current(files := open_lake(tmp_path / "files"), tables="files")
+    assert json.loads((files.root / "lake.json").read_text()) == {"format": FORMAT}
 
 
 def test_an_older_lake_is_refused_with_the_command_to_run(tmp_path, capsys):

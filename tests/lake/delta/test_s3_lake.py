@@ -79,7 +79,7 @@ def test_the_commands_take_an_s3_lake_convert_into_it_and_query_it(s3_env, tmp_p
 
     env = {**os.environ, CACHE_VARIABLE: str(tmp_path / "cache")}
     folder = open_lake(tmp_path / "folder")
-    ensure_current(folder)
+    ensure_current(folder, tables="files")
     runs = layout().tables["runs"]
     folder.write("runs", pa.Table.from_pylist([{"run_id": "r1", "stage": "s", "planned": 3}], schema=pa.schema(
         [f for f in runs.schema if f.name in ("run_id", "stage", "planned")])), partition={"run_id": "r1"},
