@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
+import pyarrow as pa
 
 from dialogbench.lake import Lake
 
@@ -61,15 +61,23 @@ def latest_run(lake: Lake, board: str) -> dict | None:
 
 def recorded_fingerprint(lake: Lake, run_id: str) -> str | None:
     try:
-        rows = pq.read_table(lake.root / "run_configs" / f"run_id={run_id}" / "config.parquet",
-                             columns=["config_fp"]).to_pylist()
-    except (OSError, ValueError):
+        stored = lake.read_named("run_configs", "config.parquet", {"run_id": run_id})
+    except (OSError, ValueError, pa.ArrowException):
         return None
-    return rows[-1]["config_fp"] if rows else None
+    rows = [] if stored is None or "config_fp" not in stored.column_names else stored.column("config_fp").to_pylist()
+    return rows[-1] if rows else None
+
+
+# Delta commits that change no table's rows: a compaction rewrites them, a vacuum deletes unreferenced files
+UNCHANGING = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END"})
 
 
 def written_after(lake: Lake, moment: dt.datetime) -> Path | None:
-    """A file of the lake's inputs (every table but ``BOOKKEEPING``) modified after ``moment``, None if none."""
+    """A file of the lake's inputs (every table but ``BOOKKEEPING``) modified after ``moment``, None if none; on a
+    Delta lake, a table's commit after ``moment`` that changed its rows (its log, as any writer on any machine
+    committed it: the files of a lake on S3 are not all in the local folder)."""
+    if lake.tables_kind() == "delta":
+        return _committed_after(lake, moment)
     limit = moment.timestamp()
     for entry in os.scandir(lake.root):
         if entry.name in BOOKKEEPING or entry.name.startswith("."):
@@ -81,6 +89,25 @@ def written_after(lake: Lake, moment: dt.datetime) -> Path | None:
                 stack.extend(path.iterdir())
             elif path.stat().st_mtime > limit:
                 return path
+    return None
+
+
+def _committed_after(lake: Lake, moment: dt.datetime) -> Path | None:
+    from dialogbench.lake.delta.errors import TableNotFound
+
+    limit_ms = moment.timestamp() * 1000
+    for table in lake.layout.tables:
+        if table in BOOKKEEPING or (delta := lake.delta(table)) is None:
+            continue
+        try:
+            commits = delta.store.history(table, limit=50)  # newest first
+        except TableNotFound:
+            continue
+        for commit in commits:
+            if commit.get("timestamp", 0) <= limit_ms:
+                break
+            if commit.get("operation") not in UNCHANGING:
+                return lake.root / table / "_delta_log"
     return None
 
 

@@ -84,7 +84,7 @@ def scripted_config(tmp_path):
     """Write a config with scripted chatbots and judge (fast, deterministic) into tmp_path."""
 
     def write(*, limit: int = 6, n=(4, 6), delay: float = 0.0, chunk: int = 64, name: str = "config.yaml",
-              comparisons: bool = False) -> Path:
+              comparisons: bool = False, tables: str | None = None) -> Path:
         config = {
             "lake": str(tmp_path / "lake"),
             "models": [
@@ -103,6 +103,7 @@ def scripted_config(tmp_path):
             # the judge's replies are unreadable on purpose for one protocol or another (its UniEval lines are
             # garbage to GTEval and the other way round): keep its numbers measured here, no probes asked
             "judge_checks": {"max_unparsed": 0.9, "probes": 0},
+            **({"lake_tables": tables} if tables else {}),  # unset: a Delta lake
         }
         path = tmp_path / name
         path.write_text(yaml.safe_dump(config))

@@ -14,16 +14,16 @@ The narrowed run and the config error check other configs: each keeps a lake of 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import time
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 import yaml
 
 from dialogbench.lake import Lake
+from dialogbench.lake.schemas import FAILURES
 from dialogbench.run.registry import load_config, open_lake, run_for
 from dialogbench.run.reuse import latest_run, unchanged_run
 from tests.e2e.conftest import run_cli
@@ -81,7 +81,7 @@ def _check_reused(done: subprocess.CompletedProcess, summary: dict, latest: dict
     assert summary["report"]["html"] == latest["report"]["html"]
     assert "dialogbench.stage" not in done.stderr
     assert latest_run(lake, latest["board"])["run_id"] == latest["run_id"]  # nothing recorded
-    assert sorted(p.name for p in (lake.root / "runs").iterdir()) == sorted(f"run_id={r}" for r in recorded)
+    assert sorted(set(lake.read("runs").column("run_id").to_pylist())) == sorted(recorded)
 
 
 def _check_catalog(tmp_path: Path, lake: Path) -> None:
@@ -145,11 +145,14 @@ def test_run_rerun_reuse_query_and_a_changed_lake_on_one_lake(tmp_path, scripted
     _check_catalog(tmp_path, lake.root)
     _check_reuse_conditions(tmp_path, path, raw, lake, rerun)
 
-    # another writer's cell (here: a generations file written after the run) makes the next run a real one
-    cell = next((lake.root / "generations").rglob("*.parquet"))
-    later = time.time() + 5
-    os.utime(cell, (later, later))
+    # another writer's commit after the run (here: a failure row of another run; a Delta lake's log says when each
+    # writer committed) makes the next run a real one; a compaction, which changes no row, does not
+    assert run_cli(["compact", "--lake", str(lake.root)], tmp_path).returncode == 0
+    assert unchanged_run(run_for(load_config(path))).run_id == rerun["run_id"]
+    lake.write("failures", pa.Table.from_pylist([{"cell_key": "c", "stage": "s", "error": "e", "run_id": "other"}],
+                                                schema=FAILURES), partition={"stage": "s"})
     assert "the lake changed" in unchanged_run(run_for(load_config(path))).reason
+    assert "failures" in unchanged_run(run_for(load_config(path))).reason
     again_done, again = _run(path, tmp_path, "4.json")
     assert "reused" not in again and again["run_id"] not in (first["run_id"], rerun["run_id"])
     assert "a new run: the lake changed after its latest run" in again_done.stderr

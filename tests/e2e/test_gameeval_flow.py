@@ -55,12 +55,19 @@ def test_killed_mid_game_then_rerun_completes_reports_and_then_caches(tmp_path):
                             env=cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 300
+
+    def committed(table: str, where: str) -> int:
+        try:
+            return lake.read(table, where=where).num_rows
+        except FileNotFoundError:  # no commit to the table yet
+            return 0
+
     # Ask-Guess is written, SpyFall is being played
-    while not (lake.table_dir("gameeval_games") / "game=askguess").exists() or \
-            not list((lake.root / "plans").glob("stage=gameeval_spyfall/**/*.parquet")):
+    while not committed("gameeval_games", "game = 'askguess'") or \
+            not committed("plans", "stage = 'gameeval_spyfall'"):
         assert proc.poll() is None, "the run ended before the kill point"
         assert time.monotonic() < deadline, "kill point never reached"
-        time.sleep(0.05)
+        time.sleep(0.1)
     time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()

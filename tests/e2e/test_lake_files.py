@@ -37,7 +37,7 @@ LIMIT = 2  # dialogues of each bot in the first run
 def config(scripted_config) -> Path:
     """The config of both tests' first run: ``LIMIT`` dialogues of each bot, their verdicts in files of 2 (two
     files, so that a record can name another verdict file)."""
-    return scripted_config(limit=LIMIT, n=(4,), chunk=2)
+    return scripted_config(limit=LIMIT, n=(4,), chunk=2, tables="files")  # a folder lake: its records are attacked
 
 
 def _edit(path: Path, **changes) -> None:

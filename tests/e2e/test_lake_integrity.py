@@ -28,8 +28,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def config(scripted_config) -> Path:
-    """The config of every test here: 6 dialogues of each bot, their 12 verdicts in 3 files of 4."""
-    return scripted_config(limit=6, n=(4, 6), chunk=4)
+    """The config of every test here: 6 dialogues of each bot, their 12 verdicts in 3 files of 4, in a folder lake
+    (its own files and records are what is damaged; the last test converts it into a Delta lake)."""
+    return scripted_config(limit=6, n=(4, 6), chunk=4, tables="files")
 
 
 def test_damaged_files_are_named_quarantined_and_their_cells_recomputed(tmp_path, config, first_run):

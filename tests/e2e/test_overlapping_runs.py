@@ -44,12 +44,13 @@ def wait_for_holder(lake: Lake, proc: subprocess.Popen, timeout: float = 120) ->
 
 
 def duplicates(lake: Lake) -> dict[str, int]:
-    """Rows beyond one per cell key, per computed table."""
+    """Rows beyond one per cell key, per computed table, as its readers read it (a Delta table's committed files:
+    a killed writer's uncommitted ones are not the table's, until ``vacuum`` deletes them)."""
     found = {}
     with duckdb.connect() as con:
         for table, key in (("generations", "cell_key"), ("unieval_judgments", "cell_key")):
-            total, distinct = con.sql(f"SELECT count(*), count(DISTINCT {key}) FROM read_parquet("
-                                      f"'{lake.glob(table)}')").fetchall()[0]
+            total, distinct = con.sql(f"SELECT count(*), count(DISTINCT {key}) FROM "
+                                      f"{lake.relation_sql(table)}").fetchall()[0]
             found[table] = total - distinct
     return found
 

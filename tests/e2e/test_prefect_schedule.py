@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 
 import httpx
-import pyarrow.parquet as pq
 import pytest
 import yaml
 from packaging.version import Version
 
+from dialogbench.run.registry import open_lake
 from tests.e2e.conftest import REPO, cli_env
 from tests.e2e.prefect_server import PREFECT, free_port, kill, spawn, tail, wait_healthy
 
@@ -164,9 +164,8 @@ def test_interval_schedule_creates_and_runs_the_pipeline(tmp_path, scripted_conf
 
     # The scheduled run wrote the lake under tmp_path: its runs rows (one file per stage) and the catalog.
     lake = tmp_path / "lake"
-    stage_files = sorted((lake / "runs").glob("run_id=*/*.parquet"))
-    assert stage_files, f"no runs rows in {lake}"
-    rows = [row for f in stage_files for row in pq.read_table(f, columns=["stage", "config"]).to_pylist()]
+    rows = open_lake(lake).read("runs").select(["stage", "config"]).to_pylist()
+    assert rows, f"no runs rows in {lake}"
     assert {r["config"] for r in rows} == {str(config)}
     assert {"generate:bot-a", "generate:bot-b", "botchat_unieval"} <= {r["stage"] for r in rows}
     assert (lake / "catalog.duckdb").is_file()

@@ -26,8 +26,8 @@ def add_delta_parsers(subparsers) -> None:
                               "tables (--to), one commit per table, and checks each table's rows on both sides. The "
                               "source is only read, under its lease. A rerun after a kill copies what is missing. "
                               "The reports are copied too. Not copied: _state (unfinished work), _quarantine and the "
-                              "catalog (the next run or `dialogbench catalog` writes it). Then point the config's lake at --to and "
-                              "set lake_tables: delta.")
+                              "catalog (the next run or `dialogbench catalog` writes it). Then point the config's lake at --to "
+                              "(and drop lake_tables: files where the config sets it).")
     p.add_argument("--lake", help="the folder lake to copy (default: data_lake)")
     p.add_argument("--to", required=True, help="the new lake's folder (new, or one an earlier convert began)")
     p = subparsers.add_parser("compact", help="rewrite a Delta lake's small files into fewer (no row changes)",
@@ -60,21 +60,30 @@ def _hours(text: str) -> float:
 
 def run_convert_command(args, source: Lake, target: Lake) -> int:
     """``source``, ``target``: ``--lake`` and ``--to``, opened with their layout (``registry.open_lake``)."""
-    from dialogbench.lake.delta.convert import convert
+    import sys
+
+    from dialogbench.lake.delta.convert import ConvertError, convert
     from dialogbench.lake.lease import lake_lease
     from dialogbench.lake.version import ensure_current, refuse_foreign, refuse_older
 
     refuse_foreign(source)
+    if source.tables_kind() == "delta":  # before the target is made: nothing is written
+        print(f"error: {source.root}: its tables are Delta tables already; nothing to convert", file=sys.stderr)
+        return 1
     refuse_foreign(target)
-    with lake_lease(source.root, create=False), lake_lease(target.root):
-        refuse_older(source)
-        ensure_current(target, tables="delta")
-        results = convert(source, target)
+    try:
+        with lake_lease(source.root, create=False), lake_lease(target.root):
+            refuse_older(source)
+            ensure_current(target, tables="delta")
+            results = convert(source, target)
+    except ConvertError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     for r in results:
         what = "copied" if r.copied else "already there" if r.source_rows else "empty"
         print(f"  {r.table:28} {r.source_rows:8d} row(s) -> {r.target_rows:8d}  {what}")
     print(f"{target.root}: a Delta lake holding {sum(r.target_rows for r in results)} row(s) of {source.root}; point "
-          "the config's lake at it and set lake_tables: delta")
+          "the config's lake at it (and drop lake_tables: files where the config sets it)")
     return 0
 
 

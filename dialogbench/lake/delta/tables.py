@@ -73,6 +73,8 @@ class DeltaTables:
               name: str | None = None) -> int:
         """Commit ``data`` to ``table`` (see the module); ``spec``: its ``cells.Table``, when the layout has it."""
         named = None if name is None else named_path(name, partition)
+        if NAME_COLUMN in data.schema.names:  # rows read from a table's own files: their name is this write's
+            data = data.drop_columns([NAME_COLUMN])
         data = data.append_column(pa.field(NAME_COLUMN, pa.string()), pa.array([named] * data.num_rows, pa.string()))
         if named is not None:
             return self.store.replace(table, data, where=f"{quote(NAME_COLUMN)} = {literal(named)}")

@@ -196,3 +196,14 @@ def test_validate_says_before_a_run_that_the_lake_keeps_its_tables_otherwise(tmp
     assert json.loads((folder / "lake.json").read_text()) == {"format": 5}  # nothing written
     delta_lake(tmp_path / "new")
     assert main(["validate", "--config", str(config), "--lake", str(tmp_path / "new")]) == 0
+
+
+def test_converting_a_delta_lake_says_so_in_one_line_and_makes_no_target(tmp_path, capsys):
+    from dialogbench.cli import main
+    from dialogbench.run.registry import open_lake
+
+    ensure_current(open_lake(tmp_path / "lake"))  # a new lake: Delta
+    assert main(["convert", "--lake", str(tmp_path / "lake"), "--to", str(tmp_path / "copy")]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"error: {tmp_path / 'lake'}: its tables are Delta tables already; nothing to convert"
+    assert not (tmp_path / "copy").exists()
