@@ -1,6 +1,6 @@
 """The whole nightly pipeline: check the config, take the lake's lease (one writer at a time), run every
-stage of every enabled family (one subflow per family), then run the SQL data tests, rebuild the catalog and
-render the report, all before the lease is let go. Wiring only; the flow run is named by the lake's run id and
+stage of every enabled family (one subflow per family), then run the SQL data tests, keep a Delta lake's files few
+(``lake_upkeep``), rebuild the catalog and render the report, all before the lease is let go. Wiring only; the flow run is named by the lake's run id and
 tagged with its config, families and models; its results are published as artifacts (``tasks/artifacts.py``).
 The run records its effective config first and snapshots its metrics before the report (``tasks/history.py``),
 so the report and the ``changes`` artifact say what moved since the previous run.
@@ -38,7 +38,7 @@ from tasks.artifacts import (cost, log_problems, publish_changes, publish_failur
 from tasks.lifecycle import load_run_config, release_engines, start_run
 from tasks.dispatch import dispatched_reports, send_units, split_units
 from tasks.history import record_run_config, snapshot
-from tasks.lake import catalog, check_lake, judge_summary, leaderboard, render_report
+from tasks.lake import catalog, check_lake, judge_summary, leaderboard, render_report, upkeep_lake
 from tasks.redacted import flow
 from tasks.returned import result_of
 from tasks.stages import family_tags, record_plans, run_checks, run_families, run_tags
@@ -98,10 +98,11 @@ def _run(run: Run, lease_wait_s: float):
             release_engines()
             stopping.check()
             check_lake(run)  # a lake that fails its data tests publishes nothing: no catalog, no report
-            catalog(run)
             # the snapshot first: the leaderboards and the report read its intervals and rank ranges (headline),
             # and the report opens with what changed
             history = snapshot(run, run_id)
+            upkeep_lake(run)  # a Delta lake's compaction and vacuum, after the run's last commit
+            catalog(run)  # after them: a Delta lake's catalog names the files of its tables' latest versions
             boards = leaderboard(run)
             publish_leaderboards(run_id, boards, board=run.board)
             publish_judges(run_id, judge_summary(run), board=run.board)

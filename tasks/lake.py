@@ -1,5 +1,5 @@
-"""Lake tasks: rebuild the catalog, run the SQL data tests, read the leaderboards, render the report and the
-explorer."""
+"""Lake tasks: a Delta lake's upkeep, rebuild the catalog, run the SQL data tests, read the leaderboards, render the
+report and the explorer."""
 
 from prefect.cache_policies import NO_CACHE
 
@@ -8,6 +8,18 @@ from dialogbench.lake.catalog import build_catalog, connect, data_tests
 from dialogbench.report.publish import publish_reports
 from dialogbench.run.built import Run
 from tasks.redacted import task
+
+
+@task(name="lake-upkeep", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=10)
+def upkeep_lake(run: Run) -> list[dict]:
+    """A Delta lake's tables with too many files compacted and its unneeded files deleted (``lake_upkeep``); nothing
+    on a folder lake. Before the catalog, which names the files."""
+    from dialogbench.lake.delta.upkeep import upkeep
+
+    settings = run.config.lake_upkeep
+    done = upkeep(run.lake, compact_above_files=settings.compact_above_files,
+                  vacuum_after_hours=settings.vacuum_after_hours)
+    return [vars(d) for d in done]
 
 
 @task(name="build-catalog", cache_policy=NO_CACHE)

@@ -273,6 +273,18 @@ class DispatchConfig(Strict):
     shards: int = Field(1, ge=1, le=64)
 
 
+class LakeUpkeepConfig(Strict):
+    """``lake_upkeep:``: what a run does to a Delta lake at its end (dialogbench/lake/delta/upkeep.py), so nightly
+    chunks do not pile up as files every read lists. Nothing on a folder lake. Not part of any cell key."""
+
+    # a table whose latest version has more files than this is compacted (its small files rewritten into few, no row
+    # changed); null: never (then `dialogbench compact` by hand)
+    compact_above_files: int | None = Field(200, ge=1)
+    # files no version needs (what a compaction replaced, a killed writer's) older than this are deleted; null: never.
+    # Keep it longer than the longest run and the longest read (a file is on disk before its commit names it)
+    vacuum_after_hours: float | None = Field(168.0, ge=1)
+
+
 class TrackingConfig(Strict):
     """``tracking:``: each run's results also logged to an experiment tracker (dialogbench/run/tracking.py), once its
     report and results.json are written: ``to`` names it (its package installed: ``pip install mlflow`` /
@@ -317,6 +329,7 @@ class Config(Strict):
     # Set when `lake:` is s3://bucket/prefix (docs/lake-format.md): the Delta tables are there, and `lake` becomes the
     # local folder beside them (lake.delta.mirror: marker, lease, checkpoints, reports, the files readers read).
     lake_store: str | None = None
+    lake_upkeep: LakeUpkeepConfig = LakeUpkeepConfig()  # a Delta lake's compaction and vacuum at each run's end
     dispatch: DispatchConfig | None = None  # unset: the run computes everything itself (dialogbench/dispatch/units.py)
     tracking: TrackingConfig = TrackingConfig()  # off unless tracking.to names a tracker (dialogbench/run/tracking.py)
 

@@ -57,6 +57,10 @@ def _check_first_run(done: subprocess.CompletedProcess, summary: dict, lake: Pat
     assert "dialogbench.stage" in done.stderr  # the stages ran in the flow (a reused run has no flow at all)
     html = (lake / "reports" / "report.html").read_text()
     assert "bot-a" in html and "bot-b" in html
+    # the run's end compacted each Delta table of more than 2 files (lake_upkeep), then built the catalog on them
+    assert "lake upkeep: compacted" in done.stderr
+    opened = open_lake(lake)
+    assert max(len(opened.files(table)) for table in opened.layout.tables) <= 2
 
 
 def _check_rerun(done: subprocess.CompletedProcess, summary: dict, first: dict) -> None:
@@ -133,7 +137,7 @@ def test_run_rerun_reuse_query_and_a_changed_lake_on_one_lake(tmp_path, scripted
     holds in-process; then another writer's cell makes the next run a real one again."""
     path = scripted_config(limit=4, n=(4, 6), comparisons=True)
     raw = yaml.safe_load(path.read_text())
-    path.write_text(yaml.safe_dump({**raw, "reuse_unchanged_run": True}))
+    path.write_text(yaml.safe_dump({**raw, "reuse_unchanged_run": True, "lake_upkeep": {"compact_above_files": 2}}))
     lake = open_lake(tmp_path / "lake")
 
     first_done, first = _run(path, tmp_path, "1.json")
