@@ -94,6 +94,8 @@ def _check_catalog(tmp_path: Path, lake: Path) -> None:
         rows = con.sql("select model, n, dialogues, passed, unparsed, unparsed_passed from botchat_unieval "
                        "where n = 6 order by model").fetchall()
         runs = con.sql("select count(distinct run_id) from runs").fetchall()[0][0]
+        # built after each run's last commit, its history snapshot included (a Delta lake's catalog names its files)
+        snapshots = con.sql("select count(distinct run_id) from metric_history").fetchall()[0][0]
         elo = con.sql("select model, games from botchat_elo order by model").fetchall()
         gt = con.sql("select model, comparisons from botchat_gteval order by model").fetchall()
     # the judge script cycles Yes@4 / No / garbage / an arena answer, and the 8 dialogues are judged in one chunk:
@@ -101,7 +103,7 @@ def _check_catalog(tmp_path: Path, lake: Path) -> None:
     # Index line, which pass by the authors' rule (their notebook's default index): 2 + 4 passes, 4 of them unparsed.
     assert sum(r[2] for r in rows) == 8 and sum(r[4] for r in rows) == 4
     assert sum(r[3] for r in rows) == 6 and sum(r[5] for r in rows) == 4
-    assert runs == 2  # the first run and the --rerun; the reused run recorded nothing
+    assert runs == 2 and snapshots == 2  # the first run and the --rerun; the reused run recorded nothing
     assert [m for m, _ in elo] == ["bot-a", "bot-b"] and all(g > 0 for _, g in elo)
     assert gt == [("bot-a", 8), ("bot-b", 8)]
 
