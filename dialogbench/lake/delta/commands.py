@@ -89,7 +89,7 @@ def run_convert_command(args, source: Lake, target: Lake) -> int:
 
 def run_compact_command(args, lake: Lake) -> int:
     def compact(name: str) -> tuple[int, str]:
-        metrics = lake.delta(name).store.compact(name)
+        metrics = lake.delta(name).compact(name)
         return 1, f"{metrics.get('numFilesRemoved', 0):5d} file(s) -> {metrics.get('numFilesAdded', 0):3d}"
 
     done = _each_table(lake, compact)

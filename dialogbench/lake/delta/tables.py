@@ -20,7 +20,6 @@ How each write commits (``write``):
 from __future__ import annotations
 
 import copy
-
 import os
 import stat
 from dataclasses import dataclass
@@ -30,12 +29,13 @@ from typing import Any, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dialogbench.lake.delta import checksums
 from dialogbench.lake.delta.errors import TableNotFound
 from dialogbench.lake.delta.keys import quote
 from dialogbench.lake.delta.mirror import fetch, is_store_uri
 from dialogbench.lake.delta.store import DeltaCellStore
 from dialogbench.lake.health import Damaged, Snapshot
-from dialogbench.lake.manifest import Record
+from dialogbench.lake.manifest import Record, sha256
 from dialogbench.lake.names import safe_name
 
 NAME_COLUMN = "lake_file"  # the name a write gave its rows (Lake.write(name=...)), null otherwise; never read
@@ -71,7 +71,30 @@ class DeltaTables:
 
     def write(self, table: str, data: pa.Table, *, spec: Any = None, partition: Mapping[str, str] | None = None,
               name: str | None = None) -> int:
-        """Commit ``data`` to ``table`` (see the module); ``spec``: its ``cells.Table``, when the layout has it."""
+        """Commit ``data`` to ``table`` (see the module); ``spec``: its ``cells.Table``, when the layout has it. On a
+        lake in its own folder, the files the commit added are then hashed (``checksums``)."""
+        before = None if self.remote else self.store.version(table)
+        written = self._write(table, data, spec=spec, partition=partition, name=name)
+        self._vouch(table, before)
+        return written
+
+    def compact(self, table: str) -> dict[str, Any]:
+        """``DeltaCellStore.compact`` of ``table``, its new files hashed as a write's are; returns its metrics."""
+        before = None if self.remote else self.store.version(table)
+        metrics = self.store.compact(table)
+        self._vouch(table, before)
+        return metrics
+
+    def _vouch(self, table: str, before: int | None) -> None:
+        """Hash the files the versions after ``before`` added (a local lake's: ``checksums``)."""
+        if self.remote:
+            return
+        after = self.store.version(table)
+        if after is not None and after != before:
+            checksums.record(self.root / table, -1 if before is None else before + 1, after)
+
+    def _write(self, table: str, data: pa.Table, *, spec: Any, partition: Mapping[str, str] | None,
+               name: str | None) -> int:
         named = None if name is None else named_path(name, partition)
         if NAME_COLUMN in data.schema.names:  # rows read from a table's own files: their name is this write's
             data = data.drop_columns([NAME_COLUMN])
@@ -124,18 +147,21 @@ class DeltaTables:
 
     def snapshot(self, table: str, level: str = "stat") -> Snapshot:
         """The latest version's files checked at ``level`` against the log (``lake.health``'s levels): ``stat`` the
-        size, ``footer`` also the Parquet footer's row count, ``full`` also every page read back (the log keeps no
-        checksum: a flipped bit that still decodes is not seen). Files no version names (an older version's, a killed
-        writer's) are not the table's rows: ``vacuum`` removes them; they are not listed here."""
+        size, ``footer`` also the Parquet footer's row count, ``full`` also the sha256 its writer recorded
+        (``checksums``), or, for a file with none (a lake on S3, a writer killed before it hashed), every page read
+        back, which does not see a flipped bit that still decodes. Files no version names (an older version's, a
+        killed writer's) are not the table's rows: ``vacuum`` removes them; they are not listed here."""
         snap = Snapshot()
+        sums = checksums.recorded(self.root / table) if level == "full" and not self.remote else {}
         for added in self.added(table):
-            problem, st = _check(table, added, level)
+            digest = sums.get(added.path.relative_to(self.root / table).as_posix())
+            problem, st = _check(table, added, level, digest)
             if problem is not None:
                 snap.damaged.append(problem)
                 continue
             snap.good.append(added.path)
             snap.records[added.path] = Record(file=added.path.name, table=table, rows=added.rows or 0,
-                                              size=added.size, sha256="", mtime_ns=st.st_mtime_ns)
+                                              size=added.size, sha256=digest or "", mtime_ns=st.st_mtime_ns)
         snap.good.sort()
         return snap
 
@@ -154,8 +180,10 @@ class DeltaTables:
         return rows.drop_columns([NAME_COLUMN]) if rows.num_rows else None
 
 
-def _check(table: str, added: Added, level: str) -> tuple[Damaged | None, os.stat_result | None]:
-    """``added`` on disk against the log at ``level``: its damage (None when it holds) and its stat."""
+def _check(table: str, added: Added, level: str,
+           digest: str | None = None) -> tuple[Damaged | None, os.stat_result | None]:
+    """``added`` on disk against the log at ``level`` (and, at ``full``, against ``digest``, the sha256 its writer
+    recorded, when there is one): its damage (None when it holds) and its stat."""
     try:
         st = os.lstat(added.path)
     except FileNotFoundError:
@@ -165,6 +193,10 @@ def _check(table: str, added: Added, level: str) -> tuple[Damaged | None, os.sta
     if st.st_size != added.size:
         problem = "truncated" if st.st_size < added.size else "altered"
         return Damaged(table, added.path, problem, f"{st.st_size} bytes, committed {added.size}"), st
+    if level == "full" and digest is not None:
+        if sha256(added.path) != digest:
+            return Damaged(table, added.path, "altered", "sha256 differs from the committed file's"), st
+        return None, st  # the very bytes its writer committed
     if level in ("footer", "full"):
         try:
             rows = pq.read_metadata(added.path).num_rows

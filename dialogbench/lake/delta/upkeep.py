@@ -51,7 +51,7 @@ def upkeep(lake: Lake, *, compact_above_files: int | None, vacuum_after_hours: f
             continue
         removed = added = vacuumed = 0
         if compact_above_files is not None and len(files) > compact_above_files:
-            metrics = delta.store.compact(table)
+            metrics = delta.compact(table)
             removed, added = int(metrics.get("numFilesRemoved", 0)), int(metrics.get("numFilesAdded", 0))
         if vacuum_after_hours is not None:
             vacuumed = len(delta.store.vacuum(table, retention_hours=vacuum_after_hours, full=True))

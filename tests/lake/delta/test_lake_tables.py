@@ -159,6 +159,42 @@ def test_a_damaged_file_is_quarantined_and_forgotten_so_its_cells_are_missing_ag
     assert verify(Lake(tmp_path, layout=LAYOUT)) == []
 
 
+def test_a_silent_bit_flip_is_seen_by_the_sha256_its_writer_recorded(tmp_path):
+    """Each commit's files are hashed by their writer (``<table>/_checksums``), compaction's too; ``verify`` (full)
+    names a file whose flipped bit still decodes as altered, which reading its pages back does not see."""
+    from dialogbench.lake.delta.checksums import recorded
+    from tests.damage import flip_keeping_readable
+
+    lake = delta_lake(tmp_path)
+    for key in ("a", "b", "c"):
+        lake.write("cells", rows(CELLS, [{"cell_key": key, "model": "m", "i": 1}]), partition={"model": "m"})
+    lake.delta("cells").compact("cells")
+    lake.write("cells", rows(CELLS, [{"cell_key": "d", "model": "m", "i": 1}]), partition={"model": "m"})
+    files = lake.files("cells")
+    sums = recorded(tmp_path / "cells")
+    assert len(files) == 2 and all(sums.get(f.name) for f in files) and len(sums) == 5  # 3 + compacted + 1
+    lake.delta("cells").store.vacuum("cells", retention_hours=0, full=True)
+    assert recorded(tmp_path / "cells") == sums  # vacuum leaves the _ folder alone
+    compacted = next(f for f in files if pq.read_metadata(f).num_rows == 3)
+    flip_keeping_readable(compacted)
+    assert [(d.path.name, d.problem) for d in verify(Lake(tmp_path, layout=LAYOUT))] == [(compacted.name, "altered")]
+    assert Lake(tmp_path, layout=LAYOUT).read("cells").column("cell_key").to_pylist() == ["d"]
+
+
+def test_a_file_with_no_recorded_sha256_is_read_back_instead(tmp_path):
+    """A writer killed between its commit and its hashing leaves no record: verify reads the file's pages back, and
+    a clean lake stays clean."""
+    import shutil
+
+    lake = delta_lake(tmp_path)
+    lake.write("cells", rows(CELLS, [{"cell_key": "a", "model": "m", "i": 1}]), partition={"model": "m"})
+    shutil.rmtree(tmp_path / "cells" / "_checksums")
+    assert verify(Lake(tmp_path, layout=LAYOUT)) == []
+    (only,) = lake.files("cells")
+    only.write_bytes(b"PAR1" + bytes(only.stat().st_size - 8) + b"PAR1")  # same size, nothing readable
+    assert [d.problem for d in verify(Lake(tmp_path, layout=LAYOUT))] == ["unreadable"]
+
+
 def _race(root: str, offset: int, barrier) -> None:
     lake = Lake(root, layout=LAYOUT)
     barrier.wait()
