@@ -19,6 +19,7 @@ import yaml
 
 from dialogbench.run.registry import open_lake
 from dialogbench.lake import manifest
+from dialogbench.lake.delta.checksums import recorded
 from tests.damage import flip_keeping_readable, truncate
 from tests.e2e.conftest import run_cli
 from tests.e2e.lake_first_run import first_run, query, run  # noqa: F401 (first_run: a fixture)
@@ -141,6 +142,9 @@ def test_a_folder_lake_converted_to_delta_gives_the_same_numbers_and_heals_the_s
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"^\s+generations\s+12 row\(s\) ->\s+12\s+copied$", done.stdout, re.M), done.stdout
     assert json.loads((delta_root / "lake.json").read_text())["tables"] == "delta"
+    converted = open_lake(delta_root)
+    for table in ("generations", "unieval_judgments"):  # each copied file hashed as a run's commits are
+        assert {p.name for p in converted.files(table)} <= set(recorded(delta_root / table)), table
     reports = sorted(p.relative_to(folder.root / "reports") for p in (folder.root / "reports").rglob("*") if p.is_file())
     assert reports and reports == sorted(p.relative_to(delta_root / "reports")
                                          for p in (delta_root / "reports").rglob("*") if p.is_file())

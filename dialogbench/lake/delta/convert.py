@@ -71,7 +71,7 @@ def convert(source: Lake, target: Lake) -> list[Converted]:
             raise ConvertError(f"{target.table_dir(name)}: holds {stored} rows, the source {source.table_dir(name)} "
                                f"{data.num_rows}: rows were written to the target since an earlier convert; remove "
                                "the target and convert again")
-        delta.store.append(name, data)
+        delta.append(name, data)
         after = _rows(target, name)
         if after != data.num_rows:
             raise ConvertError(f"{target.table_dir(name)}: {after} rows after the copy, the source "

@@ -78,6 +78,14 @@ class DeltaTables:
         self._vouch(table, before)
         return written
 
+    def append(self, table: str, data: pa.Table) -> int:
+        """``DeltaCellStore.append`` of ``data`` as it is (a converted table's rows, ``NAME_COLUMN`` included), its
+        files hashed as a write's are; returns the rows appended."""
+        before = None if self.remote else self.store.version(table)
+        appended = self.store.append(table, data)
+        self._vouch(table, before)
+        return appended
+
     def compact(self, table: str) -> dict[str, Any]:
         """``DeltaCellStore.compact`` of ``table``, its new files hashed as a write's are; returns its metrics."""
         before = None if self.remote else self.store.version(table)
