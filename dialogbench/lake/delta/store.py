@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, TypeVar
@@ -56,6 +57,7 @@ class DeltaCellStore:
         if max_attempts < 1:
             raise ValueError("max_attempts: at least 1")
         self.max_attempts = max_attempts
+        self._last = threading.local()  # last_commit(), per thread: a run's chunks commit from several threads
         self.conflicts = 0  # commits of this store lost to a concurrent writer and run again (a gauge of contention)
 
     def __repr__(self) -> str:
@@ -325,10 +327,14 @@ class DeltaCellStore:
                   dt: DeltaTable | None = None) -> _T:
         """``operation`` on the latest version (``dt``, else loaded), again on the next latest after each commit
         conflict, at most ``max_attempts`` times, with a jittered exponential back-off so racing writers spread out."""
+        self._last.commit = None
         dt = dt if dt is not None else self._open(table)
         for attempt in range(1, self.max_attempts + 1):
             try:
-                return operation(dt)
+                read = dt.version()
+                result = operation(dt)
+                self._last.commit = (table, read, dt.version())
+                return result
             except CommitFailedError as exc:
                 last = self._text(exc)
                 self.conflicts += 1
@@ -341,6 +347,12 @@ class DeltaCellStore:
                 raise self._failed(table, f"{action} (reloading after a conflict)", exc) from None
         raise CommitConflict(f"{self._where(table)}: {action} lost to concurrent writers {self.max_attempts} times "
                              f"and committed nothing; the last conflict: {last}")
+
+    def last_commit(self) -> tuple[str, int, int] | None:
+        """What this thread's last write, compaction or repair did: ``(table, the version it read, the version the
+        table is at after it)``; the versions between them (the second included) are its commit and any a concurrent
+        writer made meanwhile. None before any, or after one that failed."""
+        return getattr(self._last, "commit", None)
 
     def _commit_properties(self) -> CommitProperties | None:
         return CommitProperties(custom_metadata={"dialogbench.writer": self.writer}) if self.writer else None

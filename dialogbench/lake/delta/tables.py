@@ -73,33 +73,30 @@ class DeltaTables:
               name: str | None = None) -> int:
         """Commit ``data`` to ``table`` (see the module); ``spec``: its ``cells.Table``, when the layout has it. On a
         lake in its own folder, the files the commit added are then hashed (``checksums``)."""
-        before = None if self.remote else self.store.version(table)
         written = self._write(table, data, spec=spec, partition=partition, name=name)
-        self._vouch(table, before)
+        self._vouch(table)
         return written
 
     def append(self, table: str, data: pa.Table) -> int:
         """``DeltaCellStore.append`` of ``data`` as it is (a converted table's rows, ``NAME_COLUMN`` included), its
         files hashed as a write's are; returns the rows appended."""
-        before = None if self.remote else self.store.version(table)
         appended = self.store.append(table, data)
-        self._vouch(table, before)
+        self._vouch(table)
         return appended
 
     def compact(self, table: str) -> dict[str, Any]:
         """``DeltaCellStore.compact`` of ``table``, its new files hashed as a write's are; returns its metrics."""
-        before = None if self.remote else self.store.version(table)
         metrics = self.store.compact(table)
-        self._vouch(table, before)
+        self._vouch(table)
         return metrics
 
-    def _vouch(self, table: str, before: int | None) -> None:
-        """Hash the files the versions after ``before`` added (a local lake's: ``checksums``)."""
-        if self.remote:
+    def _vouch(self, table: str) -> None:
+        """Hash the files this thread's last commit to ``table`` added (a local lake's: ``checksums``), and those of
+        any commit another writer made between the version it read and its own."""
+        commit = self.store.last_commit()
+        if self.remote or commit is None or commit[0] != table or commit[2] == commit[1]:
             return
-        after = self.store.version(table)
-        if after is not None and after != before:
-            checksums.record(self.root / table, -1 if before is None else before + 1, after)
+        checksums.record(self.root / table, commit[1] + 1, commit[2])
 
     def _write(self, table: str, data: pa.Table, *, spec: Any, partition: Mapping[str, str] | None,
                name: str | None) -> int:
