@@ -131,13 +131,18 @@ class DeltaCellStore:
     def added(self, table: str, *, version: int | None = None) -> list[dict[str, Any]]:
         """The files of ``version`` (default: the latest) as its log records them: ``path`` (inside the table),
         ``size_bytes`` and ``num_records`` (None when the writer recorded no statistics)."""
+        return self.versioned_added(table, version=version)[1]
+
+    def versioned_added(self, table: str, *,
+                        version: int | None = None) -> tuple[int, list[dict[str, Any]]]:
+        """``added``, with the version it lists."""
         dt = self._open(table, version=version)
         try:
             actions = pa.table(dt.get_add_actions(flatten=True))
         except Exception as exc:  # noqa: BLE001
             raise self._failed(table, "list files", exc) from None
         names = [name for name in ("path", "size_bytes", "num_records") if name in actions.column_names]
-        return [{"num_records": None, **row} for row in actions.select(names).to_pylist()]
+        return dt.version(), [{"num_records": None, **row} for row in actions.select(names).to_pylist()]
 
     def compact(self, table: str, *, target_size: int | None = None) -> dict[str, Any]:
         """Rewrite the latest version's small files into fewer large ones (delta-rs ``optimize.compact``); returns

@@ -59,6 +59,7 @@ class DeltaTables:
         self.remote = is_store_uri(store)
         self.store = DeltaCellStore(store if self.remote else self.root.absolute(), writer=writer)
         self._pinned: dict[str, list[Added]] = {}
+        self._kept: dict[str, tuple[int, tuple[Added, ...]]] = {}  # a local table's latest files, by version
 
     def pinned(self, tables) -> "DeltaTables":
         """A copy that answers ``added`` for each of ``tables`` from its latest file list taken now (fetching what a
@@ -124,8 +125,16 @@ class DeltaTables:
         return self._latest(table)
 
     def _latest(self, table: str) -> list[Added]:
+        """The latest version's files. On a lake in its own folder, a table's list is kept with its version and used
+        again while the log has no next version (``_delta_log/<version + 1>.json``, which a commit creates at once
+        and whole): a run reads its tables hundreds of times between two commits, and loading the log each time was
+        most of what a Delta lake cost it."""
+        log = self.root / table / "_delta_log"
+        if not self.remote and (kept := self._kept.get(table)) is not None \
+                and not (log / f"{kept[0] + 1:020d}.json").exists():
+            return list(kept[1])
         try:
-            found = self.store.added(table)
+            version, found = self.store.versioned_added(table)
         except TableNotFound:
             return []
         directory = self.root / table
@@ -134,6 +143,8 @@ class DeltaTables:
         if self.remote:  # read from the mirror: what it lacks is fetched first
             for row, file in zip(found, added):
                 fetch(self.store, table, row["path"], file.path, file.size)
+        else:
+            self._kept[table] = (version, tuple(added))
         return added
 
     def prune_mirror(self, table: str) -> list[Path]:
