@@ -243,3 +243,18 @@ def test_converting_a_delta_lake_says_so_in_one_line_and_makes_no_target(tmp_pat
     err = capsys.readouterr().err
     assert err.strip() == f"error: {tmp_path / 'lake'}: its tables are Delta tables already; nothing to convert"
     assert not (tmp_path / "copy").exists()
+
+
+def test_a_kept_file_list_gives_way_to_another_writer_s_next_commit(tmp_path):
+    """A table's file list is kept while its log has no next version: another writer's commit (here another lake
+    object, as another process) is read at once, and a read with no commit between uses the kept list."""
+    mine, theirs = delta_lake(tmp_path), Lake(tmp_path, layout=LAYOUT)
+    mine.write("cells", rows(CELLS, [{"cell_key": "a", "model": "m", "i": 1}]), partition={"model": "m"})
+    assert len(mine.files("cells")) == 1
+    theirs.write("cells", rows(CELLS, [{"cell_key": "b", "model": "m", "i": 2}]), partition={"model": "m"})
+    assert len(mine.files("cells")) == 2
+    delta = mine.delta("cells")
+    opened = []
+    real = delta.store.versioned_added
+    delta.store.versioned_added = lambda table, **kw: opened.append(table) or real(table, **kw)
+    assert len(mine.files("cells")) == 2 and opened == []  # nothing committed since: the log is not read again
