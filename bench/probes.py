@@ -12,7 +12,6 @@ With the default, the embedded demo on vLLM's CPU build: several minutes a run o
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -23,7 +22,7 @@ import duckdb
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.runs and dialogbench from this checkout
 
-from bench.record import ended, record  # noqa: E402
+from bench.record import ended, record, write  # noqa: E402
 from bench.runs import dialogbench_run  # noqa: E402
 
 PREFIX = "judge_probe:"
@@ -76,9 +75,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{rerun['probe_judge_calls']} judge calls")
     ended(run)
     result = {**run, "config": str(args.config), "first_run": first, "cached_rerun": rerun}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write(args.out, result)
     return 0
 
 

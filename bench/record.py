@@ -8,6 +8,7 @@ PYTHONPATH still records itself)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import shlex
@@ -48,3 +49,9 @@ def ended(run: dict) -> dict:
     run["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     return run
 
+
+def write(out: Path, result: dict) -> None:
+    """Write a bench's ``result`` to ``out`` (its folder made) as indented JSON, and say where."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out}")

@@ -18,7 +18,6 @@ time goes.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import resource
@@ -32,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # run as a script: bench.record from this checkout
 
-from bench.record import ended, record  # noqa: E402
+from bench.record import ended, record, write  # noqa: E402
 
 # pytest's last line: "==== 2204 passed, 1 skipped, 18 warnings, 10 errors in 1637.94s (0:27:17) ===="
 SUMMARY = re.compile(r"^=+ (?P<counts>.+?) in (?P<seconds>[\d.]+)s(?: \([\d:]+\))? =+$", re.M)
@@ -124,9 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     print("  slowest test files (CPU seconds of their tests, then wall seconds under load):")
     for found in suite["slowest_files"][:10]:
         print(f"    {found['cpu_s']:7.1f} CPU s {found['seconds']:7.1f} s  {found['tests']:4d} tests  {found['file']}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write(args.out, result)
     return suite["exit"]
 
 
