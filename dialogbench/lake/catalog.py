@@ -564,6 +564,13 @@ def _stored(con: duckdb.DuckDBPyConnection) -> str:
 _SQL_WORD = re.compile(r"\w+|[^\w\s]")
 
 
+def rebuild_existing_catalog(lake: Lake) -> None:
+    """Build the lake's catalog again when it has one: its views may name files a command just moved, replaced or
+    deleted (repair, verify's quarantine, a Delta lake's compact and vacuum)."""
+    if (lake.root / CATALOG).exists():
+        build_catalog(lake)
+
+
 def build_catalog(lake: Lake) -> Path:
     """Write ``<lake>/catalog.duckdb`` so plain ``duckdb data_lake/catalog.duckdb`` sees the views. The views name the
     lake's files relative to the catalog file (``LAKE_ROOT_MACRO``), so the file is the same whatever path the lake

@@ -34,6 +34,7 @@ def add_repair_parser(subparsers):
 
 
 def run_verify_command(args, lake: Lake) -> int:
+    from dialogbench.lake.catalog import rebuild_existing_catalog
     from dialogbench.lake.verify import verify
     from dialogbench.lake.version import refuse_older
 
@@ -43,7 +44,7 @@ def run_verify_command(args, lake: Lake) -> int:
         found = verify(lake, adopt=args.adopt)
         moved = [d for d in found if d.problem != "unrecorded"]
         if moved:
-            _rebuild_catalog(lake)
+            rebuild_existing_catalog(lake)
     for damage in found:
         print(damage.line(lake.root))
     if moved:
@@ -60,6 +61,7 @@ def run_verify_command(args, lake: Lake) -> int:
 
 
 def run_repair_command(args, lake: Lake) -> int:
+    from dialogbench.lake.catalog import rebuild_existing_catalog
     from dialogbench.lake.repair import repair
     from dialogbench.lake.version import refuse_older
 
@@ -73,7 +75,7 @@ def run_repair_command(args, lake: Lake) -> int:
         results = repair(lake, dry_run=args.dry_run)
         total = sum(r.rows_removed for r in results)
         if total and not args.dry_run:
-            _rebuild_catalog(lake)
+            rebuild_existing_catalog(lake)
     verb = "would remove" if args.dry_run else "removed"
     for r in results:
         print(f"  {r.table:28} {verb} {r.rows_removed:6d} duplicate row(s), {r.files_rewritten} file(s) rewritten")
@@ -99,11 +101,3 @@ def _refuse_unreplaceable_catalog(lake: Lake) -> None:
     problem = catalog_problem(lake.root)
     if problem is not None:
         raise problem
-
-
-def _rebuild_catalog(lake: Lake) -> None:
-    """A catalog file's views may name files that just moved: rebuild it when there is one."""
-    if (lake.root / "catalog.duckdb").exists():
-        from dialogbench.lake.catalog import build_catalog
-
-        build_catalog(lake)

@@ -88,19 +88,23 @@ def run_convert_command(args, source: Lake, target: Lake) -> int:
 
 
 def run_compact_command(args, lake: Lake) -> int:
+    from dialogbench.lake.catalog import rebuild_existing_catalog
+
     def compact(name: str) -> tuple[int, str]:
         metrics = lake.delta(name).compact(name)
         return 1, f"{metrics.get('numFilesRemoved', 0):5d} file(s) -> {metrics.get('numFilesAdded', 0):3d}"
 
     done = _each_table(lake, compact)
     if done is not None:
-        _rebuild_catalog(lake)
+        rebuild_existing_catalog(lake)
         print(f"{lake.root}: {done} table(s) compacted; `dialogbench vacuum` deletes the replaced files once no "
               "reader needs them")
     return 0 if done is not None else 1
 
 
 def run_vacuum_command(args, lake: Lake) -> int:
+    from dialogbench.lake.catalog import rebuild_existing_catalog
+
     def vacuum(name: str) -> tuple[int, str]:
         delta = lake.delta(name)
         removed = delta.store.vacuum(name, retention_hours=args.retention_hours, full=True, dry_run=args.dry_run)
@@ -109,20 +113,11 @@ def run_vacuum_command(args, lake: Lake) -> int:
 
     total = _each_table(lake, vacuum)
     if total is not None and not args.dry_run:
-        _rebuild_catalog(lake)
+        rebuild_existing_catalog(lake)
     if total is not None:
         verb = "would be deleted" if args.dry_run else "deleted"
         print(f"{lake.root}: {total} file(s) older than {args.retention_hours:g} h that no version needs {verb}")
     return 0 if total is not None else 1
-
-
-def _rebuild_catalog(lake: Lake) -> None:
-    """A catalog's views name each Delta table's files as of its build: after a compaction or a vacuum they name
-    files that were replaced or deleted, so an existing catalog is built again (the lake's own commands read the
-    log, not the catalog)."""
-    from dialogbench.lake.commands import _rebuild_catalog as rebuild
-
-    rebuild(lake)
 
 
 def _each_table(lake: Lake, action) -> int | None:
