@@ -106,9 +106,8 @@ def run_vacuum_command(args, lake: Lake) -> int:
     from dialogbench.lake.catalog import rebuild_existing_catalog
 
     def vacuum(name: str) -> tuple[int, str]:
-        delta = lake.delta(name)
-        removed = delta.store.vacuum(name, retention_hours=args.retention_hours, full=True, dry_run=args.dry_run)
-        local = [] if args.dry_run else delta.prune_mirror(name)  # a store's mirror: its copies of the same files
+        # a store's mirror: its copies of the same files go too
+        removed, local = lake.delta(name).vacuum(name, retention_hours=args.retention_hours, dry_run=args.dry_run)
         return len(removed), f"{len(removed):5d} file(s)" + (f", {len(local)} local cop(ies)" if local else "")
 
     total = _each_table(lake, vacuum)

@@ -91,6 +91,12 @@ class DeltaTables:
         self._vouch(table)
         return metrics
 
+    def vacuum(self, table: str, *, retention_hours: float, dry_run: bool = False) -> tuple[list[str], list[Path]]:
+        """``DeltaCellStore.vacuum`` of ``table`` (``full``: a killed writer's files too), then, unless ``dry_run``,
+        the local copies no version names (``prune_mirror``); returns both."""
+        removed = self.store.vacuum(table, retention_hours=retention_hours, full=True, dry_run=dry_run)
+        return removed, ([] if dry_run else self.prune_mirror(table))
+
     def _vouch(self, table: str) -> None:
         """Hash the files this thread's last commit to ``table`` added (a local lake's: ``checksums``), and those of
         any commit another writer made between the version it read and its own."""

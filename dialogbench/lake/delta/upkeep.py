@@ -54,8 +54,7 @@ def upkeep(lake: Lake, *, compact_above_files: int | None, vacuum_after_hours: f
             metrics = delta.compact(table)
             removed, added = int(metrics.get("numFilesRemoved", 0)), int(metrics.get("numFilesAdded", 0))
         if vacuum_after_hours is not None:
-            vacuumed = len(delta.store.vacuum(table, retention_hours=vacuum_after_hours, full=True))
-            delta.prune_mirror(table)
+            vacuumed = len(delta.vacuum(table, retention_hours=vacuum_after_hours)[0])
         done.append(Upkept(table, len(files), removed, added, vacuumed))
     if any(d.changed for d in done):
         log.info(summary(done))
