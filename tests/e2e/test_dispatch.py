@@ -229,6 +229,20 @@ def _units_running(api: str, lake: Path, run: subprocess.Popen, log: Path, worke
     raise AssertionError("the units did not run\n" + log.read_text()[-3000:] + "".join(w.tail() for w in workers))
 
 
+def _workers_idle(workers: list[Worker]) -> None:
+    """Wait until no worker runs a flow run's process: a worker (``--limit 1``) whose last unit has ended Cancelled
+    may still be reaping its process, and would take the next unit only after it."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if not any(psutil.Process(w.proc.pid).children(recursive=True) for w in workers):
+                return
+        except psutil.Error:  # a child ending while it is listed
+            pass
+        time.sleep(0.5)
+    raise AssertionError("a worker still runs a flow run\n" + "".join(w.tail() for w in workers))
+
+
 def _files(lake: Path) -> list[str]:
     """The lake's committed data files."""
     return sorted(str(p.relative_to(lake)) for p in lake.rglob("*.parquet") if "_state" not in p.parts)
@@ -252,6 +266,7 @@ def test_a_stopped_or_killed_dispatching_run_s_units_end_cancelled_and_commit_no
     of its units, refused its next commit, ends Cancelled saying so; nothing of theirs lands after the kill."""
     api, env, workers = pool
     for how in ("stopped", "killed"):
+        _workers_idle(workers)  # the stopped round's units' processes gone: else the next two run one after the other
         log, lake = tmp_path / f"{how}.log", tmp_path / f"lake-{how}"
         run = _run(_config(tmp_path, how, delay=2.0, dispatch=True, limit=4, dead_after_s=120), env, tmp_path,
                    stdout=log.open("w"), stderr=subprocess.STDOUT)
