@@ -1,16 +1,18 @@
 """Scaling out: wall time of one dispatched run (dialogbench/dispatch/units.py) with 1, 2 and 3 workers of one Prefect
-process work pool, each a "GPU slot" (its own CUDA_VISIBLE_DEVICES; one per box, or several on one), and with 1, 2
-and 4 GPUs of this box and no work pool (``dispatch:`` without a deployment: each unit a process of the run's on
-its own device, dialogbench/dispatch/box.py), then the same with warm slots (``dispatch.warm``: one process per GPU
-takes unit after unit, so Python and Prefect start once per GPU, not per unit). Scripted models with a delay per backend call stand in for engines, so that
-model time dominates; the dispatched phase (the units: each model's BotChat dialogues and MT-Bench-101 answers) is
-what divides over the slots, the rest of the run (seeds, judging, data tests, report) does not. Then judging while
-the units generate against judging after them (``dispatch.judge_while_generating``): 3 chatbots on 2 GPUs of this
-box, the judge at 2 s per cell judged, so the last unit runs alone while a GPU would idle. Prints the ratios of one run and
-writes JSON.
+process work pool, each a "GPU slot" (its own CUDA_VISIBLE_DEVICES; one per box, or several on one); with 1, 2 and 4
+task workers (``dispatch.task_workers``: ``python -m flows.unit_worker`` processes started before the run, each taking
+unit after unit, warm); and with 1, 2 and 4 GPUs of this box and no work pool (``dispatch:`` without a deployment:
+each unit a process of the run's on its own device, dialogbench/dispatch/box.py), then the same with warm slots
+(``dispatch.warm``: one process per GPU takes unit after unit, so Python and Prefect start once per GPU, not per
+unit). Scripted models with a delay per backend call stand in for engines, so that model time dominates; the
+dispatched phase (the units: each model's BotChat dialogues and MT-Bench-101 answers) is what divides over the slots,
+the rest of the run (seeds, judging, data tests, report) does not. Then judging while the units generate against
+judging after them (``dispatch.judge_while_generating``): 3 chatbots on 2 GPUs of this box, the judge at 2 s per cell
+judged, so the last unit runs alone while a GPU would idle. Prints the ratios of one run and writes JSON.
 
-    .venv/bin/python bench/scale_out.py [--workers 1,2,3] [--slots 1,2,4] [--warm-slots 1,2,4] [--models 12] [--delay 1.0]
-                                        [--judging 2] [--judging-models 3] [--judge-delay 2.0] [--out FILE]
+    .venv/bin/python bench/scale_out.py [--workers 1,2,3] [--task-workers 1,2,4] [--slots 1,2,4] [--warm-slots 1,2,4]
+                                        [--models 12] [--delay 1.0] [--judging 2] [--judging-models 3]
+                                        [--judge-delay 2.0] [--server sqlite|postgres] [--out FILE]
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ POOL = "scale-out"
 
 
 def _config(work: Path, name: str, *, models: int, delay: float, devices: int | None = None,
-            judge_delay: float = 0.0, judging: bool = True, warm: bool = False) -> Path:
+            judge_delay: float = 0.0, judging: bool = True, warm: bool = False, task_workers: bool = False) -> Path:
     names = [f"bot-{i}" for i in range(models)]
     data = {"lake": str(work / f"lake-{name}"),
             "models": [{"name": n, "backend": "scripted", "script": [f"{n}: sure."], "script_delay_s": delay}
@@ -53,6 +55,8 @@ def _config(work: Path, name: str, *, models: int, delay: float, devices: int | 
                            "dataset": str(REPO / "data_lake/raw/mtbench101/mtbench101.jsonl")},
             "judge_checks": {"enabled": False},
             "dispatch": {"deployment": "dialogbench-work/scale", "poll_s": 0.5}}
+    if task_workers:  # units to task workers (flows/unit_worker.py), no work pool
+        data["dispatch"] = {"task_workers": True, "poll_s": 0.5}
     if devices:  # this box's GPUs, no work pool
         data["dispatch"] = {"poll_s": 0.5, "judge_while_generating": judging, "warm": warm}
         data["devices"] = [str(i) for i in range(devices)]
@@ -71,6 +75,31 @@ def measure(work: Path, env: dict, workers: int, *, models: int, delay: float) -
     finally:
         for proc in procs:
             kill(proc)
+
+
+def measure_task_workers(work: Path, env: dict, workers: int, *, models: int, delay: float) -> dict:
+    """The run with ``workers`` task workers (``python -m flows.unit_worker``), each its own "GPU", started (and
+    warm) before the run, as they would be on a box before the night."""
+    procs = [spawn([sys.executable, "-m", "flows.unit_worker"], {**env, "CUDA_VISIBLE_DEVICES": str(i)},
+                   work / f"unit-worker-{workers}-{i}.log") for i in range(workers)]
+    try:
+        _started(work, workers)
+        config = _config(work, f"t{workers}", models=models, delay=delay, task_workers=True)
+        return _timed(work, env, config, "task workers", workers)
+    finally:
+        for proc in procs:
+            kill(proc)
+
+
+def _started(work: Path, workers: int, timeout_s: float = 180) -> None:
+    """Wait until each task worker says it serves (its imports done)."""
+    deadline = time.monotonic() + timeout_s
+    logs = [work / f"unit-worker-{workers}-{i}.log" for i in range(workers)]
+    while time.monotonic() < deadline:
+        if all(log.exists() and "Subscribing to runs" in log.read_text(errors="replace") for log in logs):
+            return
+        time.sleep(0.5)
+    raise SystemExit(f"task workers did not start in {timeout_s:.0f}s; see {logs[0]}")
 
 
 def _timed(work: Path, env: dict, config: Path, mode: str, slots: int) -> dict:
@@ -117,6 +146,10 @@ def _measure_all(args, work: Path, env: dict) -> list[dict]:
         rows.append(measure(work, env, n, models=args.models, delay=args.delay))
         print(f"{n} worker(s): run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
               flush=True)
+    for n in [int(w) for w in args.task_workers.split(",") if w]:
+        rows.append(measure_task_workers(work, env, n, models=args.models, delay=args.delay))
+        print(f"{n} task worker(s): run {rows[-1]['wall_s']:.1f}s, dispatched units {rows[-1]['dispatch_s']}s",
+              flush=True)
     for n in [int(w) for w in args.slots.split(",") if w]:
         config = _config(work, f"box{n}", models=args.models, delay=args.delay, devices=n)
         rows.append(_timed(work, env, config, "box GPUs", n))
@@ -139,6 +172,8 @@ def _measure_all(args, work: Path, env: dict) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--workers", default="1,2,3", help="work pool workers (none: '')")
+    p.add_argument("--task-workers", default="1,2,4",
+                   help="task workers (dispatch.task_workers: each takes unit after unit, warm) (none: '')")
     p.add_argument("--slots", default="1,2,4", help="GPUs of this box, no work pool (none: '')")
     p.add_argument("--warm-slots", default="1,2,4",
                    help="GPUs of this box with dispatch.warm: a process per GPU takes unit after unit (none: '')")

@@ -40,6 +40,22 @@ Written against Prefect 3.7.7 (``WRITTEN_AGAINST``, the version pyproject.toml p
    module imports ``prefect.utilities``. Why: the flows of ``tasks/redacted.py`` wrap their function, and Prefect
    would hash the wrapper's file instead of the flow's. Upstream: no upstream issue found.
 
+6. Task workers that take a unit only when they have room (``PullingTaskWorker``, ``stable_task_key``). Subclasses
+   ``prefect.task_worker.TaskWorker`` and overrides ``_subscribe_to_task_scheduling`` (the loop that reads the
+   server's ``/task_runs/subscriptions/scheduled`` websocket, through ``prefect.client.subscriptions.Subscription``
+   and its ``_ensure_connected`` and ``websocket``), calling its ``_acquire_token``,
+   ``_safe_submit_scheduled_task_run``, ``_limiter``, ``_runs_task_group`` and ``_client``; overrides
+   ``handle_sigterm``; sets the ``task_key`` of the task and of the worker's copies of it (``TaskWorker.__init__``
+   copies each task with ``with_options``, which makes the key again). Why: the server sends a worker its next task
+   run as soon as the worker acknowledges the last, and Prefect's worker acknowledges on receipt, then waits for
+   room (``limit``) holding it: a busy worker takes a second unit while another worker idles (seen: two units
+   queued one after the other on one of two workers). This one acknowledges a task run only when it has room
+   again, so the server gives it no other before; a task run the server sent again after a dropped connection,
+   another worker already running it, is not run twice. Prefect's own SIGTERM handler exits at once, leaving the
+   unit in flight to a thread nobody waits for; a task's default key hashes its code object, the checkout's path
+   in it, so a worker started elsewhere would not take the dispatching run's units. Upstream: no upstream issue
+   found.
+
 Workarounds that use Prefect's public surface only stay where they are, with their notes there:
 ``tasks/returned.py`` (a final state that comes back without its value, ``MissingResult``, after the server
 rejected a retried duplicate transition: the rule PrefectHQ/prefect PR #11695 added), ``tasks/subflows.py``
@@ -173,3 +189,75 @@ class RedactedParametersFlow(Flow):
 def flow_version(path: str) -> str:
     """The version Prefect gives a flow defined in ``path`` by default: the md5 of the file's bytes."""
     return hashlib.md5(Path(path).read_bytes(), usedforsecurity=False).hexdigest()
+
+
+# 6. Task workers that take a unit only when they have room -------------------------------------------------------
+
+def stable_task_key(task: Any, key: str) -> Any:
+    """``task`` with ``key`` as its task key (what task workers subscribe to), whatever the path of its file."""
+    task.task_key = key
+    return task
+
+
+def pulling_task_worker_class() -> type:
+    """The worker class, made on first use (a dispatching run never needs it)."""
+    import asyncio
+
+    import orjson
+    import websockets
+    from prefect.client.schemas.objects import TaskRun
+    from prefect.client.subscriptions import Subscription
+    from prefect.settings import get_current_settings
+    from prefect.task_worker import TaskWorker
+
+    class PullingTaskWorker(TaskWorker):
+        """A task worker serving one task (``limit`` runs at a time) that takes a task run only when it has room,
+        and whose SIGTERM calls ``on_signal`` (the stop is the caller's)."""
+
+        def __init__(self, task: Any, *, limit: int, on_signal: Any) -> None:
+            super().__init__(task, limit=limit)
+            for served in self.tasks:  # the copies __init__ made (with_options), their keys made again
+                stable_task_key(served, task.task_key)
+            self.on_signal = on_signal
+            self.pulling = True
+
+        def handle_sigterm(self, signum: int, frame: object) -> None:
+            self.on_signal(signum, frame)
+
+        async def _subscribe_to_task_scheduling(self) -> None:
+            subscription = Subscription(model=TaskRun, path="/task_runs/subscriptions/scheduled", keys=self.task_keys,
+                                        client_id=self.client_id, base_url=get_current_settings().api.url)
+            while self.pulling:
+                try:
+                    await subscription._ensure_connected()
+                    socket = subscription.websocket
+                    task_run = TaskRun.model_validate_json(await socket.recv())
+                except (ConnectionRefusedError, websockets.exceptions.ConnectionClosedError):
+                    subscription._websocket = None  # what Subscription.__anext__ does: connect again
+                    await asyncio.sleep(0.5)
+                    continue
+                if not self.pulling:
+                    return  # stopping: unacknowledged, the server puts it back when the connection closes
+                if await self._taken(task_run):
+                    log.info("task run %s: another worker runs it already", task_run.id)
+                elif await self._acquire_token(task_run.id):
+                    self._runs_task_group.start_soon(self._safe_submit_scheduled_task_run, task_run)
+                while self._limiter.available_tokens < 1 and self.pulling:  # no room: the server waits for the ack
+                    await asyncio.sleep(0.2)
+                if not self.pulling:
+                    return  # unacknowledged: the server sends this worker nothing more
+                try:
+                    if subscription._websocket is socket:  # the server that sent it waits for this ack
+                        await socket.send(orjson.dumps({"type": "ack"}).decode())
+                except websockets.exceptions.ConnectionClosed:
+                    subscription._websocket = None
+
+        async def _taken(self, task_run: Any) -> bool:
+            """Whether ``task_run`` has left Scheduled (a worker took it before the server sent it here again)."""
+            try:
+                current = await self._client.read_task_run(task_run.id)
+            except Exception:  # gone, or the server busy: Prefect's own submission decides
+                return False
+            return current.state is not None and current.state.type.value != "SCHEDULED"
+
+    return PullingTaskWorker

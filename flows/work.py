@@ -7,7 +7,10 @@ run gave it. Wiring only.
 A unit beats (``dispatch.heartbeat``) from its first moment: what comes before its work (Prefect imported, its flow
 run made, the config loaded and checked, the family's modules imported, its engines loaded) can take longer than
 ``dispatch.dead_after_s``, and a unit silent that long is presumed dead, every attempt of it alike. So this module
-imports nothing slow before the beat starts: on this box, before Prefect itself."""
+imports nothing slow before the beat starts: on this box, before Prefect itself.
+
+The same unit is also a task (``work_unit``) that task workers take (``dispatch.task_workers``,
+``flows/unit_worker.py``): warm, long-lived processes on any box, Prefect and the modules already imported."""
 
 from __future__ import annotations
 
@@ -69,7 +72,12 @@ if __name__ == "__main__":
         sys.exit(_serve(int(sys.argv[2]), int(sys.argv[3])))
     sys.exit(_on_this_box())
 
-from tasks.redacted import flow  # noqa: E402  (Prefect: after the box's beat started)
+from prefect.cache_policies import NO_CACHE  # noqa: E402  (Prefect: after the box's beat started)
+
+from flows import prefect_internals  # noqa: E402
+from tasks.redacted import flow, task  # noqa: E402
+
+UNIT_TASK_KEY = "dialogbench-unit"  # what task workers subscribe to (flows/unit_worker.py), whatever their checkout
 
 
 @flow(name="dialogbench-work", flow_run_name="{unit}", log_prints=True)
@@ -80,6 +88,44 @@ def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stage
     withdrew it (stopped, or gone: no lease), Crashed on a transient API error (sent again), Failed otherwise (a
     family's subflow failed, or the unit was sent again: this attempt then commits nothing more). ``overrides`` holds
     the lake (the dispatching run puts it there): the beat starts before the config is loaded."""
+    return _unit(config_path, overrides, run_id, unit, family_stages, token, groups)
+
+
+@task(name="dialogbench-unit", task_run_name="{unit}", cache_policy=NO_CACHE, log_prints=True)
+def work_unit(config_path: str, overrides: dict, run_id: str, unit: str, family_stages: dict[str, list[str]],
+              token: str, groups: dict[str, list[str]] | None = None):
+    """The same unit as ``work``, as a task run that a task worker (``flows/unit_worker.py``: a long-lived process
+    on a GPU slot, ``dispatch.task_workers``) takes: Python, Prefect and the run's modules are already started, so
+    only the unit's engines load. It ends in the state ``work`` would, except when its worker was stopped: then
+    Crashed, so that the dispatching run sends it again, to another worker. It closes its engines (the next unit's
+    models are others: the GPU is theirs)."""
+    from prefect.states import Crashed, State
+
+    from dialogbench.backends import engines
+    from dialogbench.run import stopping
+
+    try:
+        ended_in = _unit(config_path, overrides, run_id, unit, family_stages, token, groups)
+    except BaseException:
+        if stopping.requested() is None:
+            raise
+        ended_in = None
+    finally:
+        engines.close_all()
+    stop = stopping.requested()
+    if stop is not None and (ended_in is None or isinstance(ended_in, State) and not ended_in.is_cancelled()):
+        return Crashed(message=f"{unit}: its task worker was stopped ({stop.name}) mid-unit; what it committed "
+                               "stays, and the dispatching run sends it again")
+    return ended_in
+
+
+prefect_internals.stable_task_key(work_unit, UNIT_TASK_KEY)  # Prefect's hashes the code, its file's path in it
+
+
+def _unit(config_path: str, overrides: dict, run_id: str, unit: str, family_stages: dict[str, list[str]],
+          token: str, groups: dict[str, list[str]] | None):
+    """``work``'s body, a flow run's or a task run's: the unit's families while ``token`` is its current attempt;
+    what they returned, or the state it ended in."""
     with dispatch.heartbeat(overrides["lake"], unit, token):  # on this box: beating already
         from tasks.dispatch import attempt_guard, check_unit, ended
 
@@ -101,5 +147,5 @@ def work(config_path: str, overrides: dict, run_id: str, unit: str, family_stage
         except Exception as exc:
             state = ended(unit, f"{type(exc).__name__}: {exc}", exc)
             if state.is_failed():
-                raise  # anything else fails the flow run as it would, its traceback in its log
+                raise  # anything else fails the run as it would, its traceback in its log
             return state

@@ -1,13 +1,15 @@
 """Sending a run's model work out and waiting for it: Prefect's side (``dialogbench/dispatch/units.py`` says what goes
 and how no cell is lost or doubled; ``dialogbench/dispatch/scheduler.py`` is the loop that sends and watches). Each unit
-becomes a flow run of the config's ``dispatch.deployment`` on a work pool, or, without one, a process of this box on
-GPUs of the run's (``dialogbench/dispatch/box.py``), started when enough of them are free; a unit whose flow run
+becomes a flow run of the config's ``dispatch.deployment`` on a work pool, a task run that a task worker takes
+(``dispatch.task_workers``, ``flows/unit_worker.py``), or else a process of this box on GPUs of the run's
+(``dialogbench/dispatch/box.py``), started when enough of them are free; a unit whose flow run
 crashed (process killed), or whose worker stopped beating, is sent again (a new attempt token) up to ``retries``
 times; the run goes on when every unit has ended, and the stages after the dispatch find their cells cached."""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 from pathlib import Path
@@ -96,6 +98,8 @@ def send_units(run: Run, run_id: str, units: list[dispatch.Unit], families: dict
     with get_client(sync_client=True) as client:
         if config.dispatch.deployment:
             launcher = _Pool(config.dispatch.deployment, client)
+        elif config.dispatch.task_workers:
+            launcher = _TaskWorkers(client)
         else:
             launcher = scheduler.OnThisBox(config, {**os.environ, "PREFECT_API_URL": str(client.api_url)}, every)
         try:
@@ -138,6 +142,70 @@ class _Pool:
 
     def close(self) -> None:
         pass  # the pool's workers outlive the dispatch
+
+
+class _TaskWorkers:
+    """Units as task runs of ``flows.work.work_unit``, which task workers (``flows/unit_worker.py``) subscribed to this
+    run's Prefect server take, one at a time each (``scheduler.Launcher``). Their parameters travel through Prefect's
+    task scheduling storage (PREFECT_TASKS_SCHEDULING_DEFAULT_STORAGE_BLOCK: shared by every box, or local to one)."""
+
+    def __init__(self, client) -> None:
+        from prefect.settings import get_current_settings
+
+        if not get_current_settings().api.url:
+            raise ValueError("dispatch.task_workers: the units go to task workers subscribed to a Prefect server, and "
+                             "this run has none of its own (no PREFECT_API_URL: a temporary server no worker can "
+                             "reach); start one (prefect server start), set PREFECT_API_URL for the run and its "
+                             "workers (python -m flows.unit_worker), or drop dispatch.task_workers")
+        self.client = client
+
+    def fits(self, unit: str) -> bool:  # the workers take what they can; the rest waits on the server
+        return True
+
+    def start(self, unit: str, parameters: dict, *, attempt: int):
+        """``work_unit.delay``, outside this run's Prefect context: Prefect would store it with the parameters, and it
+        holds this flow's and task's own (the ``Run``, which does not pickle); the run's id is a tag instead."""
+        return contextvars.Context().run(_delayed, parameters)
+
+    def where(self, future) -> str:
+        return f"as task run {future.task_run_id} (to a task worker)"
+
+    def state(self, future) -> str:
+        from prefect.exceptions import ObjectNotFound
+
+        try:
+            return self.client.read_task_run(future.task_run_id).state.type.value
+        except ObjectNotFound:  # a task worker deleted it: it could not read its parameters
+            log.warning("dispatch: task run %s is gone: a task worker deleted it, unable to read its parameters "
+                        "(they are in Prefect's task scheduling storage: PREFECT_LOCAL_STORAGE_PATH on a folder the "
+                        "run and its workers share, or PREFECT_TASKS_SCHEDULING_DEFAULT_STORAGE_BLOCK); sent again",
+                        future.task_run_id)
+            return "CRASHED"
+
+    def crash(self, future, message: str) -> None:
+        self.client.set_task_run_state(future.task_run_id, Crashed(message=message), force=True)
+
+    def explain(self, unit: str, future, kind: str) -> None:
+        pass  # its task run says why, in the UI
+
+    def stop(self, future) -> None:
+        self.client.set_task_run_state(future.task_run_id, Cancelled(message="the dispatching run stopped"),
+                                       force=True)
+
+    def stopped(self, futures: list) -> None:
+        pass  # revoked: each ends at its next commit, Cancelled
+
+    def close(self) -> None:
+        pass  # the task workers outlive the dispatch
+
+
+def _delayed(parameters: dict):
+    from prefect import tags
+
+    from flows.work import work_unit
+
+    with tags(f"unit:{parameters['unit']}", f"run:{parameters['run_id']}"):
+        return work_unit.delay(**parameters)
 
 
 @task(name="dispatched-reports", cache_policy=NO_CACHE)

@@ -84,7 +84,7 @@ def _why(a: Ask, devices: Sequence[str], used: Mapping[str, float], holders: Map
     if a.gpus > len(devices):  # no memory share makes room: the engine splits over more GPUs than there are
         return (f"{a} does not fit: it splits over {a.gpus} GPUs (engine.tensor_parallel_size x "
                 f"pipeline_parallel_size) and the run has {len(devices)} ({','.join(devices)}): run it where "
-                f"{a.gpus} GPUs are (--devices, or a work pool's worker that has them: dispatch.deployment), or "
+                f"{a.gpus} GPUs are (--devices, or a worker that has them: dispatch.deployment or dispatch.task_workers), or "
                 f"lower engine.tensor_parallel_size so that it splits over at most {len(devices)}")
     taken = "; ".join(f"GPU {d}: {used[d]:g} taken by {', '.join(holders[d])}" for d in devices if holders[d])
     together = f" with {', '.join(map(str, others))} loaded at the same time" if others else ""

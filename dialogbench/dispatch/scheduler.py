@@ -72,6 +72,9 @@ def send_all(*, launcher: Launcher, lake: str | Path, run_id: str, settings: "Di
             time.sleep(settings.poll_s)
             for unit, (token, attempt, watch) in list(live.items()):
                 kind = launcher.state(attempt)
+                if watch.waiting_long(picked_up=kind in PICKED_UP or kind in FINAL, now=time.time()):
+                    log.warning("dispatch: %s: no worker has taken it in %.0fs (%s): are workers up, and free?", unit,
+                                dispatch.WAITING_SAY_S, kind.lower())
                 silent = watch.silent_s(picked_up=kind in PICKED_UP,  # by a worker
                                         beat=dispatch.last_beat(lake, unit, token), now=time.time())
                 dead = silent > watch.dead_after_s

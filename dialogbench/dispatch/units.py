@@ -31,7 +31,7 @@ import stat
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Iterator, Sequence
 
@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # (imported where used: a unit's process imports this module 
 
 WORK_ROLES = ("chatbot", "player")
 BEAT_S = 5.0  # how often a unit's heartbeat file is touched
+WAITING_SAY_S = 60.0  # an attempt no worker has taken this long is logged once (no worker up, or all busy)
 MAX_NOTE_BYTES = 4096  # a commit note is ~100 bytes; a larger one is not ours
 log = logging.getLogger("dialogbench.dispatch")
 
@@ -414,6 +415,15 @@ class Watch:
 
     dead_after_s: float
     picked: float | None = None
+    sent: float = field(default_factory=time.time)
+    said_waiting: bool = False
+
+    def waiting_long(self, *, picked_up: bool, now: float) -> bool:
+        """True once (the first look after ``WAITING_SAY_S`` in the queue, not picked up): time to say so."""
+        if picked_up or self.picked is not None or self.said_waiting or now - self.sent < WAITING_SAY_S:
+            return False
+        self.said_waiting = True
+        return True
 
     def silent_s(self, *, picked_up: bool, beat: float | None, now: float) -> float:
         """Seconds since the attempt was last known alive (0 while it waits for a worker)."""

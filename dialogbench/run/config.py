@@ -256,6 +256,11 @@ class DispatchConfig(Strict):
 
     # "<flow>/<deployment>": prefect.yaml's dialogbench-work/gpu; none: units run on this box's GPUs
     deployment: str | None = Field(None, pattern=r"^[^/]+/[^/]+$")
+    # true: each unit is a task run that a task worker takes (`python -m flows.unit_worker`, one per GPU slot on any
+    # box, subscribed to the run's Prefect server): a long-lived process that takes unit after unit, so Python,
+    # Prefect and the run's modules start once per worker, not once per unit as a work pool's process worker does.
+    # Not with a deployment (units go to one or the other)
+    task_workers: bool = False
     retries: int = Field(2, ge=0, le=20)  # a unit whose worker (or process) died or crashed is sent again
     # no heartbeat this long after a worker took it: presumed dead. At least three of a unit's beats (every
     # dispatch.BEAT_S = 5 s), so a healthy unit is never presumed dead between two of them.
@@ -271,6 +276,19 @@ class DispatchConfig(Strict):
     # golden-context answers, Ask-Guess games) are computed a share each by every part at once; the rest (BotChat
     # generation, whose resume checkpoint is the model's) whole by its first part (dialogbench/dispatch/units.py)
     shards: int = Field(1, ge=1, le=64)
+
+    @model_validator(mode="after")
+    def _one_place(self) -> "DispatchConfig":
+        if self.task_workers and self.deployment:
+            raise ValueError("dispatch.task_workers and dispatch.deployment both set: units go to task workers "
+                             "(flows/unit_worker.py) or to the deployment's work pool, not both; drop one")
+        return self
+
+    @property
+    def elsewhere(self) -> bool:
+        """The units run on workers of their own (a work pool's, or task workers), whose GPUs this process cannot
+        see; else on this box's."""
+        return bool(self.deployment) or self.task_workers
 
 
 class LakeUpkeepConfig(Strict):
@@ -825,8 +843,9 @@ def _resolve_paths(config: Config, root: Path, source: str) -> Config:
             folder = mirror_folder(config.lake)
         except ValueError as exc:
             raise ConfigError(f"{source}: lake: {exc}") from None
-        if config.dispatch is not None and config.dispatch.deployment:
-            raise ConfigError(f"{source}: dispatch.deployment with lake: {config.lake}: the units of a work pool keep "
+        if config.dispatch is not None and config.dispatch.elsewhere:
+            which = "deployment" if config.dispatch.deployment else "task_workers"
+            raise ConfigError(f"{source}: dispatch.{which} with lake: {config.lake}: the units of a work pool keep "
                               "their attempts and heartbeats in a lake folder every box shares, and a lake on S3 has "
                               "a folder per machine; dispatch over this box's GPUs (no deployment), or use a shared "
                               "lake folder (docs/lake-format.md, Limits)")

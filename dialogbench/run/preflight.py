@@ -243,10 +243,11 @@ def placement_problems(run: Run) -> list[str]:
     loaded together do not fit; none on a machine without GPUs (the CPU build runs them)."""
     config = run.config
     gpus = placement.visible_devices(config.devices)
-    if config.dispatch is not None and config.dispatch.deployment is None and not gpus:
+    if config.dispatch is not None and not config.dispatch.elsewhere and not gpus:
         return ["dispatch: without a deployment the units run on this box, on the run's GPUs, and it has none: give "
-                "it some (--devices 0,1,...; device ids are slots even for models that run no engine here) or name "
-                "the work pool's deployment (dispatch.deployment)"]
+                "it some (--devices 0,1,...; device ids are slots even for models that run no engine here), name "
+                "the work pool's deployment (dispatch.deployment) or send them to task workers "
+                "(dispatch.task_workers)"]
     if not gpus:
         return []
     try:
@@ -269,16 +270,16 @@ def placement_problems(run: Run) -> list[str]:
 
 def unit_placement_problems(run: Run, gpus: list[str]) -> tuple[list[str], set[str]]:
     """Under ``dispatch:``, each unit (``dispatch.units.split``) placed alone: its models loaded together must fit
-    on the GPUs a unit can get, the run's on this box. With a deployment they are a worker's, which this machine
-    cannot see: nothing is checked here (the worker places its engines on its own GPUs). Returns the problems, naming
-    the unit, and the stages the units run (the dispatching process loads none of them)."""
+    on the GPUs a unit can get, the run's on this box. With a deployment or task workers they are a worker's, which
+    this machine cannot see: nothing is checked here (the worker places its engines on its own GPUs). Returns the
+    problems, naming the unit, and the stages the units run (the dispatching process loads none of them)."""
     from dialogbench.dispatch.units import split
 
     _, units, _ = split(run, run.stage_names())
     problems, sent = [], set()
     for unit in units:
         sent.update(unit.stages)
-        if run.config.dispatch.deployment:
+        if run.config.dispatch.elsewhere:
             continue
         try:
             placement.place(placement.asks([run.config.model(n) for n in unit.models]), gpus)

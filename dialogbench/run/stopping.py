@@ -140,8 +140,8 @@ def install(timeout_s: float | None = None) -> dict[int, object]:
     replaced = {}
     for signum in SIGNALS:
         previous = signal.getsignal(signum)
-        if previous is not _handle:
-            signal.signal(signum, _handle)
+        if previous is not handle:
+            signal.signal(signum, handle)
             replaced[signum] = previous
     return replaced
 
@@ -160,12 +160,14 @@ def handling(timeout_s: float | None = None) -> Iterator[None]:
 
 def installed() -> bool:
     try:
-        return signal.getsignal(signal.SIGTERM) is _handle
+        return signal.getsignal(signal.SIGTERM) is handle
     except ValueError:
         return False
 
 
-def _handle(signum: int, frame) -> None:
+def handle(signum: int, frame) -> None:
+    """The handler ``install`` puts in place (a process whose signals something else receives first calls it too,
+    ``flows/unit_worker.py``): the first signal asks for the stop, a second one stops now."""
     if request(signum) is None:  # a second signal: stop now
         escalate(f"a second {signal.Signals(signum).name}")
 

@@ -52,3 +52,40 @@ def test_crashed_units_are_sent_again_with_a_new_token_and_failed_or_cancelled_o
     assert attempts == {"flaky": [1, 2, 3], "broken": [1], "withdrawn": [1], "dead": [1, 2, 3]}
     tokens = [t for n, _, t in launcher.sent if n == "flaky"]
     assert len(set(tokens)) == 3 and dispatch.current(tmp_path, "flaky")["token"] == tokens[-1]
+
+
+class Queued(PlayedBack):
+    """Each attempt waits in the queue (no worker takes it) for ``polls`` looks, then completes."""
+
+    def __init__(self, units: list[str], polls: int) -> None:
+        super().__init__({u: ["COMPLETED"] for u in units})
+        self.polls = polls
+
+    def start(self, unit: str, parameters: dict, *, attempt: int):
+        return [unit, self.polls]
+
+    def state(self, attempt) -> str:
+        attempt[1] -= 1
+        return "SCHEDULED" if attempt[1] > 0 else "COMPLETED"
+
+
+def test_a_unit_no_worker_takes_is_said_once_to_wait_and_is_never_presumed_dead(tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(dispatch, "WAITING_SAY_S", 0.05)
+    launcher = Queued(["bot-a"], polls=20)
+    ended = scheduler.send_all(launcher=launcher, lake=tmp_path, run_id="r1",
+                               settings=DispatchConfig(poll_s=0.01, dead_after_s=15), units=[
+                                   dispatch.Unit("bot-a", ("generate",), ("bot-a",))], judge=None,
+                               parameters=lambda unit, token: {"token": token})
+    assert ended == {"bot-a": "COMPLETED"}
+    said = [r.getMessage() for r in caplog.records if "no worker has taken it" in r.getMessage()]
+    assert said == ["dispatch: bot-a: no worker has taken it in 0s (scheduled): are workers up, and free?"]
+
+
+def test_units_go_to_task_workers_or_a_work_pool_not_both():
+    import pytest
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="dispatch.task_workers and dispatch.deployment both set"):
+        DispatchConfig(task_workers=True, deployment="dialogbench-work/gpu")
+    assert DispatchConfig(task_workers=True).elsewhere and DispatchConfig(deployment="a/b").elsewhere
+    assert not DispatchConfig().elsewhere

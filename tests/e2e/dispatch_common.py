@@ -25,9 +25,10 @@ POOL_DEPLOYMENT = "dialogbench-work/test"  # ``deploy_work(..., name="test")``: 
 
 
 def config(tmp_path: Path, name: str, *, delay: float, dispatch: bool, limit: int = 3,
-           dead_after_s: float = 15) -> Path:
+           dead_after_s: float = 15, task_workers: bool = False) -> Path:
     """``tmp_path/<name>.yaml``: two scripted chatbots and a scripted judge on BotChat and one MT-Bench-101 task, its
-    lake ``tmp_path/lake-<name>``; with ``dispatch``, its units sent to the test pool's deployment."""
+    lake ``tmp_path/lake-<name>``; with ``dispatch``, its units sent to the test pool's deployment, or, with
+    ``task_workers``, to task workers."""
     data = {
         "lake": str(tmp_path / f"lake-{name}"),
         "models": [{"name": m, "backend": "scripted", "script": [f"{m}: sure.", f"{m}: why not?"],
@@ -43,7 +44,8 @@ def config(tmp_path: Path, name: str, *, delay: float, dispatch: bool, limit: in
         "judge_checks": {"max_unparsed": 0.9, "probes": 0},
     }
     if dispatch:
-        data["dispatch"] = {"deployment": POOL_DEPLOYMENT, "dead_after_s": dead_after_s, "poll_s": 1}
+        data["dispatch"] = {"dead_after_s": dead_after_s, "poll_s": 1,
+                            **({"task_workers": True} if task_workers else {"deployment": POOL_DEPLOYMENT})}
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path

@@ -34,6 +34,7 @@ FOR_GOOD = "2. temporary server stopped for good"
 DRAIN = "3. API queues drained"
 REDACTED = "4. redacted flow parameters (RedactedParametersFlow)"
 VERSION = "5. flow version of the function's own file"
+PULLING = "6. task workers that take a unit only when they have room (PullingTaskWorker)"
 PORT = -37  # a key no real server has: the tests' own instances live there, and the registry is restored after
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(30)"]
 
@@ -221,6 +222,63 @@ def test_a_wrapped_flow_gets_the_version_prefect_gives_its_file():
     from flows.pipeline import pipeline
 
     assert pipeline.version == internals.flow_version(str(REPO_ROOT / "flows" / "pipeline.py"))
+
+
+# 6. Task workers that take a unit only when they have room ------------------------------------------------------
+
+def test_the_task_worker_has_what_the_pulling_worker_overrides_and_calls():
+    from prefect.client.subscriptions import Subscription
+    from prefect.task_worker import TaskWorker
+
+    for name in ("_subscribe_to_task_scheduling", "_acquire_token", "_safe_submit_scheduled_task_run",
+                 "handle_sigterm"):
+        assert callable(getattr(TaskWorker, name, None)), broken(PULLING, f"TaskWorker.{name} is gone")
+    init = inspect.getsource(TaskWorker.__init__)
+    for attribute in ("self._limiter", "self._client", "self.in_flight_task_runs", "with_options("):
+        assert attribute in init, broken(PULLING, f"TaskWorker.__init__ no longer sets or uses {attribute}")
+    assert "self._runs_task_group" in inspect.getsource(TaskWorker.__aenter__), broken(
+        PULLING, "TaskWorker.__aenter__ no longer makes _runs_task_group")
+    assert "_register_signal(signal.SIGTERM, self.handle_sigterm)" in inspect.getsource(TaskWorker.astart), broken(
+        PULLING, "TaskWorker.astart no longer puts handle_sigterm in place for SIGTERM")
+    for name in ("_ensure_connected", "websocket"):
+        assert hasattr(Subscription, name), broken(PULLING, f"Subscription.{name} is gone")
+    anext = inspect.getsource(Subscription.__anext__)
+    assert "self._websocket = None" in anext and '"ack"' in anext, broken(
+        PULLING, "Subscription.__anext__ no longer acknowledges on receipt or forgets a closed socket that way")
+
+
+def test_the_server_sends_a_worker_its_next_task_run_only_after_its_ack():
+    from prefect.server.api import task_runs
+
+    source = inspect.getsource(task_runs.scheduled_task_subscription)
+    sent, acked, taken = (source.find(s) for s in ("websocket.send_json(task_run", '"ack"', "subscribed_queue.get()"))
+    assert -1 not in (sent, acked, taken) and taken < sent < acked, broken(
+        PULLING, "the server's /task_runs/subscriptions/scheduled no longer waits for a worker's ack before taking "
+                 "its next task run from the queue: withholding the ack would no longer keep a busy worker's units "
+                 "for the others")
+    assert "retry(task_run)" in source, broken(
+        PULLING, "the server no longer puts an unacknowledged task run back when its worker's connection closes")
+
+
+def test_the_worker_s_copies_of_its_task_keep_the_unit_s_key():
+    import asyncio
+
+    from flows.work import UNIT_TASK_KEY, work_unit
+    from prefect.task_worker import TaskWorker
+
+    async def keys(cls, **options):
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:9/api"}):  # a client is made, never used
+            worker = cls(work_unit, limit=1, **options)
+        return worker.task_keys, [t.task_key for t in worker.tasks]
+
+    assert work_unit.task_key == UNIT_TASK_KEY
+    served, copies = asyncio.run(keys(TaskWorker))
+    assert served == {UNIT_TASK_KEY} and copies != [UNIT_TASK_KEY], broken(
+        PULLING, "TaskWorker's copies of a task now keep its task_key: stable_task_key on them may be unneeded")
+    served, copies = asyncio.run(keys(internals.pulling_task_worker_class(), on_signal=print))
+    assert served == {UNIT_TASK_KEY} and copies == [UNIT_TASK_KEY]
 
 
 # Public-surface workaround: tasks/returned.py ---------------------------------------------------------------------

@@ -233,7 +233,7 @@ def test_a_run_queueing_for_the_lease_stops_queueing(tmp_path):
 def test_handlers_are_ours_only_inside_the_block():
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     with stopping.handling(5):
-        assert stopping.installed() and signal.getsignal(signal.SIGINT) is stopping._handle
+        assert stopping.installed() and signal.getsignal(signal.SIGINT) is stopping.handle
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
 
 

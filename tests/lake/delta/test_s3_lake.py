@@ -138,3 +138,14 @@ def test_compact_then_vacuum_leaves_the_mirror_only_the_latest_version_s_copies(
     [kept] = again.files("cells")
     assert sorted((lake.root / "cells").rglob("*.parquet")) == [kept]
     assert sorted(again.read("cells").column("cell_key").to_pylist()) == ["a", "b"]
+
+
+def test_a_config_on_s3_that_sends_units_to_task_workers_is_refused_too(s3_env, tmp_path, monkeypatch):
+    from dialogbench.run.config import ConfigError
+    from dialogbench.run.registry import load_config
+
+    monkeypatch.setenv(CACHE_VARIABLE, str(tmp_path))
+    config = tmp_path / "tasks.yaml"
+    config.write_text((REPO / "configs" / "demo.yaml").read_text() + "\ndispatch: {task_workers: true}\n")
+    with pytest.raises(ConfigError, match=r"dispatch.task_workers with lake: s3://.*a folder per machine"):
+        load_config(config, {"lake": s3_env + "/nightly"}, root=REPO)
