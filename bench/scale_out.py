@@ -96,7 +96,7 @@ def _started(work: Path, workers: int, timeout_s: float = 180) -> None:
     deadline = time.monotonic() + timeout_s
     logs = [work / f"unit-worker-{workers}-{i}.log" for i in range(workers)]
     while time.monotonic() < deadline:
-        if all(log.exists() and "Subscribing to runs" in log.read_text(errors="replace") for log in logs):
+        if all(log.exists() and "unit worker: GPUs" in log.read_text(errors="replace") for log in logs):
             return
         time.sleep(0.5)
     raise SystemExit(f"task workers did not start in {timeout_s:.0f}s; see {logs[0]}")

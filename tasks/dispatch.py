@@ -38,9 +38,9 @@ def check_unit(run: Run, run_id: str, unit: str, token: str) -> None:
     """A unit's run (built from the dispatching run's config and flags, ``flows/work.py``) goes on only while ``token``
     is ``unit``'s current attempt (``dispatch.still_current``: withdrawn by a run that stopped, it says so) and that
     run holds the lake's lease (it writes as that run; the refusal names who holds it)."""
-    config = run.config
-    dispatch.still_current(config.lake, unit, token)  # first: a run that stopped says so, as its lease is gone too
-    if not held_by(config.lake, run_id):
+    config, root = run.config, dispatch.state_root(run.config)
+    dispatch.still_current(root, unit, token)  # first: a run that stopped says so, as its lease is gone too
+    if not config.lake_store and not held_by(config.lake, run_id):  # (on a store, its beat there: still_current)
         held = describe(holder(Path(config.lake)))
         raise dispatch.Withdrawn(f"{config.lake}: run {run_id} does not hold the lake's lease ({held}); dispatched "
                                  f"work writes only while the run that sent it goes on")
@@ -52,7 +52,7 @@ def check_unit(run: Run, run_id: str, unit: str, token: str) -> None:
 def attempt_guard(config: Config, unit: str, token: str) -> Iterator[None]:
     """Every write of this process commits only while ``token`` is the unit's current attempt (its heartbeat, that
     says the worker is alive, runs from the unit's first moment: ``flows/work.py``)."""
-    with guard_commits(dispatch.commit_guard(config.lake, unit, token)):
+    with guard_commits(dispatch.commit_guard(dispatch.state_root(config), unit, token)):
         yield
 
 
@@ -84,7 +84,8 @@ def send_units(run: Run, run_id: str, units: list[dispatch.Unit], families: dict
     ones wrote (``dispatch.judging``). Each unit builds its run from the same config path and flags
     (``flows/work.py``), the lake named among them."""
     config = run.config
-    overrides = {**run.overrides, "lake": str(config.lake)}
+    root = dispatch.state_root(config)  # a lake on a store: its URI, which every unit's box resolves to its own folder
+    overrides = {**run.overrides, "lake": root}
     judge = dispatch.judging(run, after or {})
     every = [*units, *([judge] if judge else [])]
     by_unit = {u.name: {f: [s for s in names if s in u.stages] for f, names in families.items()
@@ -103,7 +104,7 @@ def send_units(run: Run, run_id: str, units: list[dispatch.Unit], families: dict
         else:
             launcher = scheduler.OnThisBox(config, {**os.environ, "PREFECT_API_URL": str(client.api_url)}, every)
         try:
-            return scheduler.send_all(launcher=launcher, lake=config.lake, run_id=run_id, settings=config.dispatch,
+            return scheduler.send_all(launcher=launcher, lake=root, run_id=run_id, settings=config.dispatch,
                                       units=units, judge=judge, parameters=parameters, check=stopping.check)
         finally:
             launcher.close()

@@ -59,7 +59,7 @@ def send_all(*, launcher: Launcher, lake: str | Path, run_id: str, settings: "Di
         log.info("dispatch: %s sent (attempt %d) %s", unit, tries[unit], launcher.where(live[unit][1]))
 
     start = time.monotonic()
-    with revoked_on_exit(lake, live, launcher):
+    with dispatch.run_beating(lake, run_id, settings.dead_after_s), revoked_on_exit(lake, live, launcher):
         while waiting or live:
             check()
             for unit in list(waiting):

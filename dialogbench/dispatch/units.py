@@ -35,7 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from dialogbench.dispatch import on_store
 from dialogbench.lake import links, manifest
+from dialogbench.lake.delta.mirror import is_store_uri
 from dialogbench.lake.store import fsync_path, safe_name
 
 if TYPE_CHECKING:  # (imported where used: a unit's process imports this module before anything slow, to beat)
@@ -161,6 +163,17 @@ def judging(run: "Run", after: dict[str, list[str]]) -> Unit | None:
     return Unit("judging:" + "+".join(models), tuple(stages), tuple(models)) if stages else None
 
 
+def state_root(config) -> str:
+    """Where a run's dispatch state lives, and the lake its units are given: the store (``s3://…``, every box
+    reaches it: ``on_store``) of a lake whose tables are there, else the lake's folder."""
+    return config.lake_store or str(config.lake)
+
+
+def _store(lake: str | os.PathLike) -> str | None:
+    """``lake`` when it is a store URI (the state is ``on_store``'s), None for a folder."""
+    return lake if is_store_uri(lake) else None
+
+
 def _folder(lake: str | os.PathLike) -> Path:
     folder = Path(lake) / "_state" / "attempts"
     folder.mkdir(parents=True, exist_ok=True)
@@ -195,6 +208,11 @@ def grant(lake: str | os.PathLike, unit: str, run_id: str, *, reason: str | None
     """A new attempt of ``unit`` for ``run_id``: its token, from now the only one that may commit. A commit an earlier
     attempt left between its two renames is finished first (``settle``), so the new one finds its cells."""
     token = uuid.uuid4().hex
+    if _store(lake):
+        on_store.put(lake, on_store.token_name(safe_name(unit)), {"run_id": run_id, "token": token,
+                                                                  "granted": time.time(),
+                                                                  **({"reason": reason} if reason else {})})
+        return token
     with _locked(lake, unit) as path:
         _settle(lake, unit)
         path.write_text(json.dumps({"run_id": run_id, "token": token, "granted": time.time(),
@@ -210,6 +228,8 @@ def revoke(lake: str | os.PathLike, unit: str, reason: str = PRESUMED_DEAD) -> N
 
 
 def current(lake: str | os.PathLike, unit: str) -> dict:
+    if _store(lake):
+        return on_store.get(lake, on_store.token_name(safe_name(unit)))
     with _locked(lake, unit) as path:
         return json.loads(path.read_text()) if path.exists() else {}
 
@@ -219,13 +239,7 @@ def check(path: Path, token: str, lake: str | os.PathLike | None = None) -> None
     because it stopped) and, given ``lake``, the run that granted it still holds the lake's lease (``Withdrawn``: a
     dispatching run killed, or ended, leaves its units nothing to write for)."""
     held = json.loads(path.read_text()) if path.exists() else {}
-    if held.get("token") != token:
-        reason = held.get("reason") if held.get("run_id") == "revoked" else None
-        if reason == STOPPED:
-            raise Withdrawn(f"attempt {token[:8]} of {path.stem} was withdrawn ({STOPPED}): it commits nothing more")
-        why = f"{reason}; " if reason else ""
-        raise Superseded(f"attempt {token[:8]} of {path.stem} was superseded ({why}the dispatching run sent it "
-                         f"again): it commits nothing more")
+    _check_held(held, path.stem, token)
     if lake is not None:
         from dialogbench.lake.lease import held_by  # (here: a unit's process imports this module before anything)
 
@@ -235,9 +249,34 @@ def check(path: Path, token: str, lake: str | os.PathLike | None = None) -> None
                             f"lake's lease (it was killed, or it ended): it commits nothing more")
 
 
+def _check_held(held: dict, unit: str, token: str) -> None:
+    """Raise unless ``held`` (the unit's token record) names ``token`` (``check``)."""
+    if held.get("token") != token:
+        reason = held.get("reason") if held.get("run_id") == "revoked" else None
+        if reason == STOPPED:
+            raise Withdrawn(f"attempt {token[:8]} of {unit} was withdrawn ({STOPPED}): it commits nothing more")
+        why = f"{reason}; " if reason else ""
+        raise Superseded(f"attempt {token[:8]} of {unit} was superseded ({why}the dispatching run sent it "
+                         f"again): it commits nothing more")
+
+
+def _check_on_store(lake: str, unit: str, token: str, *, wait_first_s: float = 0.0) -> None:
+    """``check`` for a lake on a store (``on_store``): the token read from the store, and the dispatching run's beat
+    there for its lease."""
+    held = on_store.get(lake, on_store.token_name(safe_name(unit)))
+    _check_held(held, safe_name(unit), token)
+    run_id = held.get("run_id")
+    gone = on_store.run_gone(lake, run_id, wait_first_s=wait_first_s) if run_id else "no run granted it"
+    if gone:
+        raise Withdrawn(f"attempt {token[:8]} of {safe_name(unit)}: its dispatching run {run_id} is gone ({gone}; it "
+                        f"was killed, or it ended): it commits nothing more")
+
+
 def still_current(lake: str | os.PathLike, unit: str, token: str) -> None:
     """What a commit checks (``check``), asked before any work: an attempt withdrawn or superseded before it began
     says so at once."""
+    if _store(lake):
+        return _check_on_store(lake, unit, token, wait_first_s=on_store.FIRST_CHANGE_WAIT_S)
     with _locked(lake, unit) as path:
         check(path, token, lake)
 
@@ -249,6 +288,10 @@ def commit_guard(lake: str | os.PathLike, unit: str, token: str):
 
     @contextlib.contextmanager
     def guard(tmp: Path) -> Iterator[None]:
+        if _store(lake):  # no lock to hold over the commit: on_store says why none is needed
+            _check_on_store(lake, unit, token)
+            yield
+            return
         with _locked(lake, unit) as path:
             check(path, token, lake)
             note = _note_path(lake, unit)
@@ -265,7 +308,10 @@ def settle(lake: str | os.PathLike, unit: str) -> str | None:
     """Finish the commit an attempt of ``unit`` was killed in, between its two renames: its file renamed into place
     when its record is (it was committed), its temp file removed when its record never landed. Call it once the
     attempt is over (ended, killed or revoked); under the unit's lock no live attempt is mid-commit, so a noted
-    commit is a dead one's. Returns what it did (logged), None when nothing was pending."""
+    commit is a dead one's. Returns what it did (logged), None when nothing was pending. Nothing on a store: a Delta
+    commit is whole or absent."""
+    if _store(lake):
+        return None
     with _locked(lake, unit):
         return _settle(lake, unit)
 
@@ -373,16 +419,20 @@ def _finish(tmp: Path) -> str | None:
     return f"removed {tmp} (never committed)"
 
 
-def beat_path(lake: str | os.PathLike, unit: str, token: str) -> Path:
+def beat_path(lake: str | os.PathLike, unit: str, token: str) -> Path | str:
+    """The attempt's beat file (on a store: its object's name there)."""
+    if _store(lake):
+        return f"{lake}/{on_store.PREFIX}/{on_store.beat_name(safe_name(unit), token)}"
     return _folder(lake) / f"{safe_name(unit)}.{token}.beat"
 
 
 @contextlib.contextmanager
 def heartbeat(lake: str | os.PathLike, unit: str, token: str, every_s: float | None = None) -> Iterator[None]:
     """Touch the attempt's beat file at once and every ``every_s`` (``BEAT_S``) while the work runs. A unit's process
-    beats from its first moment (``flows/work.py``); a heartbeat of the same file inside it (nested) adds nothing."""
+    beats from its first moment (``flows/work.py``); a heartbeat of the same file inside it (nested) adds nothing. On a
+    store, the beat is an object whose counter rises (``on_store``)."""
     path, stop = beat_path(lake, unit, token), threading.Event()
-    key = os.path.abspath(path)
+    key = str(path) if _store(lake) else os.path.abspath(path)
     with _MINE:
         outer = key not in _BEATING
         _BEATING.add(key)
@@ -390,6 +440,16 @@ def heartbeat(lake: str | os.PathLike, unit: str, token: str, every_s: float | N
         yield
         return
     every = BEAT_S if every_s is None else every_s
+    if _store(lake):
+        beating = on_store.Beating(lake, on_store.beat_name(safe_name(unit), token), every)
+        try:
+            beating.start()
+            yield
+        finally:
+            beating.stop()
+            with _MINE:
+                _BEATING.discard(key)
+        return
 
     def beat() -> None:
         while not stop.is_set():
@@ -437,8 +497,26 @@ class Watch:
         return self.silent_s(picked_up=picked_up, beat=beat, now=now) > self.dead_after_s
 
 
+@contextlib.contextmanager
+def run_beating(lake: str | os.PathLike, run_id: str, dead_after_s: float) -> Iterator[None]:
+    """While the block runs, the dispatching run beats on the store (``on_store``): what its units check before each
+    commit, where a folder lake has its lease. It says it ended when the block ends. Nothing on a folder."""
+    if not _store(lake):
+        yield
+        return
+    beating = on_store.Beating(lake, on_store.run_name(run_id), BEAT_S,
+                               {"run_id": run_id, "dead_after_s": dead_after_s}).start()
+    try:
+        yield
+    finally:
+        beating.stop(ended=True)
+
+
 def last_beat(lake: str | os.PathLike, unit: str, token: str) -> float | None:
-    """When the attempt last beat (its file's time), None before its first."""
+    """When the attempt last beat (its file's time; on a store, when this process saw its counter change), None
+    before its first."""
+    if _store(lake):
+        return on_store.changed_at(lake, on_store.beat_name(safe_name(unit), token))
     try:
         return beat_path(lake, unit, token).stat().st_mtime
     except FileNotFoundError:

@@ -843,12 +843,6 @@ def _resolve_paths(config: Config, root: Path, source: str) -> Config:
             folder = mirror_folder(config.lake)
         except ValueError as exc:
             raise ConfigError(f"{source}: lake: {exc}") from None
-        if config.dispatch is not None and config.dispatch.elsewhere:
-            which = "deployment" if config.dispatch.deployment else "task_workers"
-            raise ConfigError(f"{source}: dispatch.{which} with lake: {config.lake}: the units of a work pool keep "
-                              "their attempts and heartbeats in a lake folder every box shares, and a lake on S3 has "
-                              "a folder per machine; dispatch over this box's GPUs (no deployment), or use a shared "
-                              "lake folder (docs/lake-format.md, Limits)")
         config = config.model_copy(update={"lake_store": config.lake.rstrip("/"), "lake_tables": "delta"})
         return config.with_sections(lake=str(folder), sections=sections)
     return config.with_sections(lake=resolve(config.lake), sections=sections)

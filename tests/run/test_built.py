@@ -18,7 +18,7 @@ from tests.conftest import REPO_ROOT, config_dict
 # The entry points: a command (dialogbench/cli.py and the commands it calls, dialogbench/commands/), a deployment's
 # flow, a dispatched unit's flow. They alone may ask the registry.
 ENTRY_POINTS = {"dialogbench/cli.py", "dialogbench/stats/command.py", "tasks/lifecycle.py", "flows/work.py",
-                "dialogbench/run/registry.py",
+                "flows/unit_worker.py", "dialogbench/run/registry.py",
                 *(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "dialogbench" / "commands").glob("*.py"))}
 
 
