@@ -72,7 +72,10 @@ def ended(unit: str, message: str, cause: "BaseException | State") -> State:
 @task(name="split-units", cache_policy=NO_CACHE)
 def split_units(run: Run, families: dict[str, list[str]]) -> tuple[dict[str, list[str]], list[dispatch.Unit],
                                                                     dict[str, list[str]]]:
-    """What the run computes before the dispatch, the units it sends, what it computes after (``dispatch.split``)."""
+    """What the run computes before the dispatch, the units it sends, what it computes after (``dispatch.split``);
+    units for task workers need a server they can reach: refused here, before anything is computed, without one."""
+    if run.config.dispatch.task_workers:
+        _TaskWorkers.check_server()
     return dispatch.split(run, families)
 
 
@@ -151,6 +154,11 @@ class _TaskWorkers:
     task scheduling storage (PREFECT_TASKS_SCHEDULING_DEFAULT_STORAGE_BLOCK: shared by every box, or local to one)."""
 
     def __init__(self, client) -> None:
+        self.check_server()
+        self.client = client
+
+    @staticmethod
+    def check_server() -> None:
         from prefect.settings import get_current_settings
 
         if not get_current_settings().api.url:
@@ -158,7 +166,6 @@ class _TaskWorkers:
                              "this run has none of its own (no PREFECT_API_URL: a temporary server no worker can "
                              "reach); start one (prefect server start), set PREFECT_API_URL for the run and its "
                              "workers (python -m flows.unit_worker), or drop dispatch.task_workers")
-        self.client = client
 
     def fits(self, unit: str) -> bool:  # the workers take what they can; the rest waits on the server
         return True
