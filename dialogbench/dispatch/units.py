@@ -18,7 +18,12 @@ beside its token (``<unit>.commit``, under the same lock), so one killed between
 naming it, and whoever takes the unit's lock next with the attempt over (``settle``: when the attempt ends, and
 before every new attempt or revocation) finishes it: the file renamed into place when its record is, its temp file
 removed when it is not. A retry therefore finds the killed attempt's last cells committed and computes them no
-more, and the next run's roll-forward (``Lake.clean_temp_files``) finds nothing of it to replay into a duplicate."""
+more, and the next run's roll-forward (``Lake.clean_temp_files``) finds nothing of it to replay into a duplicate.
+
+A lake whose tables are on an object store (``lake: s3://…``) has no folder every box shares: its tokens, the
+attempts' beats and the dispatching run's beat (its lease, for its units) are objects on the store instead, each
+written by one writer and read on the reader's clock (``on_store``); ``state_root`` says which, and the functions
+below take either."""
 
 from __future__ import annotations
 
