@@ -60,6 +60,7 @@ SKIP: tuple[tuple[str, str], ...] = (
     (r"\bpip install\b", "installs packages from the network"),
     (r"\brun --config configs/nightly\.yaml", "the full protocol: vLLM chatbots on a GPU box and a judge endpoint"),
     (r"\bprefect (server|worker) start\b", "a long-running Prefect service: a server to watch runs, a worker"),
+    (r"-m flows\.unit_worker\b", "a long-running task worker, waiting for units from a Prefect server"),
     (r"\bprefect (deploy|work-pool create|automation create)\b", "registers with a Prefect server, none runs here"),
     (r"--lake /data/", "the GPU box's lake folder, which this machine has not"),
     (r"^export\s", "sets a variable of the user's shell (a Prefect server's URL, a judge endpoint)"),

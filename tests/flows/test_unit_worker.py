@@ -66,9 +66,18 @@ def test_a_worker_without_a_server_to_take_units_from_says_so(capsys):
         unit_worker.main(["--limit", "0"])
 
 
-def test_a_run_sending_units_to_task_workers_without_a_server_of_its_own_is_refused():
-    from tasks.dispatch import _TaskWorkers
+def test_a_run_sending_units_to_task_workers_without_a_server_of_its_own_is_refused(make_config, lake_dir):
+    """On Prefect's temporary server (no PREFECT_API_URL) no worker could take a unit: the run is refused when it
+    splits its units, before it computes anything (the seeds come after)."""
+    from dialogbench.run.registry import run_for
+    from tasks.dispatch import _TaskWorkers, split_units
+    from tests.conftest import config_dict
 
+    run = run_for(make_config({**config_dict(lake_dir), "dispatch": {"task_workers": True}}))
     with temporary_settings({PREFECT_API_URL: None}):
         with pytest.raises(ValueError, match=r"dispatch.task_workers: .*no PREFECT_API_URL"):
+            split_units.fn(run, run.stage_names())
+        with pytest.raises(ValueError, match=r"dispatch.task_workers: .*no PREFECT_API_URL"):
             _TaskWorkers(client=None)
+    with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:9/api"}):
+        assert split_units.fn(run, run.stage_names())[1]  # units, with a server set
