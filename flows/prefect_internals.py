@@ -239,7 +239,9 @@ def pulling_task_worker_class() -> type:
                 if not self.pulling:
                     return  # stopping: unacknowledged, the server puts it back when the connection closes
                 if await self._taken(task_run):
-                    log.info("task run %s: another worker runs it already", task_run.id)
+                    logging.getLogger("dialogbench.dispatch").info(
+                        "task run %s is no longer Scheduled (sent here again after a connection closed): not run "
+                        "again", task_run.id)
                 elif await self._acquire_token(task_run.id):
                     self._runs_task_group.start_soon(self._safe_submit_scheduled_task_run, task_run)
                 while self._limiter.available_tokens < 1 and self.pulling:  # no room: the server waits for the ack
@@ -253,7 +255,8 @@ def pulling_task_worker_class() -> type:
                     subscription._websocket = None
 
         async def _taken(self, task_run: Any) -> bool:
-            """Whether ``task_run`` has left Scheduled (a worker took it before the server sent it here again)."""
+            """Whether ``task_run`` has left Scheduled: a worker took it (it may have ended since) before the server
+            sent it here again."""
             try:
                 current = await self._client.read_task_run(task_run.id)
             except Exception:  # gone, or the server busy: Prefect's own submission decides
