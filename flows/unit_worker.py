@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 
 from dialogbench.run import stopping
 from flows import prefect_internals
 
-log = logging.getLogger("dialogbench.dispatch")
 POLL_S = 0.5  # how often the worker looks for a stop
 
 

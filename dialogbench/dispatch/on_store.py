@@ -70,16 +70,22 @@ def get(uri: str, name: str) -> dict:
 def changed_at(uri: str, name: str) -> float | None:
     """When this process first saw the object as it is now (``time.time()``); None when there is none. The first
     sight of an object counts as a change."""
+    return _observed(uri, name)[1]
+
+
+def _observed(uri: str, name: str) -> tuple[dict, float | None]:
+    """The object's content (one read) and ``changed_at``'s answer for it."""
     data = get_bytes(uri, name)
     if data is None:
-        return None
+        return {}, None
     now = time.time()
     with _SEEN_LOCK:
         seen = _SEEN.get((uri, name))
         if seen is None or seen[0] != data:
             _SEEN[(uri, name)] = (data, now)
-            return now
-        return seen[1]
+        else:
+            now = seen[1]
+    return json.loads(data), now
 
 
 def token_name(unit: str) -> str:
@@ -96,7 +102,7 @@ def run_name(run_id: str) -> str:
 
 class Beating:
     """A thread that raises the counter of ``name`` every ``every_s`` (``data`` beside it) until ``stop``; the last
-    put says ``ended`` when ``end`` is given."""
+    put carries what ``stop`` is given (``ended=True``)."""
 
     def __init__(self, uri: str, name: str, every_s: float, data: dict[str, Any] | None = None) -> None:
         self.uri, self.name, self.every_s, self.data = uri, name, every_s, dict(data or {})
@@ -136,10 +142,9 @@ def run_gone(uri: str, run_id: str, *, wait_first_s: float = 0.0) -> str | None:
     looks fresh on first sight)."""
     name = run_name(run_id)
     first = (uri, name) not in _SEEN
-    since = changed_at(uri, name)
+    held, since = _observed(uri, name)
     if since is None:
         return "its beat on the store is missing"
-    held = get(uri, name)
     if held.get("ended"):
         return "it ended"
     if first and wait_first_s > 0:

@@ -174,11 +174,6 @@ def state_root(config) -> str:
     return config.lake_store or str(config.lake)
 
 
-def _store(lake: str | os.PathLike) -> str | None:
-    """``lake`` when it is a store URI (the state is ``on_store``'s), None for a folder."""
-    return lake if is_store_uri(lake) else None
-
-
 def _folder(lake: str | os.PathLike) -> Path:
     folder = Path(lake) / "_state" / "attempts"
     folder.mkdir(parents=True, exist_ok=True)
@@ -213,7 +208,7 @@ def grant(lake: str | os.PathLike, unit: str, run_id: str, *, reason: str | None
     """A new attempt of ``unit`` for ``run_id``: its token, from now the only one that may commit. A commit an earlier
     attempt left between its two renames is finished first (``settle``), so the new one finds its cells."""
     token = uuid.uuid4().hex
-    if _store(lake):
+    if is_store_uri(lake):
         on_store.put(lake, on_store.token_name(safe_name(unit)), {"run_id": run_id, "token": token,
                                                                   "granted": time.time(),
                                                                   **({"reason": reason} if reason else {})})
@@ -233,7 +228,7 @@ def revoke(lake: str | os.PathLike, unit: str, reason: str = PRESUMED_DEAD) -> N
 
 
 def current(lake: str | os.PathLike, unit: str) -> dict:
-    if _store(lake):
+    if is_store_uri(lake):
         return on_store.get(lake, on_store.token_name(safe_name(unit)))
     with _locked(lake, unit) as path:
         return json.loads(path.read_text()) if path.exists() else {}
@@ -280,7 +275,7 @@ def _check_on_store(lake: str, unit: str, token: str, *, wait_first_s: float = 0
 def still_current(lake: str | os.PathLike, unit: str, token: str) -> None:
     """What a commit checks (``check``), asked before any work: an attempt withdrawn or superseded before it began
     says so at once."""
-    if _store(lake):
+    if is_store_uri(lake):
         return _check_on_store(lake, unit, token, wait_first_s=on_store.FIRST_CHANGE_WAIT_S)
     with _locked(lake, unit) as path:
         check(path, token, lake)
@@ -293,7 +288,7 @@ def commit_guard(lake: str | os.PathLike, unit: str, token: str):
 
     @contextlib.contextmanager
     def guard(tmp: Path) -> Iterator[None]:
-        if _store(lake):  # no lock to hold over the commit: on_store says why none is needed
+        if is_store_uri(lake):  # no lock to hold over the commit: on_store says why none is needed
             _check_on_store(lake, unit, token)
             yield
             return
@@ -315,7 +310,7 @@ def settle(lake: str | os.PathLike, unit: str) -> str | None:
     attempt is over (ended, killed or revoked); under the unit's lock no live attempt is mid-commit, so a noted
     commit is a dead one's. Returns what it did (logged), None when nothing was pending. Nothing on a store: a Delta
     commit is whole or absent."""
-    if _store(lake):
+    if is_store_uri(lake):
         return None
     with _locked(lake, unit):
         return _settle(lake, unit)
@@ -426,7 +421,7 @@ def _finish(tmp: Path) -> str | None:
 
 def beat_path(lake: str | os.PathLike, unit: str, token: str) -> Path | str:
     """The attempt's beat file (on a store: its object's name there)."""
-    if _store(lake):
+    if is_store_uri(lake):
         return f"{lake}/{on_store.PREFIX}/{on_store.beat_name(safe_name(unit), token)}"
     return _folder(lake) / f"{safe_name(unit)}.{token}.beat"
 
@@ -437,7 +432,7 @@ def heartbeat(lake: str | os.PathLike, unit: str, token: str, every_s: float | N
     beats from its first moment (``flows/work.py``); a heartbeat of the same file inside it (nested) adds nothing. On a
     store, the beat is an object whose counter rises (``on_store``)."""
     path, stop = beat_path(lake, unit, token), threading.Event()
-    key = str(path) if _store(lake) else os.path.abspath(path)
+    key = str(path) if is_store_uri(lake) else os.path.abspath(path)
     with _MINE:
         outer = key not in _BEATING
         _BEATING.add(key)
@@ -445,7 +440,7 @@ def heartbeat(lake: str | os.PathLike, unit: str, token: str, every_s: float | N
         yield
         return
     every = BEAT_S if every_s is None else every_s
-    if _store(lake):
+    if is_store_uri(lake):
         beating = on_store.Beating(lake, on_store.beat_name(safe_name(unit), token), every)
         try:
             beating.start()
@@ -506,7 +501,7 @@ class Watch:
 def run_beating(lake: str | os.PathLike, run_id: str, dead_after_s: float) -> Iterator[None]:
     """While the block runs, the dispatching run beats on the store (``on_store``): what its units check before each
     commit, where a folder lake has its lease. It says it ended when the block ends. Nothing on a folder."""
-    if not _store(lake):
+    if not is_store_uri(lake):
         yield
         return
     beating = on_store.Beating(lake, on_store.run_name(run_id), BEAT_S,
@@ -520,7 +515,7 @@ def run_beating(lake: str | os.PathLike, run_id: str, dead_after_s: float) -> It
 def last_beat(lake: str | os.PathLike, unit: str, token: str) -> float | None:
     """When the attempt last beat (its file's time; on a store, when this process saw its counter change), None
     before its first."""
-    if _store(lake):
+    if is_store_uri(lake):
         return on_store.changed_at(lake, on_store.beat_name(safe_name(unit), token))
     try:
         return beat_path(lake, unit, token).stat().st_mtime
